@@ -1,0 +1,1 @@
+"""mini-kube kubectl_lite."""
