@@ -1,0 +1,253 @@
+"""The one table of resources: it drives routing, discovery, OpenAPI, storage keys and Table output.
+
+A kind is a row here. Built-in rows are parsed from `BUILTIN_TABLE`; CustomResourceDefinitions add rows at
+run time through `ResourceRegistry.add`. Nothing else in the server branches on a kind's name to decide how
+to route or describe it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+CRUD_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+SUB_RW = ("get", "patch", "update")
+
+
+@dataclass(frozen=True, slots=True)
+class Subresource:
+    """A subresource such as `status` or `scale`: its name, the kind it speaks and its verbs."""
+
+    name: str
+    kind: str
+    verbs: tuple[str, ...]
+    group: str = ""
+    version: str = ""
+
+
+@dataclass(eq=False, slots=True)
+class ResourceType:
+    """One served resource (group/version/plural) and everything the server knows about it."""
+
+    group: str
+    version: str
+    kind: str
+    plural: str
+    namespaced: bool
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    subresources: tuple[Subresource, ...] = ()
+    verbs: tuple[str, ...] = CRUD_VERBS
+    singular: str = ""
+    storage_version: str = ""
+    list_kind: str = ""
+    stored: bool = True
+    crd: Any = None  # the CustomResourceDefinition object, for custom resources
+    schema: Any = None  # custom resources: the openAPIV3Schema of this version
+    printer_columns: tuple[dict[str, Any], ...] = ()
+    selectable_fields: tuple[str, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.singular:
+            self.singular = self.kind.lower()
+        if not self.list_kind:
+            self.list_kind = self.kind + "List"
+        if not self.storage_version:
+            self.storage_version = self.version
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def group_resource(self) -> str:
+        """`plural.group` as Kubernetes names it in messages (`configmaps`, `deployments.apps`)."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    @property
+    def key_prefix(self) -> str:
+        """Storage key prefix; versions of one group/resource share it (like etcd's /registry/...)."""
+        group = self.group or "core"
+        return f"/registry/{group}/{self.plural}/"
+
+    def key(self, namespace: str | None, name: str) -> str:
+        """The storage key of one object."""
+        if self.namespaced:
+            return f"{self.key_prefix}{namespace}/{name}"
+        return f"{self.key_prefix}{name}"
+
+    def subresource(self, name: str) -> Subresource | None:
+        for sub in self.subresources:
+            if sub.name == name:
+                return sub
+        return None
+
+    @property
+    def has_status(self) -> bool:
+        return self.subresource("status") is not None
+
+
+def _subresources(spec: str, kind: str) -> tuple[Subresource, ...]:
+    """Parse `status,scale,token:TokenRequest:create` into Subresource rows."""
+    subs = []
+    for item in filter(None, spec.split(",")):
+        name, _, rest = item.partition(":")
+        if name == "status":
+            subs.append(Subresource("status", kind, SUB_RW))
+        elif name == "scale":
+            subs.append(Subresource("scale", "Scale", SUB_RW, "autoscaling", "v1"))
+        else:
+            sub_kind, _, verbs = rest.partition(":")
+            subs.append(Subresource(name, sub_kind or kind, tuple(verbs.split("+")) if verbs else SUB_RW))
+    return tuple(subs)
+
+
+# group/version  plural  Kind  scope(N|C)  shortNames  categories  subresources  verbs
+# "-" means none; verbs "-" means the full CRUD set.
+BUILTIN_TABLE = """
+v1 bindings Binding N - - - create
+v1 componentstatuses ComponentStatus C cs - - get+list
+v1 configmaps ConfigMap N cm - - -
+v1 endpoints Endpoints N ep - - -
+v1 events Event N ev - - -
+v1 limitranges LimitRange N limits - - -
+v1 namespaces Namespace C ns - status,finalize:Namespace:update create+delete+get+list+patch+update+watch
+v1 nodes Node C no - status -
+v1 persistentvolumeclaims PersistentVolumeClaim N pvc - status -
+v1 persistentvolumes PersistentVolume C pv - status -
+v1 pods Pod N po all status,binding:Binding:create,eviction:Eviction:create,log:Pod:get,ephemeralcontainers -
+v1 podtemplates PodTemplate N - - - -
+v1 replicationcontrollers ReplicationController N rc all status,scale -
+v1 resourcequotas ResourceQuota N quota - status -
+v1 secrets Secret N - - - -
+v1 serviceaccounts ServiceAccount N sa - token:TokenRequest:create -
+v1 services Service N svc all status -
+admissionregistration.k8s.io/v1 mutatingwebhookconfigurations MutatingWebhookConfiguration C - api-extensions - -
+admissionregistration.k8s.io/v1 validatingadmissionpolicies ValidatingAdmissionPolicy C - api-extensions status -
+admissionregistration.k8s.io/v1 validatingadmissionpolicybindings ValidatingAdmissionPolicyBinding C - api-extensions - -
+admissionregistration.k8s.io/v1 validatingwebhookconfigurations ValidatingWebhookConfiguration C - api-extensions - -
+apiextensions.k8s.io/v1 customresourcedefinitions CustomResourceDefinition C crd+crds api-extensions status -
+apps/v1 controllerrevisions ControllerRevision N - - - -
+apps/v1 daemonsets DaemonSet N ds all status -
+apps/v1 deployments Deployment N deploy all status,scale -
+apps/v1 replicasets ReplicaSet N rs all status,scale -
+apps/v1 statefulsets StatefulSet N sts all status,scale -
+authentication.k8s.io/v1 selfsubjectreviews SelfSubjectReview C - - - create
+authentication.k8s.io/v1 tokenreviews TokenReview C - - - create
+authorization.k8s.io/v1 localsubjectaccessreviews LocalSubjectAccessReview N - - - create
+authorization.k8s.io/v1 selfsubjectaccessreviews SelfSubjectAccessReview C - - - create
+authorization.k8s.io/v1 selfsubjectrulesreviews SelfSubjectRulesReview C - - - create
+authorization.k8s.io/v1 subjectaccessreviews SubjectAccessReview C - - - create
+autoscaling/v2 horizontalpodautoscalers HorizontalPodAutoscaler N hpa all status -
+autoscaling/v1 horizontalpodautoscalers HorizontalPodAutoscaler N hpa all status -
+batch/v1 cronjobs CronJob N cj all status -
+batch/v1 jobs Job N - all status -
+certificates.k8s.io/v1 certificatesigningrequests CertificateSigningRequest C csr - status,approval -
+coordination.k8s.io/v1 leases Lease N - - - -
+discovery.k8s.io/v1 endpointslices EndpointSlice N - - - -
+events.k8s.io/v1 events Event N ev - - -
+networking.k8s.io/v1 ingressclasses IngressClass C - - - -
+networking.k8s.io/v1 ingresses Ingress N ing - status -
+networking.k8s.io/v1 networkpolicies NetworkPolicy N netpol - - -
+node.k8s.io/v1 runtimeclasses RuntimeClass C - - - -
+policy/v1 poddisruptionbudgets PodDisruptionBudget N pdb - status -
+rbac.authorization.k8s.io/v1 clusterrolebindings ClusterRoleBinding C - - - -
+rbac.authorization.k8s.io/v1 clusterroles ClusterRole C - - - -
+rbac.authorization.k8s.io/v1 rolebindings RoleBinding N - - - -
+rbac.authorization.k8s.io/v1 roles Role N - - - -
+scheduling.k8s.io/v1 priorityclasses PriorityClass C pc - - -
+storage.k8s.io/v1 csidrivers CSIDriver C - - - -
+storage.k8s.io/v1 csinodes CSINode C - - - -
+storage.k8s.io/v1 csistoragecapacities CSIStorageCapacity N - - - -
+storage.k8s.io/v1 storageclasses StorageClass C sc - - -
+storage.k8s.io/v1 volumeattachments VolumeAttachment C - - status -
+"""
+
+# Kinds served only as request/response bodies (never stored): reviews, bindings, component status.
+NOT_STORED = {"Binding", "ComponentStatus", "SelfSubjectReview", "TokenReview", "LocalSubjectAccessReview",
+              "SelfSubjectAccessReview", "SelfSubjectRulesReview", "SubjectAccessReview"}
+
+
+def _none(field_text: str) -> tuple[str, ...]:
+    return () if field_text == "-" else tuple(field_text.split("+"))
+
+
+def parse_table(text: str) -> list[ResourceType]:
+    """Parse the compact table above into ResourceType rows."""
+    rows = []
+    for line in text.strip().splitlines():
+        gv, plural, kind, scope, shorts, cats, subs, verbs = line.split()
+        group, _, version = gv.rpartition("/")
+        rows.append(ResourceType(
+            group=group, version=version, kind=kind, plural=plural, namespaced=scope == "N",
+            short_names=_none(shorts), categories=_none(cats),
+            subresources=_subresources("" if subs == "-" else subs, kind),
+            verbs=CRUD_VERBS if verbs == "-" else tuple(verbs.split("+")),
+            stored=kind not in NOT_STORED,
+        ))
+    return rows
+
+
+# The preferred (first-listed) version of a group is the storage version of resources served in several.
+class ResourceRegistry:
+    """The live resource table: built-in rows plus custom resources added and removed at run time.
+
+    Readers get immutable snapshots (`all()`), so a CRD change never mutates a list being iterated.
+    Listeners are told after every change (discovery and OpenAPI caches reset themselves).
+    """
+
+    def __init__(self, rows: Iterable[ResourceType]) -> None:
+        self._lock = threading.Lock()
+        self._rows: tuple[ResourceType, ...] = ()
+        self._by_path: dict[tuple[str, str, str], ResourceType] = {}
+        self._listeners: list[Callable[[], None]] = []
+        self._set(tuple(rows))
+
+    def _set(self, rows: tuple[ResourceType, ...]) -> None:
+        self._rows = rows
+        self._by_path = {(r.group, r.version, r.plural): r for r in rows}
+        for listener in list(self._listeners):
+            listener()
+
+    def on_change(self, listener: Callable[[], None]) -> None:
+        self._listeners.append(listener)
+
+    def all(self) -> tuple[ResourceType, ...]:
+        return self._rows
+
+    def lookup(self, group: str, version: str, plural: str) -> ResourceType | None:
+        return self._by_path.get((group, version, plural))
+
+    def by_kind(self, group: str, version: str, kind: str) -> ResourceType | None:
+        for row in self._rows:
+            if row.group == group and row.version == version and row.kind == kind:
+                return row
+        return None
+
+    def versions_of(self, group: str, plural: str) -> list[ResourceType]:
+        return [r for r in self._rows if r.group == group and r.plural == plural]
+
+    def add(self, rows: Iterable[ResourceType]) -> None:
+        """Add or replace rows (matched by group/version/plural)."""
+        with self._lock:
+            new = {(r.group, r.version, r.plural): r for r in rows}
+            kept = tuple(r for r in self._rows if (r.group, r.version, r.plural) not in new)
+            self._set(kept + tuple(new.values()))
+
+    def remove(self, group: str, plural: str) -> None:
+        """Remove every version of one group/resource."""
+        with self._lock:
+            self._set(tuple(r for r in self._rows if not (r.group == group and r.plural == plural)))
+
+
+def builtin_resources() -> list[ResourceType]:
+    """Fresh built-in rows (each server gets its own registry)."""
+    rows = parse_table(BUILTIN_TABLE)
+    # Several versions of one resource share storage; the first listed is the storage version.
+    first: dict[tuple[str, str], str] = {}
+    for row in rows:
+        row.storage_version = first.setdefault((row.group, row.plural), row.version)
+    return rows

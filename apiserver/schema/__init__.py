@@ -1,0 +1,1 @@
+"""Upstream API schemas (from kubernetes-validate) and what is derived from them."""

@@ -1,0 +1,56 @@
+"""Load the upstream Kubernetes API definitions shipped by the `kubernetes-validate` package.
+
+The package ships the upstream OpenAPI definitions (as JSON Schema, `$defs`) for each Kubernetes minor
+version, including the `x-kubernetes-*` extensions (group-version-kind, patch strategy and merge key,
+list type and map keys). We read them once, lazily, and index them by definition name and by GVK.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+from typing import Any
+
+import orjson
+
+KUBERNETES_VERSION = "1.32.0"
+REF_PREFIX = "#/$defs/"
+
+
+@functools.cache
+def definitions() -> dict[str, dict[str, Any]]:
+    """All upstream definitions by name, e.g. ``io.k8s.api.core.v1.ConfigMap``."""
+    path = (
+        importlib.resources.files("kubernetes_validate")
+        / "kubernetes-json-schema"
+        / f"v{KUBERNETES_VERSION}-local"
+        / "_definitions.json"
+    )
+    return orjson.loads(path.read_bytes())["$defs"]
+
+
+@functools.cache
+def _by_gvk() -> dict[tuple[str, str, str], str]:
+    index: dict[tuple[str, str, str], str] = {}
+    for name, schema in definitions().items():
+        for gvk in schema.get("x-kubernetes-group-version-kind", ()):
+            index.setdefault((gvk["group"], gvk["version"], gvk["kind"]), name)
+    return index
+
+
+def definition_name(group: str, version: str, kind: str) -> str | None:
+    """The definition name for a group/version/kind, or None when upstream has none."""
+    return _by_gvk().get((group, version, kind))
+
+
+def definition(name: str) -> dict[str, Any]:
+    """One definition by name (KeyError if unknown)."""
+    return definitions()[name]
+
+
+def resolve(schema: dict[str, Any]) -> dict[str, Any]:
+    """Follow a `$ref` (one level; upstream refs never chain) and return the referenced schema."""
+    ref = schema.get("$ref")
+    if ref is None:
+        return schema
+    return definitions()[ref.removeprefix(REF_PREFIX)]
