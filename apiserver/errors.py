@@ -149,10 +149,7 @@ STALE = "the object has been modified; please apply your changes to the latest v
 
 def invalid_object(kind: str, group: str, name: str, errors: list[FieldError]) -> StatusError:
     """422 Invalid: `Kind "name" is invalid: <errors>` with one cause per error."""
-    if len(errors) == 1:
-        summary = str(errors[0])
-    else:
-        summary = "[" + ", ".join(str(e) for e in errors) + "]"
+    summary = str(errors[0]) if len(errors) == 1 else "[" + ", ".join(str(e) for e in errors) + "]"
     details = _details(name, kind, causes=[
         {"reason": e.type, "message": e.body(), "field": e.field} for e in errors])
     if group:

@@ -61,11 +61,10 @@ def parse_request_info(method: str, path: str, query: dict[str, str]) -> Request
             return RequestInfo(is_resource=False, path=path, verb=method.lower())
         info.verb = rest[0]
         rest = rest[1:]
-    if rest[0] == "namespaces":
-        if len(rest) > 1:
-            info.namespace = rest[1]
-            if len(rest) > 2 and rest[2] not in NAMESPACE_SUBRESOURCES:
-                rest = rest[2:]
+    if rest[0] == "namespaces" and len(rest) > 1:
+        info.namespace = rest[1]
+        if len(rest) > 2 and rest[2] not in NAMESPACE_SUBRESOURCES:
+            rest = rest[2:]
     info.parts = tuple(rest)
     if len(rest) >= 3:
         info.subresource = rest[2]
