@@ -1,0 +1,316 @@
+"""The public facade: an etcd-v3-like revisioned key-value store with watch, on SQLite."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Sequence
+
+from .errors import CompactedError, FutureRevisionError, StoreClosedError, StoreError, ValueTooLargeError
+from .retention import Retention
+from .sqlite_log import SqliteLog, prefix_end
+from .types import Event, KeyValue, Op, RangeResult, Value
+from .watch import Watch, WatchHub
+from .writer import OpTuple, Writer
+
+log = logging.getLogger(__name__)
+
+COMPACT_CHUNK = 10_000
+"""Revisions compacted per SQLite transaction, so compaction never holds the writer for long."""
+
+
+class Store:
+    """A revisioned key-value store with etcd v3 semantics (KV, compare-and-swap, watch, compaction).
+
+    * One global revision; every successful write gets the next one (a transaction: one per op).
+    * Reads at older revisions and watches from them work until the revision is compacted away.
+    * Writes from concurrent callers are committed together (group commit), each with its own revision.
+    * ``subscribe`` listeners and watchers see each committed batch before the writes' awaitables return.
+
+    Use :meth:`open`; all methods must be called from the event loop that opened the store.
+    """
+
+    def __init__(self) -> None:  # use Store.open()
+        self._log: SqliteLog
+        self._writer: Writer
+        self._hub = WatchHub()
+        self._listeners: list[Callable[[list[Event]], None]] = []
+        self._compact_revision = 0
+        self._compact_lock = asyncio.Lock()
+        self._compactor: asyncio.Task | None = None
+        self._retention: Retention
+        self._max_value_size = 0
+        self._watch_buffer = 0
+        self._closed = False
+
+    @classmethod
+    async def open(
+        cls,
+        path: str = ":memory:",
+        *,
+        history_seconds: float = 300,
+        history_revisions: int = 10_000,
+        max_value_size: int = 1_572_864,
+        compact_interval: float = 60,
+        watch_buffer: int = 10_000,
+    ) -> Store:
+        """Open (creating if needed) the store at ``path`` (``":memory:"`` for a private in-memory store).
+
+        History is kept for ``history_seconds`` or the last ``history_revisions`` revisions, whichever
+        keeps more, and compacted automatically every ``compact_interval`` seconds (0 or less: never).
+        ``watch_buffer`` is how many undelivered events a watcher may hold before it is ended.
+        """
+        self = cls()
+        self._log = await SqliteLog.open(path)
+        try:
+            revision, self._compact_revision, index = await self._log.load()
+        except BaseException:
+            await self._log.close()
+            raise
+        self._max_value_size = max_value_size
+        self._watch_buffer = watch_buffer
+        self._retention = Retention(history_seconds, history_revisions, revision)
+        self._writer = Writer(self._log, index, revision, max_value_size, self._on_commit)
+        if compact_interval > 0:
+            self._compactor = asyncio.get_running_loop().create_task(
+                self._compact_loop(compact_interval), name="store-compactor"
+            )
+        return self
+
+    async def close(self) -> None:
+        """Finish queued writes, end all watchers, close the database. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._compactor is not None:
+            self._compactor.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._compactor
+        await self._writer.close()
+        self._hub.close_all()
+        self._listeners.clear()
+        await self._log.close()
+
+    async def __aenter__(self) -> Store:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @property
+    def revision(self) -> int:
+        """Highest committed revision (0 for a new, empty store)."""
+        return self._writer.revision
+
+    @property
+    def compact_revision(self) -> int:
+        """Reads below this revision, and watches starting at or below it, raise CompactedError."""
+        return self._compact_revision
+
+    # --- reads ---------------------------------------------------------------------------------
+
+    def _read_revision(self, revision: int | None) -> int:
+        current = self._writer.revision
+        if not revision:
+            return current
+        if revision > current:
+            raise FutureRevisionError(revision, current)
+        if revision < self._compact_revision:
+            raise CompactedError(revision, self._compact_revision)
+        return revision
+
+    def _check_not_compacted(self, revision: int) -> None:
+        """After a read from the log: fail if compaction overtook it (it may have seen deleted rows)."""
+        if revision < self._compact_revision:
+            raise CompactedError(revision, self._compact_revision)
+
+    async def get(self, key: str, *, revision: int | None = None) -> KeyValue | None:
+        """The key's version at ``revision`` (None or 0: current), or None if it did not exist then.
+
+        Raises CompactedError below ``compact_revision``, FutureRevisionError above ``revision``.
+        """
+        self._check_usable()
+        rev = self._read_revision(revision)
+        if rev == self._writer.revision:
+            return self._writer.index.get(key)
+        kv = await self._log.get(key, rev)
+        self._check_not_compacted(rev)
+        return kv
+
+    async def range(
+        self,
+        prefix: str,
+        *,
+        revision: int | None = None,
+        limit: int = 0,
+        start_after: str | None = None,
+    ) -> RangeResult:
+        """Live keys starting with ``prefix`` at ``revision`` (None or 0: current), in byte order.
+
+        At most ``limit`` keys (0: all), only keys after ``start_after``. To page, pass the last key
+        returned as ``start_after`` and the first page's ``revision`` so all pages show one state.
+        """
+        self._check_usable()
+        rev = self._read_revision(revision)
+        kvs, count = await self._log.range(prefix, rev, limit, start_after)
+        self._check_not_compacted(rev)
+        return RangeResult(kvs, rev, count > len(kvs), count)
+
+    def snapshot(self, prefix: str = "") -> RangeResult:
+        """Synchronously, the current live keys under ``prefix`` (from memory), at ``revision``.
+
+        Called together with :meth:`subscribe` with no ``await`` in between, it gives a cache a
+        gap-free start: the listener then receives exactly the batches after the snapshot's revision.
+        """
+        self._check_usable()
+        index = self._writer.index
+        if prefix:
+            end = prefix_end(prefix)
+            keys = sorted(k for k in index if k >= prefix and (end is None or k < end))
+        else:
+            keys = sorted(index)
+        kvs = [index[k] for k in keys]
+        return RangeResult(kvs, self._writer.revision, False, len(kvs))
+
+    # --- writes --------------------------------------------------------------------------------
+
+    def _check_usable(self) -> None:
+        if self._closed:
+            raise StoreClosedError("store is closed")
+
+    def _precheck(self, key: str, value: Value | None) -> None:
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"key must be a non-empty str, got {key!r}")
+        if type(value) is bytes and len(value) > self._max_value_size:
+            raise ValueTooLargeError(key, len(value), self._max_value_size)
+
+    async def create(self, key: str, value: Value) -> KeyValue:
+        """Create ``key``; raises KeyExistsError if it exists."""
+        self._precheck(key, value)
+        return await self._writer.submit(("create", key, value, None), True)
+
+    async def update(self, key: str, value: Value, *, expected_mod_revision: int | None = None) -> KeyValue:
+        """Replace ``key``'s value, if its mod_revision is ``expected_mod_revision`` (when given).
+
+        Raises KeyNotFoundError, or ConflictError (with the ``current`` version) on a mismatch.
+        """
+        self._precheck(key, value)
+        return await self._writer.submit(("update", key, value, expected_mod_revision), True)
+
+    async def delete(self, key: str, *, expected_mod_revision: int | None = None) -> KeyValue:
+        """Delete ``key`` (if its mod_revision is ``expected_mod_revision``, when given).
+
+        Returns the tombstone, the same as the DELETE event's ``kv``: the deleted value and
+        create_revision, ``mod_revision`` = this delete's revision, version 0.
+        Raises KeyNotFoundError, or ConflictError.
+        """
+        self._precheck(key, None)
+        return await self._writer.submit(("delete", key, None, expected_mod_revision), True)
+
+    async def txn(self, ops: Sequence[Op]) -> list[KeyValue]:
+        """Apply ``ops`` in order, all or nothing; op i sees the effects of ops before it.
+
+        Each op gets its own revision; the revisions are consecutive and nothing else is interleaved.
+        Returns one KeyValue per op (like create/update/delete). On failure raises the failing op's
+        error, with an ``op_index`` attribute, and nothing is written.
+        """
+        tuples: list[OpTuple] = []
+        for op in ops:
+            if op.kind not in ("create", "update", "delete"):
+                raise ValueError(f"unknown op kind {op.kind!r}")
+            if op.kind != "delete" and op.value is None:
+                raise ValueError(f"{op.kind} of {op.key!r} needs a value")
+            self._precheck(op.key, op.value)
+            tuples.append((op.kind, op.key, op.value, op.expected_mod_revision))
+        if not tuples:
+            return []
+        return await self._writer.submit(tuples, False)
+
+    # --- notifications -------------------------------------------------------------------------
+
+    def _on_commit(self, events: list[Event]) -> None:
+        for listener in tuple(self._listeners):
+            try:
+                listener(events)
+            except Exception:
+                log.exception("store listener %r failed", listener)
+        self._hub.dispatch(events)
+        self._retention.note(events[-1].kv.mod_revision)
+
+    def subscribe(self, listener: Callable[[list[Event]], None]) -> Callable[[], None]:
+        """Call ``listener(events)`` with each committed batch, in revision order, synchronously, before
+        the writes' awaitables return. Exceptions it raises are logged and ignored. Returns an
+        unsubscribe function. See :meth:`snapshot` for a gap-free start.
+        """
+        self._check_usable()
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            with contextlib.suppress(ValueError):
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def watch(
+        self,
+        prefix: str,
+        *,
+        start_revision: int,
+        progress_interval: float | None = None,
+        exact: bool = False,
+    ) -> Watch:
+        """Watch keys starting with ``prefix`` (exactly that key when ``exact``) from ``start_revision``.
+
+        Iterate the returned :class:`Watch` for ``list[Event]`` batches: every event with
+        ``mod_revision >= start_revision``, in order, no gaps, no duplicates. A start at or below
+        ``compact_revision`` raises CompactedError here, at once; iteration raises it instead if
+        compaction overtakes a watcher still reading old history. With ``progress_interval`` an empty
+        batch is yielded after that many idle seconds (then ``Watch.revision`` is the store's revision).
+        A watcher more than ``watch_buffer`` events behind is ended with WatchOverflowError.
+        Close it with ``Watch.close()`` (or ``async with``).
+        """
+        self._check_usable()
+        if self._compact_revision > 0 and start_revision <= self._compact_revision:
+            raise CompactedError(start_revision, self._compact_revision)
+        return Watch(self, prefix, exact, max(1, start_revision), progress_interval, self._watch_buffer)
+
+    # --- compaction ----------------------------------------------------------------------------
+
+    async def compact(self, revision: int) -> None:
+        """Drop history below ``revision``: reads at older revisions and watches starting at or below it
+        then raise CompactedError. The state at ``revision`` and later is kept. A revision at or below
+        ``compact_revision`` is a no-op; one above ``revision`` raises FutureRevisionError.
+        """
+        self._check_usable()
+        if revision > self._writer.revision:
+            raise FutureRevisionError(revision, self._writer.revision)
+        async with self._compact_lock:
+            while self._compact_revision < revision:
+                start = self._compact_revision
+                end = min(revision, start + COMPACT_CHUNK)
+                await self._writer.run_exclusive(lambda s=start, e=end: self._compact_chunk(s, e))
+
+    async def _compact_chunk(self, start: int, end: int) -> None:
+        # Raise the in-memory compact revision first: reads racing with the delete then fail their
+        # post-read check instead of returning a half-compacted view.
+        self._compact_revision = end
+        try:
+            await self._log.compact(start, end, self._writer.revision)
+        except BaseException:
+            self._compact_revision = start
+            raise
+
+    async def _compact_loop(self, interval: float) -> None:
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                target = self._retention.target(self._writer.revision)
+                if target > self._compact_revision:
+                    await self.compact(target)
+            except StoreError as e:
+                if isinstance(e, StoreClosedError):
+                    return
+                log.exception("store compaction failed")
+            except Exception:
+                log.exception("store compaction failed")
