@@ -1,0 +1,1 @@
+"""Wire codecs of the API server (JSON, YAML, Kubernetes protobuf)."""
