@@ -54,3 +54,16 @@ def resolve(schema: dict[str, Any]) -> dict[str, Any]:
     if ref is None:
         return schema
     return definitions()[ref.removeprefix(REF_PREFIX)]
+
+
+def references(name: str) -> list[tuple[str, str, str]]:
+    """(property, container, target) for each `$ref` of a definition's properties.
+
+    `container` is "" for a direct reference, "[]" for array items, "{}" for map values.
+    """
+    out = []
+    for prop, schema in (definitions()[name].get("properties") or {}).items():
+        for container, sub in (("", schema), ("[]", schema.get("items")), ("{}", schema.get("additionalProperties"))):
+            if isinstance(sub, dict) and "$ref" in sub:
+                out.append((prop, container, sub["$ref"].removeprefix(REF_PREFIX)))
+    return out
