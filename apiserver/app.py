@@ -1,0 +1,81 @@
+"""The aiohttp application: one catch-all route and the handler chain (request info -> authn -> authz -> handler).
+
+Routing is data-driven: the request info names a group/version/resource, looked up in the resource table
+(which CRDs change at run time), so no routes are registered per resource.
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from typing import TYPE_CHECKING
+
+from aiohttp import web
+
+from . import errors
+from .errors import StatusError
+from .handlers import system
+from .http.responses import status_response
+from .requestinfo import parse_request_info
+
+if TYPE_CHECKING:
+    from .server import ApiServer
+
+log = logging.getLogger("mini-kube.apiserver")
+
+HEALTH = ("/healthz", "/livez", "/readyz")
+
+
+def build_app(server: ApiServer) -> web.Application:
+    app = web.Application(client_max_size=4 * 1024 * 1024, handler_args={"max_field_size": 65536})
+    app.router.add_route("*", "/{tail:.*}", lambda request: dispatch(server, request))
+    return app
+
+
+async def dispatch(server: ApiServer, request: web.Request) -> web.StreamResponse:
+    """Run the whole chain for one request, turning every error into a Status."""
+    try:
+        return await _dispatch(server, request)
+    except StatusError as exc:
+        return status_response(exc)
+    except web.HTTPException:
+        raise
+    except (ConnectionResetError, TimeoutError) as exc:
+        log.debug("client went away: %s", exc)
+        raise
+    except Exception as exc:  # a 500 is a bug: log it loudly, answer with a Status
+        log.error("internal error on %s %s\n%s", request.method, request.path, traceback.format_exc())
+        return status_response(errors.internal_error(f"{type(exc).__name__}: {exc}"))
+
+
+async def _dispatch(server: ApiServer, request: web.Request) -> web.StreamResponse:
+    path = request.path
+    info = parse_request_info(request.method, path, request.query)
+    user = await server.authenticate(request)
+    await server.authorize(request, user, info)
+    if not info.is_resource:
+        return await _non_resource(server, request, info.verb)
+    res = server.resources.lookup(info.api_group, info.api_version, info.resource)
+    if res is None:
+        raise StatusError(404, "NotFound", "the server could not find the requested resource", {})
+    return await server.resource_handler.handle(request, info, res, user)
+
+
+async def _non_resource(server: ApiServer, request: web.Request, verb: str) -> web.StreamResponse:
+    path = request.path.rstrip("/") or "/"
+    if request.method not in ("GET", "HEAD"):
+        raise errors.method_not_allowed()
+    for name in HEALTH:
+        if path == name or path.startswith(name + "/"):
+            return system.health(server, request, name)
+    if path == "/version":
+        return system.version(server)
+    if path.startswith("/openapi/"):
+        return system.openapi(server, request)
+    if path.startswith("/api"):
+        response = system.discovery(server, request)
+        if response is not None:
+            return response
+    if path == "/":
+        return web.json_response({"paths": sorted(server.root_paths())})
+    raise StatusError(404, "NotFound", "the server could not find the requested resource", {})

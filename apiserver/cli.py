@@ -1,0 +1,64 @@
+"""`mini-kube`: the command line. `mini-kube serve` runs the API server (and, by default, the controllers)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+from pathlib import Path
+
+from .kubeconfig import write_kubeconfig
+from .server import ApiServer, ServerConfig
+
+
+def _serve_parser(sub: argparse._SubParsersAction) -> None:
+    serve = sub.add_parser("serve", help="run the API server")
+    serve.add_argument("--address", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=6443)
+    serve.add_argument("--data-dir", default="~/.mini-kube", help="state directory, or :memory:")
+    serve.add_argument("--kubeconfig", default=None, help="where to write the kubeconfig (default DATA_DIR/kubeconfig)")
+    serve.add_argument("--insecure-http", action="store_true", help="serve plain HTTP with no authentication")
+    serve.add_argument("--token-auth-file", default=None)
+    serve.add_argument("--audit-log", default=None)
+    serve.add_argument("--service-cluster-ip-range", default="10.0.0.0/24")
+    serve.add_argument("--no-controllers", action="store_true", help="do not run the built-in controllers")
+
+
+async def serve(args: argparse.Namespace) -> None:
+    data_dir = args.data_dir if args.data_dir == ":memory:" else str(Path(args.data_dir).expanduser())
+    config = ServerConfig(address=args.address, port=args.port, data_dir=data_dir, insecure_http=args.insecure_http,
+                          token_auth_file=args.token_auth_file, audit_log=args.audit_log,
+                          service_cidr=args.service_cluster_ip_range)
+    server = ApiServer(config)
+    await server.start()
+    kubeconfig = args.kubeconfig or (str(Path(data_dir) / "kubeconfig") if data_dir != ":memory:" else None)
+    if kubeconfig:
+        write_kubeconfig(server, kubeconfig)
+    logging.getLogger("mini-kube").info("serving on %s (kubeconfig %s)", server.url, kubeconfig)
+    print(f"mini-kube API server ready at {server.url}" + (f", kubeconfig: {kubeconfig}" if kubeconfig else ""),
+          flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await server.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="mini-kube", description="a small, real Kubernetes control plane")
+    sub = parser.add_subparsers(dest="command", required=True)
+    _serve_parser(sub)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if args.command == "serve":
+        asyncio.run(serve(args))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

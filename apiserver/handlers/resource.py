@@ -1,0 +1,258 @@
+"""The REST handlers for resources: get, list, create, update, patch, delete, deletecollection.
+
+Every resource request arrives here after request info, authentication and authorization; the handler
+negotiates the representation, decodes the body, calls the registry and encodes the answer.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from aiohttp import web
+
+from .. import errors
+from ..errors import StatusError
+from ..http import responses
+from ..http.negotiation import MAX_BODY, PATCH_TYPES, Target, decode_body, media_type, negotiate
+from ..http.tables import build_table
+from ..registry.cache import Entry
+from ..registry.generic import WriteOptions
+from ..requestinfo import RequestInfo
+from ..resources import ResourceType
+from ..selectors import FieldSelector, LabelSelector
+from . import fieldcheck, patching, subresources
+from .watch import serve_watch
+
+if TYPE_CHECKING:
+    from ..server import ApiServer
+
+
+async def read_body(request: web.Request) -> bytes:
+    """The request body, refusing anything over 3 MiB with 413."""
+    if request.content_length is not None and request.content_length > MAX_BODY:
+        raise errors.too_large()
+    chunks, size = [], 0
+    async for chunk in request.content.iter_any():
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise errors.too_large()
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def write_options(request: web.Request, info: RequestInfo, user: Any, operation: str = "Update") -> WriteOptions:
+    query = request.query
+    dry_run = query.getall("dryRun", [])
+    for value in dry_run:
+        if value != "All":
+            raise errors.bad_request(f'dryRun: Unsupported value: "{value}": supported values: "All"')
+    manager = query.get("fieldManager", "")
+    if len(manager) > 128:
+        raise errors.invalid_object("", "", "", [errors.too_long("fieldManager", manager, 128)])
+    return WriteOptions(dry_run=bool(dry_run), field_manager=manager, user=user,
+                        subresource=info.subresource, operation=operation)
+
+
+def _limit(query: Any) -> int:
+    value = query.get("limit")
+    if not value:
+        return 0
+    try:
+        return max(int(value), 0)
+    except ValueError:
+        raise errors.bad_request(f'limit: Invalid value: "{value}": must be a non-negative integer') from None
+
+
+class ResourceHandler:
+    """Dispatches one resource request by verb."""
+
+    def __init__(self, server: ApiServer) -> None:
+        self.server = server
+        self.registry = server.registry
+
+    async def handle(self, request: web.Request, info: RequestInfo, res: ResourceType, user: Any) -> web.StreamResponse:
+        if info.subresource:
+            return await subresources.handle(self, request, info, res, user)
+        verb = info.verb
+        if verb not in res.verbs and not (verb == "watch" and "watch" in res.verbs):
+            raise errors.method_not_allowed()
+        namespace = info.namespace if res.namespaced else None
+        if res.namespaced and not namespace and verb not in ("list", "watch"):
+            raise errors.not_found(res.group_resource, info.name) if info.name else errors.method_not_allowed()
+        if verb == "get":
+            return self.get(request, res, namespace, info.name)
+        if verb == "list":
+            return await self.list(request, res, namespace)
+        if verb == "watch":
+            return await serve_watch(self.server, request, res, namespace, info.name)
+        if verb == "create":
+            return await self.create(request, info, res, namespace, user)
+        if verb == "update":
+            return await self.update(request, info, res, namespace, user)
+        if verb == "patch":
+            return await self.patch(request, info, res, namespace, user)
+        if verb == "delete":
+            return await self.delete(request, info, res, namespace, user)
+        if verb == "deletecollection":
+            return await self.delete_collection(request, info, res, namespace, user)
+        raise errors.method_not_allowed()
+
+    # -- reads -----------------------------------------------------------------------------------
+    def target(self, request: web.Request) -> Target:
+        return negotiate(request.headers.get("Accept"))
+
+    def get(self, request: web.Request, res: ResourceType, namespace: str | None, name: str) -> web.Response:
+        target = self.target(request)
+        entry = self.registry.get(res, namespace, name)
+        return self.respond_entry(res, entry, target)
+
+    def respond_entry(self, res: ResourceType, entry: Entry | dict[str, Any], target: Target,
+                      status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+        obj = entry.obj if isinstance(entry, Entry) else entry
+        if target.as_kind == "Table":
+            meta = {"resourceVersion": obj.get("metadata", {}).get("resourceVersion", "")}
+            table = build_table(res, [obj], responses.now(), "Metadata", meta, target.version or "v1")
+            return responses.encode_dict(table, target, status, headers)
+        if target.as_kind == "PartialObjectMetadata":
+            return responses.encode_dict(responses.partial_metadata(obj, target.version), target, status, headers)
+        if target.as_kind:
+            raise errors.not_acceptable(target.as_kind)
+        if isinstance(entry, Entry) and res.api_version == obj.get("apiVersion"):
+            return responses.encode_entry(entry, target, status, headers)
+        return responses.encode_dict(self.served(res, obj), target, status, headers)
+
+    @staticmethod
+    def served(res: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
+        """The object as the requested version (custom resources with conversion None: apiVersion only)."""
+        if obj.get("apiVersion") != res.api_version and obj.get("kind") == res.kind:
+            return {**obj, "apiVersion": res.api_version}
+        return obj
+
+    async def list(self, request: web.Request, res: ResourceType, namespace: str | None) -> web.Response:
+        query = request.query
+        target = self.target(request)
+        labels = LabelSelector.parse(query.get("labelSelector"))
+        fields = FieldSelector.parse(query.get("fieldSelector"), res.kind, res.selectable_fields)
+        result = await self.registry.list(
+            res, namespace, labels=labels, fields=fields, limit=_limit(query),
+            continue_token=query.get("continue", ""), resource_version=query.get("resourceVersion", ""),
+            match=query.get("resourceVersionMatch", ""))
+        if target.as_kind == "Table":
+            meta: dict[str, Any] = {"resourceVersion": str(result.revision)}
+            if result.continue_token:
+                meta["continue"] = result.continue_token
+            if result.remaining is not None:
+                meta["remainingItemCount"] = result.remaining
+            include = query.get("includeObject", "Metadata")
+            table = build_table(res, [self.served(res, e.obj) for e in result.items], responses.now(), include,
+                                meta, target.version or "v1")
+            return responses.encode_dict(table, target)
+        if target.as_kind in ("PartialObjectMetadataList", "PartialObjectMetadata"):
+            body = responses.list_dict(res, res.api_version, [responses.partial_metadata(e.obj, target.version)
+                                                              for e in result.items],
+                                       result.revision, result.continue_token, result.remaining)
+            body["kind"], body["apiVersion"] = "PartialObjectMetadataList", f"meta.k8s.io/{target.version}"
+            return responses.encode_dict(body, target)
+        if target.media == "application/json" and all(
+                e.obj.get("apiVersion") == res.api_version for e in result.items):
+            body_bytes = responses.list_body(res, res.api_version, result.items, result.revision,
+                                             result.continue_token, result.remaining)
+            return web.Response(body=body_bytes, headers={**responses.HEADERS, "Content-Type": "application/json"})
+        body = responses.list_dict(res, res.api_version, [self.served(res, e.obj) for e in result.items],
+                                   result.revision, result.continue_token, result.remaining)
+        return responses.encode_dict(body, target)
+
+    # -- writes ----------------------------------------------------------------------------------
+    async def decode_object(self, request: web.Request, res: ResourceType) -> tuple[dict[str, Any], list[str]]:
+        """Decode a create/update body and apply field validation (Strict/Warn/Ignore)."""
+        raw = await read_body(request)
+        obj = decode_body(raw, request.headers.get("Content-Type"))
+        if not isinstance(obj, dict):
+            raise errors.bad_request(f'{res.kind} in version "{res.version}" cannot be handled as a {res.kind}: '
+                                     "json: cannot unmarshal into Go value of type struct")
+        warnings = fieldcheck.check(res, obj, raw, request.headers.get("Content-Type"),
+                                    request.query.get("fieldValidation", ""))
+        return obj, warnings
+
+    async def create(self, request: web.Request, info: RequestInfo, res: ResourceType, namespace: str | None,
+                     user: Any) -> web.Response:
+        target = self.target(request)
+        obj, warnings = await self.decode_object(request, res)
+        opts = write_options(request, info, user)
+        opts.warnings.extend(warnings)
+        if not res.stored:
+            return await subresources.create_virtual(self, request, info, res, obj, user, target)
+        result = await self.registry.create(res, namespace, obj, opts)
+        return self.respond_entry(res, result, target, 201, warning_headers(opts.warnings))
+
+    async def update(self, request: web.Request, info: RequestInfo, res: ResourceType, namespace: str | None,
+                     user: Any) -> web.Response:
+        target = self.target(request)
+        obj, warnings = await self.decode_object(request, res)
+        opts = write_options(request, info, user)
+        opts.warnings.extend(warnings)
+        result, created = await self.registry.update(res, namespace, info.name, obj, opts)
+        return self.respond_entry(res, result, target, 201 if created else 200, warning_headers(opts.warnings))
+
+    async def patch(self, request: web.Request, info: RequestInfo, res: ResourceType, namespace: str | None,
+                    user: Any) -> web.Response:
+        target = self.target(request)
+        content_type = media_type(request.headers.get("Content-Type"))
+        patch_type = PATCH_TYPES.get(content_type)
+        if patch_type is None:
+            raise StatusError(415, "UnsupportedMediaType", f"the body of the request was in an unknown format - "
+                              "accepted media types include: application/json-patch+json, "
+                              "application/merge-patch+json, application/apply-patch+yaml, "
+                              f"application/strategic-merge-patch+json; got \"{content_type}\"")
+        raw = await read_body(request)
+        opts = write_options(request, info, user, "Apply" if patch_type == "apply" else "Update")
+        result, created = await patching.apply_patch(self, request, res, namespace, info.name, patch_type, raw, opts)
+        return self.respond_entry(res, result, target, 201 if created else 200, warning_headers(opts.warnings))
+
+    async def delete(self, request: web.Request, info: RequestInfo, res: ResourceType, namespace: str | None,
+                     user: Any) -> web.Response:
+        target = self.target(request)
+        options = await self.delete_options(request)
+        opts = write_options(request, info, user)
+        result, _ = await self.registry.delete(res, namespace, info.name, options, opts)
+        if result.get("kind") == "Status":
+            return responses.encode_dict(result, target)
+        return self.respond_entry(res, result, target)
+
+    async def delete_options(self, request: web.Request) -> dict[str, Any]:
+        raw = await read_body(request) if request.can_read_body else b""
+        options: dict[str, Any] = {}
+        if raw.strip():
+            decoded = decode_body(raw, request.headers.get("Content-Type") or "application/json")
+            if not isinstance(decoded, dict):
+                raise errors.bad_request("DeleteOptions must be an object")
+            options = decoded
+        query = request.query
+        if "propagationPolicy" in query:
+            options["propagationPolicy"] = query["propagationPolicy"]
+        if "gracePeriodSeconds" in query:
+            options["gracePeriodSeconds"] = query["gracePeriodSeconds"]
+        policy = options.get("propagationPolicy")
+        if policy not in (None, "Orphan", "Background", "Foreground"):
+            raise errors.invalid_object("DeleteOptions", "", "", [errors.not_supported(
+                "propagationPolicy", policy, ["Foreground", "Background", "Orphan", "nil"])])
+        return options
+
+    async def delete_collection(self, request: web.Request, info: RequestInfo, res: ResourceType,
+                                namespace: str | None, user: Any) -> web.Response:
+        target = self.target(request)
+        query = request.query
+        options = await self.delete_options(request)
+        opts = write_options(request, info, user)
+        labels = LabelSelector.parse(query.get("labelSelector"))
+        fields = FieldSelector.parse(query.get("fieldSelector"), res.kind, res.selectable_fields)
+        deleted = await self.registry.delete_collection(res, namespace, labels, fields, options, opts)
+        body = responses.list_dict(res, res.api_version, deleted, self.registry.cache.revision, "", None)
+        return responses.encode_dict(body, target)
+
+
+def warning_headers(warnings: list[str]) -> dict[str, str] | None:
+    if not warnings:
+        return None
+    return {"Warning": ", ".join(f'299 - {orjson.dumps(w).decode()}' for w in warnings)}

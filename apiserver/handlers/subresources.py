@@ -1,0 +1,175 @@
+"""Subresources (`status`, `scale`, namespace `finalize`) and request-only kinds (reviews, tokens)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from aiohttp import web
+
+from .. import errors
+from ..http import responses
+from ..http.negotiation import PATCH_TYPES, Target, decode_body, media_type
+from ..registry.cache import Entry
+from ..requestinfo import RequestInfo
+from ..resources import ResourceType
+from . import patching
+
+if TYPE_CHECKING:
+    from .resource import ResourceHandler
+
+
+def selector_string(selector: dict[str, Any] | None) -> str:
+    """A metav1.LabelSelector as the string form Scale.status.selector carries."""
+    if not selector:
+        return ""
+    parts = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
+    for expr in selector.get("matchExpressions") or ():
+        op, key, values = expr.get("operator"), expr.get("key"), sorted(expr.get("values") or ())
+        if op == "In":
+            parts.append(f"{key} in ({','.join(values)})")
+        elif op == "NotIn":
+            parts.append(f"{key} notin ({','.join(values)})")
+        elif op == "Exists":
+            parts.append(key)
+        elif op == "DoesNotExist":
+            parts.append(f"!{key}")
+    return ",".join(sorted(parts))
+
+
+def _path_get(obj: dict[str, Any], path: str) -> Any:
+    value: Any = obj
+    for part in path.strip(".").split("."):
+        if not isinstance(value, dict):
+            return None
+        value = value.get(part)
+    return value
+
+
+def _path_set(obj: dict[str, Any], path: str, value: Any) -> None:
+    parts = path.strip(".").split(".")
+    for part in parts[:-1]:
+        obj = obj.setdefault(part, {})
+    obj[parts[-1]] = value
+
+
+def scale_paths(res: ResourceType) -> tuple[str, str, str]:
+    """(spec replicas path, status replicas path, label selector path) of a scalable resource."""
+    scale = res.extra.get("scale")
+    if scale:
+        return (scale.get("specReplicasPath", ".spec.replicas"), scale.get("statusReplicasPath", ".status.replicas"),
+                scale.get("labelSelectorPath", ""))
+    return ".spec.replicas", ".status.replicas", ".spec.selector"
+
+
+def to_scale(res: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
+    spec_path, status_path, selector_path = scale_paths(res)
+    meta = obj["metadata"]
+    selector = _path_get(obj, selector_path) if selector_path else None
+    status: dict[str, Any] = {"replicas": _path_get(obj, status_path) or 0}
+    if isinstance(selector, dict):
+        status["selector"] = selector_string(selector)
+    elif isinstance(selector, str) and selector:
+        status["selector"] = selector
+    return {"kind": "Scale", "apiVersion": "autoscaling/v1",
+            "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+                         if k in meta},
+            "spec": {"replicas": _path_get(obj, spec_path) or 0}, "status": status}
+
+
+async def handle(handler: ResourceHandler, request: web.Request, info: RequestInfo, res: ResourceType,
+                 user: Any) -> web.StreamResponse:
+    sub = res.subresource(info.subresource)
+    if sub is None or info.verb not in sub.verbs:
+        raise errors.not_found(res.group_resource, info.name) if sub is None else errors.method_not_allowed()
+    namespace = info.namespace if res.namespaced else None
+    target = handler.target(request)
+    if sub.name == "scale":
+        return await _scale(handler, request, info, res, namespace, user, target)
+    if sub.name in ("status", "finalize"):
+        return await _status_like(handler, request, info, res, namespace, user, target)
+    extra = handler.server.subresource_handlers.get((res.group, res.plural, sub.name))
+    if extra is None:
+        raise errors.method_not_allowed()
+    return await extra(handler, request, info, res, user, target)
+
+
+async def _status_like(handler: ResourceHandler, request: web.Request, info: RequestInfo, res: ResourceType,
+                       namespace: str | None, user: Any, target: Target) -> web.Response:
+    from .resource import warning_headers, write_options
+
+    registry = handler.registry
+    if info.verb == "get":
+        return handler.respond_entry(res, registry.get(res, namespace, info.name), target)
+    opts = write_options(request, info, user)
+    if info.verb == "update":
+        obj, warnings = await handler.decode_object(request, res)
+        opts.warnings.extend(warnings)
+        result, _ = await registry.update(res, namespace, info.name, obj, opts, allow_create=False)
+        return handler.respond_entry(res, result, target, headers=warning_headers(opts.warnings))
+    patch_type = PATCH_TYPES.get(media_type(request.headers.get("Content-Type")))
+    if patch_type is None:
+        raise errors.unsupported_media_type(request.headers.get("Content-Type", ""))
+    from .resource import read_body
+
+    raw = await read_body(request)
+    if patch_type == "apply":
+        opts.operation = "Apply"
+    result, _ = await patching.apply_patch(handler, request, res, namespace, info.name, patch_type, raw, opts)
+    return handler.respond_entry(res, result, target, headers=warning_headers(opts.warnings))
+
+
+async def _scale(handler: ResourceHandler, request: web.Request, info: RequestInfo, res: ResourceType,
+                 namespace: str | None, user: Any, target: Target) -> web.Response:
+    from .resource import read_body, write_options
+
+    registry = handler.registry
+    current = registry.get(res, namespace, info.name)
+    if info.verb == "get":
+        return responses.encode_dict(to_scale(res, current.obj), target)
+    opts = write_options(request, info, user)
+    opts.subresource = ""  # the write lands on the main resource (spec.replicas)
+    raw = await read_body(request)
+    spec_path = scale_paths(res)[0]
+    if info.verb == "update":
+        scale = decode_body(raw, request.headers.get("Content-Type"))
+        if not isinstance(scale, dict):
+            raise errors.bad_request("Scale must be an object")
+    else:
+        patch_type = PATCH_TYPES.get(media_type(request.headers.get("Content-Type")))
+        if patch_type is None or patch_type == "apply":
+            raise errors.unsupported_media_type(request.headers.get("Content-Type", ""))
+        patch = decode_body(raw, request.headers.get("Content-Type"))
+        base = to_scale(res, current.obj)
+        if patch_type == "json":
+            from ..patch import json_patch
+
+            scale = json_patch(base, patch)
+        else:
+            scale = patching.merge_patch(base, patch)
+    replicas = (scale.get("spec") or {}).get("replicas")
+    if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+        raise errors.invalid_object("Scale", "autoscaling", info.name, [errors.invalid(
+            "spec.replicas", replicas, "must be greater than or equal to 0")])
+    rv = (scale.get("metadata") or {}).get("resourceVersion")
+
+    def mutate(obj: dict[str, Any]) -> dict[str, Any]:
+        if rv:
+            obj["metadata"]["resourceVersion"] = rv
+        _path_set(obj, spec_path, replicas)
+        return obj
+
+    result = await registry.guaranteed_update(res, namespace, info.name, mutate, opts)
+    obj = result.obj if isinstance(result, Entry) else result
+    return responses.encode_dict(to_scale(res, obj), target)
+
+
+async def create_virtual(handler: ResourceHandler, request: web.Request, info: RequestInfo, res: ResourceType,
+                         obj: dict[str, Any], user: Any, target: Target) -> web.Response:
+    """Request-only kinds (access reviews, SelfSubjectReview, TokenReview): computed, never stored."""
+    compute = handler.server.virtual_kinds.get((res.group, res.kind))
+    if compute is None:
+        raise errors.method_not_allowed()
+    result = await compute(handler.server, request, info, obj, user)
+    body = orjson.loads(orjson.dumps(result))
+    return responses.encode_dict(body, target, 201)

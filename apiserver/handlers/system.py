@@ -1,0 +1,123 @@
+"""Non-resource endpoints: health checks, version, discovery and OpenAPI."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from aiohttp import web
+
+from .. import errors
+from ..discovery import AGGREGATED_V2, AGGREGATED_V2BETA1
+from ..http.responses import HEADERS
+
+if TYPE_CHECKING:
+    from ..server import ApiServer
+
+VERSION = {
+    "major": "1", "minor": "32", "gitVersion": "v1.32.0-minikube", "gitCommit": "", "gitTreeState": "clean",
+    "buildDate": "2026-11-22T00:00:00Z", "goVersion": "python3.11", "compiler": "mini-kube",
+    "platform": "linux/amd64",
+}
+CHECKS = ("ping", "log", "etcd", "informer-sync", "poststarthook/start-apiextensions-controllers",
+          "poststarthook/crd-informer-synced", "poststarthook/rbac/bootstrap-roles",
+          "poststarthook/bootstrap-controller")
+
+
+def _json(body: bytes, content_type: str = "application/json", extra: dict[str, str] | None = None) -> web.Response:
+    headers = {**HEADERS, "Content-Type": content_type}
+    if extra:
+        headers.update(extra)
+    return web.Response(body=body, headers=headers)
+
+
+def health(server: ApiServer, request: web.Request, name: str) -> web.Response:
+    """`/healthz`, `/livez`, `/readyz`, with `?verbose` and `/<endpoint>/<check>`."""
+    ok = server.ready
+    headers = {**HEADERS, "Content-Type": "text/plain; charset=utf-8", "X-Content-Type-Options": "nosniff"}
+    path = request.path.rstrip("/")
+    single = path[len(name) + 1:].lstrip("/") if len(path) > len(name) + 1 else ""
+    if single:
+        if single not in CHECKS:
+            raise errors.not_found("", single)
+        return web.Response(text="ok", headers=headers)
+    if "verbose" in request.query:
+        lines = [f"[+]{check} ok" for check in CHECKS]
+        lines.append(f"{name.strip('/')} check {'passed' if ok else 'failed'}")
+        return web.Response(text="\n".join(lines) + "\n", headers=headers, status=200 if ok else 500)
+    return web.Response(text="ok" if ok else "not ready", headers=headers, status=200 if ok else 500)
+
+
+def discovery(server: ApiServer, request: web.Request) -> web.Response | None:
+    """Discovery documents, or None when the path is not a discovery path."""
+    path = request.path.rstrip("/")
+    disco = server.discovery
+    accept = request.headers.get("Accept", "")
+    if path in ("/api", "/apis"):
+        if "as=APIGroupDiscoveryList" in accept and ("v=v2" in accept or "v=v2beta1" in accept):
+            use_v2 = any("as=APIGroupDiscoveryList" in part and "v=v2" in part and "v2beta1" not in part
+                         for part in accept.split(","))
+            body = disco.aggregated(legacy=path == "/api")
+            if not use_v2:
+                body = body.replace(b'"apidiscovery.k8s.io/v2"', b'"apidiscovery.k8s.io/v2beta1"', 1)
+            content_type = AGGREGATED_V2 if use_v2 else AGGREGATED_V2BETA1
+            return _json(body, content_type, {"Vary": "Accept", "ETag": disco.etag(body),
+                                              "Cache-Control": "public"})
+        return _json(disco.api_versions() if path == "/api" else disco.api_groups())
+    parts = path.strip("/").split("/")
+    if parts[0] == "api" and len(parts) == 2:
+        body = disco.resource_list("", parts[1])
+    elif parts[0] == "apis" and len(parts) == 2:
+        body = disco.api_group(parts[1])
+    elif parts[0] == "apis" and len(parts) == 3:
+        body = disco.resource_list(parts[1], parts[2])
+    else:
+        return None
+    if body is None:
+        raise errors.StatusError(404, "NotFound", "the server could not find the requested resource", {})
+    return _json(body)
+
+
+def openapi(server: ApiServer, request: web.Request) -> web.Response:
+    """`/openapi/v2`, `/openapi/v3` and `/openapi/v3/<group-version path>`."""
+    from ..schema import openapi as docs
+
+    path = request.path.rstrip("/")
+    cache = server.openapi_cache
+    if path == "/openapi/v2":
+        body = cache.get("v2")
+        if body is None:
+            body = cache["v2"] = _dumps(docs.openapi_v2(server.resources))
+        return _json(body)
+    if path == "/openapi/v3":
+        body = cache.get("v3")
+        if body is None:
+            body = cache["v3"] = _dumps(docs.openapi_v3_root(server.resources))
+        return _json(body)
+    rest = path[len("/openapi/v3/"):]
+    parts = rest.split("/")
+    if parts[0] == "api" and len(parts) == 2:
+        group, version = "", parts[1]
+    elif parts[0] == "apis" and len(parts) == 3:
+        group, version = parts[1], parts[2]
+    else:
+        raise errors.StatusError(404, "NotFound", "the server could not find the requested resource", {})
+    key = f"v3:{group}/{version}"
+    body = cache.get(key)
+    if body is None:
+        doc = docs.openapi_v3_document(server.resources, group, version)
+        if doc is None:
+            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource", {})
+        body = cache[key] = _dumps(doc)
+    return _json(body, extra={"Cache-Control": "public, immutable"} if "hash" in request.query else None)
+
+
+def _dumps(doc: object) -> bytes:
+    import orjson
+
+    return doc if isinstance(doc, bytes) else orjson.dumps(doc)
+
+
+def version(server: ApiServer) -> web.Response:
+    import orjson
+
+    return _json(orjson.dumps(VERSION))

@@ -1,0 +1,255 @@
+"""Watch streams: ADDED/MODIFIED/DELETED/BOOKMARK/ERROR events from a resourceVersion, with selectors.
+
+A watcher is registered with the cache before history is read, in one synchronous step, so no event can
+fall between the replayed history and the live stream. Each event's JSON frame is built once and shared.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from aiohttp import web
+
+from store import CompactedError
+
+from .. import errors
+from ..http.negotiation import JSON, PROTOBUF, negotiate
+from ..registry.cache import CacheEvent
+from ..resources import ResourceType
+from ..selectors import FieldSelector, LabelSelector
+
+if TYPE_CHECKING:
+    from ..server import ApiServer
+
+BOOKMARK_INTERVAL = 5.0
+DEFAULT_TIMEOUT = 1800.0
+
+
+def _frame_json(event_type: str, obj: dict[str, Any]) -> bytes:
+    return orjson.dumps({"type": event_type, "object": obj}) + b"\n"
+
+
+class Encoder:
+    """Turns events into frames of the negotiated stream encoding."""
+
+    def __init__(self, media: str, res: ResourceType) -> None:
+        self.media = media
+        self.res = res
+        self.rewrite_version = False
+
+    def event(self, event: CacheEvent, event_type: str | None = None) -> bytes:
+        event_type = event_type or event.type
+        obj = event.obj
+        if self.media == PROTOBUF:
+            from ..codecs import protobuf
+
+            return protobuf.encode_watch_event(event_type, self._served(obj))
+        if event_type == event.type and obj.get("apiVersion") == self.res.api_version:
+            return event.frame()
+        return _frame_json(event_type, self._served(obj))
+
+    def _served(self, obj: dict[str, Any]) -> dict[str, Any]:
+        if obj.get("apiVersion") != self.res.api_version:
+            return {**obj, "apiVersion": self.res.api_version}
+        return obj
+
+    def raw(self, event_type: str, obj: dict[str, Any]) -> bytes:
+        if self.media == PROTOBUF:
+            from ..codecs import protobuf
+
+            return protobuf.encode_watch_event(event_type, obj)
+        return _frame_json(event_type, obj)
+
+
+def _bookmark(res: ResourceType, revision: int, initial_end: bool = False) -> dict[str, Any]:
+    meta: dict[str, Any] = {"resourceVersion": str(revision), "creationTimestamp": None}
+    if initial_end:
+        blueprint = orjson.dumps({"kind": res.list_kind, "apiVersion": res.api_version, "metadata": {},
+                                  "items": None}) + b"\n"
+        meta["annotations"] = {"k8s.io/initial-events-end": "true",
+                               "kubernetes.io/initial-events-list-blueprint": base64.b64encode(blueprint).decode()}
+    return {"kind": res.kind, "apiVersion": res.api_version, "metadata": meta}
+
+
+def _classify(event: CacheEvent, labels: LabelSelector, fields: FieldSelector, name: str) -> str | None:
+    """The event type this watcher sees (an object leaving its selection is DELETED), or None."""
+    if labels.empty and fields.empty and not name:
+        return event.type
+
+    def selected(obj: dict[str, Any] | None) -> bool:
+        if obj is None:
+            return False
+        meta = obj.get("metadata") or {}
+        if name and meta.get("name") != name:
+            return False
+        return labels.matches(meta.get("labels")) and fields.matches(obj)
+
+    now = selected(event.obj)
+    if event.type == "ADDED":
+        return "ADDED" if now else None
+    before = selected(event.prev_obj)
+    if event.type == "DELETED":
+        return "DELETED" if before or now else None
+    if now and before:
+        return "MODIFIED"
+    if now:
+        return "ADDED"
+    if before:
+        return "DELETED"
+    return None
+
+
+def _truthy(value: str | None) -> bool:
+    return value is not None and value.lower() in ("1", "true")
+
+
+async def serve_watch(server: ApiServer, request: web.Request, res: ResourceType, namespace: str | None,
+                      name: str) -> web.StreamResponse:
+    query = request.query
+    target = negotiate(request.headers.get("Accept"))
+    media = PROTOBUF if target.media == PROTOBUF else JSON
+    labels = LabelSelector.parse(query.get("labelSelector"))
+    fields = FieldSelector.parse(query.get("fieldSelector"), res.kind, res.selectable_fields)
+    name = name or fields.single_name() or ""
+    rv_text = query.get("resourceVersion", "")
+    bookmarks = _truthy(query.get("allowWatchBookmarks"))
+    send_initial = query.get("sendInitialEvents")
+    if send_initial is not None and query.get("resourceVersionMatch") != "NotOlderThan":
+        raise errors.invalid_object("ListOptions", "meta.k8s.io", "", [errors.forbidden(
+            "resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan")])
+    initial = _truthy(send_initial) if send_initial is not None else rv_text in ("", "0")
+    try:
+        timeout = float(query.get("timeoutSeconds") or DEFAULT_TIMEOUT)
+    except ValueError:
+        raise errors.bad_request("timeoutSeconds: invalid value") from None
+    start_rv = 0
+    if rv_text and rv_text != "0":
+        try:
+            start_rv = int(rv_text)
+        except ValueError:
+            raise errors.bad_request(f'invalid resource version: strconv.ParseUint: parsing "{rv_text}": '
+                                     "invalid syntax") from None
+
+    cache = server.cache
+    watcher = cache.watch(res.key_prefix, namespace if res.namespaced else None)
+    encoder = Encoder(media, res)
+    pending: list[bytes] = []
+    store_watch = None
+    try:
+        if initial or not start_rv:
+            entries = cache.list(res.key_prefix, namespace if res.namespaced else None)
+            snapshot_rv = cache.revision
+            for entry in entries:
+                meta = entry.obj.get("metadata") or {}
+                if name and meta.get("name") != name:
+                    continue
+                if labels.matches(meta.get("labels")) and fields.matches(entry.obj):
+                    if entry.obj.get("apiVersion") == res.api_version and media == JSON:
+                        pending.append(b'{"type":"ADDED","object":' + entry.raw + b"}\n")
+                    else:
+                        pending.append(encoder.raw("ADDED", encoder._served(entry.obj)))
+            if _truthy(send_initial) and bookmarks:
+                pending.append(encoder.raw("BOOKMARK", _bookmark(res, snapshot_rv, True)))
+        else:
+            history = cache.history_since(start_rv)
+            if history is None:
+                watcher.close()
+                store_watch = await _store_history(server, res, namespace, start_rv)
+                if isinstance(store_watch, bytes):
+                    pending.append(store_watch if media == JSON else encoder.raw(
+                        "ERROR", orjson.loads(store_watch)["object"]))
+                    store_watch = None
+                    history = []
+                else:
+                    history = []
+            for event in history:
+                event_type = _classify(event, labels, fields, name)
+                if event_type:
+                    pending.append(encoder.event(event, event_type))
+        response = web.StreamResponse(headers={
+            "Content-Type": "application/vnd.kubernetes.protobuf;stream=watch" if media == PROTOBUF
+            else "application/json", "Cache-Control": "no-cache, private", "Transfer-Encoding": "chunked"})
+        await response.prepare(request)
+        if pending:
+            await response.write(b"".join(pending))
+        if store_watch is not None:
+            await _pump_store(store_watch, response, encoder, labels, fields, name, res, timeout)
+        else:
+            await _pump(watcher, response, encoder, labels, fields, name, res, bookmarks, timeout, server)
+        return response
+    finally:
+        watcher.close()
+        if store_watch is not None:
+            store_watch.close()
+
+
+async def _store_history(server: ApiServer, res: ResourceType, namespace: str | None, start_rv: int) -> Any:
+    """A store watch from an old revision the cache no longer holds, or an ERROR frame if compacted."""
+    prefix = f"{res.key_prefix}{namespace}/" if namespace and res.namespaced else res.key_prefix
+    try:
+        return server.store.watch(prefix, start_revision=start_rv + 1)
+    except CompactedError as exc:
+        status = errors.gone(f"too old resource version: {start_rv} ({exc.compact_revision})").status()
+        return _frame_json("ERROR", status)
+
+
+async def _pump(watcher: Any, response: web.StreamResponse, encoder: Encoder, labels: LabelSelector,
+                fields: FieldSelector, name: str, res: ResourceType, bookmarks: bool, timeout: float,
+                server: ApiServer) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    queue = watcher.queue
+    while True:
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            return
+        wait = min(remaining, BOOKMARK_INTERVAL) if bookmarks else remaining
+        try:
+            event = await asyncio.wait_for(queue.get(), wait)
+        except TimeoutError:
+            if bookmarks and deadline - loop.time() > 0:
+                await response.write(encoder.raw("BOOKMARK", _bookmark(res, server.cache.revision)))
+            continue
+        frames = []
+        while True:
+            if event is None:  # overflowed: end the stream, the client re-watches
+                if frames:
+                    await response.write(b"".join(frames))
+                return
+            event_type = _classify(event, labels, fields, name)
+            if event_type:
+                frames.append(encoder.event(event, event_type))
+            if queue.empty():
+                break
+            event = queue.get_nowait()
+        if frames:
+            await response.write(b"".join(frames))
+
+
+async def _pump_store(store_watch: Any, response: web.StreamResponse, encoder: Encoder, labels: LabelSelector,
+                      fields: FieldSelector, name: str, res: ResourceType, timeout: float) -> None:
+    """Serve a watch from the store's history (old revisions), converting store events on the fly."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(timeout):
+            async for batch in store_watch:
+                frames = []
+                for event in batch:
+                    kv = event.kv
+                    prev = orjson.loads(event.prev_kv.value) if event.prev_kv else None
+                    if event.type == "PUT":
+                        obj = orjson.loads(kv.value)
+                        cache_event = CacheEvent("ADDED" if prev is None else "MODIFIED", kv.key, kv.mod_revision,
+                                                 obj, kv.value, prev)
+                    else:
+                        obj = dict(prev or orjson.loads(kv.value))
+                        obj["metadata"] = {**obj.get("metadata", {}), "resourceVersion": str(kv.mod_revision)}
+                        cache_event = CacheEvent("DELETED", kv.key, kv.mod_revision, obj, orjson.dumps(obj), prev)
+                    event_type = _classify(cache_event, labels, fields, name)
+                    if event_type:
+                        frames.append(encoder.event(cache_event, event_type))
+                if frames:
+                    await response.write(b"".join(frames))

@@ -1,0 +1,1 @@
+"""HTTP concerns: negotiation, encoding, tables."""

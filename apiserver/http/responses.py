@@ -1,0 +1,85 @@
+"""Encoding responses: objects, lists, Tables, partial metadata and Status, in JSON, YAML or protobuf."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+import yaml
+from aiohttp import web
+
+from ..errors import StatusError
+from ..registry.cache import Entry
+from ..resources import ResourceType
+from .negotiation import JSON, PROTOBUF, YAML, Target
+
+HEADERS = {"Cache-Control": "no-cache, private"}
+
+
+def _bytes_response(body: bytes, status: int, content_type: str,
+                    headers: dict[str, str] | None = None) -> web.Response:
+    hdrs = dict(HEADERS)
+    if headers:
+        hdrs.update(headers)
+    hdrs["Content-Type"] = content_type
+    return web.Response(body=body, status=status, headers=hdrs)
+
+
+def encode_dict(obj: dict[str, Any], target: Target, status: int = 200,
+                headers: dict[str, str] | None = None) -> web.Response:
+    """Encode a plain object in the negotiated media type."""
+    if target.media == YAML:
+        return _bytes_response(yaml.safe_dump(obj, sort_keys=False).encode(), status, YAML, headers)
+    if target.media == PROTOBUF:
+        from ..codecs import protobuf
+
+        if protobuf.supports(obj.get("apiVersion", ""), obj.get("kind", "")):
+            return _bytes_response(protobuf.encode(obj), status, PROTOBUF, headers)
+    return _bytes_response(orjson.dumps(obj), status, JSON, headers)
+
+
+def encode_entry(entry: Entry, target: Target, status: int = 200,
+                 headers: dict[str, str] | None = None) -> web.Response:
+    """An object as stored: JSON is served from its serialized bytes without re-encoding."""
+    if target.media == JSON:
+        return _bytes_response(entry.raw, status, JSON, headers)
+    return encode_dict(entry.obj, target, status, headers)
+
+
+def status_response(exc: StatusError, target: Target | None = None) -> web.Response:
+    body = exc.status()
+    if target is not None and target.media == PROTOBUF:
+        return encode_dict(body, target, exc.code, exc.headers)
+    return _bytes_response(orjson.dumps(body), exc.code, JSON, exc.headers)
+
+
+def list_body(res: ResourceType, api_version: str, items: list[Entry], revision: int, continue_token: str,
+              remaining: int | None) -> bytes:
+    """A typed list, concatenating each item's stored bytes."""
+    meta: dict[str, Any] = {"resourceVersion": str(revision)}
+    if continue_token:
+        meta["continue"] = continue_token
+    if remaining is not None:
+        meta["remainingItemCount"] = remaining
+    head = orjson.dumps({"kind": res.list_kind, "apiVersion": api_version, "metadata": meta})
+    return head[:-1] + b',"items":[' + b",".join(e.raw for e in items) + b"]}"
+
+
+def list_dict(res: ResourceType, api_version: str, items: list[dict[str, Any]], revision: int,
+              continue_token: str, remaining: int | None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"resourceVersion": str(revision)}
+    if continue_token:
+        meta["continue"] = continue_token
+    if remaining is not None:
+        meta["remainingItemCount"] = remaining
+    return {"kind": res.list_kind, "apiVersion": api_version, "metadata": meta, "items": items}
+
+
+def partial_metadata(obj: dict[str, Any], version: str = "v1") -> dict[str, Any]:
+    return {"kind": "PartialObjectMetadata", "apiVersion": f"meta.k8s.io/{version}",
+            "metadata": obj.get("metadata", {})}
+
+
+def now() -> datetime:
+    return datetime.now(UTC)

@@ -1,0 +1,1 @@
+"""Registry: generic storage logic, strategies and the in-memory cache."""

@@ -1,0 +1,204 @@
+"""The in-memory view of current state, kept in step with the store's watch (the apiserver's watch cache).
+
+Every read (get, list, watch start) is served from here, never from SQLite. The cache is fed synchronously
+by `Store.subscribe`, so when a write returns, the cache already holds it. Each object is decoded and
+serialized once per write; lists and watch frames reuse those bytes, and one event object is shared by
+every watcher (no per-watcher copies).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from store import Event, KeyValue
+
+HISTORY_EVENTS = 20_000
+WATCHER_QUEUE = 10_000
+
+
+@dataclass(slots=True)
+class Entry:
+    """One object's current version: its decoded form and its serialized bytes (with resourceVersion)."""
+
+    key: str
+    obj: dict[str, Any]
+    raw: bytes
+    revision: int
+
+
+class CacheEvent:
+    """One change, shared by every watcher that receives it. `frame()` is the JSON watch line, built once."""
+
+    __slots__ = ("type", "key", "revision", "obj", "raw", "prev_obj", "_frame")
+
+    def __init__(self, type_: str, key: str, revision: int, obj: dict[str, Any], raw: bytes,
+                 prev_obj: dict[str, Any] | None) -> None:
+        self.type = type_
+        self.key = key
+        self.revision = revision
+        self.obj = obj
+        self.raw = raw
+        self.prev_obj = prev_obj
+        self._frame: bytes | None = None
+
+    def frame(self) -> bytes:
+        if self._frame is None:
+            self._frame = b'{"type":"' + self.type.encode() + b'","object":' + self.raw + b"}\n"
+        return self._frame
+
+
+def collection_of(key: str) -> str:
+    """`/registry/core/configmaps/ns/name` -> `/registry/core/configmaps/`."""
+    parts = key.split("/", 4)
+    return "/".join(parts[:4]) + "/"
+
+
+def _with_revision(obj: dict[str, Any], revision: int) -> dict[str, Any]:
+    copy = dict(obj)
+    copy["metadata"] = {**obj.get("metadata", {}), "resourceVersion": str(revision)}
+    return copy
+
+
+class CacheWatcher:
+    """A subscription to one collection (optionally one namespace), fed without copying events."""
+
+    def __init__(self, cache: ObjectCache, collection: str, namespace: str | None) -> None:
+        self.cache = cache
+        self.collection = collection
+        self.prefix = f"{collection}{namespace}/" if namespace else collection
+        self.queue: asyncio.Queue[CacheEvent | None] = asyncio.Queue(WATCHER_QUEUE)
+        self.overflowed = False
+
+    def push(self, event: CacheEvent) -> None:
+        if not event.key.startswith(self.prefix) or self.overflowed:
+            return
+        try:
+            self.queue.put_nowait(event)
+        except asyncio.QueueFull:
+            # A slow watcher never stalls writers or others: it is ended and must re-watch.
+            self.overflowed = True
+            self.cache.unwatch(self)
+            self.queue._queue.append(None)  # type: ignore[attr-defined]  # wake the reader to end
+
+    def close(self) -> None:
+        self.cache.unwatch(self)
+
+
+class ObjectCache:
+    """Current objects by collection and key, a bounded history of recent events, and the watchers."""
+
+    def __init__(self, history_events: int = HISTORY_EVENTS) -> None:
+        self.revision = 0
+        self._collections: dict[str, dict[str, Entry]] = {}
+        self._history: deque[CacheEvent] = deque(maxlen=history_events)
+        self._watchers: dict[str, set[CacheWatcher]] = {}
+        self._waiters: list[tuple[int, asyncio.Future[None]]] = []
+
+    # -- feeding ---------------------------------------------------------------------------------
+    def load(self, kvs: Iterable[KeyValue], revision: int) -> None:
+        """Fill from a full range read at `revision` (start-up)."""
+        for kv in kvs:
+            self._collections.setdefault(collection_of(kv.key), {})[kv.key] = Entry(
+                kv.key, orjson.loads(kv.value), kv.value, kv.mod_revision)
+        self.revision = revision
+
+    def apply(self, events: list[Event]) -> None:
+        """Apply one committed batch from the store (called synchronously by Store.subscribe)."""
+        for event in events:
+            kv = event.kv
+            collection = collection_of(kv.key)
+            objects = self._collections.setdefault(collection, {})
+            previous = objects.get(kv.key)
+            prev_obj = previous.obj if previous else None
+            if event.type == "PUT":
+                obj = orjson.loads(kv.value)
+                objects[kv.key] = Entry(kv.key, obj, kv.value, kv.mod_revision)
+                cache_event = CacheEvent("ADDED" if event.prev_kv is None else "MODIFIED", kv.key,
+                                         kv.mod_revision, obj, kv.value, prev_obj)
+            else:
+                objects.pop(kv.key, None)
+                last = prev_obj if prev_obj is not None else orjson.loads(kv.value)
+                obj = _with_revision(last, kv.mod_revision)
+                cache_event = CacheEvent("DELETED", kv.key, kv.mod_revision, obj, orjson.dumps(obj), prev_obj)
+            self.revision = kv.mod_revision
+            self._history.append(cache_event)
+            for watcher in tuple(self._watchers.get(collection, ())):
+                watcher.push(cache_event)
+        self._wake_waiters()
+
+    def _wake_waiters(self) -> None:
+        if not self._waiters:
+            return
+        still = []
+        for revision, future in self._waiters:
+            if revision <= self.revision:
+                if not future.done():
+                    future.set_result(None)
+            else:
+                still.append((revision, future))
+        self._waiters = still
+
+    async def wait_for(self, revision: int, timeout: float = 3.0) -> None:
+        """Wait until the cache has seen `revision` (consistent reads after writes by other processes)."""
+        if revision <= self.revision:
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append((revision, future))
+        await asyncio.wait_for(future, timeout)
+
+    # -- reads -----------------------------------------------------------------------------------
+    def get(self, key: str) -> Entry | None:
+        objects = self._collections.get(collection_of(key))
+        return objects.get(key) if objects else None
+
+    def list(self, collection: str, namespace: str | None = None) -> list[Entry]:
+        """Entries of a collection (one namespace if given), sorted by key as etcd returns them."""
+        objects = self._collections.get(collection)
+        if not objects:
+            return []
+        if namespace:
+            prefix = f"{collection}{namespace}/"
+            keys = sorted(k for k in objects if k.startswith(prefix))
+        else:
+            keys = sorted(objects)
+        return [objects[k] for k in keys]
+
+    def count(self, collection: str) -> int:
+        return len(self._collections.get(collection, ()))
+
+    # -- watch -----------------------------------------------------------------------------------
+    def history_since(self, revision: int) -> list[CacheEvent] | None:
+        """Events after `revision` still held, or None when older history has been dropped."""
+        if revision >= self.revision:
+            return []
+        if not self._history or self._history[0].revision > revision + 1:
+            return None
+        # history is in revision order: find the first event after `revision`
+        events = self._history
+        lo, hi = 0, len(events)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if events[mid].revision <= revision:
+                lo = mid + 1
+            else:
+                hi = mid
+        return [events[i] for i in range(lo, len(events))]
+
+    def watch(self, collection: str, namespace: str | None) -> CacheWatcher:
+        watcher = CacheWatcher(self, collection, namespace)
+        self._watchers.setdefault(collection, set()).add(watcher)
+        return watcher
+
+    def unwatch(self, watcher: CacheWatcher) -> None:
+        watchers = self._watchers.get(watcher.collection)
+        if watchers:
+            watchers.discard(watcher)
+
+    def watcher_count(self) -> int:
+        return sum(len(w) for w in self._watchers.values())

@@ -1,0 +1,25 @@
+"""Defaulting dispatch: built-in kinds use the upstream definitions, custom resources their own schema."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..resources import ResourceType
+from ..schema.definitions import definition_name
+
+
+def default_object(res: ResourceType, obj: dict[str, Any]) -> None:
+    """Fill in server-side defaults in place."""
+    if res.crd is not None:
+        validator = res.extra.get("validator")
+        if validator is not None:
+            validator.apply_defaults(obj)
+        return
+    name = definition_name(res.group, res.version, res.kind)
+    if name is None:
+        return
+    try:
+        from ..schema.defaults import apply_defaults
+    except ImportError:  # pragma: no cover - until the defaults module lands
+        return
+    apply_defaults(name, obj)

@@ -1,0 +1,498 @@
+"""The generic registry: create, read, update, delete and list any resource through its strategy.
+
+Reads come from the in-memory cache; writes are compare-and-swap operations on the store that embed the
+store revision as `metadata.resourceVersion`. Mirrors k8s.io/apiserver/pkg/registry/generic/registry/store.go.
+"""
+
+from __future__ import annotations
+
+import base64
+import secrets
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+from store import ConflictError, KeyExistsError, KeyNotFoundError, Store, ValueTooLargeError
+from store.errors import CompactedError, FutureRevisionError
+
+from .. import errors
+from ..errors import StatusError
+from ..resources import ResourceRegistry, ResourceType
+from ..selectors import FieldSelector, LabelSelector
+from .cache import Entry, ObjectCache
+from .strategy import Strategy, WriteContext
+
+GENERATE_CHARS = "bcdfghjklmnpqrstvwxz2456789"
+MAX_STORE_VALUE = 1_572_864
+
+
+def now_rfc3339() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(slots=True)
+class WriteOptions:
+    """Per-request write options (query parameters and the caller's identity)."""
+
+    dry_run: bool = False
+    field_manager: str = ""
+    user: Any = None
+    subresource: str = ""
+    operation: str = "Update"  # managedFields operation: Update or Apply
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ListResult:
+    items: list[Entry]
+    revision: int
+    continue_token: str = ""
+    remaining: int | None = None
+
+
+# Upstream orders ObjectMeta fields this way on the wire; keeping it makes our JSON read like theirs.
+META_ORDER = ("name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
+              "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations",
+              "ownerReferences", "finalizers", "managedFields")
+
+
+def ordered(obj: dict[str, Any]) -> dict[str, Any]:
+    """kind, apiVersion, metadata (in upstream field order), then the rest."""
+    meta = obj.get("metadata") or {}
+    ordered_meta = {k: meta[k] for k in META_ORDER if k in meta}
+    if len(ordered_meta) != len(meta):
+        ordered_meta.update((k, v) for k, v in meta.items() if k not in ordered_meta)
+    out = {"kind": obj.get("kind"), "apiVersion": obj.get("apiVersion"), "metadata": ordered_meta}
+    out.update((k, v) for k, v in obj.items() if k not in out)
+    return out
+
+
+def encode_continue(revision: int, start_key: str) -> str:
+    token = orjson.dumps({"v": "meta.k8s.io/v1", "rv": revision, "start": start_key + "\x00"})
+    return base64.urlsafe_b64encode(token).decode().rstrip("=")
+
+
+def decode_continue(token: str) -> tuple[int, str]:
+    try:
+        padded = token + "=" * (-len(token) % 4)
+        data = orjson.loads(base64.urlsafe_b64decode(padded))
+        revision, start = int(data["rv"]), str(data["start"])
+        if data.get("v") != "meta.k8s.io/v1" or revision <= 0:
+            raise ValueError
+        return revision, start.removesuffix("\x00")
+    except (ValueError, KeyError, TypeError) as exc:
+        raise errors.bad_request(f"continue key is not valid: {exc or 'incorrect encoded start resourceVersion (version meta.k8s.io/v1)'}") from None
+
+
+class Registry:
+    """All resources' storage logic, parameterized by the resource table and per-kind strategies."""
+
+    def __init__(self, store: Store, cache: ObjectCache, resources: ResourceRegistry,
+                 strategies: dict[tuple[str, str], Strategy] | None = None, admission: Any = None) -> None:
+        self.store = store
+        self.cache = cache
+        self.resources = resources
+        self.strategies = strategies or {}
+        self.default_strategy = Strategy()
+        self.admission = admission
+        self.field_tracker: Callable[..., None] | None = None
+
+    def strategy(self, res: ResourceType) -> Strategy:
+        return self.strategies.get((res.group, res.kind)) or self.default_strategy
+
+    # -- reads -------------------------------------------------------------------------------------
+    def get(self, res: ResourceType, namespace: str | None, name: str) -> Entry:
+        entry = self.cache.get(res.key(namespace, name))
+        if entry is None:
+            raise errors.not_found(res.group_resource, name)
+        return entry
+
+    def find(self, res: ResourceType, namespace: str | None, name: str) -> Entry | None:
+        return self.cache.get(res.key(namespace, name))
+
+    async def list(self, res: ResourceType, namespace: str | None, *, labels: LabelSelector | None = None,
+                   fields: FieldSelector | None = None, limit: int = 0, continue_token: str = "",
+                   resource_version: str = "", match: str = "") -> ListResult:
+        """List with selectors and chunking; continuation pages read the store at the first page's revision."""
+        labels = labels or LabelSelector(())
+        fields = fields or FieldSelector(())
+        collection = res.key_prefix
+        prefix = f"{collection}{namespace}/" if namespace and res.namespaced else collection
+        if continue_token:
+            revision, start = decode_continue(continue_token)
+            return await self._list_from_store(prefix, revision, start, labels, fields, limit)
+        if match == "Exact" and resource_version:
+            revision = self._parse_rv(resource_version)
+            if revision != self.cache.revision:
+                return await self._list_from_store(prefix, revision, None, labels, fields, limit)
+        elif resource_version and resource_version != "0":
+            revision = self._parse_rv(resource_version)
+            if revision > self.cache.revision:
+                try:
+                    await self.cache.wait_for(revision)
+                except TimeoutError:
+                    raise StatusError(504, "Timeout", f"Timeout: Too large resource version: {revision}, "
+                                      f"current: {self.cache.revision}", {"causes": [{
+                                          "reason": "ResourceVersionTooLarge",
+                                          "message": "Too large resource version"}], "retryAfterSeconds": 1}) from None
+        entries = self.cache.list(collection, namespace if res.namespaced else None)
+        revision = self.cache.revision
+        filtering = not (labels.empty and fields.empty)
+        if filtering:
+            entries = [e for e in entries if labels.matches(e.obj.get("metadata", {}).get("labels"))
+                       and fields.matches(e.obj)]
+        if limit and len(entries) > limit:
+            page = entries[:limit]
+            remaining = None if filtering else len(entries) - limit
+            return ListResult(page, revision, encode_continue(revision, page[-1].key), remaining)
+        return ListResult(entries, revision)
+
+    def _parse_rv(self, value: str) -> int:
+        try:
+            revision = int(value)
+            if revision < 0:
+                raise ValueError
+            return revision
+        except ValueError:
+            raise errors.bad_request(f'invalid resource version: strconv.ParseUint: parsing "{value}": invalid syntax') from None
+
+    async def _list_from_store(self, prefix: str, revision: int, start: str | None, labels: LabelSelector,
+                               fields: FieldSelector, limit: int) -> ListResult:
+        items: list[Entry] = []
+        after = start
+        try:
+            while True:
+                page = await self.store.range(prefix, revision=revision, limit=max(limit, 500) if limit else 0,
+                                              start_after=after)
+                for kv in page.kvs:
+                    obj = orjson.loads(kv.value)
+                    if labels.matches(obj.get("metadata", {}).get("labels")) and fields.matches(obj):
+                        items.append(Entry(kv.key, obj, kv.value, kv.mod_revision))
+                        if limit and len(items) == limit:
+                            more = kv is not page.kvs[-1] or page.more
+                            token = encode_continue(revision, kv.key) if more else ""
+                            return ListResult(items, revision, token)
+                if not page.more or not page.kvs:
+                    return ListResult(items, revision)
+                after = page.kvs[-1].key
+        except CompactedError:
+            raise errors.gone("The provided continue parameter is too old to display a consistent list result. "
+                              "You can start a new list without the continue parameter.") if start is not None \
+                else errors.gone(f"too old resource version: {revision} ({self.store.compact_revision})") from None
+        except FutureRevisionError:
+            raise StatusError(504, "Timeout", f"Timeout: Too large resource version: {revision}, current: "
+                              f"{self.store.revision}") from None
+
+    # -- create ------------------------------------------------------------------------------------
+    async def create(self, res: ResourceType, namespace: str | None, obj: dict[str, Any],
+                     opts: WriteOptions) -> dict[str, Any] | Entry:
+        """Create an object; returns the stored Entry (or the would-be object on dry run)."""
+        ctx = WriteContext(self, res, namespace, opts.dry_run, opts.subresource, opts.user)
+        strategy = self.strategy(res)
+        meta = self._check_identity(res, namespace, obj)
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = meta["generateName"] + "".join(secrets.choice(GENERATE_CHARS) for _ in range(5))
+        strategy.default(ctx, obj)
+        if self.admission is not None:
+            await self.admission.admit("CREATE", ctx, obj, None, opts)
+        for key in ("uid", "resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "generation",
+                    "selfLink"):
+            meta.pop(key, None)
+        meta["uid"] = str(uuid.uuid4())
+        meta["creationTimestamp"] = now_rfc3339()
+        strategy.prepare_for_create(ctx, obj)
+        errs = strategy.validate(ctx, obj)
+        if errs:
+            raise errors.invalid_object(res.kind, res.group, meta.get("name", ""), errs)
+        if self.admission is not None:
+            await self.admission.validate("CREATE", ctx, obj, None, opts)
+        if self.field_tracker is not None:
+            self.field_tracker(res, None, obj, opts)
+        name = meta.get("name") or ""
+        key = res.key(namespace, name)
+        if self.cache.get(key) is not None:
+            raise errors.already_exists(res.group_resource, name)
+        try:
+            await strategy.before_write(ctx, obj, None)
+            if opts.dry_run:
+                return ordered(obj)
+            kv = await self.store.create(key, self._encoder(ordered(obj)))
+        except KeyExistsError:
+            raise errors.already_exists(res.group_resource, name) from None
+        except ValueTooLargeError:
+            raise errors.too_large("etcdserver: request is too large") from None
+        finally:
+            self._release(ctx)
+        return self._entry(kv.key)
+
+    @staticmethod
+    def _release(ctx: WriteContext) -> None:
+        """Drop in-flight reservations: once stored, the object itself records what it holds."""
+        for release in reversed(ctx.release):
+            release()
+        ctx.release.clear()
+
+    def _entry(self, key: str) -> Entry:
+        entry = self.cache.get(key)
+        assert entry is not None, "the cache is fed synchronously by the store"
+        return entry
+
+    @staticmethod
+    def _encoder(obj: dict[str, Any]) -> Callable[[int], bytes]:
+        def encode(revision: int) -> bytes:
+            obj["metadata"]["resourceVersion"] = str(revision)
+            return orjson.dumps(obj)
+
+        return encode
+
+    def _check_identity(self, res: ResourceType, namespace: str | None, obj: dict[str, Any]) -> dict[str, Any]:
+        """Fill and check apiVersion, kind and namespace against the request."""
+        if not isinstance(obj, dict):
+            raise errors.bad_request("the body of the request was not a JSON object")
+        meta = obj.get("metadata")
+        if meta is None:
+            meta = obj["metadata"] = {}
+        if not isinstance(meta, dict):
+            raise errors.bad_request(f'{res.kind} in version "{res.version}" cannot be handled as a {res.kind}: '
+                                     "json: cannot unmarshal into Go struct field .metadata of type v1.ObjectMeta")
+        api_version, kind = obj.get("apiVersion"), obj.get("kind")
+        if kind and kind != res.kind:
+            raise errors.bad_request(f"the kind in the data ({kind}) does not match the expected kind ({res.kind})")
+        if api_version and api_version != res.api_version and not self._same_group(api_version, res):
+            raise errors.bad_request(f"the API version in the data ({api_version}) does not match the expected "
+                                     f"API version ({res.api_version})")
+        obj["apiVersion"], obj["kind"] = res.api_version, res.kind
+        if res.namespaced:
+            given = meta.get("namespace")
+            if given and given != namespace:
+                raise errors.bad_request("the namespace of the provided object does not match the namespace "
+                                         "sent on the request")
+            meta["namespace"] = namespace
+        else:
+            meta.pop("namespace", None)
+        return meta
+
+    @staticmethod
+    def _same_group(api_version: str, res: ResourceType) -> bool:
+        group = api_version.rpartition("/")[0]
+        return group == res.group and res.crd is not None
+
+    # -- update ------------------------------------------------------------------------------------
+    async def update(self, res: ResourceType, namespace: str | None, name: str, obj: dict[str, Any],
+                     opts: WriteOptions, *, allow_create: bool = True) -> tuple[dict[str, Any] | Entry, bool]:
+        """PUT semantics: compare-and-swap on the given resourceVersion (or unconditional without one)."""
+        meta = self._check_identity(res, namespace, obj)
+        if meta.get("name") and meta["name"] != name:
+            raise errors.bad_request("the name of the object ({}) does not match the name on the URL ({})".format(meta["name"], name))
+        meta["name"] = name
+        current = self.cache.get(res.key(namespace, name))
+        if current is None:
+            if not allow_create or opts.subresource:
+                raise errors.not_found(res.group_resource, name)
+            if meta.get("resourceVersion"):
+                raise errors.not_found(res.group_resource, name)
+            return await self.create(res, namespace, obj, opts), True
+        rv = meta.get("resourceVersion")
+        if not rv and not self._allows_unconditional_update(res):
+            raise errors.invalid_object(res.kind, res.group, name, [errors.invalid(
+                "metadata.resourceVersion", rv or "", "must be specified for an update")])
+        expected = self._parse_rv(rv) if rv else current.revision
+        if expected != current.revision:
+            raise errors.conflict(res.group_resource, name, errors.STALE)
+        result = await self._write_update(res, namespace, current, obj, opts)
+        return result, False
+
+    @staticmethod
+    def _allows_unconditional_update(res: ResourceType) -> bool:
+        return True
+
+    async def guaranteed_update(self, res: ResourceType, namespace: str | None, name: str,
+                                mutate: Callable[[dict[str, Any]], Awaitable[dict[str, Any]] | dict[str, Any]],
+                                opts: WriteOptions, *, retries: int = 10) -> dict[str, Any] | Entry:
+        """Read-modify-write with retries on conflict (patches and internal updates)."""
+        for _ in range(retries):
+            current = self.get(res, namespace, name)
+            copy = orjson.loads(current.raw)
+            new = mutate(copy)
+            if hasattr(new, "__await__"):
+                new = await new  # type: ignore[misc]
+            self._check_identity(res, namespace, new)
+            new["metadata"]["name"] = name
+            rv = new["metadata"].get("resourceVersion")
+            if rv and rv != str(current.revision):
+                raise errors.conflict(res.group_resource, name, errors.STALE)
+            try:
+                return await self._write_update(res, namespace, current, new, opts)
+            except ConflictError:
+                if rv:
+                    raise errors.conflict(res.group_resource, name, errors.STALE) from None
+                continue
+        raise errors.conflict(res.group_resource, name, errors.STALE)
+
+    async def _write_update(self, res: ResourceType, namespace: str | None, current: Entry, new: dict[str, Any],
+                            opts: WriteOptions) -> dict[str, Any] | Entry:
+        ctx = WriteContext(self, res, namespace, opts.dry_run, opts.subresource, opts.user)
+        strategy = self.strategy(res)
+        old = current.obj
+        if not opts.subresource:
+            strategy.default(ctx, new)
+        if self.admission is not None:
+            await self.admission.admit("UPDATE", ctx, new, old, opts)
+        meta, old_meta = new["metadata"], old["metadata"]
+        for key in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"):
+            if key in old_meta:
+                meta[key] = old_meta[key]
+            else:
+                meta.pop(key, None)
+        strategy.prepare_for_update(ctx, new, old)
+        errs = strategy.validate_update(ctx, new, old)
+        if errs:
+            raise errors.invalid_object(res.kind, res.group, meta.get("name", ""), errs)
+        if self.admission is not None:
+            await self.admission.validate("UPDATE", ctx, new, old, opts)
+        if self.field_tracker is not None:
+            self.field_tracker(res, old, new, opts)
+        new = ordered(new)
+        if self._same_content(new, old):
+            return current  # a no-op update does not write (upstream skips it too)
+        key = current.key
+        if meta.get("deletionTimestamp") and not meta.get("finalizers") and self._finalized(res, new):
+            if opts.dry_run:
+                return new
+            await self.store.delete(key, expected_mod_revision=current.revision)
+            await strategy.after_delete(ctx, new)
+            return {**new, "metadata": {**new["metadata"]}}
+        try:
+            await strategy.before_write(ctx, new, old)
+            if opts.dry_run:
+                return new
+            await self.store.update(key, self._encoder(new), expected_mod_revision=current.revision)
+        except KeyNotFoundError:
+            raise errors.not_found(res.group_resource, meta.get("name", "")) from None
+        except ValueTooLargeError:
+            raise errors.too_large("etcdserver: request is too large") from None
+        finally:
+            self._release(ctx)
+        return self._entry(key)
+
+    @staticmethod
+    def _same_content(new: dict[str, Any], old: dict[str, Any]) -> bool:
+        if new.keys() != old.keys():
+            return False
+        new_meta = {k: v for k, v in new["metadata"].items() if k not in ("resourceVersion", "managedFields")}
+        old_meta = {k: v for k, v in old["metadata"].items() if k not in ("resourceVersion", "managedFields")}
+        if new_meta != old_meta:
+            return False
+        return all(new[k] == old[k] for k in new if k != "metadata")
+
+    @staticmethod
+    def _finalized(res: ResourceType, obj: dict[str, Any]) -> bool:
+        if res.kind == "Namespace" and not res.group:
+            return not (obj.get("spec") or {}).get("finalizers")
+        return True
+
+    # -- delete ------------------------------------------------------------------------------------
+    async def delete(self, res: ResourceType, namespace: str | None, name: str, options: dict[str, Any],
+                     opts: WriteOptions) -> tuple[dict[str, Any], bool]:
+        """Delete (or mark for deletion). Returns (object or Status body, whether it is gone now)."""
+        current = self.get(res, namespace, name)
+        obj = current.obj
+        meta = obj["metadata"]
+        pre = options.get("preconditions") or {}
+        if pre.get("uid") and pre["uid"] != meta.get("uid"):
+            raise errors.conflict(res.group_resource, name, f"Precondition failed: UID in precondition: "
+                                  f"{pre['uid']}, UID in object meta: {meta.get('uid')}")
+        if pre.get("resourceVersion") and pre["resourceVersion"] != meta.get("resourceVersion"):
+            raise errors.conflict(res.group_resource, name, "Precondition failed: ResourceVersion in precondition: "
+                                  f"{pre['resourceVersion']}, ResourceVersion in object meta: "
+                                  f"{meta.get('resourceVersion')}")
+        ctx = WriteContext(self, res, namespace, opts.dry_run, "", opts.user)
+        if self.admission is not None:
+            await self.admission.validate("DELETE", ctx, None, obj, opts)
+        policy = options.get("propagationPolicy")
+        if options.get("orphanDependents") is True:
+            policy = "Orphan"
+        finalizers = list(meta.get("finalizers") or ())
+        wanted = {"Orphan": "orphan", "Foreground": "foregroundDeletion"}.get(policy or "")
+        if wanted and wanted not in finalizers:
+            finalizers.append(wanted)  # the garbage collector handles dependents, then removes it
+        graceful = self._needs_finalization(res, obj, finalizers)
+        if graceful:
+            if meta.get("deletionTimestamp") and finalizers == list(meta.get("finalizers") or ()):
+                return obj, False
+
+            def mark(copy: dict[str, Any]) -> dict[str, Any]:
+                cmeta = copy["metadata"]
+                cmeta.setdefault("deletionTimestamp", now_rfc3339())
+                cmeta.setdefault("deletionGracePeriodSeconds", 0)
+                if finalizers:
+                    cmeta["finalizers"] = finalizers
+                self._mark_deleting(res, copy)
+                return copy
+
+            result = await self._update_internal(res, namespace, current, mark, opts)
+            return (result.obj if isinstance(result, Entry) else result), False
+        if opts.dry_run:
+            return obj, True
+        try:
+            kv = await self.store.delete(current.key, expected_mod_revision=current.revision)
+        except (ConflictError, KeyNotFoundError):
+            raise errors.conflict(res.group_resource, name, errors.STALE) from None
+        await self.strategy(res).after_delete(ctx, obj)
+        return self._deleted_status(res, obj, kv.mod_revision), True
+
+    @staticmethod
+    def _needs_finalization(res: ResourceType, obj: dict[str, Any], finalizers: list[str]) -> bool:
+        if finalizers:
+            return True
+        return bool(res.kind == "Namespace" and not res.group)
+
+    @staticmethod
+    def _mark_deleting(res: ResourceType, obj: dict[str, Any]) -> None:
+        if res.kind == "Namespace" and not res.group:
+            obj.setdefault("status", {})["phase"] = "Terminating"
+
+    async def _update_internal(self, res: ResourceType, namespace: str | None, current: Entry,
+                               mutate: Callable[[dict[str, Any]], dict[str, Any]], opts: WriteOptions
+                               ) -> dict[str, Any] | Entry:
+        """A system write (deletion marks): no admission, no validation beyond the store's CAS."""
+        for _ in range(10):
+            new = ordered(mutate(orjson.loads(current.raw)))
+            if opts.dry_run:
+                return new
+            try:
+                await self.store.update(current.key, self._encoder(new), expected_mod_revision=current.revision)
+                return self._entry(current.key)
+            except ConflictError:
+                current = self.get(res, namespace, new["metadata"]["name"])
+        raise errors.conflict(res.group_resource, current.obj["metadata"].get("name", ""), errors.STALE)
+
+    @staticmethod
+    def _deleted_status(res: ResourceType, obj: dict[str, Any], revision: int) -> dict[str, Any]:
+        meta = obj.get("metadata", {})
+        details: dict[str, Any] = {"name": meta.get("name", "")}
+        if res.group:
+            details["group"] = res.group
+        details["kind"] = res.plural
+        details["uid"] = meta.get("uid", "")
+        return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
+
+    async def delete_collection(self, res: ResourceType, namespace: str | None, labels: LabelSelector,
+                                fields: FieldSelector, options: dict[str, Any], opts: WriteOptions
+                                ) -> list[dict[str, Any]]:
+        listed = await self.list(res, namespace, labels=labels, fields=fields)
+        deleted = []
+        for entry in listed.items:
+            meta = entry.obj["metadata"]
+            try:
+                obj, _ = await self.delete(res, meta.get("namespace"), meta["name"], options, opts)
+            except StatusError as exc:
+                if exc.code == 404:
+                    continue
+                raise
+            deleted.append(entry.obj)
+        return deleted

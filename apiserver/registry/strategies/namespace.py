@@ -1,0 +1,40 @@
+"""Namespaces: the `kubernetes` finalizer, the metadata.name label, phase Active/Terminating."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...resources import ResourceType
+from ..strategy import Strategy, WriteContext
+
+NAME_LABEL = "kubernetes.io/metadata.name"
+
+
+class NamespaceStrategy(Strategy):
+    def initial_status(self, resource: ResourceType, obj: dict[str, Any]) -> dict[str, Any] | None:
+        return {"phase": "Active"}
+
+    def default(self, ctx: WriteContext, obj: dict[str, Any]) -> None:
+        super().default(ctx, obj)
+        meta = obj["metadata"]
+        if meta.get("name"):
+            meta.setdefault("labels", {})[NAME_LABEL] = meta["name"]
+        spec = obj.setdefault("spec", {})
+        if ctx.subresource != "finalize" and "finalizers" not in spec:
+            spec["finalizers"] = ["kubernetes"]
+
+    def prepare_for_create(self, ctx: WriteContext, obj: dict[str, Any]) -> None:
+        super().prepare_for_create(ctx, obj)
+        obj["spec"] = {**obj.get("spec", {}), "finalizers": ["kubernetes"]}
+
+    def prepare_for_update(self, ctx: WriteContext, new: dict[str, Any], old: dict[str, Any]) -> None:
+        if ctx.subresource == "finalize":
+            finalizers = (new.get("spec") or {}).get("finalizers") or []
+            new.clear()
+            new.update({**old, "spec": {**old.get("spec", {}), "finalizers": finalizers}})
+            if not finalizers:
+                new["spec"].pop("finalizers", None)
+            return
+        if ctx.subresource != "status":
+            new["spec"] = old.get("spec", {})  # spec.finalizers changes only through /finalize
+        super().prepare_for_update(ctx, new, old)

@@ -1,0 +1,151 @@
+"""Services: cluster IP and node port allocation, done by the API server as upstream does.
+
+What is allocated is derived from the stored Services (the cache), plus reservations of writes in flight,
+so a restart never double-allocates and no separate allocation state can drift from the objects.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import random
+from typing import Any
+
+from ... import errors
+from ...errors import FieldError, invalid
+from ...resources import ResourceType
+from ..strategy import Strategy, WriteContext
+
+NODE_PORT_TYPES = ("NodePort", "LoadBalancer")
+
+
+class ServiceStrategy(Strategy):
+    def __init__(self, service_cidr: str, node_ports: tuple[int, int]) -> None:
+        self.network = ipaddress.ip_network(service_cidr)
+        self.node_ports = node_ports
+        self._ips_in_flight: set[str] = set()
+        self._ports_in_flight: set[int] = set()
+
+    def initial_status(self, resource: ResourceType, obj: dict[str, Any]) -> dict[str, Any] | None:
+        return {"loadBalancer": {}}
+
+    # -- what is taken ---------------------------------------------------------------------------
+    def _services(self, ctx: WriteContext, exclude_uid: str | None) -> list[dict[str, Any]]:
+        return [e.obj for e in ctx.registry.cache.list(ctx.resource.key_prefix)
+                if e.obj["metadata"].get("uid") != exclude_uid]
+
+    def _used_ips(self, ctx: WriteContext, exclude_uid: str | None) -> set[str]:
+        used = set(self._ips_in_flight)
+        for svc in self._services(ctx, exclude_uid):
+            used.update((svc.get("spec") or {}).get("clusterIPs") or ())
+        return used
+
+    def _used_ports(self, ctx: WriteContext, exclude_uid: str | None) -> set[int]:
+        used = set(self._ports_in_flight)
+        for svc in self._services(ctx, exclude_uid):
+            for port in (svc.get("spec") or {}).get("ports") or ():
+                if port.get("nodePort"):
+                    used.add(port["nodePort"])
+        return used
+
+    # -- allocation ------------------------------------------------------------------------------
+    def _reserve_ip(self, ctx: WriteContext, ip: str) -> None:
+        self._ips_in_flight.add(ip)
+        ctx.release.append(lambda: self._ips_in_flight.discard(ip))
+
+    def _reserve_port(self, ctx: WriteContext, port: int) -> None:
+        self._ports_in_flight.add(port)
+        ctx.release.append(lambda: self._ports_in_flight.discard(port))
+
+    def _allocate_ip(self, ctx: WriteContext, spec: dict[str, Any], uid: str | None) -> list[FieldError]:
+        requested = spec.get("clusterIP") or ((spec.get("clusterIPs") or [None])[0])
+        if spec.get("type") == "ExternalName" or requested == "None":
+            if requested == "None":
+                spec["clusterIP"], spec["clusterIPs"] = "None", ["None"]
+            return []
+        used = self._used_ips(ctx, uid)
+        if requested:
+            try:
+                address = ipaddress.ip_address(requested)
+            except ValueError:
+                return [invalid("spec.clusterIPs[0]", requested, "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)")]
+            if address not in self.network or address in (self.network.network_address,
+                                                          self.network.broadcast_address):
+                return [invalid("spec.clusterIPs", [requested],
+                                f"failed to allocate IP {requested}: the provided IP ({requested}) is not in the "
+                                f"valid range. The range of valid IPs is {self.network}")]
+            if requested in used:
+                return [invalid("spec.clusterIPs", [requested],
+                                f"failed to allocate IP {requested}: provided IP is already allocated")]
+            chosen = requested
+        else:
+            hosts = [str(h) for h in self.network.hosts()]
+            free = [h for h in hosts if h not in used]
+            if not free:
+                raise errors.StatusError(500, "InternalError", "Internal error occurred: failed to allocate a "
+                                         "serviceIP: range is full")
+            # upstream prefers the upper part of the range for dynamic allocation
+            upper = [h for h in free if int(ipaddress.ip_address(h)) >= int(self.network.network_address) + 16]
+            chosen = random.choice(upper or free)
+        self._reserve_ip(ctx, chosen)
+        spec["clusterIP"], spec["clusterIPs"] = chosen, [chosen]
+        return []
+
+    def _allocate_ports(self, ctx: WriteContext, spec: dict[str, Any], uid: str | None) -> list[FieldError]:
+        if spec.get("type") not in NODE_PORT_TYPES:
+            for port in spec.get("ports") or ():
+                port.pop("nodePort", None)
+            return []
+        low, high = self.node_ports
+        used = self._used_ports(ctx, uid)
+        errs: list[FieldError] = []
+        for i, port in enumerate(spec.get("ports") or ()):
+            wanted = port.get("nodePort")
+            if wanted:
+                if not low <= wanted <= high:
+                    errs.append(invalid(f"spec.ports[{i}].nodePort", wanted,
+                                        f"provided port is not in the valid range. The range of valid ports is "
+                                        f"{low}-{high}"))
+                    continue
+                if wanted in used:
+                    errs.append(invalid(f"spec.ports[{i}].nodePort", wanted, "provided port is already allocated"))
+                    continue
+                chosen = wanted
+            else:
+                free = [p for p in range(low, high + 1) if p not in used]
+                if not free:
+                    raise errors.StatusError(500, "InternalError", "Internal error occurred: failed to allocate "
+                                             "a nodePort: range is full")
+                chosen = random.choice(free)
+            used.add(chosen)
+            self._reserve_port(ctx, chosen)
+            port["nodePort"] = chosen
+        return errs
+
+    async def before_write(self, ctx: WriteContext, new: dict[str, Any], old: dict[str, Any] | None) -> None:
+        spec = new.setdefault("spec", {})
+        uid = new["metadata"].get("uid")
+        errs: list[FieldError] = []
+        if old is None:
+            errs += self._allocate_ip(ctx, spec, uid)
+        else:
+            old_spec = old.get("spec") or {}
+            if old_spec.get("clusterIP") and not spec.get("clusterIP") and spec.get("type") != "ExternalName":
+                spec["clusterIP"], spec["clusterIPs"] = old_spec["clusterIP"], old_spec.get("clusterIPs")
+            elif not old_spec.get("clusterIP") and spec.get("type") != "ExternalName":
+                errs += self._allocate_ip(ctx, spec, uid)
+            # keep node ports the client did not mention (upstream carries them over on update)
+            old_ports = {(p.get("port"), p.get("protocol")): p.get("nodePort") for p in old_spec.get("ports") or ()}
+            for port in spec.get("ports") or ():
+                if not port.get("nodePort") and old_ports.get((port.get("port"), port.get("protocol"))):
+                    port["nodePort"] = old_ports[(port.get("port"), port.get("protocol"))]
+        errs += self._allocate_ports(ctx, spec, uid)
+        if errs:
+            raise errors.invalid_object("Service", "", new["metadata"].get("name", ""), errs)
+
+    def validate_update(self, ctx: WriteContext, new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
+        errs = super().validate_update(ctx, new, old)
+        old_ip = (old.get("spec") or {}).get("clusterIP")
+        new_ip = (new.get("spec") or {}).get("clusterIP")
+        if old_ip and new_ip and old_ip != new_ip and (new.get("spec") or {}).get("type") != "ExternalName":
+            errs.append(invalid("spec.clusterIPs[0]", new_ip, "may not change once set"))
+        return errs

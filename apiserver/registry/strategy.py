@@ -1,0 +1,115 @@
+"""Per-resource strategies: defaulting, preparation, validation and status rules (registry/rest in upstream).
+
+`Strategy` is the generic behaviour every kind gets; kinds with extra rules subclass it in
+`apiserver/registry/strategies/`. A strategy sees plain dicts and raises or returns `FieldError`s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import FieldError
+
+if TYPE_CHECKING:
+    from ..resources import ResourceType
+    from .generic import Registry
+
+# Kinds whose metadata.generation tracks spec changes (the upstream strategies that set it).
+GENERATION_KINDS = {
+    "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob", "ReplicationController",
+    "PodDisruptionBudget", "Ingress", "NetworkPolicy", "CustomResourceDefinition", "EndpointSlice",
+    "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding", "HorizontalPodAutoscaler", "FlowSchema", "PriorityLevelConfiguration",
+    "IngressClass", "PriorityClass",
+}
+
+
+@dataclass(slots=True)
+class WriteContext:
+    """What a strategy may need to know about the write in progress."""
+
+    registry: Registry
+    resource: ResourceType
+    namespace: str | None
+    dry_run: bool = False
+    subresource: str = ""
+    user: Any = None
+    release: list[Any] = field(default_factory=list)  # in-flight reservations, dropped after the write
+
+
+def spec_changed(new: dict[str, Any], old: dict[str, Any]) -> bool:
+    """Whatever is not metadata or status counts as spec (upstream compares spec; CRs compare all but those)."""
+    keys = (set(new) | set(old)) - {"metadata", "status", "apiVersion", "kind"}
+    return any(new.get(k) != old.get(k) for k in keys)
+
+
+class Strategy:
+    """Generic rules for one resource."""
+
+    def tracks_generation(self, resource: ResourceType) -> bool:
+        return resource.kind in GENERATION_KINDS or resource.crd is not None
+
+    def initial_status(self, resource: ResourceType, obj: dict[str, Any]) -> dict[str, Any] | None:
+        """Status a new object starts with when the kind has a status subresource (None keeps it absent)."""
+        return {}
+
+    def default(self, ctx: WriteContext, obj: dict[str, Any]) -> None:
+        """Apply schema defaults (built-in kinds: upstream definitions; custom resources: their schema)."""
+        from .defaulting import default_object
+
+        default_object(ctx.resource, obj)
+
+    def prepare_for_create(self, ctx: WriteContext, obj: dict[str, Any]) -> None:
+        res = ctx.resource
+        if res.has_status:
+            status = self.initial_status(res, obj)
+            if status is None:
+                obj.pop("status", None)
+            else:
+                obj["status"] = status
+        if self.tracks_generation(res):
+            obj["metadata"]["generation"] = 1
+
+    def prepare_for_update(self, ctx: WriteContext, new: dict[str, Any], old: dict[str, Any]) -> None:
+        res = ctx.resource
+        if ctx.subresource == "status":
+            # the status endpoint changes status only
+            status = new.get("status")
+            new.clear()
+            new.update({k: v for k, v in old.items() if k != "status"})
+            new["metadata"] = {**old["metadata"], **_status_writable_meta(new, old)}
+            if status is not None:
+                new["status"] = status
+            return
+        if res.has_status:
+            if "status" in old:
+                new["status"] = old["status"]
+            else:
+                new.pop("status", None)
+        meta = new["metadata"]
+        old_gen = old["metadata"].get("generation")
+        if self.tracks_generation(res):
+            meta["generation"] = (old_gen or 0) + 1 if spec_changed(new, old) else (old_gen or 1)
+        elif old_gen is not None:
+            meta["generation"] = old_gen
+
+    def validate(self, ctx: WriteContext, obj: dict[str, Any]) -> list[FieldError]:
+        from .validating import validate_object
+
+        return validate_object(ctx.resource, obj, None)
+
+    def validate_update(self, ctx: WriteContext, new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
+        from .validating import validate_object
+
+        return validate_object(ctx.resource, new, old)
+
+    async def before_write(self, ctx: WriteContext, new: dict[str, Any], old: dict[str, Any] | None) -> None:
+        """Last step before storing (allocations); register in-flight reservations on `ctx.release`."""
+
+    async def after_delete(self, ctx: WriteContext, obj: dict[str, Any]) -> None:
+        """After the object left the store (release allocations)."""
+
+
+def _status_writable_meta(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
+    return {}

@@ -1,0 +1,212 @@
+"""Label selectors (equality- and set-based) and field selectors, parsed once and matched per object."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import bad_request
+
+_KEY = r"(?:[a-z0-9A-Z](?:[-a-z0-9A-Z_.]*[a-z0-9A-Z])?/)?[a-z0-9A-Z](?:[-a-z0-9A-Z_.]*[a-z0-9A-Z])?"
+_VALUE = r"(?:[a-z0-9A-Z](?:[-a-z0-9A-Z_.]*[a-z0-9A-Z])?)?"
+_SET_RE = re.compile(rf"^\s*(!?)\s*({_KEY})\s*(?:(notin|in)\s*\(([^)]*)\)|(==|!=|=)\s*({_VALUE})\s*|(?:\s*))$")
+_NUM_RE = re.compile(rf"^\s*({_KEY})\s*(>|<)\s*(-?\d+)\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    key: str
+    op: str  # "=", "!=", "in", "notin", "exists", "!", "gt", "lt"
+    values: tuple[str, ...] = ()
+
+    def matches(self, labels: dict[str, str]) -> bool:
+        op = self.op
+        if op == "exists":
+            return self.key in labels
+        if op == "!":
+            return self.key not in labels
+        value = labels.get(self.key)
+        if op in ("=", "in"):
+            return value is not None and value in self.values
+        if op in ("!=", "notin"):
+            return value is None or value not in self.values
+        if value is None:
+            return False
+        try:
+            number = int(value)
+        except ValueError:
+            return False
+        return number > int(self.values[0]) if op == "gt" else number < int(self.values[0])
+
+
+def _split_top(text: str) -> list[str]:
+    """Split on commas outside parentheses."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
+
+
+class LabelSelector:
+    """A parsed label selector; an empty one matches everything."""
+
+    def __init__(self, requirements: tuple[Requirement, ...]) -> None:
+        self.requirements = requirements
+
+    @classmethod
+    def parse(cls, text: str | None) -> LabelSelector:
+        if not text or not text.strip():
+            return cls(())
+        reqs = []
+        for part in _split_top(text):
+            if not part.strip():
+                raise bad_request("unable to parse requirement: found '', expected: identifier")
+            match = _SET_RE.match(part)
+            if match:
+                neg, key, set_op, set_values, eq_op, eq_value = match.groups()
+                if neg and (set_op or eq_op):
+                    raise bad_request(f"unable to parse requirement: {part.strip()!r}")
+                if neg:
+                    reqs.append(Requirement(key, "!"))
+                elif set_op:
+                    values = tuple(v.strip() for v in set_values.split(",") if v.strip())
+                    reqs.append(Requirement(key, set_op, values))
+                elif eq_op:
+                    reqs.append(Requirement(key, "!=" if eq_op == "!=" else "=", (eq_value,)))
+                else:
+                    reqs.append(Requirement(key, "exists"))
+                continue
+            match = _NUM_RE.match(part)
+            if match:
+                key, op, number = match.groups()
+                reqs.append(Requirement(key, "gt" if op == ">" else "lt", (number,)))
+                continue
+            raise bad_request(f"unable to parse requirement: invalid label selector: {part.strip()!r}")
+        return cls(tuple(reqs))
+
+    @classmethod
+    def from_label_selector(cls, selector: dict[str, Any] | None) -> LabelSelector:
+        """From a metav1.LabelSelector object (matchLabels + matchExpressions)."""
+        if selector is None:
+            return cls((Requirement("", "none"),))
+        reqs = [Requirement(k, "=", (v,)) for k, v in (selector.get("matchLabels") or {}).items()]
+        for expr in selector.get("matchExpressions") or ():
+            op = {"In": "in", "NotIn": "notin", "Exists": "exists", "DoesNotExist": "!"}.get(expr.get("operator"), "")
+            reqs.append(Requirement(expr.get("key", ""), op, tuple(expr.get("values") or ())))
+        return cls(tuple(reqs))
+
+    @property
+    def empty(self) -> bool:
+        return not self.requirements
+
+    def matches(self, labels: dict[str, str] | None) -> bool:
+        if not self.requirements:
+            return True
+        labels = labels or {}
+        return all(r.op != "none" and r.matches(labels) for r in self.requirements)
+
+
+FieldGetter = Callable[[dict[str, Any]], str]
+
+
+def _path_getter(path: str) -> FieldGetter:
+    parts = path.split(".")
+
+    def get(obj: dict[str, Any]) -> str:
+        value: Any = obj
+        for part in parts:
+            if not isinstance(value, dict):
+                return ""
+            value = value.get(part)
+            if value is None:
+                return ""
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return str(value)
+
+    return get
+
+
+# Field selectors each built-in kind supports besides metadata.name and metadata.namespace (upstream's
+# per-kind GetAttrs / AddFieldLabelConversionFunc).
+FIELD_LABELS: dict[str, tuple[str, ...]] = {
+    "Pod": ("spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
+            "spec.hostNetwork", "status.phase", "status.podIP", "status.podIPs", "status.nominatedNodeName"),
+    "Event": ("involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid",
+              "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath",
+              "reason", "reportingComponent", "source", "type"),
+    "Secret": ("type",),
+    "Namespace": ("status.phase",),
+    "Node": ("spec.unschedulable",),
+    "ReplicaSet": ("status.replicas",),
+    "ReplicationController": ("status.replicas",),
+    "Job": ("status.successful",),
+    "CertificateSigningRequest": ("spec.signerName",),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class FieldRequirement:
+    field: str
+    op: str  # "=" or "!="
+    value: str
+    getter: FieldGetter
+
+
+class FieldSelector:
+    """A parsed field selector (`a=b,c!=d`), validated against the kind's supported field labels."""
+
+    def __init__(self, requirements: tuple[FieldRequirement, ...]) -> None:
+        self.requirements = requirements
+
+    @classmethod
+    def parse(cls, text: str | None, kind: str, extra_fields: tuple[str, ...] = ()) -> FieldSelector:
+        if not text or not text.strip():
+            return cls(())
+        supported = {"metadata.name", "metadata.namespace", *FIELD_LABELS.get(kind, ()), *extra_fields}
+        reqs = []
+        for part in text.split(","):
+            part = part.strip()
+            if not part:
+                continue
+            for op in ("!=", "==", "="):
+                if op in part:
+                    field, value = part.split(op, 1)
+                    break
+            else:
+                raise bad_request(f"invalid selector: '{text}'; can't understand '{part}'")
+            field = field.strip()
+            if field not in supported:
+                raise bad_request(f'field label not supported: {field}')
+            getter = _path_getter(field)
+            if kind == "Event" and field == "source":
+                getter = _path_getter("source.component")
+            reqs.append(FieldRequirement(field, "!=" if op == "!=" else "=", value.strip(), getter))
+        return cls(tuple(reqs))
+
+    @property
+    def empty(self) -> bool:
+        return not self.requirements
+
+    def matches(self, obj: dict[str, Any]) -> bool:
+        for req in self.requirements:
+            actual = req.getter(obj)
+            if (actual == req.value) != (req.op == "="):
+                return False
+        return True
+
+    def single_name(self) -> str | None:
+        """The name if the selector is exactly `metadata.name=X` (lets a list or watch address one key)."""
+        if len(self.requirements) == 1 and self.requirements[0].field == "metadata.name" \
+                and self.requirements[0].op == "=":
+            return self.requirements[0].value
+        return None

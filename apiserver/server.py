@@ -1,0 +1,162 @@
+"""The API server: store + cache + registry + HTTP app, started and stopped as one unit."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import ssl
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from store import Store
+
+from .app import build_app
+from .discovery import Discovery
+from .handlers.resource import ResourceHandler
+from .registry.cache import ObjectCache
+from .registry.generic import Registry, WriteOptions
+from .requestinfo import RequestInfo
+from .resources import ResourceRegistry, builtin_resources
+
+log = logging.getLogger("mini-kube.apiserver")
+
+SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+@dataclass
+class ServerConfig:
+    """How to run one API server."""
+
+    address: str = "127.0.0.1"
+    port: int = 6443
+    data_dir: str = ":memory:"
+    insecure_http: bool = False
+    token_auth_file: str | None = None
+    audit_log: str | None = None
+    service_cidr: str = "10.0.0.0/24"
+    node_port_range: tuple[int, int] = (30000, 32767)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def store_path(self) -> str:
+        if self.data_dir == ":memory:":
+            return ":memory:"
+        return str(Path(self.data_dir).expanduser() / "state.db")
+
+
+@dataclass(slots=True)
+class AdminUser:
+    """The identity used when authentication is not configured (in-process, insecure mode)."""
+
+    name: str = "system:admin"
+    uid: str = ""
+    groups: tuple[str, ...] = ("system:masters", "system:authenticated")
+    extra: dict[str, list[str]] = field(default_factory=dict)
+
+
+class ApiServer:
+    """One mini-kube API server instance."""
+
+    def __init__(self, config: ServerConfig | None = None) -> None:
+        self.config = config or ServerConfig()
+        self.ready = False
+        self.resources = ResourceRegistry(builtin_resources())
+        self.cache = ObjectCache()
+        self.store: Store = None  # type: ignore[assignment]
+        self.registry: Registry = None  # type: ignore[assignment]
+        self.discovery = Discovery(self.resources)
+        self.openapi_cache: dict[str, bytes] = {}
+        self.resources.on_change(self.openapi_cache.clear)
+        self.subresource_handlers: dict[tuple[str, str, str], Callable[..., Awaitable[web.StreamResponse]]] = {}
+        self.virtual_kinds: dict[tuple[str, str], Callable[..., Awaitable[dict[str, Any]]]] = {}
+        self.resource_handler: ResourceHandler = None  # type: ignore[assignment]
+        self.authenticator: Any = None
+        self.authorizer: Any = None
+        self.ssl_context: ssl.SSLContext | None = None
+        self.url = ""
+        self._runner: web.AppRunner | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+        self.background: list[asyncio.Task[Any]] = []
+        self.on_stop: list[Callable[[], Awaitable[None]]] = []
+        self.bootstrap_hooks: list[Callable[[ApiServer], Awaitable[None]]] = []
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Open the store, fill the cache, bootstrap system objects and start serving."""
+        if self.config.data_dir != ":memory:":
+            Path(self.config.data_dir).expanduser().mkdir(parents=True, exist_ok=True)
+        self.store = await Store.open(self.config.store_path)
+        snapshot = await self.store.range("/")
+        self.cache.load(snapshot.kvs, snapshot.revision)
+        self._unsubscribe = self.store.subscribe(self.cache.apply)
+        self.registry = Registry(self.store, self.cache, self.resources)
+        from .registry.setup import configure
+
+        configure(self)
+        self.resource_handler = ResourceHandler(self)
+        await self.bootstrap()
+        app = build_app(self)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.config.address, self.config.port, ssl_context=self.ssl_context,
+                           reuse_address=True, backlog=1024)
+        await site.start()
+        port = self._runner.addresses[0][1]
+        self.config.port = port
+        scheme = "http" if self.ssl_context is None else "https"
+        host = self.config.address if ":" not in self.config.address else f"[{self.config.address}]"
+        self.url = f"{scheme}://{host}:{port}"
+        self.discovery.server_address = f"{self.config.address}:{port}"
+        self.ready = True
+
+    async def stop(self) -> None:
+        self.ready = False
+        for task in self.background:
+            task.cancel()
+        for task in self.background:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        for hook in self.on_stop:
+            await hook()
+        if self._runner is not None:
+            await self._runner.cleanup()
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        if self.store is not None:
+            await self.store.close()
+
+    async def bootstrap(self) -> None:
+        """Create the system namespaces (and whatever configured components add) if missing."""
+        ns = self.resources.lookup("", "v1", "namespaces")
+        assert ns is not None
+        opts = WriteOptions(field_manager="kube-apiserver")
+        for name in SYSTEM_NAMESPACES:
+            if self.registry.find(ns, None, name) is None:
+                await self.registry.create(ns, None, {"apiVersion": "v1", "kind": "Namespace",
+                                                      "metadata": {"name": name}}, opts)
+        for hook in self.bootstrap_hooks:
+            await hook(self)
+
+    # -- security seams (filled in by apiserver.auth when configured) ----------------------------
+    async def authenticate(self, request: web.Request) -> Any:
+        if self.authenticator is None:
+            return AdminUser()
+        return await self.authenticator(request)
+
+    async def authorize(self, request: web.Request, user: Any, info: RequestInfo) -> None:
+        if self.authorizer is not None:
+            await self.authorizer(request, user, info)
+
+    def root_paths(self) -> list[str]:
+        paths = {"/api", "/api/v1", "/apis", "/healthz", "/livez", "/readyz", "/version", "/openapi/v2",
+                 "/openapi/v3"}
+        for row in self.resources.all():
+            if row.group:
+                paths.add(f"/apis/{row.group}")
+                paths.add(f"/apis/{row.group}/{row.version}")
+        return sorted(paths)
