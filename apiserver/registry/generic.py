@@ -63,6 +63,7 @@ META_ORDER = ("name", "generateName", "namespace", "selfLink", "uid", "resourceV
 def ordered(obj: dict[str, Any]) -> dict[str, Any]:
     """kind, apiVersion, metadata (in upstream field order), then the rest."""
     meta = obj.get("metadata") or {}
+    meta.setdefault("resourceVersion", "")  # its place in the order; the store fills the value in
     ordered_meta = {k: meta[k] for k in META_ORDER if k in meta}
     if len(ordered_meta) != len(meta):
         ordered_meta.update((k, v) for k, v in meta.items() if k not in ordered_meta)

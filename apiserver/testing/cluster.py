@@ -1,0 +1,99 @@
+"""`MiniKube`: start and stop a throw-away API server in a background thread."""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import threading
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+from controllers.client import ApiClient, Connection, ResourceRef
+
+from ..kubeconfig import write_kubeconfig
+from ..server import ApiServer, ServerConfig
+
+T = TypeVar("T")
+
+
+class SyncClient:
+    """Blocking façade over ApiClient: each call runs on the cluster's own event loop."""
+
+    def __init__(self, client: ApiClient, loop: asyncio.AbstractEventLoop) -> None:
+        self.async_client = client
+        self._loop = loop
+
+    def _run(self, coro: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(30)
+
+    def request(self, method: str, path: str, **kwargs: Any) -> Any:
+        return self._run(self.async_client.request(method, path, **kwargs))
+
+    def get(self, ref: ResourceRef, name: str, namespace: str | None = None, subresource: str = "") -> Any:
+        return self._run(self.async_client.get(ref, name, namespace, subresource))
+
+    def list(self, ref: ResourceRef, namespace: str | None = None, **params: str) -> Any:
+        return self._run(self.async_client.list(ref, namespace, **params))
+
+    def create(self, ref: ResourceRef, obj: dict[str, Any], namespace: str | None = None, **params: str) -> Any:
+        return self._run(self.async_client.create(ref, obj, namespace, **params))
+
+    def replace(self, ref: ResourceRef, obj: dict[str, Any], namespace: str | None = None,
+                subresource: str = "") -> Any:
+        return self._run(self.async_client.replace(ref, obj, namespace, subresource))
+
+    def patch(self, ref: ResourceRef, name: str, patch: Any, namespace: str | None = None, **kwargs: Any) -> Any:
+        return self._run(self.async_client.patch(ref, name, patch, namespace, **kwargs))
+
+    def delete(self, ref: ResourceRef, name: str, namespace: str | None = None,
+               body: dict[str, Any] | None = None) -> Any:
+        return self._run(self.async_client.delete(ref, name, namespace, body))
+
+
+class MiniKube:
+    """A hermetic API server; a context manager. `.url`, `.kubeconfig`, `.client`, `.server`."""
+
+    def __init__(self, *, data_dir: str = ":memory:", insecure_http: bool = True, **config: Any) -> None:
+        self.config = ServerConfig(address="127.0.0.1", port=0, data_dir=data_dir, insecure_http=insecure_http,
+                                   **config)
+        self.server = ApiServer(self.config)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="mini-kube", daemon=True)
+        self._tmp = tempfile.TemporaryDirectory(prefix="mini-kube-")
+        self.kubeconfig = str(Path(self._tmp.name) / "kubeconfig")
+        self.client: SyncClient = None  # type: ignore[assignment]
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        return self._loop
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float = 30) -> T:
+        """Run a coroutine on the cluster's loop and wait for it."""
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
+
+    def start(self) -> MiniKube:
+        self._thread.start()
+        self.run(self.server.start())
+        write_kubeconfig(self.server, self.kubeconfig)
+        self.client = SyncClient(ApiClient(Connection.from_kubeconfig(self.kubeconfig)), self._loop)
+        return self
+
+    def stop(self) -> None:
+        if self.client is not None:
+            self.run(self.client.async_client.close())
+        self.run(self.server.stop())
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(5)
+        self._loop.close()
+        self._tmp.cleanup()
+
+    def __enter__(self) -> MiniKube:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
