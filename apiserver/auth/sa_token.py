@@ -1,0 +1,174 @@
+"""Service-account tokens: signed JWTs with issuer, audiences, expiry and the `kubernetes.io` claims.
+
+Issued by the `serviceaccounts/token` subresource (TokenRequest) and checked by the token authenticator.
+A token only works while the service account (and the object it is bound to) still exists with the same uid.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import hashlib
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jwt
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from apiserver.auth.user import UserInfo, service_account_groups, service_account_username
+
+DEFAULT_ISSUER = "https://kubernetes.default.svc.cluster.local"
+LEEWAY_SECONDS = 60
+EXTRA_CREDENTIAL_ID = "authentication.kubernetes.io/credential-id"
+EXTRA_POD_NAME = "authentication.kubernetes.io/pod-name"
+EXTRA_POD_UID = "authentication.kubernetes.io/pod-uid"
+EXTRA_NODE_NAME = "authentication.kubernetes.io/node-name"
+EXTRA_NODE_UID = "authentication.kubernetes.io/node-uid"
+
+# (kind, namespace, name) -> uid of the live object, or None when it does not exist.
+# Kinds asked for: "ServiceAccount", "Pod", "Secret", "Node" (namespace "" for nodes).
+ObjectLookup = Callable[[str, str, str], str | None]
+
+
+class TokenError(Exception):
+    """A token that looked like ours but is invalid (bad signature, expired, wrong audience, revoked...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BoundObject:
+    """What a token is bound to: a Pod, Secret or Node (by name and uid)."""
+
+    kind: str
+    name: str
+    uid: str
+
+
+@dataclass(frozen=True, slots=True)
+class IssuedToken:
+    token: str
+    expires_at: dt.datetime
+
+
+def key_id(public_key: rsa.RSAPublicKey) -> str:
+    """The `kid` upstream uses: unpadded base64url of SHA-256 over the DER public key."""
+    der = public_key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return base64.urlsafe_b64encode(hashlib.sha256(der).digest()).rstrip(b"=").decode()
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+class ServiceAccountTokens:
+    """Issues and verifies service-account JWTs with one signing key (RS256)."""
+
+    def __init__(self, signing_key: rsa.RSAPrivateKey, issuer: str = DEFAULT_ISSUER,
+                 api_audiences: Sequence[str] | None = None,
+                 extra_public_keys: Sequence[rsa.RSAPublicKey] = ()) -> None:
+        self.signing_key = signing_key
+        self.issuer = issuer
+        self.api_audiences = list(api_audiences or [issuer])
+        self._keys = {key_id(k): k for k in (signing_key.public_key(), *extra_public_keys)}
+        self._kid = key_id(signing_key.public_key())
+
+    def issue_token(self, namespace: str, name: str, uid: str, *, audiences: Sequence[str] | None = None,
+                    expiration_seconds: int = 3600, bound: BoundObject | None = None,
+                    node: BoundObject | None = None, now: dt.datetime | None = None) -> IssuedToken:
+        """Sign a token for the service account `namespace/name` (uid `uid`)."""
+        now = now or _now()
+        iat = int(now.timestamp())
+        exp = iat + int(expiration_seconds)
+        private: dict[str, Any] = {"namespace": namespace}
+        if node is not None:
+            private["node"] = {"name": node.name, "uid": node.uid}
+        if bound is not None:
+            private[bound.kind.lower()] = {"name": bound.name, "uid": bound.uid}
+        private["serviceaccount"] = {"name": name, "uid": uid}
+        claims = {
+            "aud": list(audiences or self.api_audiences),
+            "exp": exp,
+            "iat": iat,
+            "iss": self.issuer,
+            "jti": str(uuid.uuid4()),
+            "kubernetes.io": dict(sorted(private.items())),
+            "nbf": iat,
+            "sub": service_account_username(namespace, name),
+        }
+        token = jwt.encode(claims, self.signing_key, algorithm="RS256", headers={"kid": self._kid, "typ": None})
+        return IssuedToken(token, dt.datetime.fromtimestamp(exp, dt.UTC))
+
+    def is_ours(self, token: str) -> bool:
+        """Whether `token` is a JWT naming our issuer (otherwise another authenticator may own it)."""
+        try:
+            claims = jwt.decode(token, options={"verify_signature": False})
+        except jwt.PyJWTError:
+            return False
+        return isinstance(claims, dict) and claims.get("iss") == self.issuer
+
+    def verify(self, token: str, lookup: ObjectLookup | None = None) -> UserInfo:
+        """Check signature, iss, aud, exp/nbf, the claims and (with `lookup`) that the SA still exists."""
+        try:
+            header = jwt.get_unverified_header(token)
+            key = self._keys.get(header.get("kid", "")) if header.get("kid") else None
+            candidates = [key] if key is not None else list(self._keys.values())
+            claims: dict[str, Any] | None = None
+            for candidate in candidates:
+                try:
+                    claims = self._decode(token, candidate)
+                    break
+                except jwt.InvalidSignatureError:
+                    continue
+            if claims is None:
+                raise TokenError("invalid signature")
+        except jwt.ExpiredSignatureError as e:
+            raise TokenError("service account token has expired") from e
+        except jwt.InvalidAudienceError as e:
+            raise TokenError("token audiences are not valid for this server") from e
+        except jwt.PyJWTError as e:
+            raise TokenError(f"invalid service account token: {e}") from e
+        return self._user(claims, lookup)
+
+    def _decode(self, token: str, key: rsa.RSAPublicKey) -> dict[str, Any]:
+        return jwt.decode(token, key, algorithms=["RS256"], audience=self.api_audiences, issuer=self.issuer,
+                          leeway=LEEWAY_SECONDS, options={"require": ["exp", "iat", "iss", "sub", "aud"]})
+
+    def _user(self, claims: dict[str, Any], lookup: ObjectLookup | None) -> UserInfo:
+        private = claims.get("kubernetes.io")
+        if not isinstance(private, dict):
+            raise TokenError("token does not carry kubernetes.io claims")
+        namespace = private.get("namespace") or ""
+        sa = private.get("serviceaccount") or {}
+        name, uid = sa.get("name") or "", sa.get("uid") or ""
+        if not namespace or not name or claims.get("sub") != service_account_username(namespace, name):
+            raise TokenError("token subject does not match its service account claims")
+        extra: dict[str, tuple[str, ...]] = {}
+        if lookup is not None:
+            _check_live(lookup, "ServiceAccount", namespace, name, uid)
+        for kind in ("pod", "secret"):
+            ref = private.get(kind)
+            if isinstance(ref, dict):
+                if lookup is not None:
+                    _check_live(lookup, kind.capitalize(), namespace, ref.get("name", ""), ref.get("uid", ""))
+                if kind == "pod":
+                    extra[EXTRA_POD_NAME] = (ref.get("name", ""),)
+                    extra[EXTRA_POD_UID] = (ref.get("uid", ""),)
+        node = private.get("node")
+        if isinstance(node, dict):
+            extra[EXTRA_NODE_NAME] = (node.get("name", ""),)
+            if node.get("uid"):
+                extra[EXTRA_NODE_UID] = (node["uid"],)
+        if claims.get("jti"):
+            extra[EXTRA_CREDENTIAL_ID] = (f"JTI={claims['jti']}",)
+        return UserInfo(service_account_username(namespace, name), uid, service_account_groups(namespace),
+                        dict(sorted(extra.items())))
+
+
+def _check_live(lookup: ObjectLookup, kind: str, namespace: str, name: str, uid: str) -> None:
+    live = lookup(kind, namespace, name)
+    if live is None:
+        raise TokenError(f"{kind.lower()} {namespace}/{name} has been deleted")
+    if uid and live != uid:
+        raise TokenError(f"{kind.lower()} {namespace}/{name} uid ({live}) does not match claim ({uid})")
