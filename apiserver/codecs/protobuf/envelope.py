@@ -43,9 +43,13 @@ def _text(buf: bytes, span: tuple[int, int] | None, what: str) -> str:
 def parse_unknown(buf: bytes, pos: int = 0, end: int | None = None) -> tuple[str, str, int, int]:
     """Check the magic and parse the Unknown envelope: (apiVersion, kind, raw start, raw stop)."""
     end = len(buf) if end is None else end
+    if end <= pos:
+        raise ProtobufError("empty data: expected a protobuf message with the k8s\\x00 prefix")
     if buf[pos:pos + 4] != MAGIC:
         raise ProtobufError("provided data does not appear to be a protobuf message, "
                             "expected prefix [107 56 115 0]")
+    if end == pos + 4:
+        raise ProtobufError("empty body: nothing follows the k8s\\x00 prefix")
     unk = _fields(buf, pos + 4, end)
     tm = unk.get(1)
     meta = _fields(buf, *tm) if tm else {}
