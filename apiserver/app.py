@@ -28,7 +28,11 @@ HEALTH = ("/healthz", "/livez", "/readyz")
 
 def build_app(server: ApiServer) -> web.Application:
     app = web.Application(client_max_size=4 * 1024 * 1024, handler_args={"max_field_size": 65536})
-    app.router.add_route("*", "/{tail:.*}", lambda request: dispatch(server, request))
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        return await dispatch(server, request)
+
+    app.router.add_route("*", "/{tail:.*}", handler)
     return app
 
 

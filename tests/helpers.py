@@ -1,0 +1,35 @@
+"""Shared test helpers: running real kubectl against a hermetic cluster."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "reference"
+
+
+def kubectl_binary(version: str = "") -> str:
+    found = shutil.which("kubectl")
+    if not found:
+        pytest.skip("kubectl is not installed")
+    if not version:
+        return found
+    versioned = Path(os.path.realpath(found)).parent / f"kubectl.{version}"
+    if not versioned.exists():
+        pytest.skip(f"kubectl {version} is not installed")
+    return str(versioned)
+
+
+def kubectl(kube, *args: str, input: str | None = None, check: bool = True, version: str = "",
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run real kubectl against `kube` and return the finished process (stdout/stderr as text)."""
+    command = [kubectl_binary(version), "--kubeconfig", kube.kubeconfig, *args]
+    result = subprocess.run(command, input=input, capture_output=True, text=True, timeout=60,
+                            env={**os.environ, **(env or {})})
+    if check and result.returncode != 0:
+        raise AssertionError(f"kubectl {' '.join(args)} failed ({result.returncode}):\n{result.stderr}")
+    return result
