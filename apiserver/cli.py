@@ -37,6 +37,8 @@ async def serve(args: argparse.Namespace) -> None:
     kubeconfig = args.kubeconfig or (str(Path(data_dir) / "kubeconfig") if data_dir != ":memory:" else None)
     if kubeconfig:
         write_kubeconfig(server, kubeconfig)
+    if not args.no_controllers:
+        await start_controllers(server)
     logging.getLogger("mini-kube").info("serving on %s (kubeconfig %s)", server.url, kubeconfig)
     print(f"mini-kube API server ready at {server.url}" + (f", kubeconfig: {kubeconfig}" if kubeconfig else ""),
           flush=True)
@@ -49,14 +51,45 @@ async def serve(args: argparse.Namespace) -> None:
     await server.stop()
 
 
+async def start_controllers(server: ApiServer) -> None:
+    """Run the built-in controllers in-process, talking to this server over HTTP like any client."""
+    from controllers.manager import Manager
+
+    from .kubeconfig import client_for
+
+    manager = Manager(client_for(server))
+    server.background.append(asyncio.create_task(manager.start(), name="controller-manager"))
+    server.on_stop.append(manager.stop)
+
+
+async def run_controllers(args: argparse.Namespace) -> None:
+    """`mini-kube controllers --kubeconfig F`: the controller manager as its own process."""
+    from controllers.client import ApiClient
+    from controllers.manager import Manager
+
+    manager = Manager(ApiClient.from_kubeconfig(args.kubeconfig, user_agent="mini-kube-controllers"))
+    await manager.start()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await manager.stop()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="mini-kube", description="a small, real Kubernetes control plane")
     sub = parser.add_subparsers(dest="command", required=True)
     _serve_parser(sub)
+    ctrl = sub.add_parser("controllers", help="run the built-in controllers against a server")
+    ctrl.add_argument("--kubeconfig", required=True)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     if args.command == "serve":
         asyncio.run(serve(args))
+    elif args.command == "controllers":
+        asyncio.run(run_controllers(args))
     return 0
 
 

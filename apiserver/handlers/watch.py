@@ -176,10 +176,13 @@ async def serve_watch(server: ApiServer, request: web.Request, res: ResourceType
         await response.prepare(request)
         if pending:
             await response.write(b"".join(pending))
-        if store_watch is not None:
-            await _pump_store(store_watch, response, encoder, labels, fields, name, res, timeout)
-        else:
-            await _pump(watcher, response, encoder, labels, fields, name, res, bookmarks, timeout, server)
+        try:
+            if store_watch is not None:
+                await _pump_store(store_watch, response, encoder, labels, fields, name, res, timeout)
+            else:
+                await _pump(watcher, response, encoder, labels, fields, name, res, bookmarks, timeout, server)
+        except ConnectionResetError:
+            pass  # the client went away: nothing more to send
         return response
     finally:
         watcher.close()

@@ -54,7 +54,9 @@ class SyncClient:
 class MiniKube:
     """A hermetic API server; a context manager. `.url`, `.kubeconfig`, `.client`, `.server`."""
 
-    def __init__(self, *, data_dir: str = ":memory:", insecure_http: bool = True, **config: Any) -> None:
+    def __init__(self, *, data_dir: str = ":memory:", insecure_http: bool = True, controllers: bool = True,
+                 **config: Any) -> None:
+        self.controllers = controllers
         self.config = ServerConfig(address="127.0.0.1", port=0, data_dir=data_dir, insecure_http=insecure_http,
                                    **config)
         self.server = ApiServer(self.config)
@@ -80,6 +82,10 @@ class MiniKube:
         self._thread.start()
         self.run(self.server.start())
         write_kubeconfig(self.server, self.kubeconfig)
+        if self.controllers:
+            from ..cli import start_controllers
+
+            self.run(start_controllers(self.server))
         self.client = SyncClient(ApiClient(Connection.from_kubeconfig(self.kubeconfig)), self._loop)
         return self
 

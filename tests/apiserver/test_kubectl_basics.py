@@ -95,3 +95,12 @@ def test_get_raw_and_namespace_errors(mini_kube_session):
     missing_ns = kubectl(mini_kube_session, "create", "configmap", "x", "-n", "no-such-ns", check=False)
     assert missing_ns.returncode == 1
     assert 'namespaces "no-such-ns" not found' in missing_ns.stderr
+
+
+def test_delete_namespace_removes_its_content(mini_kube_session):
+    kubectl(mini_kube_session, "create", "namespace", "doomed")
+    kubectl(mini_kube_session, "create", "configmap", "inside", "-n", "doomed")
+    out = kubectl(mini_kube_session, "delete", "namespace", "doomed", "--timeout=20s").stdout
+    assert out.strip() == 'namespace "doomed" deleted'
+    gone = kubectl(mini_kube_session, "get", "namespace", "doomed", check=False)
+    assert gone.returncode == 1 and 'namespaces "doomed" not found' in gone.stderr

@@ -1,0 +1,30 @@
+"""What resources the server serves, read from aggregated discovery (one request per API prefix)."""
+
+from __future__ import annotations
+
+from .client import ApiClient, ResourceRef
+
+AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+
+async def served_resources(client: ApiClient) -> list[tuple[ResourceRef, list[str]]]:
+    """(resource, verbs) for the preferred version of every group."""
+    found: list[tuple[ResourceRef, list[str]]] = []
+    for prefix in ("/api", "/apis"):
+        doc = await client.request("GET", prefix, accept=AGGREGATED)
+        for group in doc.get("items") or ():
+            name = (group.get("metadata") or {}).get("name", "")
+            versions = group.get("versions") or []
+            if not versions:
+                continue
+            preferred = versions[0]
+            for res in preferred.get("resources") or ():
+                ref = ResourceRef(name, preferred["version"], res["resource"], res.get("scope") == "Namespaced")
+                found.append((ref, list(res.get("verbs") or ())))
+    return found
+
+
+async def namespaced_resources(client: ApiClient) -> list[ResourceRef]:
+    """Namespaced resources that can be listed and deleted as a collection."""
+    return [ref for ref, verbs in await served_resources(client)
+            if ref.namespaced and "deletecollection" in verbs and "list" in verbs]
