@@ -1,0 +1,113 @@
+"""The audit log: one audit.k8s.io/v1 Event per request (level Metadata), as JSON lines.
+
+Off unless a path is given. Writing happens on a background thread, so request handling never waits on disk.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import queue
+import threading
+import uuid
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from apiserver.auth.rbac import AttributesLike
+from apiserver.auth.user import UserInfo
+
+_STOP = object()
+
+
+def micro_time(t: dt.datetime | None = None) -> str:
+    """metav1.MicroTime: RFC 3339 with microseconds, UTC."""
+    return (t or dt.datetime.now(dt.UTC)).astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def object_ref(attrs: AttributesLike, api_version: str = "") -> dict[str, str] | None:
+    """The event's objectRef for a resource request (None for /healthz and friends)."""
+    if not attrs.is_resource:
+        return None
+    ref = {"resource": attrs.resource, "namespace": attrs.namespace, "name": attrs.name,
+           "apiGroup": attrs.api_group, "apiVersion": api_version or getattr(attrs, "api_version", ""),
+           "subresource": attrs.subresource}
+    return {k: v for k, v in ref.items() if v}
+
+
+def make_event(*, user: UserInfo, attrs: AttributesLike, request_uri: str, code: int,
+               received: dt.datetime, audit_id: str | None = None, impersonated: UserInfo | None = None,
+               source_ips: list[str] | None = None, user_agent: str = "", status_reason: str = "",
+               status_message: str = "", annotations: dict[str, str] | None = None,
+               now: dt.datetime | None = None) -> dict[str, Any]:
+    """A ResponseComplete Event at level Metadata: who did what to which object, and the response code."""
+    event: dict[str, Any] = {
+        "kind": "Event", "apiVersion": "audit.k8s.io/v1", "level": "Metadata",
+        "auditID": audit_id or str(uuid.uuid4()), "stage": "ResponseComplete",
+        "requestURI": request_uri, "verb": attrs.verb, "user": user.to_api(),
+    }
+    if impersonated is not None:
+        event["impersonatedUser"] = impersonated.to_api()
+    event["sourceIPs"] = source_ips or []
+    if user_agent:
+        event["userAgent"] = user_agent
+    ref = object_ref(attrs)
+    if ref:
+        event["objectRef"] = ref
+    status: dict[str, Any] = {"metadata": {}}
+    if code >= 400:
+        status["status"] = "Failure"
+        if status_message:
+            status["message"] = status_message
+        if status_reason:
+            status["reason"] = status_reason
+    status["code"] = code
+    event["responseStatus"] = status
+    event["requestReceivedTimestamp"] = micro_time(received)
+    event["stageTimestamp"] = micro_time(now)
+    if annotations:
+        event["annotations"] = annotations
+    return event
+
+
+class AuditLog:
+    """Appends events to `path` from a writer thread; a no-op when `path` is None."""
+
+    def __init__(self, path: str | Path | None) -> None:
+        self.path = Path(path) if path else None
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._thread = threading.Thread(target=self._run, name="audit-writer", daemon=True)
+            self._thread.start()
+
+    @property
+    def enabled(self) -> bool:
+        return self.path is not None
+
+    def log(self, event: dict[str, Any]) -> None:
+        """Queue one event; returns immediately."""
+        if self._thread is not None:
+            self._queue.put(event)
+
+    def _run(self) -> None:
+        assert self.path is not None
+        with self.path.open("ab", buffering=0) as f:
+            while True:
+                item = self._queue.get()
+                batch = [item]
+                while not self._queue.empty():
+                    batch.append(self._queue.get())
+                stop = any(i is _STOP for i in batch)
+                lines = b"".join(orjson.dumps(i) + b"\n" for i in batch if i is not _STOP)
+                if lines:
+                    f.write(lines)
+                if stop:
+                    return
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Flush what is queued and stop the writer."""
+        if self._thread is not None and self._thread.is_alive():
+            self._queue.put(_STOP)
+            self._thread.join(timeout)

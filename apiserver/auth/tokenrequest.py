@@ -1,0 +1,84 @@
+"""The `serviceaccounts/token` subresource (TokenRequest): what `kubectl create token` calls."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from apiserver.auth.sa_token import BoundObject, ServiceAccountTokens
+from apiserver.errors import FieldError, StatusError, bad_request, conflict, invalid, not_found
+
+DEFAULT_EXPIRATION = 3600
+MIN_EXPIRATION = 600
+MAX_EXPIRATION = 1 << 32
+BINDABLE = {"Pod": "pods", "Secret": "secrets", "Node": "nodes"}
+
+# (kind, namespace, name) -> the live object, or None
+ObjectGetter = Callable[[str, str, str], Mapping[str, Any] | None]
+
+
+def _timestamp(t: dt.datetime) -> str:
+    return t.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _invalid(name: str, errors: list[FieldError]) -> StatusError:
+    summary = str(errors[0]) if len(errors) == 1 else "[" + ", ".join(str(e) for e in errors) + "]"
+    causes = [{"reason": e.type, "message": e.body(), "field": e.field} for e in errors]
+    return StatusError(422, "Invalid", f'TokenRequest.authentication.k8s.io "{name}" is invalid: {summary}',
+                       {"name": name, "group": "authentication.k8s.io", "kind": "TokenRequest", "causes": causes})
+
+
+def _bound(ref: Mapping[str, Any], sa_name: str, namespace: str,
+           get_object: ObjectGetter | None) -> tuple[BoundObject, BoundObject | None]:
+    """Resolve `spec.boundObjectRef` to the live object (and, for a scheduled pod, its node)."""
+    kind, name, want_uid = ref.get("kind", ""), ref.get("name", ""), ref.get("uid", "")
+    resource = BINDABLE[kind]
+    obj = get_object(kind, "" if kind == "Node" else namespace, name) if get_object else None
+    if obj is None:
+        raise not_found(resource, name)
+    meta = obj.get("metadata") or {}
+    uid = meta.get("uid", "")
+    if kind == "Pod" and (obj.get("spec") or {}).get("serviceAccountName", "default") != sa_name:
+        raise bad_request(f'cannot bind token for serviceaccount "{sa_name}" to pod running with different '
+                          "serviceaccount name.")
+    if want_uid and uid != want_uid:
+        raise conflict(kind, name, f"the UID in the bound object reference ({want_uid}) does not match the UID in "
+                                   "record. The object might have been deleted and then recreated")
+    node = None
+    node_name = (obj.get("spec") or {}).get("nodeName", "") if kind == "Pod" else ""
+    if node_name and get_object is not None:
+        node_obj = get_object("Node", "", node_name)
+        node = BoundObject("Node", node_name, ((node_obj or {}).get("metadata") or {}).get("uid", ""))
+    return BoundObject(kind, name, uid), node
+
+
+def token_request(body: Mapping[str, Any], service_account: Mapping[str, Any], tokens: ServiceAccountTokens,
+                  get_object: ObjectGetter | None = None, now: dt.datetime | None = None) -> dict[str, Any]:
+    """Issue a token for `service_account` as asked by the TokenRequest `body`; return the answered object."""
+    sa_meta = service_account.get("metadata") or {}
+    name, namespace, sa_uid = sa_meta.get("name", ""), sa_meta.get("namespace", ""), sa_meta.get("uid", "")
+    spec = dict(body.get("spec") or {})
+    seconds = spec.get("expirationSeconds")
+    seconds = DEFAULT_EXPIRATION if seconds is None else seconds
+    errors: list[FieldError] = []
+    if not isinstance(seconds, int) or seconds < MIN_EXPIRATION:
+        errors.append(invalid("spec.expirationSeconds", seconds, "may not specify a duration less than 10 minutes"))
+    elif seconds > MAX_EXPIRATION:
+        errors.append(invalid("spec.expirationSeconds", seconds, "may not specify a duration larger than 2^32 seconds"))
+    ref = spec.get("boundObjectRef")
+    if ref is not None and ref.get("kind") not in BINDABLE:
+        errors.append(FieldError("FieldValueNotSupported", "spec.boundObjectRef.kind", "", ref.get("kind"), True,
+                                 tuple(BINDABLE)))
+    if errors:
+        raise _invalid(name, errors)
+    bound, node = _bound(ref, name, namespace, get_object) if ref is not None else (None, None)
+    audiences = list(spec.get("audiences") or tokens.api_audiences)
+    now = now or dt.datetime.now(dt.UTC)
+    issued = tokens.issue_token(namespace, name, sa_uid, audiences=audiences, expiration_seconds=seconds,
+                                bound=bound, node=node, now=now)
+    metadata = {**(body.get("metadata") or {}), "name": name, "namespace": namespace,
+                "creationTimestamp": _timestamp(now)}
+    return {"kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1", "metadata": metadata,
+            "spec": {"audiences": audiences, "expirationSeconds": seconds, "boundObjectRef": ref},
+            "status": {"token": issued.token, "expirationTimestamp": _timestamp(issued.expires_at)}}
