@@ -1,0 +1,1 @@
+"""Validation of built-in kinds with upstream's field paths and messages."""
