@@ -1,0 +1,106 @@
+"""Which columns and row printer serve each kind: one table keyed by (group, kind), plus CRD columns."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from apiserver.printers import columns as c
+from apiserver.printers import rows_apps as apps
+from apiserver.printers import rows_cluster as cluster
+from apiserver.printers import rows_core as core
+from apiserver.printers import rows_pod as pod
+from apiserver.printers.custom import custom_columns
+from apiserver.resources import ResourceType
+
+RowFn = Callable[[dict[str, Any], float], list]
+
+
+@dataclass(slots=True)
+class Printer:
+    """Column definitions, the function producing a row's cells, and (for pods) row conditions."""
+
+    columns: tuple[c.Column, ...]
+    row: RowFn
+    conditions: Callable[[dict[str, Any]], list | None] | None = None
+    default: bool = False
+    _dicts: list[dict] | None = field(default=None, repr=False)
+
+    def column_dicts(self) -> list[dict]:
+        """The definitions as JSON-ready dicts (fresh copies; descriptions resolved once)."""
+        if self._dicts is None:
+            self._dicts = [column.as_dict() for column in self.columns]
+        return [dict(d) for d in self._dicts]
+
+
+_ADMISSION = "admissionregistration.k8s.io"
+_RBAC = "rbac.authorization.k8s.io"
+_STORAGE = "storage.k8s.io"
+
+PRINTERS: dict[tuple[str, str], Printer] = {
+    ("", "Pod"): Printer(c.POD, pod.pod, pod.pod_conditions),
+    ("", "PodTemplate"): Printer(c.POD_TEMPLATE, pod.pod_template),
+    ("", "ReplicationController"): Printer(c.REPLICATION_CONTROLLER, apps.replication_controller),
+    ("", "Service"): Printer(c.SERVICE, core.service),
+    ("", "Endpoints"): Printer(c.ENDPOINTS, core.endpoints),
+    ("", "Node"): Printer(c.NODE, core.node),
+    ("", "Event"): Printer(c.EVENT, core.event),
+    ("events.k8s.io", "Event"): Printer(c.EVENT, core.events_v1_event),
+    ("", "Namespace"): Printer(c.NAMESPACE, core.namespace),
+    ("", "Secret"): Printer(c.SECRET, core.secret),
+    ("", "ServiceAccount"): Printer(c.SERVICE_ACCOUNT, core.service_account),
+    ("", "PersistentVolume"): Printer(c.PERSISTENT_VOLUME, core.persistent_volume),
+    ("", "PersistentVolumeClaim"): Printer(c.PERSISTENT_VOLUME_CLAIM, core.persistent_volume_claim),
+    ("", "ComponentStatus"): Printer(c.COMPONENT_STATUS, core.component_status),
+    ("", "ConfigMap"): Printer(c.CONFIG_MAP, core.config_map),
+    ("", "ResourceQuota"): Printer(c.RESOURCE_QUOTA, core.resource_quota),
+    ("apps", "ReplicaSet"): Printer(c.REPLICA_SET, apps.replica_set),
+    ("apps", "Deployment"): Printer(c.DEPLOYMENT, apps.deployment),
+    ("apps", "DaemonSet"): Printer(c.DAEMON_SET, apps.daemon_set),
+    ("apps", "StatefulSet"): Printer(c.STATEFUL_SET, apps.stateful_set),
+    ("apps", "ControllerRevision"): Printer(c.CONTROLLER_REVISION, apps.controller_revision),
+    ("batch", "Job"): Printer(c.JOB, apps.job),
+    ("batch", "CronJob"): Printer(c.CRON_JOB, apps.cron_job),
+    ("autoscaling", "HorizontalPodAutoscaler"): Printer(c.HORIZONTAL_POD_AUTOSCALER, apps.horizontal_pod_autoscaler),
+    ("policy", "PodDisruptionBudget"): Printer(c.POD_DISRUPTION_BUDGET, apps.pod_disruption_budget),
+    ("networking.k8s.io", "Ingress"): Printer(c.INGRESS, cluster.ingress),
+    ("networking.k8s.io", "IngressClass"): Printer(c.INGRESS_CLASS, cluster.ingress_class),
+    ("networking.k8s.io", "NetworkPolicy"): Printer(c.NETWORK_POLICY, cluster.network_policy),
+    ("discovery.k8s.io", "EndpointSlice"): Printer(c.ENDPOINT_SLICE, cluster.endpoint_slice),
+    (_RBAC, "RoleBinding"): Printer(c.ROLE_BINDING, cluster.role_binding),
+    (_RBAC, "ClusterRoleBinding"): Printer(c.CLUSTER_ROLE_BINDING, cluster.role_binding),
+    ("certificates.k8s.io", "CertificateSigningRequest"):
+        Printer(c.CERTIFICATE_SIGNING_REQUEST, cluster.certificate_signing_request),
+    ("coordination.k8s.io", "Lease"): Printer(c.LEASE, cluster.lease),
+    ("scheduling.k8s.io", "PriorityClass"): Printer(c.PRIORITY_CLASS, cluster.priority_class),
+    ("node.k8s.io", "RuntimeClass"): Printer(c.RUNTIME_CLASS, cluster.runtime_class),
+    (_STORAGE, "StorageClass"): Printer(c.STORAGE_CLASS, cluster.storage_class),
+    (_STORAGE, "VolumeAttachment"): Printer(c.VOLUME_ATTACHMENT, cluster.volume_attachment),
+    (_STORAGE, "CSIDriver"): Printer(c.CSI_DRIVER, cluster.csi_driver),
+    (_STORAGE, "CSINode"): Printer(c.CSI_NODE, cluster.csi_node),
+    (_STORAGE, "CSIStorageCapacity"): Printer(c.CSI_STORAGE_CAPACITY, cluster.csi_storage_capacity),
+    (_ADMISSION, "MutatingWebhookConfiguration"): Printer(c.WEBHOOK_CONFIGURATION, cluster.webhook_configuration),
+    (_ADMISSION, "ValidatingWebhookConfiguration"): Printer(c.WEBHOOK_CONFIGURATION, cluster.webhook_configuration),
+    (_ADMISSION, "ValidatingAdmissionPolicy"): Printer(c.ADMISSION_POLICY, cluster.admission_policy),
+    (_ADMISSION, "ValidatingAdmissionPolicyBinding"):
+        Printer(c.ADMISSION_POLICY_BINDING, cluster.admission_policy_binding),
+}
+# Role, ClusterRole, LimitRange, CustomResourceDefinition and anything unknown: NAME and CREATED AT.
+DEFAULT_PRINTER = Printer(c.DEFAULT, core.default_row, default=True)
+
+
+def _custom_printer(resource: ResourceType) -> Printer:
+    cols, cell_fns = custom_columns(tuple(resource.printer_columns))
+
+    def row(obj: dict[str, Any], now: float) -> list:
+        return [(obj.get("metadata") or {}).get("name", ""), *(fn(obj, now) for fn in cell_fns)]
+
+    return Printer(cols, row)
+
+
+def printer_for(resource: ResourceType) -> Printer:
+    """The printer of a resource: CRD columns for custom resources, the built-in table, else the default."""
+    if resource.crd is not None:
+        return _custom_printer(resource)
+    return PRINTERS.get((resource.group, resource.kind), DEFAULT_PRINTER)
