@@ -1,0 +1,242 @@
+"""The Kubernetes CEL libraries that the CEL engine lacks natively, as Python functions.
+
+The engine (the `common-expression-language` package) implements the CEL core; Kubernetes adds the
+strings extension, list functions (`isSorted`, `sum`, `min`, `max`, `indexOf`, `lastIndexOf`), regex
+`find`/`findAll`, sets, quantities and URLs. CEL treats `x.f(a)` as `f(x, a)`, so each is registered as a
+plain function. Quantities and URLs travel as tagged strings (the engine carries no opaque values);
+equal quantities have equal tags, so `==` works on them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from decimal import Decimal, InvalidOperation
+from typing import Any
+from urllib.parse import urlsplit
+
+from cel import stdlib
+
+_QTAG = "\x00quantity:"
+_UTAG = "\x00url:"
+
+
+# --- strings and lists -------------------------------------------------------------------------------
+
+def _index_of(target: Any, item: Any, offset: int = 0) -> int:
+    if isinstance(target, str):
+        return stdlib.index_of(target, item, offset)
+    return next((i for i, x in enumerate(target) if x == item and type(x) is type(item)), -1)
+
+
+def _last_index_of(target: Any, item: Any, *offset: int) -> int:
+    if isinstance(target, str):
+        return stdlib.last_index_of(target, item, *offset)
+    return next((i for i in range(len(target) - 1, -1, -1) if target[i] == item), -1)
+
+
+def _is_sorted(items: list[Any]) -> bool:
+    return all(items[i] <= items[i + 1] for i in range(len(items) - 1))
+
+
+def _reverse(value: Any) -> Any:
+    return value[::-1]
+
+
+def _format(template: str, args: list[Any]) -> str:
+    """`"%s-%d".format([a, b])` for the common verbs (%s %d %f %e %x %o %b %v)."""
+    values = iter(args)
+
+    def repl(m: re.Match[str]) -> str:
+        verb = m.group(2)
+        if verb == "%":
+            return "%"
+        value = next(values)
+        if verb == "s" or verb == "v":
+            return _quantity_or_url_str(value) if isinstance(value, str) else _cel_str(value)
+        if verb == "d":
+            return str(int(value))
+        if verb in "fe":
+            precision = int(m.group(1)[1:]) if m.group(1) else 6
+            return f"{float(value):.{precision}{verb}}"
+        return format(int(value) if not isinstance(value, str) else int.from_bytes(value.encode()),
+                      {"x": "x", "X": "X", "o": "o", "b": "b"}[verb])
+
+    return re.sub(r"%(\.\d+)?([sdfevxXob%])", repl, template)
+
+
+def _cel_str(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, list):
+        return "[" + ", ".join(_cel_str(v) for v in value) + "]"
+    return str(value)
+
+
+def _find(s: str, pattern: str) -> str:
+    m = re.search(pattern, s)
+    return m.group(0) if m else ""
+
+
+def _find_all(s: str, pattern: str, limit: int = -1) -> list[str]:
+    found = [m.group(0) for m in re.finditer(pattern, s)]
+    return found if limit < 0 else found[:limit]
+
+
+# --- quantities --------------------------------------------------------------------------------------
+
+_SUFFIXES = {
+    "Ki": Decimal(2) ** 10, "Mi": Decimal(2) ** 20, "Gi": Decimal(2) ** 30, "Ti": Decimal(2) ** 40,
+    "Pi": Decimal(2) ** 50, "Ei": Decimal(2) ** 60, "n": Decimal("1e-9"), "u": Decimal("1e-6"),
+    "m": Decimal("1e-3"), "": Decimal(1), "k": Decimal("1e3"), "M": Decimal("1e6"), "G": Decimal("1e9"),
+    "T": Decimal("1e12"), "P": Decimal("1e15"), "E": Decimal("1e18"),
+}
+_QUANTITY = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?\d+)?$")
+
+
+def parse_quantity(text: str) -> Decimal:
+    """The value of a Kubernetes quantity string (`500m`, `1Gi`, `1e3`); ValueError when malformed."""
+    m = _QUANTITY.match(text.strip()) if isinstance(text, str) else None
+    if not m:
+        raise ValueError("quantities must match the regular expression "
+                         "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
+    number, suffix = m.group(1), m.group(2) or ""
+    try:
+        value = Decimal(number)
+    except InvalidOperation as e:
+        raise ValueError("unable to parse quantity's suffix") from e
+    if suffix[:1] in ("e", "E"):
+        return value * (Decimal(10) ** int(suffix[1:]))
+    return value * _SUFFIXES[suffix]
+
+
+def _tag(value: Decimal) -> str:
+    return _QTAG + format(value.normalize(), "f")
+
+
+def _q(value: Any) -> Decimal:
+    if isinstance(value, str) and value.startswith(_QTAG):
+        return Decimal(value[len(_QTAG):])
+    if isinstance(value, int | float):
+        return Decimal(value)
+    raise TypeError("no such overload")
+
+
+def _quantity(text: str) -> str:
+    return _tag(parse_quantity(text))
+
+
+def _is_quantity(text: str) -> bool:
+    try:
+        parse_quantity(text)
+        return True
+    except ValueError:
+        return False
+
+
+def _compare(a: Any, b: Any) -> int:
+    x, y = _q(a), _q(b)
+    return (x > y) - (x < y)
+
+
+def _as_integer(a: Any) -> int:
+    value = _q(a)
+    if value != value.to_integral_value() or abs(value) >= 2**63:
+        raise ValueError("cannot convert value to integer")
+    return int(value)
+
+
+def _quantity_or_url_str(value: str) -> str:
+    if value.startswith(_QTAG):
+        return value[len(_QTAG):]
+    if value.startswith(_UTAG):
+        return value[len(_UTAG):]
+    return value
+
+
+# --- URLs --------------------------------------------------------------------------------------------
+
+def _url(text: str) -> str:
+    parts = urlsplit(text)
+    if not (parts.scheme or text.startswith("/")):
+        raise ValueError(f"URL is invalid: {text}")
+    return _UTAG + text
+
+
+def _is_url(text: str) -> bool:
+    try:
+        _url(text)
+        return True
+    except ValueError:
+        return False
+
+
+def _url_part(getter: Callable[[Any], Any]) -> Callable[[str], Any]:
+    def part(value: str) -> Any:
+        return getter(urlsplit(_quantity_or_url_str(value)))
+    return part
+
+
+FUNCTIONS: dict[str, Callable[..., Any]] = {
+    **{k: v for k, v in stdlib.EXTENSIONS["strings"].items() if k != "reverse"},
+    "reverse": _reverse,
+    "bool": stdlib.bool_,
+    "format": _format,
+    "indexOf": _index_of,
+    "lastIndexOf": _last_index_of,
+    "isSorted": _is_sorted,
+    "sum": stdlib.sum_,
+    "min": stdlib.min_,
+    "max": stdlib.max_,
+    "find": _find,
+    "findAll": _find_all,
+    **stdlib.EXTENSIONS["sets"],
+    "quantity": _quantity,
+    "isQuantity": _is_quantity,
+    "sign": lambda a: _compare(a, 0),
+    "isGreaterThan": lambda a, b: _compare(a, b) > 0,
+    "isLessThan": lambda a, b: _compare(a, b) < 0,
+    "compareTo": _compare,
+    "add": lambda a, b: _tag(_q(a) + _q(b)),
+    "sub": lambda a, b: _tag(_q(a) - _q(b)),
+    "isInteger": lambda a: _q(a) == _q(a).to_integral_value() and abs(_q(a)) < 2**63,
+    "asInteger": _as_integer,
+    "asApproximateFloat": lambda a: float(_q(a)),
+    "url": _url,
+    "isURL": _is_url,
+    "getScheme": _url_part(lambda p: p.scheme),
+    "getHost": _url_part(lambda p: p.netloc.rpartition("@")[2]),
+    "getHostname": _url_part(lambda p: p.hostname or ""),
+    "getPort": _url_part(lambda p: str(p.port) if p.port else ""),
+    "getEscapedPath": _url_part(lambda p: p.path),
+    "getQuery": _url_part(lambda p: {k: v for k, v in (x.split("=", 1) for x in p.query.split("&") if "=" in x)}),
+}
+
+# Functions and operators the engine implements itself (anything else a rule calls must be in FUNCTIONS).
+NATIVE = frozenset({
+    "size", "int", "uint", "double", "string", "bytes", "timestamp", "duration", "dyn", "type",
+    "matches", "contains", "startsWith", "endsWith", "has", "getFullYear", "getMonth", "getDate",
+    "getDayOfMonth", "getDayOfWeek", "getDayOfYear", "getHours", "getMinutes", "getSeconds",
+    "getMilliseconds", "hasValue", "value", "orValue", "or", "of", "none", "ofNonZeroValue",
+})
+NAMESPACES = frozenset({"sets", "strings", "optional"})
+_IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+
+
+def needed(function_names: list[str], variables: list[str]) -> dict[str, Callable[..., Any]]:
+    """The library functions a compiled program references (namespaced ones by their namespace)."""
+    found = {n: FUNCTIONS[n] for n in function_names if n in FUNCTIONS}
+    for name, func in FUNCTIONS.items():
+        namespace, dot, _ = name.partition(".")
+        if dot and namespace in variables:
+            found[name] = func
+    return found
+
+
+def unknown(function_names: list[str]) -> list[str]:
+    """Functions a program calls that neither the engine nor the library defines."""
+    return [n for n in function_names
+            if _IDENT.match(n) and n not in FUNCTIONS and n not in NATIVE
+            and not any(f.endswith("." + n) for f in FUNCTIONS)]
