@@ -9,7 +9,7 @@ from conftest import VECTORS, vector_names
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from apiserver.codecs.protobuf import ProtobufError, decode, decode_watch_stream, encode
+from apiserver.codecs.protobuf import ProtobufError, bad_request_status, decode, decode_watch_stream, encode
 from apiserver.codecs.protobuf.envelope import MAGIC, parse_unknown, wrap_unknown
 from apiserver.codecs.protobuf.wire import LEN, VARINT, append_len, key, varint
 
@@ -160,3 +160,12 @@ def test_wrong_envelope_wire_types_and_magic_only() -> None:
         decode(MAGIC + bytes([key(2, VARINT)[0]]) + varint(5))
     good = wrap_unknown("v1", "Namespace", b"")
     assert decode(good) == decode(encode({"apiVersion": "v1", "kind": "Namespace"}))
+
+
+def test_bad_request_status_round_trips_as_protobuf() -> None:
+    try:
+        decode(envelope(b"v1", b"Gadget", b""))
+    except ProtobufError as e:
+        status = bad_request_status(e)
+    assert status["code"] == 400 and status["reason"] == "BadRequest" and "Gadget" in status["message"]
+    assert decode(encode(status)) == status

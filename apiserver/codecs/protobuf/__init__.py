@@ -9,6 +9,7 @@ upstream ``generated.proto`` files via ``generate.py`` (see ``messages.json``).
     encode_watch_event(event_type, obj) -> bytes          # one length-prefixed watch frame
     decode_watch_stream(data) -> list[dict]               # {"type", "object"} per frame
     supports(api_version, kind) -> bool
+    bad_request_status(err) -> dict                       # the 400 Status for a ProtobufError
 
 Every malformed input raises ``ProtobufError`` (a ``ValueError``); answer it with a 400 Status.
 """
@@ -26,7 +27,8 @@ from .errors import ProtobufError
 from .messages import table
 from .wire import append_len
 
-__all__ = ["CONTENT_TYPE", "MAGIC", "WATCH_CONTENT_TYPE", "ProtobufError", "WatchStreamDecoder", "decode",
+__all__ = ["CONTENT_TYPE", "MAGIC", "WATCH_CONTENT_TYPE", "ProtobufError", "WatchStreamDecoder",
+           "bad_request_status", "decode",
            "decode_watch_event", "decode_watch_stream", "encode", "encode_list", "encode_watch_event",
            "supports"]
 
@@ -128,6 +130,13 @@ class WatchStreamDecoder:
     def pending(self) -> int:
         """Bytes received that do not yet form a whole frame."""
         return len(self._buf)
+
+
+def bad_request_status(error: ProtobufError) -> dict[str, Any]:
+    """The 400 ``Status`` (JSON form) to answer a body that failed to decode."""
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": f"the body of the request was in an unknown format or could not be decoded: {error}",
+            "reason": "BadRequest", "code": 400}
 
 
 def supports(api_version: str, kind: str) -> bool:

@@ -11,6 +11,10 @@ from . import special as sp
 from .envelope import MAGIC, parse_unknown
 from .errors import ProtobufError
 from .messages import (
+    ABSENT_NULL,
+    ABSENT_SKIP,
+    ABSENT_ZERO_MESSAGE,
+    ABSENT_ZERO_SCALAR,
     BOOL,
     BYTES,
     DOUBLE,
@@ -28,7 +32,6 @@ from .wire import FIXED64, LEN, VARINT, read_len, read_varint, skip_field, to_in
 
 MAX_DEPTH = 150
 _ZERO: dict[int, Any] = {STRING: "", BOOL: False, INT32: 0, INT64: 0, DOUBLE: 0}
-_NIL_KINDS = (BYTES, WRAPPER)
 _unpack_double = struct.Struct("<d").unpack_from
 
 
@@ -177,15 +180,17 @@ def decode_struct(msg: Message, buf: bytes, pos: int, end: int, depth: int,
         for f in msg.fields:
             occ = vals.get(f.num)
             if occ is None:
-                if f.inline:
-                    out.update(decode_struct(f.message, b"", 0, 0, depth + 1))
-                elif f.repeated or f.is_map or f.pointer or f.kind in _NIL_KINDS:
-                    if not f.omitempty:
-                        out[f.name] = None
-                elif f.message is not None:
+                a = f.absent
+                if a == ABSENT_SKIP:
+                    continue
+                if a == ABSENT_NULL:
+                    out[f.name] = None
+                elif a == ABSENT_ZERO_MESSAGE:
                     out[f.name] = _zero_message(f, depth)
-                elif not f.omitempty:
+                elif a == ABSENT_ZERO_SCALAR:
                     out[f.name] = _ZERO[f.kind]
+                else:
+                    out.update(decode_struct(f.message, b"", 0, 0, depth + 1))
                 continue
             if f.repeated:
                 out[f.name] = [_value(f, o, buf, depth) for o in occ]

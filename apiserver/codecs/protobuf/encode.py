@@ -32,7 +32,6 @@ from .wire import append_len, varint
 
 MAX_DEPTH = 150
 _ZERO_SCALAR = {STRING: b"\x00", BOOL: b"\x00", INT32: b"\x00", INT64: b"\x00", DOUBLE: bytes(8)}
-_NIL_KINDS = (BYTES, WRAPPER)
 _pack_double = struct.Struct("<d").pack
 _INT_RANGE = {INT32: (-(1 << 31), (1 << 31) - 1), INT64: (-(1 << 63), (1 << 63) - 1)}
 
@@ -118,7 +117,7 @@ def encode_struct(msg: Message, obj: Any, depth: int) -> bytearray:
         for f in msg.enc_fields:
             v = obj if f.inline else obj.get(f.name)
             if v is None:
-                if f.repeated or f.is_map or f.pointer or f.kind in _NIL_KINDS:
+                if f.nilable:
                     continue
                 if f.message is None:
                     out += f.tag

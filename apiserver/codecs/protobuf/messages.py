@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -12,6 +13,8 @@ from .special import SPECIAL
 from .wire import FIXED64, LEN, VARINT, key
 
 STRING, BYTES, BOOL, INT32, INT64, DOUBLE, MESSAGE, SPECIAL_KIND, WRAPPER = range(9)
+# JSON form of a field missing from the wire: omitted, null, zero struct/special, zero scalar, inline zero
+ABSENT_SKIP, ABSENT_NULL, ABSENT_ZERO_MESSAGE, ABSENT_ZERO_SCALAR, ABSENT_INLINE = range(5)
 _SCALARS = {"string": (STRING, LEN), "bytes": (BYTES, LEN), "bool": (BOOL, VARINT),
             "int32": (INT32, VARINT), "int64": (INT64, VARINT), "double": (DOUBLE, FIXED64)}
 TABLE_PATH = Path(__file__).with_name("messages.json")
@@ -35,6 +38,8 @@ class Field:
     message: Message | None   # for MESSAGE, SPECIAL_KIND and WRAPPER
     special: str | None       # special-type code (see special.py)
     map_value: Field | None = None  # for maps: the entry's value field (number 2)
+    nilable: bool = False     # Go can hold nil here (pointer, slice, map, []byte): absent stays absent
+    absent: int = ABSENT_SKIP  # what the JSON form shows when the field is not on the wire
 
 
 @dataclass(slots=True, eq=False)
@@ -57,6 +62,7 @@ class Table:
         self._wrappers = set(data["wrappers"])
         self._kinds: dict[str, dict[str, str]] = data["kinds"]
         self._compiled: dict[str, Message] = {}
+        self._lock = threading.Lock()
         self.source: dict = data.get("source", {})
 
     def message(self, name: str) -> Message:
@@ -64,24 +70,34 @@ class Table:
         msg = self._compiled.get(name)
         if msg is not None:
             return msg
+        with self._lock:  # publish a message only once everything it references is complete
+            staging: dict[str, Message] = {}
+            msg = self._build(name, staging)
+            self._compiled.update(staging)
+        return msg
+
+    def _build(self, name: str, staging: dict[str, Message]) -> Message:
+        msg = self._compiled.get(name) or staging.get(name)
+        if msg is not None:
+            return msg
         if name not in self._raw:
             raise KeyError(name)
         msg = Message(name, special=SPECIAL.get(name), wrapper=name in self._wrappers)
-        self._compiled[name] = msg  # before the fields: messages may be recursive
-        fields = [self._field(row) for row in self._raw[name]]
+        staging[name] = msg  # before the fields: messages may be recursive
+        fields = [self._field(row, staging) for row in self._raw[name]]
         msg.fields = tuple(fields)
         msg.by_num = {f.num: f for f in fields}
         msg.enc_fields = tuple(sorted(fields, key=lambda f: f.num))
         return msg
 
-    def _field(self, row: list) -> Field:
+    def _field(self, row: list, staging: dict[str, Message]) -> Field:
         num, name, type_name, flags = row
         sub: Message | None = None
         special: str | None = None
         if type_name in _SCALARS:
             kind, wire = _SCALARS[type_name]
         else:
-            sub = self.message(type_name)
+            sub = self._build(type_name, staging)
             wire = LEN
             special = sub.special
             kind = SPECIAL_KIND if special else WRAPPER if sub.wrapper else MESSAGE
@@ -92,9 +108,19 @@ class Table:
                               is_map=False, omitempty=False, pointer=False, inline=False, message=sub,
                               special=special)
             wire = LEN
-        return Field(num=num, name=name, kind=kind, wire=wire, tag=key(num, wire), repeated="r" in flags,
-                     is_map=is_map, omitempty="o" in flags, pointer="p" in flags, inline="i" in flags,
-                     message=sub, special=special, map_value=map_value)
+        f = Field(num=num, name=name, kind=kind, wire=wire, tag=key(num, wire), repeated="r" in flags,
+                  is_map=is_map, omitempty="o" in flags, pointer="p" in flags, inline="i" in flags,
+                  message=sub, special=special, map_value=map_value)
+        f.nilable = f.repeated or is_map or f.pointer or kind in (BYTES, WRAPPER)
+        if f.inline:
+            f.absent = ABSENT_INLINE
+        elif f.nilable:
+            f.absent = ABSENT_SKIP if f.omitempty else ABSENT_NULL
+        elif sub is not None:
+            f.absent = ABSENT_ZERO_MESSAGE
+        else:
+            f.absent = ABSENT_SKIP if f.omitempty else ABSENT_ZERO_SCALAR
+        return f
 
     def lookup(self, api_version: str, kind: str) -> Message | None:
         """The message registered for ``kind`` in ``api_version`` (meta kinds exist in every version)."""
