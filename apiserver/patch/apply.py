@@ -24,6 +24,7 @@ from typing import Any
 
 from apiserver.patch import fieldpath, managed
 from apiserver.patch.conflicts import Conflict, conflict_error
+from apiserver.patch.empty import empty_object
 from apiserver.patch.errors import bad_request, internal
 from apiserver.patch.fieldpath import Trie
 from apiserver.patch.fieldset import compare, ensure_named_fields, to_field_set, validate_applied
@@ -128,7 +129,7 @@ def _apply(live: dict[str, Any], exists: bool, applied: dict[str, Any], entries:
     entries = {k: ManagerEntry(e.manager, e.operation, e.api_version, e.fields, e.time, e.subresource)
                for k, e in entries.items()}
     if not entries and exists:
-        record_update(entries, {}, live, BEFORE_FIRST_APPLY, api_version, now, subresource, schema, ignored)
+        record_update(entries, empty_object(schema), live, BEFORE_FIRST_APPLY, api_version, now, subresource, schema, ignored)
     merged = merge(live, applied, schema)
     key = managed.manager_key(manager, APPLY, api_version, subresource)
     last = entries.get(key)

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from apiserver.patch import fieldpath, managed
+from apiserver.patch.empty import empty_object
 from apiserver.patch.fieldpath import Trie
 from apiserver.patch.fieldset import MISSING, compare
 from apiserver.patch.managed import UPDATE, Managed, ManagerEntry
@@ -35,7 +36,7 @@ def update_managed_fields(old_obj: dict[str, Any] | None, new_obj: dict[str, Any
                           ignored: Iterable[tuple[str, ...]] = ()) -> dict[str, Any]:
     """Return `new_obj` with `metadata.managedFields` recording this write by `manager`.
 
-    `old_obj` is the stored object (None on create). `api_version` defaults to new_obj's apiVersion;
+    `old_obj` is the stored object (None on create: compared with the kind's empty object). `api_version` defaults to new_obj's apiVersion;
     `schema` (default: deduced) decides how lists and maps are owned; `ignored` lists field paths whose
     changes nobody owns through this endpoint (upstream's reset fields, e.g. ("status",) on the main
     resource). A malformed managedFields never fails the write: it is reset as upstream does.
@@ -53,7 +54,8 @@ def update_managed_fields(old_obj: dict[str, Any] | None, new_obj: dict[str, Any
     creating = not (isinstance(old_meta, dict) and old_meta.get("uid"))
     if not entries and not creating:
         return result
-    record_update(entries, old_obj, result, manager or "unknown", api_version, now, subresource,
+    baseline = old_obj if old_obj is not None else empty_object(schema)
+    record_update(entries, baseline, result, manager or "unknown", api_version, now, subresource,
                   schema, ignored)
     managed.cap_update_managers(entries)
     encoded = managed.encode(entries)
