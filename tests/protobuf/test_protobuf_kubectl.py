@@ -274,3 +274,52 @@ def test_kubectl_describe_reads_protobuf(kubectl: Any, server: tuple[FakeServer,
     gets = {r["path"]: r["accept"] for r in fake.requests if r["method"] == "GET"}
     assert gets["/api/v1/namespaces/demo/configmaps/described"].startswith(CONTENT_TYPE)
     assert gets["/api/v1/namespaces/demo/events"].startswith(CONTENT_TYPE)   # an EventList in protobuf
+
+
+VECTORS = REPO.parent / "shared" / "reference" / "protobuf"
+LIST_KINDS = {"events": ("v1", "EventList"), "pods": ("v1", "PodList"), "replicasets": ("apps/v1", "ReplicaSetList"),
+              "jobs": ("batch/v1", "JobList"), "endpointslices": ("discovery.k8s.io/v1", "EndpointSliceList")}
+# vector name -> (kubectl describe arguments, text that must appear)
+DESCRIBE = {
+    "pod": (["pod", "p1", "-n", "pb"], ["nginx:1.25", "250m", "tcp-socket :80"]),
+    "deployment": (["deployment", "d1", "-n", "pb"], ["25% max surge", "tier in (be,fe)"]),
+    "statefulset": (["statefulset", "st1", "-n", "pb"], ["Volume Claims:", "1Gi"]),
+    "service": (["service", "svc1", "-n", "pb"], ["NodePort", "8080/UDP"]),
+    "secret": (["secret", "s1", "-n", "pb"], ["password:  7 bytes"]),
+    "node": (["node", "n1"], ["a=b:NoSchedule", "10.244.0.0/24"]),
+    "cronjob": (["cronjob", "cj1", "-n", "pb"], ["*/5 * * * *"]),
+    "job": (["job", "j1", "-n", "pb"], ["busybox", "100s"]),
+    "daemonset": (["daemonset", "ds1", "-n", "pb"], ["app=ds"]),
+    "poddisruptionbudget": (["poddisruptionbudget", "pdb1", "-n", "pb"], ["50%"]),
+    "clusterrole": (["clusterrole", "pb-cr1"], ["/healthz"]),
+    "rolebinding": (["rolebinding", "rb1", "-n", "pb"], ["alice", "sa1"]),
+    "serviceaccount": (["serviceaccount", "sa1", "-n", "pb"], ["Mountable secrets:"]),
+    "endpoints": (["endpoints", "ep1", "-n", "pb"], ["10.1.0.5"]),
+}
+
+
+@pytest.mark.skipif(not VECTORS.is_dir(), reason=f"reference vectors not present at {VECTORS}")
+@pytest.mark.parametrize("name", sorted(DESCRIBE))
+def test_kubectl_describe_decodes_our_encoding_of_reference_objects(kubectl: Any, server: tuple[FakeServer, int],
+                                                                    name: str) -> None:
+    """kubectl describe reads typed objects as protobuf: serve each reference object encoded by us."""
+    fake, _ = server
+    obj = json.loads((VECTORS / f"{name}.json").read_text())
+    api_version = obj["apiVersion"]
+    group_path = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+    plural = {"poddisruptionbudget": "poddisruptionbudgets", "endpoints": "endpoints"}.get(name, name + "s")
+    ns = obj["metadata"].get("namespace")
+    path = f"{group_path}/namespaces/{ns}/{plural}" if ns else f"{group_path}/{plural}"
+    fake.objects[f"{path}/{obj['metadata']['name']}"] = obj
+    for resource, (gv, list_kind) in LIST_KINDS.items():
+        base = "/api/v1" if gv == "v1" else f"/apis/{gv}"
+        for scope in ("/namespaces/pb", ""):
+            fake.objects[f"{base}{scope}/{resource}"] = {"kind": list_kind, "apiVersion": gv,
+                                                         "metadata": {"resourceVersion": "1"}, "items": []}
+    args, expected = DESCRIBE[name]
+    res = kubectl("describe", *args)
+    assert res.returncode == 0, res.stderr
+    for text in expected:
+        assert text in res.stdout, res.stdout
+    gets = [r for r in fake.requests if r["path"] == f"{path}/{obj['metadata']['name']}"]
+    assert any(r["accept"].startswith(CONTENT_TYPE) for r in gets)   # the typed (protobuf) read
