@@ -167,7 +167,7 @@ class SchemaNode:
 
     def _child(self, prop: dict[str, Any]) -> SchemaNode:
         ref = prop.get("$ref")
-        if ref is not None and self._resolve is not None and not _field_overrides(prop):
+        if ref is not None and self._resolve is _resolve and not _field_overrides(prop):
             return _builtin_ref(ref.removeprefix(REF_PREFIX))
         return SchemaNode(prop, self.origin, self.preserve_unknown, self._resolve)
 

@@ -258,7 +258,7 @@ def _merge_set_element_order(original: dict[str, Any], patch: dict[str, Any], sc
             patch_items, server_only = _partition_maps(merged, order, merge_key)
         else:
             patch_items, server_only = _partition_scalars(merged, order)
-        kind = _element_kind((original_list or []) + (patch_list or []))
+        kind = _element_kind(original_list or [], patch_list or [])
         original[key] = _normalize_order(patch_items, server_only, order, original_list or [], merge_key, kind)
         patch.pop(key, None)
 
@@ -300,7 +300,7 @@ def _merge_list(original: list[Any], patch: list[Any], items: SchemaNode, merge_
                 delete_list: bool) -> list[Any]:
     if not original and not patch:
         return original
-    kind = _element_kind(original + patch)
+    kind = _element_kind(original, patch)
     if kind is not dict:
         if delete_list:
             drop = {_skey(v) for v in patch}
@@ -322,16 +322,16 @@ def _type_name(node: SchemaNode) -> str:
     return "struct" if node.kind == "map" else node.kind
 
 
-def _element_kind(values: list[Any]) -> type:
+def _element_kind(*slices: list[Any]) -> type:
     kind: type | None = None
-    for v in values:
+    for v in (v for values in slices for v in values):
         shape = _shape(v)
         if kind is None:
             if shape is list:
                 raise _SmpError(NO_LIST_OF_LISTS)
             kind = shape
         elif shape is not kind:
-            raise _SmpError("list element types are not identical: " + go_v(values))
+            raise _SmpError("list element types are not identical: " + go_v(list(slices)))
     if kind is None:
         raise _SmpError("no elements in any of the given slices")
     return kind
