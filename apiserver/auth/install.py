@@ -1,0 +1,292 @@
+"""Plug the security pieces into an `ApiServer` through its seams, before `start()`.
+
+`install(server)` sets: the TLS context and admin kubeconfig writer, the authenticator (x509, token file,
+service-account tokens, anonymous, then impersonation), the RBAC authorizer, the review kinds and the
+`serviceaccounts/token` subresource, the RBAC escalation admission plugin, the default policy bootstrap
+and the ClusterRole aggregation loop, and the audit log (`Auditor.record`, called once per response).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import logging
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from apiserver.auth import bootstrap, reviews
+from apiserver.auth.audit import AuditLog, make_event
+from apiserver.auth.authn import (
+    AuthenticationError,
+    Authenticator,
+    Credentials,
+    ServiceAccountTokenAuthenticator,
+    TokenAuthenticator,
+    TokenFileAuthenticator,
+    X509Authenticator,
+)
+from apiserver.auth.impersonation import impersonate
+from apiserver.auth.pki import ensure_pki, kubeconfig_yaml, server_ssl_context
+from apiserver.auth.rbac import RBAC_GROUP, RbacAuthorizer, forbidden
+from apiserver.auth.sa_token import ServiceAccountTokens
+from apiserver.auth.tokenrequest import token_request
+from apiserver.auth.user import UserInfo
+from apiserver.errors import StatusError, unauthorized
+
+if TYPE_CHECKING:
+    from apiserver.server import ApiServer
+
+log = logging.getLogger("mini-kube.auth")
+
+KIND_RESOURCES = {"ServiceAccount": "serviceaccounts", "Pod": "pods", "Secret": "secrets", "Node": "nodes"}
+ORIGINAL_USER = web.RequestKey("mini-kube.auth.original-user", UserInfo)
+RECEIVED = web.RequestKey("mini-kube.auth.received", dt.datetime)
+
+
+class CacheRbacSource:
+    """`RbacSource` over the server's object cache."""
+
+    def __init__(self, server: ApiServer) -> None:
+        self.server = server
+
+    def _res(self, plural: str) -> Any:
+        res = self.server.resources.lookup(RBAC_GROUP, "v1", plural)
+        assert res is not None, plural
+        return res
+
+    def _objs(self, plural: str, namespace: str | None = None) -> list[Mapping[str, Any]]:
+        return [e.obj for e in self.server.cache.list(self._res(plural).key_prefix, namespace)]
+
+    def cluster_roles(self) -> list[Mapping[str, Any]]:
+        return self._objs("clusterroles")
+
+    def roles(self, namespace: str) -> list[Mapping[str, Any]]:
+        return self._objs("roles", namespace)
+
+    def cluster_role_bindings(self) -> list[Mapping[str, Any]]:
+        return self._objs("clusterrolebindings")
+
+    def role_bindings(self, namespace: str) -> list[Mapping[str, Any]]:
+        return self._objs("rolebindings", namespace)
+
+    def get_cluster_role(self, name: str) -> Mapping[str, Any] | None:
+        entry = self.server.cache.get(self._res("clusterroles").key(None, name))
+        return entry.obj if entry else None
+
+    def get_role(self, namespace: str, name: str) -> Mapping[str, Any] | None:
+        entry = self.server.cache.get(self._res("roles").key(namespace, name))
+        return entry.obj if entry else None
+
+
+def _object_getter(server: ApiServer):  # noqa: ANN202 - (kind, namespace, name) -> object | None
+    def get(kind: str, namespace: str, name: str) -> Mapping[str, Any] | None:
+        res = server.resources.lookup("", "v1", KIND_RESOURCES.get(kind, ""))
+        if res is None:
+            return None
+        entry = server.cache.get(res.key(namespace if res.namespaced else None, name))
+        return entry.obj if entry else None
+
+    return get
+
+
+def _uid_lookup(server: ApiServer):  # noqa: ANN202 - ObjectLookup
+    get = _object_getter(server)
+
+    def lookup(kind: str, namespace: str, name: str) -> str | None:
+        obj = get(kind, namespace, name)
+        return None if obj is None else (obj.get("metadata") or {}).get("uid", "")
+
+    return lookup
+
+
+class Auditor:
+    """Builds and queues one audit event per request (a no-op unless `--audit-log` is set)."""
+
+    def __init__(self, path: str | None) -> None:
+        self.log = AuditLog(path)
+
+    def record(self, request: web.Request, user: Any, info: Any, status: int, error: StatusError | None = None) -> None:
+        if not self.log.enabled or not isinstance(user, UserInfo):
+            return
+        original = request.get(ORIGINAL_USER)
+        peer = request.remote or ""
+        self.log.log(make_event(
+            user=original or user, impersonated=user if original else None, attrs=info,
+            request_uri=str(request.rel_url), code=status, received=request.get(RECEIVED) or dt.datetime.now(dt.UTC),
+            audit_id=request.headers.get("Audit-ID"), source_ips=[peer] if peer else [],
+            user_agent=request.headers.get("User-Agent", ""), status_reason=error.reason if error else "",
+            status_message=error.message if error else ""))
+
+
+def install(server: ApiServer, *, pki_hosts: list[str] | None = None) -> None:
+    """Secure `server`: TLS, authentication, RBAC, reviews, tokens, escalation checks, defaults, audit."""
+    config = server.config
+    data_dir = Path(tempfile.mkdtemp(prefix="mini-kube-pki-")) if config.data_dir == ":memory:" \
+        else Path(config.data_dir).expanduser()
+    pki = ensure_pki(data_dir, pki_hosts or [config.address])
+    server.ssl_context = server_ssl_context(pki)
+    config.extra["kubeconfig_writer"] = lambda srv: kubeconfig_yaml(srv.url, pki, namespace="default")
+    config.extra["pki"] = pki
+
+    rbac = RbacAuthorizer(CacheRbacSource(server))
+    tokens = ServiceAccountTokens(pki.sa_key)
+    token_auths: list[TokenAuthenticator] = []
+    if config.token_auth_file:
+        token_auths.append(TokenFileAuthenticator.from_file(config.token_auth_file))
+    token_auths.append(ServiceAccountTokenAuthenticator(tokens, _uid_lookup(server)))
+    chain = Authenticator(x509_auth=X509Authenticator(pki.ca_cert), token_auths=token_auths)
+    auditor = Auditor(config.audit_log)
+    config.extra.update(rbac=rbac, sa_tokens=tokens, auditor=auditor)
+
+    async def authenticate(request: web.Request) -> UserInfo:
+        request[RECEIVED] = dt.datetime.now(dt.UTC)
+        ssl_object = request.transport.get_extra_info("ssl_object") if request.transport else None
+        der = ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None
+        try:
+            user = chain.authenticate(Credentials(der, request.headers.get("Authorization")))
+        except AuthenticationError as e:
+            log.debug("authentication failed: %s", e)
+            raise unauthorized() from e
+        acting = impersonate(request.headers.items(), user, rbac.authorize)
+        if acting is None:
+            return user
+        request[ORIGINAL_USER] = user
+        return acting
+
+    async def authorize(request: web.Request, user: Any, info: Any) -> None:
+        decision = rbac.authorize(user, info)
+        if not decision.allowed:
+            raise forbidden(user, info, decision.reason)
+
+    server.authenticator = authenticate
+    server.authorizer = authorize
+    _install_reviews(server, rbac)
+    server.subresource_handlers[("", "serviceaccounts", "token")] = _token_handler(tokens)
+    from apiserver.auth.admission import RbacEscalation
+
+    if server.registry is not None and server.registry.admission is not None:
+        server.registry.admission.plugins.append(RbacEscalation(rbac))
+    else:
+        server.bootstrap_hooks.insert(0, _add_escalation_plugin(rbac))
+    server.bootstrap_hooks.append(_bootstrap_policy)
+    server.on_stop.append(_closer(auditor))
+
+
+def _add_escalation_plugin(rbac: RbacAuthorizer):  # noqa: ANN202
+    async def hook(server: ApiServer) -> None:
+        from apiserver.auth.admission import RbacEscalation
+
+        if server.registry.admission is not None:
+            server.registry.admission.plugins.append(RbacEscalation(rbac))
+
+    return hook
+
+
+def _closer(auditor: Auditor):  # noqa: ANN202
+    async def close() -> None:
+        await asyncio.to_thread(auditor.log.close)
+
+    return close
+
+
+def _install_reviews(server: ApiServer, rbac: RbacAuthorizer) -> None:
+    authn, authz = "authentication.k8s.io", "authorization.k8s.io"
+
+    async def ssr(srv: ApiServer, request: web.Request, info: Any, obj: dict, user: Any) -> dict:
+        return reviews.self_subject_review(user)
+
+    async def ssar(srv: ApiServer, request: web.Request, info: Any, obj: dict, user: Any) -> dict:
+        return reviews.self_subject_access_review(obj, user, rbac)
+
+    async def sar(srv: ApiServer, request: web.Request, info: Any, obj: dict, user: Any) -> dict:
+        return reviews.subject_access_review(obj, rbac)
+
+    async def lsar(srv: ApiServer, request: web.Request, info: Any, obj: dict, user: Any) -> dict:
+        return reviews.local_subject_access_review(obj, info.namespace, rbac)
+
+    async def ssrr(srv: ApiServer, request: web.Request, info: Any, obj: dict, user: Any) -> dict:
+        return reviews.self_subject_rules_review(obj, user, rbac)
+
+    server.virtual_kinds.update({
+        (authn, "SelfSubjectReview"): ssr,
+        (authz, "SelfSubjectAccessReview"): ssar,
+        (authz, "SubjectAccessReview"): sar,
+        (authz, "LocalSubjectAccessReview"): lsar,
+        (authz, "SelfSubjectRulesReview"): ssrr,
+    })
+
+
+def _token_handler(tokens: ServiceAccountTokens):  # noqa: ANN202
+    async def handle(handler: Any, request: web.Request, info: Any, res: Any, user: Any, target: Any) -> web.Response:
+        from apiserver.handlers.resource import read_body
+        from apiserver.http import responses
+        from apiserver.http.negotiation import decode_body
+
+        if info.verb != "create":
+            from apiserver.errors import method_not_allowed
+
+            raise method_not_allowed()
+        service_account = handler.registry.get(res, info.namespace, info.name).obj
+        body = decode_body(await read_body(request), request.headers.get("Content-Type"))
+        if not isinstance(body, dict):
+            from apiserver.errors import bad_request
+
+            raise bad_request("TokenRequest must be an object")
+        result = token_request(body, service_account, tokens, _object_getter(handler.server))
+        return responses.encode_dict(result, target, 201)
+
+    return handle
+
+
+async def _bootstrap_policy(server: ApiServer) -> None:
+    """Create missing default RBAC objects, then keep aggregated ClusterRoles up to date."""
+    from apiserver.registry.generic import WriteOptions
+
+    opts = WriteOptions(field_manager="kube-apiserver")
+    for obj in bootstrap.default_objects():
+        plural = obj["kind"].lower() + "s"
+        res = server.resources.lookup(RBAC_GROUP, "v1", plural)
+        assert res is not None
+        namespace = obj["metadata"].get("namespace")
+        if server.registry.find(res, namespace, obj["metadata"]["name"]) is None:
+            with contextlib.suppress(StatusError):
+                await server.registry.create(res, namespace, obj, opts)
+    await aggregate_now(server)
+    server.background.append(asyncio.create_task(_aggregation_loop(server), name="clusterrole-aggregation"))
+
+
+async def aggregate_now(server: ApiServer) -> None:
+    """Run the ClusterRole aggregation controller once."""
+    from apiserver.registry.generic import WriteOptions
+
+    res = server.resources.lookup(RBAC_GROUP, "v1", "clusterroles")
+    assert res is not None
+    roles = [e.obj for e in server.cache.list(res.key_prefix)]
+    for name, rules in bootstrap.aggregate_cluster_roles(roles).items():
+        def mutate(obj: dict[str, Any], rules: list[Any] = rules) -> dict[str, Any]:
+            obj["rules"] = rules
+            return obj
+
+        with contextlib.suppress(StatusError):
+            await server.registry.guaranteed_update(res, None, name, mutate,
+                                                    WriteOptions(field_manager="clusterrole-aggregation-controller"))
+
+
+async def _aggregation_loop(server: ApiServer) -> None:
+    res = server.resources.lookup(RBAC_GROUP, "v1", "clusterroles")
+    assert res is not None
+    watcher = server.cache.watch(res.key_prefix, None)
+    try:
+        while True:
+            if await watcher.queue.get() is None:
+                watcher = server.cache.watch(res.key_prefix, None)
+            while not watcher.queue.empty():
+                watcher.queue.get_nowait()
+            await aggregate_now(server)
+    finally:
+        watcher.close()
