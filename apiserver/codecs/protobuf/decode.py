@@ -204,7 +204,7 @@ def decode_struct(msg: Message, buf: bytes, pos: int, end: int, depth: int,
                     v = _value(f, occ[0], buf, depth)
                 if f.inline:
                     out.update(v)
-                else:
+                elif v or not f.omitempty or f.kind != WRAPPER:  # an empty wrapper is an empty slice
                     out[f.name] = v
             else:
                 v = _value(f, occ[-1], buf, depth)
