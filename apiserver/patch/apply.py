@@ -22,6 +22,8 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
+import orjson
+
 from apiserver.patch import fieldpath, managed
 from apiserver.patch.conflicts import Conflict, conflict_error
 from apiserver.patch.empty import empty_object
@@ -76,6 +78,7 @@ def server_side_apply(live_obj: dict[str, Any] | None, applied_obj: dict[str, An
         raise internal(f"failed to merge config: {err}") from None
     if manager == "kubectl":
         result = _sync_last_applied(result, applied_obj)
+    result = orjson.loads(orjson.dumps(result))  # the result must share nothing with live or applied
     encoded = managed.encode(entries)
     meta = result.setdefault("metadata", {})
     if encoded is not None:

@@ -72,10 +72,14 @@ def union(a: Trie, b: Trie) -> Trie:
 
 
 def difference(a: Trie, b: Trie) -> Trie:
-    """Paths of `a` not in `b` (b's membership of a node removes only that node, not its subtree)."""
+    """Paths of `a` not in `b` (b's membership of a node removes only that node, not its subtree).
+
+    Returns `a` itself when nothing is removed, so unchanged sets keep their identity.
+    """
     if not a or not b:
         return a
     out: Trie = {}
+    same = True
     for k, v in a.items():
         if k == SELF:
             continue
@@ -84,9 +88,24 @@ def difference(a: Trie, b: Trie) -> Trie:
             out[k] = v
             continue
         node = _node(is_member(v) and not is_member(other), difference(_children(v), _children(other)))
-        if node is not None:
+        if node is None:
+            same = False
+        else:
             out[k] = node
+            if same and not (node is v or (not node and not v)):
+                same = _same_node(node, v)
+    if same and len(out) == len(a) - (SELF in a):
+        return a
     return out
+
+
+def _same_node(new: Trie, old: Trie) -> bool:
+    """True when a rebuilt node has the same membership and children (by identity) as `old`."""
+    if is_member(new) != is_member(old):
+        return False
+    old_children = [k for k in old if k != SELF]
+    new_children = [k for k in new if k != SELF]
+    return len(old_children) == len(new_children) and all(new[k] is old[k] for k in old_children)
 
 
 def intersection(a: Trie, b: Trie) -> Trie:
@@ -185,15 +204,13 @@ def decode(fields_v1: Any) -> Trie:
 
 
 def _check(node: dict[str, Any]) -> None:
-    for k, v in node.items():
-        if not isinstance(v, dict):
-            raise ValueError(f"invalid fieldsV1 entry {k!r}")
-        if k == SELF:
-            continue
-        if len(k) < 2 or k[1] != ":" or k[0] not in "fkvi":
-            raise ValueError(f"invalid path element {k!r}")
-        if v:
-            _check(v)
+    stack = [node]
+    while stack:
+        for k, v in stack.pop().items():
+            if type(v) is not dict or (k[1:2] != ":" and k != SELF):
+                raise ValueError(f"invalid fieldsV1 entry {k!r}")
+            if v:
+                stack.append(v)
 
 
 @functools.lru_cache(maxsize=8192)

@@ -166,16 +166,15 @@ def _cmp(lhs: Any, rhs: Any, node: SchemaNode | None, path: list[str], out: tupl
         lmap = lhs if isinstance(lhs, dict) else {}
         rmap = rhs if isinstance(rhs, dict) else {}
         for key, lval in lmap.items():
+            rval = rmap.get(key, MISSING)
+            if rval is lval or (type(rval) is type(lval) and rval == lval):
+                continue
             sub_node = node.child(key)[0] if node is not None else None
             path.append("f:" + key)
-            _cmp(lval, rmap.get(key, MISSING), sub_node, path, out)
+            _cmp(lval, rval, sub_node, path, out)
             path.pop()
-        for key, rval in rmap.items():
-            if key not in lmap:
-                sub_node = node.child(key)[0] if node is not None else None
-                path.append("f:" + key)
-                _cmp(MISSING, rval, sub_node, path, out)
-                path.pop()
+        if not rmap.keys() <= lmap.keys():
+            _cmp_added_keys(lmap, rmap, node, path, out)
     else:
         _cmp_list(lhs if isinstance(lhs, list) else [], rhs if isinstance(rhs, list) else [], node, how,
                   path, out)
@@ -183,6 +182,16 @@ def _cmp(lhs: Any, rhs: Any, node: SchemaNode | None, path: list[str], out: tupl
         insert(out[0], path)
     elif rhs is MISSING:
         insert(out[2], path)
+
+
+def _cmp_added_keys(lmap: dict[str, Any], rmap: dict[str, Any], node: SchemaNode | None, path: list[str],
+                    out: tuple[Trie, Trie, Trie]) -> None:
+    for key, rval in rmap.items():
+        if key not in lmap:
+            sub_node = node.child(key)[0] if node is not None else None
+            path.append("f:" + key)
+            _cmp(MISSING, rval, sub_node, path, out)
+            path.pop()
 
 
 def _is_empty(value: Any) -> bool:

@@ -31,6 +31,7 @@ class ManagerEntry:
     fields: Trie = field(default_factory=dict)
     time: str | None = None
     subresource: str = ""
+    raw: dict[str, Any] | None = None  # the decoded entry, reused when nothing in it changed
 
     @property
     def key(self) -> ManagerKey:
@@ -88,7 +89,7 @@ def decode(entries: Any) -> Managed:
                 (time is not None and not isinstance(time, str)):
             raise ValueError(f"malformed managed fields entry {i}")
         entry = ManagerEntry(manager, operation, api_version,
-                             fieldpath.decode(fields) if fields is not None else {}, time, subresource)
+                             fieldpath.decode(fields) if fields is not None else {}, time, subresource, raw)
         managed[entry.key] = entry
     return managed
 
@@ -119,6 +120,9 @@ def encode(managed: Managed) -> list[dict[str, Any]] | None:
                                                        e.api_version, e.subresource))
     out = []
     for e in entries:
+        if e.raw is not None and e.fields is e.raw.get("fieldsV1") and e.time == e.raw.get("time"):
+            out.append(e.raw)
+            continue
         item: dict[str, Any] = {}
         if e.manager:
             item["manager"] = e.manager
