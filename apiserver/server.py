@@ -88,6 +88,10 @@ class ApiServer:
     # -- lifecycle -------------------------------------------------------------------------------
     async def start(self) -> None:
         """Open the store, fill the cache, bootstrap system objects and start serving."""
+        if not self.config.insecure_http and self.authenticator is None:
+            from .auth.install import install  # TLS, authentication, RBAC, reviews, tokens, default policy
+
+            install(self)
         if self.config.data_dir != ":memory:":
             Path(self.config.data_dir).expanduser().mkdir(parents=True, exist_ok=True)
         self.store = await Store.open(self.config.store_path)
