@@ -34,7 +34,11 @@ def _identifier(key: ManagerKey) -> str:
 
 
 def conflict_error(conflicts: list[Conflict]) -> PatchError:
-    """`Apply failed with N conflict(s): ...` with one FieldManagerConflict cause per field."""
+    """`Apply failed with N conflict(s): ...` with one FieldManagerConflict cause per field.
+
+    Upstream lists causes in Go map order (random); here they are grouped by manager like the message.
+    """
+    conflicts = sorted(conflicts, key=lambda c: _identifier(c[0]))
     causes = [{"reason": "FieldManagerConflict", "message": f"conflict with {describe_manager(key)}",
                "field": path_string(path)} for key, path in conflicts]
     if len(conflicts) == 1:

@@ -7,8 +7,7 @@ import timeit
 
 import yaml
 
-from apiserver.patch import SchemaNode, merge_patch, strategic_merge_patch, update_managed_fields
-from apiserver.patch import fieldpath
+from apiserver.patch import SchemaNode, fieldpath, merge_patch, strategic_merge_patch, update_managed_fields
 from apiserver.patch.schema_walk import deduced
 from tests.helpers import REFERENCE
 
