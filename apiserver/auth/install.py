@@ -46,6 +46,7 @@ log = logging.getLogger("mini-kube.auth")
 KIND_RESOURCES = {"ServiceAccount": "serviceaccounts", "Pod": "pods", "Secret": "secrets", "Node": "nodes"}
 ORIGINAL_USER = web.RequestKey("mini-kube.auth.original-user", UserInfo)
 RECEIVED = web.RequestKey("mini-kube.auth.received", dt.datetime)
+ACTING = web.RequestKey("mini-kube.auth.acting", tuple)  # (user, request info) once authorized
 
 
 class CacheRbacSource:
@@ -110,6 +111,12 @@ class Auditor:
     def __init__(self, path: str | None) -> None:
         self.log = AuditLog(path)
 
+    def record_response(self, request: web.Request, status: int) -> None:
+        """The per-response hook (`config.extra["audit_hook"]`): who and what come from the request."""
+        acting = request.get(ACTING)
+        if acting is not None:
+            self.record(request, acting[0], acting[1], status)
+
     def record(self, request: web.Request, user: Any, info: Any, status: int, error: StatusError | None = None) -> None:
         if not self.log.enabled or not isinstance(user, UserInfo):
             return
@@ -142,6 +149,8 @@ def install(server: ApiServer, *, pki_hosts: list[str] | None = None) -> None:
     chain = Authenticator(x509_auth=X509Authenticator(pki.ca_cert), token_auths=token_auths)
     auditor = Auditor(config.audit_log)
     config.extra.update(rbac=rbac, sa_tokens=tokens, auditor=auditor)
+    if auditor.log.enabled:
+        config.extra["audit_hook"] = auditor.record_response
 
     async def authenticate(request: web.Request) -> UserInfo:
         request[RECEIVED] = dt.datetime.now(dt.UTC)
@@ -159,6 +168,7 @@ def install(server: ApiServer, *, pki_hosts: list[str] | None = None) -> None:
         return acting
 
     async def authorize(request: web.Request, user: Any, info: Any) -> None:
+        request[ACTING] = (user, info)
         decision = rbac.authorize(user, info)
         if not decision.allowed:
             raise forbidden(user, info, decision.reason)

@@ -142,3 +142,22 @@ def test_audit_log_off_by_default(tmp_path: Path) -> None:
     assert not log.enabled
     log.log({"x": 1})
     log.close()
+
+
+def test_auditor_hook_records_the_acting_user(tmp_path: Path) -> None:
+    from aiohttp.test_utils import make_mocked_request
+
+    from apiserver.auth.install import ACTING, Auditor
+
+    auditor = Auditor(str(tmp_path / "a.log"))
+    request = make_mocked_request("DELETE", "/api/v1/namespaces/dev/configmaps/c1",
+                                  headers={"User-Agent": "kubectl/v1.32.4"})
+    request[ACTING] = (OPS, parse_request_info("DELETE", request.path, {}))
+    auditor.record_response(request, 200)
+    auditor.record_response(make_mocked_request("GET", "/healthz"), 200)  # never authorized: not recorded
+    auditor.log.close()
+    (line,) = (tmp_path / "a.log").read_text().splitlines()
+    event = json.loads(line)
+    assert (event["verb"], event["user"]["username"], event["userAgent"]) == ("delete", "ops", "kubectl/v1.32.4")
+    assert event["objectRef"] == {"resource": "configmaps", "namespace": "dev", "name": "c1", "apiVersion": "v1"}
+    assert event["responseStatus"] == {"metadata": {}, "code": 200}
