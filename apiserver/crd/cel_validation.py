@@ -216,13 +216,14 @@ class CelValidator:
         walk(self.root)
         return found
 
-    def validate(self, obj: Any, old: Any = MISSING, path: str = "",
-                 budget: int = RUNTIME_COST_BUDGET) -> list[FieldError]:
-        """Field errors of the rules over `obj` (an update when `old` is given)."""
+    def validate(self, obj: Any, old: Any = MISSING, path: str = "", budget: int = RUNTIME_COST_BUDGET,
+                 ratchet: bool = True) -> list[FieldError]:
+        """Field errors of the rules over `obj` (an update when `old` is given; `ratchet` tolerates
+        failures of unchanged values)."""
         if self.root is None:
             return []
         run = _Run(budget, self.converter)
-        anchor = _Anchor(obj, old) if old is not MISSING else None
+        anchor = _Anchor(obj, old) if old is not MISSING and ratchet else None
         _validate(self.root, obj, old, path, run, anchor)
         return run.errs
 
@@ -253,14 +254,14 @@ def _validate(c: _CelNode, obj: Any, old: Any, path: str, run: _Run, anchor: _An
         if c.additional is not None:
             for k, v in obj.items():
                 old_v = old_map.get(k, MISSING) if old_map is not None else MISSING
-                sub_anchor = _Anchor(v, old_v) if old_v is not MISSING else anchor
+                sub_anchor = _Anchor(v, old_v) if old_v is not MISSING and anchor is not None else anchor
                 _validate(c.additional, v, old_v, f"{path}[{k}]", run, sub_anchor)
                 if run.budget < 0:
                     return
         for k, sub in c.props.items():
             if k in obj:
                 old_v = old_map.get(k, MISSING) if old_map is not None else MISSING
-                sub_anchor = _Anchor(obj[k], old_v) if old_v is not MISSING else anchor
+                sub_anchor = _Anchor(obj[k], old_v) if old_v is not MISSING and anchor is not None else anchor
                 _validate(sub, obj[k], old_v, _child(path, k), run, sub_anchor)
                 if run.budget < 0:
                     return
@@ -268,7 +269,7 @@ def _validate(c: _CelNode, obj: Any, old: Any, path: str, run: _Run, anchor: _An
         index = map_list_index(c.schema, old) if c.schema.list_type == "map" and isinstance(old, list) else None
         for i, item in enumerate(obj):
             old_item = index.get(map_key(c.schema, item), MISSING) if index is not None else MISSING
-            sub_anchor = _Anchor(item, old_item) if old_item is not MISSING else anchor
+            sub_anchor = _Anchor(item, old_item) if old_item is not MISSING and anchor is not None else anchor
             _validate(c.items, item, old_item, f"{path}[{i}]", run, sub_anchor)
             if run.budget < 0:
                 return

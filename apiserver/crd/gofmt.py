@@ -72,6 +72,26 @@ def go_sharp(value: Any) -> str:
     return str(value)
 
 
+_GO_TYPES = {bool: "bool", int: "int64", float: "float64", str: "string", dict: "map[string]interface {}",
+             list: "[]interface {}"}
+
+
+def go_plain(value: Any) -> str:
+    """Go's `%v` of a JSON value (strings unquoted, nil as `<nil>`)."""
+    if value is None:
+        return "<nil>"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool | int | float):
+        return go_number(value)
+    return go_sharp(value)
+
+
+def go_type(value: Any) -> str:
+    """Go's `%T` of a decoded JSON value."""
+    return "<nil>" if value is None else _GO_TYPES.get(type(value), "interface {}")
+
+
 def go_value(value: Any) -> str:
     """How `field.Error` prints a bad value: `%v` for scalars, `%q` for strings, `%#v` otherwise."""
     if value is None:

@@ -152,3 +152,10 @@ def _coerce_embedded(x: Any, s: Node, path: str, out: list[str], root: bool) -> 
     elif isinstance(x, list) and s.items is not None and s.items.has_embedded:
         for i, v in enumerate(x):
             _coerce_embedded(v, s.items, f"{path}[{i}]", out, False)
+
+
+def prune_value(value: Any, node: Node, resource: bool) -> list[str]:
+    """Prune any JSON value in place against `node` (`resource`: keep apiVersion/kind/metadata at its root)."""
+    out: list[str] = []
+    _prune(value, node, "", out, resource)
+    return sorted(out)

@@ -24,8 +24,6 @@ _BLOCKING = frozenset({"FieldValueNotSupported", "FieldValueRequired", "FieldVal
                        "FieldValueTypeInvalid"})
 BLOCKED_RULES = ("some validation rules were not checked because the object was invalid; correct the existing "
                  "errors to complete validation")
-_GO_TYPES = {bool: "bool", int: "int64", float: "float64", str: "string", dict: "map[string]interface {}",
-             list: "[]interface {}"}
 
 
 def version_entry(crd: dict[str, Any], version: str) -> dict[str, Any]:
@@ -36,21 +34,6 @@ def version_entry(crd: dict[str, Any], version: str) -> dict[str, Any]:
     raise KeyError(version)
 
 
-def _go_v(value: Any) -> str:
-    """Go's `%v` of a JSON value (as in unstructured accessor errors)."""
-    if value is None:
-        return "<nil>"
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool | int | float):
-        return gofmt.go_number(value)
-    return gofmt.go_sharp(value)
-
-
-def _go_type(value: Any) -> str:
-    return "<nil>" if value is None else _GO_TYPES.get(type(value), "interface {}")
-
-
 def _nested(obj: dict[str, Any], json_path: str, want: type) -> tuple[Any, str | None]:
     """unstructured.NestedInt64/NestedString at `.a.b`: (value or None when absent, error text)."""
     fields = json_path.removeprefix(".").split(".")
@@ -59,14 +42,14 @@ def _nested(obj: dict[str, Any], json_path: str, want: type) -> tuple[Any, str |
         if value is None:
             return None, None
         if not isinstance(value, dict):
-            return None, (f".{'.'.join(fields[:i + 1])} accessor error: {_go_v(value)} is of the type "
-                          f"{_go_type(value)}, expected map[string]interface{{}}")
+            return None, (f".{'.'.join(fields[:i + 1])} accessor error: {gofmt.go_plain(value)} is of the type "
+                          f"{gofmt.go_type(value)}, expected map[string]interface{{}}")
         if name not in value:
             return None, None
         value = value[name]
     if not isinstance(value, want) or (want is int and isinstance(value, bool)):
         expected = "int64" if want is int else "string"
-        return None, (f".{'.'.join(fields)} accessor error: {_go_v(value)} is of the type {_go_type(value)}, "
+        return None, (f".{'.'.join(fields)} accessor error: {gofmt.go_plain(value)} is of the type {gofmt.go_type(value)}, "
                       f"expected {expected}")
     return value, None
 
