@@ -47,9 +47,12 @@ def go_json(value: Any) -> str:
 # -- set algebra ------------------------------------------------------------------------------------
 
 def _node(member: bool, children: Trie) -> Trie | None:
+    """A node from its membership and children (never modifies `children`, which may be shared)."""
     if children:
-        if member:
-            children[SELF] = {}
+        if member and SELF not in children:
+            return {SELF: {}, **children}
+        if not member and SELF in children:
+            return {k: v for k, v in children.items() if k != SELF}
         return children
     return {} if member else None
 

@@ -1,0 +1,65 @@
+"""Property tests: field-set algebra against plain sets of paths, patches against each other."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from apiserver.patch import SchemaNode, create_merge_patch, fieldpath, merge_patch, strategic_merge_patch
+from apiserver.patch.fieldset import MISSING, compare, to_field_set
+from apiserver.patch.schema_walk import deduced
+
+_elements = st.sampled_from(["f:a", "f:b", "f:c", 'k:{"name":"x"}', 'v:"y"'])
+_paths = st.lists(st.tuples(*[_elements] * 1) | st.tuples(_elements, _elements)
+                  | st.tuples(_elements, _elements, _elements), max_size=8)
+
+
+def build(paths) -> dict:
+    trie: dict = {}
+    for p in paths:
+        fieldpath.insert(trie, p)
+    return trie
+
+
+def members(trie) -> set:
+    return set(fieldpath.paths(trie))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_paths, _paths)
+def test_trie_operations_agree_with_set_operations(a, b):
+    ta, tb = build(a), build(b)
+    assert members(ta) == set(a)
+    assert members(fieldpath.union(ta, tb)) == set(a) | set(b)
+    assert members(fieldpath.difference(ta, tb)) == set(a) - set(b)
+    assert members(fieldpath.intersection(ta, tb)) == set(a) & set(b)
+    assert fieldpath.decode(fieldpath.encode(ta)) == fieldpath.encode(ta)
+    assert members(fieldpath.encode(ta)) == set(a)
+    for p in a:
+        assert fieldpath.has(ta, p)
+
+
+_scalars = st.one_of(st.integers(-3, 3), st.text("ab", max_size=2), st.booleans())
+_values = st.recursive(_scalars, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(st.text("abc", min_size=1, max_size=2), inner, max_size=3)),
+    max_leaves=10)
+_docs = st.dictionaries(st.text("xyz", min_size=1, max_size=2), _values, max_size=4)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_docs, _docs)
+def test_strategic_patch_without_lists_to_merge_is_a_merge_patch(a, b):
+    configmap = SchemaNode.for_builtin("io.k8s.api.core.v1.ConfigMap")
+    patch = create_merge_patch(a, b)
+    assert strategic_merge_patch(a, patch, configmap) == merge_patch(a, patch) == b
+
+
+@settings(max_examples=200, deadline=None)
+@given(_docs, _docs)
+def test_compare_reports_nothing_for_equal_objects_and_covers_new_fields(a, b):
+    node = deduced()
+    assert compare(a, a, node) == ({}, {}, {})
+    added, modified, removed = compare(MISSING, b, node)
+    assert not modified and not removed
+    # Everything an applier would own of b is new when b is created from nothing.
+    assert fieldpath.difference(to_field_set(b, node), added) == {}
