@@ -12,6 +12,8 @@ import json
 import re
 from typing import Any
 
+import orjson
+
 from apiserver.schema import field_shapes as fs
 from apiserver.schema.field_shapes import Shape
 
@@ -66,27 +68,29 @@ class _Pairs(list):
     """A JSON object as its (key, value) pairs, repeated keys kept."""
 
 
-_KEY_END = re.compile(rb'(?<!\\)"\s*:')
+_SPACED_COLON = re.compile(rb'"\s+:')
 
 
-def _count_keys(value: Any) -> int:
-    if isinstance(value, dict):
-        return len(value) + sum(_count_keys(v) for v in value.values() if isinstance(v, dict | list))
-    if isinstance(value, list):
-        return sum(_count_keys(v) for v in value if isinstance(v, dict | list))
-    return 0
+def _key_ends(data: bytes) -> int:
+    """Quote-colon pairs not preceded by a backslash: one per key, none inside strings."""
+    return data.count(b'":') - data.count(b'\\":')
 
 
 def may_have_duplicates(raw_json: bytes, parsed: Any) -> bool:
     """Cheap test: False means `raw_json` (already parsed as `parsed`) repeats no key.
 
-    Each key in the text ends with an unescaped quote and a colon; if there are no more of those than
-    keys in the parsed value, no key was repeated. A key ending in a backslash is not counted, so any
-    escaped backslash before a quote sends the caller to the exact check.
+    Every key ends with an unescaped quote and a colon, and quotes inside strings are escaped, so
+    the text has as many key ends as it has keys. Re-serializing the parsed value (where repeats are
+    gone) gives the count without them; any difference means a repeat. Text this count cannot read
+    (a key ending in a backslash, space before a colon) goes to the exact check.
     """
-    if b'\\\\"' in raw_json:
+    if b'\\\\"' in raw_json or _SPACED_COLON.search(raw_json):
         return True
-    return len(_KEY_END.findall(raw_json)) > _count_keys(parsed)
+    try:
+        canonical = orjson.dumps(parsed)
+    except TypeError:
+        return True
+    return _key_ends(raw_json) != _key_ends(canonical)
 
 
 def parse_pairs(raw_json: bytes | str) -> Any:
@@ -95,8 +99,17 @@ def parse_pairs(raw_json: bytes | str) -> Any:
 
 
 def duplicate_fields(raw_json: bytes, parsed: Any = None) -> list[str]:
-    """Paths of repeated keys in a JSON document, in document order (`metadata.name`)."""
-    if parsed is not None and not may_have_duplicates(raw_json, parsed):
+    """Paths of repeated keys in a JSON document, in document order (`metadata.name`).
+
+    `parsed` (the document as already decoded) saves a parse for the cheap pre-check; without it the
+    body is decoded once more with orjson, still far cheaper than the exact, pair-keeping parse.
+    """
+    if parsed is None:
+        try:
+            parsed = orjson.loads(raw_json)
+        except orjson.JSONDecodeError:
+            return []
+    if not may_have_duplicates(raw_json, parsed):
         return []
     out: list[str] = []
     _duplicates(parse_pairs(raw_json), "", out)
