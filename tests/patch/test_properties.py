@@ -63,3 +63,32 @@ def test_compare_reports_nothing_for_equal_objects_and_covers_new_fields(a, b):
     assert not modified and not removed
     # Everything an applier would own of b is new when b is created from nothing.
     assert fieldpath.difference(to_field_set(b, node), added) == {}
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["m1", "m2", "m3"]), _docs), min_size=1, max_size=5))
+def test_update_managers_never_share_a_field(writes):
+    from apiserver.patch import update_managed_fields
+
+    obj = None
+    for i, (manager, doc) in enumerate(writes):
+        new = {"apiVersion": "v1", "kind": "Thing", "metadata": {"name": "n", "uid": "u"} if obj else {"name": "n"},
+               **{k: v for k, v in doc.items() if k not in ("apiVersion", "kind", "metadata")}}
+        obj = update_managed_fields(obj, new, manager, now=f"2026-01-01T00:00:0{i}Z")
+    entries = [e["fieldsV1"] for e in obj["metadata"].get("managedFields", [])]
+    for i, a in enumerate(entries):
+        for b in entries[i + 1:]:
+            assert fieldpath.intersection(a, b) == {}
+
+
+@settings(max_examples=150, deadline=None)
+@given(_docs)
+def test_reapplying_the_same_configuration_changes_nothing(doc):
+    from apiserver.patch import server_side_apply
+
+    config = {"apiVersion": "x/v1", "kind": "K", "metadata": {"name": "n"},
+              **{k: v for k, v in doc.items() if k not in ("apiVersion", "kind", "metadata")}}
+    first = server_side_apply(None, config, "m", "x/v1", now="2026-01-01T00:00:00Z")
+    first["metadata"]["uid"] = "u"
+    again = server_side_apply(first, config, "m", "x/v1", now="2026-01-01T00:00:09Z")
+    assert again == first
