@@ -16,6 +16,7 @@ from apiserver.crd.structural import Node
 _MACRO = re.compile(r"\.\s*(all|exists|exists_one|map|filter)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)")
 _PARSE_PREFIX = re.compile(r"^Failed to parse expression .*?: (ERROR: )", re.S)
 SCOPED_VARS = frozenset({"self", "oldSelf"})
+TYPE_NAMES = frozenset({"int", "uint", "double", "bool", "string", "bytes", "list", "map", "null_type", "type", "dyn"})
 
 
 @dataclass(slots=True)
@@ -75,7 +76,8 @@ def compile_expression(source: str) -> tuple[cel.Program | None, str | None]:
         return None, _parse_error(exc)
     bound = {m.group(2) for m in _MACRO.finditer(source)}
     for name in program.variables():
-        if name not in SCOPED_VARS and name not in bound and name not in cel_library.NAMESPACES:
+        if name not in SCOPED_VARS and name not in bound and name not in cel_library.NAMESPACES \
+                and name not in TYPE_NAMES:
             m = re.search(rf"\b{re.escape(name)}\b", source)
             return None, _issue(source, m.start() if m else 0, f"undeclared reference to '{name}' (in container '')")
     for name in cel_library.unknown(program.functions()):
