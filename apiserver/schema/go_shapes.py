@@ -28,6 +28,7 @@ STRUCT_FIELDS: dict[str, tuple[str, ...]] = {
     _CORE + "EphemeralContainer": ("resources",),
     _CORE + "PersistentVolumeClaimSpec": ("resources",),
     _CORE + "ServiceStatus": ("loadBalancer",),
+    _CORE + "ContainerStatus": ("state", "lastState"),
     _CORE + "NodeStatus": ("daemonEndpoints", "nodeInfo"),
     _CORE + "NodeDaemonEndpoints": ("kubeletEndpoint",),
     _CORE + "Event": ("involvedObject", "source", "firstTimestamp", "lastTimestamp", "eventTime"),
@@ -54,6 +55,7 @@ STRUCT_FIELDS: dict[str, tuple[str, ...]] = {
 # Scalars without `omitempty` that the schema does not list as required (`+optional` in Go).
 ZERO_FIELDS: dict[str, dict[str, Any]] = {
     "io.k8s.api.apps.v1.StatefulSetStatus": {"availableReplicas": 0},
+    _CORE + "Event": {"reportingComponent": "", "reportingInstance": ""},
 }
 
 _ZERO = {"string": "", "integer": 0, "number": 0, "boolean": False}
@@ -116,9 +118,9 @@ def always_written(name: str) -> tuple[tuple[str, Any], ...]:
         fields[prop] = _zero_of(props[prop])
     if name in status_only():
         for prop in schema.get("required") or ():
-            if prop in props and "$ref" not in props[prop] and props[prop].get("type") not in (None, "object"):
-                zero = _zero_of(props[prop])
-                if zero is not None:
-                    fields.setdefault(prop, zero)
+            sub = props.get(prop)
+            if sub is None or sub.get("type") in (None, "object") and _target(sub) not in _TIMES:
+                continue
+            fields.setdefault(prop, _zero_of(sub))
     fields.update(ZERO_FIELDS.get(name, {}))
     return tuple(fields.items())

@@ -262,3 +262,65 @@ def test_defaulting_is_idempotent_and_ignores_bad_types():
     unknown = {"spec": {}}
     apply_defaults("io.example.v1.Agent", unknown)
     assert unknown == {"spec": {}}
+
+
+# Fields of the real server's answers that other layers fill in: admission plugins (service account,
+# priority, default tolerations), the Service IP/port allocators, the Job and Namespace strategies,
+# the Pod strategy (status), the CRD controller (status).
+OTHER_LAYERS = {
+    "Namespace": {"spec.finalizers"},
+    "DaemonSet": {"metadata.annotations"},
+    "Pod": {"spec.serviceAccountName", "spec.serviceAccount", "spec.priority", "spec.preemptionPolicy",
+            "spec.tolerations", "spec.volumes", "spec.containers[0].volumeMounts", "status.phase",
+            "status.qosClass"},
+    "Service": {"spec.clusterIP", "spec.clusterIPs", "spec.ports[0].nodePort", "spec.ports[1].nodePort"},
+    "Job": {"metadata.labels", "spec.selector", "spec.manualSelector", "spec.template.metadata.labels"},
+    "CustomResourceDefinition": {"status.conditions", "status.acceptedNames"},
+}
+SERVER_METADATA = ("uid", "resourceVersion", "creationTimestamp", "managedFields", "generation")
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def _differences(got, want, path=""):
+    if isinstance(got, dict) and isinstance(want, dict):
+        for key in got.keys() | want.keys():
+            sub = f"{path}.{key}" if path else key
+            if key not in got or key not in want:
+                yield sub
+            else:
+                yield from _differences(got[key], want[key], sub)
+    elif isinstance(got, list) and isinstance(want, list) and len(got) == len(want):
+        for i, (a, b) in enumerate(zip(got, want, strict=True)):
+            yield from _differences(a, b, f"{path}[{i}]")
+    elif got != want:
+        yield path
+
+
+def test_every_reference_object_reads_back_like_the_real_server():
+    import json
+
+    import yaml
+
+    from apiserver.schema.definitions import definition_name
+    from tests.helpers import REFERENCE
+
+    source = REFERENCE / "protobuf" / "objects.yaml"
+    if not source.exists():
+        pytest.skip("reference captures are not available")
+    files = {"Event": "event-events-v1", "CustomResourceDefinition": "crd"}
+    checked = 0
+    for sent in yaml.safe_load_all(source.read_text()):
+        group, _, version = sent["apiVersion"].rpartition("/")
+        got = defaulted(definition_name(group, version, sent["kind"]), sent)
+        want = json.loads((REFERENCE / "protobuf" / f"{files.get(sent['kind'], sent['kind'].lower())}.json").read_text())
+        for key in SERVER_METADATA:
+            want["metadata"].pop(key, None)
+        want["metadata"]["annotations"].pop(LAST_APPLIED)
+        if not want["metadata"]["annotations"]:
+            del want["metadata"]["annotations"]
+        allowed = OTHER_LAYERS.get(sent["kind"], set())
+        unexpected = {d for d in _differences(got, want)
+                      if not any(d == a or d.startswith((a + ".", a + "[")) for a in allowed)}
+        assert unexpected == set(), sent["kind"]
+        checked += 1
+    assert checked >= 20
