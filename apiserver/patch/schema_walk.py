@@ -77,9 +77,11 @@ class SchemaNode:
     def _kind(schema: dict[str, Any], name: str) -> str:
         if name == RAW_EXTENSION:
             return "any"
-        if schema.get("x-kubernetes-int-or-string") or "oneOf" in schema or "anyOf" in schema:
+        if schema.get("x-kubernetes-int-or-string"):
             return "scalar"
         types = _types(schema)
+        if not types and ("oneOf" in schema or "anyOf" in schema):
+            return "scalar"  # IntOrString and Quantity in the built-in definitions
         if "object" in types:
             return "map"
         if "array" in types:

@@ -66,3 +66,11 @@ def test_deduced_node():
     node = deduced()
     assert node.kind == "any" and node.map_values() is node and node.field("x") is None
     assert node.list_relationship() == ("atomic", ())
+
+
+def test_structural_validation_keywords_do_not_change_the_shape():
+    node = SchemaNode.for_structural({"type": "object", "properties": {"spec": {
+        "type": "object", "oneOf": [{"required": ["a"]}, {"required": ["b"]}],
+        "properties": {"a": {"type": "string"}, "b": {"x-kubernetes-int-or-string": True}}}}})
+    spec = node.field("spec")
+    assert spec.kind == "map" and not spec.is_atomic and spec.field("b").kind == "scalar"
