@@ -33,7 +33,7 @@ from apiserver.patch.fieldset import compare, ensure_named_fields, to_field_set,
 from apiserver.patch.managed import APPLY, Managed, ManagerEntry, ManagerKey
 from apiserver.patch.schema_walk import SchemaNode, deduced
 from apiserver.patch.typed_merge import MISSING, merge, remove_items
-from apiserver.patch.update import STRIP, _drop_path, record_update
+from apiserver.patch.update import STRIP, drop_path, record_update
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 BEFORE_FIRST_APPLY = "before-first-apply"
@@ -138,7 +138,7 @@ def _apply(live: dict[str, Any], exists: bool, applied: dict[str, Any], entries:
     last = entries.get(key)
     config = to_field_set(applied, schema)
     for path in ignored:
-        config = _drop_path(config, path)
+        config = drop_path(config, path)
     entries[key] = ManagerEntry(manager, APPLY, api_version, config, last.time if last else None, subresource)
     if last is not None and last.fields:
         merged = _prune(merged, entries, last.fields, schema)
@@ -160,8 +160,8 @@ def _take_ownership(live: dict[str, Any], merged: dict[str, Any], entries: Manag
     added, modified, removed = compare(live, merged, schema)
     changed = fieldpath.union(added, modified)
     for path in ignored:
-        changed = _drop_path(changed, path)
-        removed = _drop_path(removed, path)
+        changed = drop_path(changed, path)
+        removed = drop_path(removed, path)
     conflicts: list[Conflict] = []
     taken: dict[ManagerKey, Trie] = {}
     for other, entry in entries.items():

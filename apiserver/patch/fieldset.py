@@ -152,7 +152,7 @@ def _cmp(lhs: Any, rhs: Any, node: SchemaNode | None, path: list[str], out: tupl
             how = "leaf"
     if how == "empty":
         how = "leaf"
-    if how != "leaf" and _is_empty(lhs) and _is_empty(rhs):
+    if how != "leaf" and is_empty_value(lhs) and is_empty_value(rhs):
         how = "leaf"
     if how == "leaf":
         if lhs is MISSING:
@@ -194,7 +194,7 @@ def _cmp_added_keys(lmap: dict[str, Any], rmap: dict[str, Any], node: SchemaNode
             path.pop()
 
 
-def _is_empty(value: Any) -> bool:
+def is_empty_value(value: Any) -> bool:
     return value is MISSING or value is None or (isinstance(value, dict | list) and not value)
 
 

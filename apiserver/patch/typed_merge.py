@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from apiserver.patch.fieldpath import SELF, Trie, is_member
-from apiserver.patch.fieldset import MISSING, _is_empty, element_key, shape
+from apiserver.patch.fieldset import MISSING, element_key, is_empty_value, shape
 from apiserver.patch.schema_walk import SchemaNode, deduced
 
 
@@ -22,7 +22,7 @@ def merge(lhs: Any, rhs: Any, node: SchemaNode | None) -> Any:
     if lhs is MISSING:
         return rhs
     l_how, r_how = shape(node, lhs), shape(node, rhs)
-    if _is_empty(lhs) and _is_empty(rhs):
+    if is_empty_value(lhs) and is_empty_value(rhs):
         return rhs
     if r_how == "empty" and l_how in ("map", "listmap", "set"):
         return lhs  # upstream merges a null map or list with nothing: the live value stays

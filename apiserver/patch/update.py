@@ -90,8 +90,8 @@ def record_update(entries: Managed, old_obj: dict[str, Any] | None, new_obj: dic
                                        schema or deduced())
     changed = fieldpath.union(added, modified)
     for path in ignored:
-        changed = _drop_path(changed, path)
-        removed = _drop_path(removed, path)
+        changed = drop_path(changed, path)
+        removed = drop_path(removed, path)
     for key in list(entries):
         entry = entries[key]
         owned = fieldpath.difference(fieldpath.difference(entry.fields, changed), removed)
@@ -119,7 +119,7 @@ def _without_managed(obj: dict[str, Any] | None) -> Any:
     return obj
 
 
-def _drop_path(trie: Trie, path: tuple[str, ...]) -> Trie:
+def drop_path(trie: Trie, path: tuple[str, ...]) -> Trie:
     """`trie` without the subtree at a field path (given as plain field names)."""
     if not trie or not path:
         return trie
@@ -130,7 +130,7 @@ def _drop_path(trie: Trie, path: tuple[str, ...]) -> Trie:
     if len(path) == 1:
         del out[pe]
         return out
-    sub = _drop_path({k: v for k, v in trie[pe].items() if k != fieldpath.SELF}, path[1:])
+    sub = drop_path({k: v for k, v in trie[pe].items() if k != fieldpath.SELF}, path[1:])
     member = fieldpath.is_member(trie[pe])
     if sub:
         out[pe] = {fieldpath.SELF: {}, **sub} if member else sub
