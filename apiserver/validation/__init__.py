@@ -1,1 +1,42 @@
-"""Validation of built-in kinds with upstream's field paths and messages."""
+"""Validation of built-in kinds with upstream's field paths and messages.
+
+Entry point: `validate(kind, group, obj, old=None) -> list[FieldError]` (create when `old` is None). Helpers:
+`validate_object_meta`, `validate_object_meta_update`, the `is_*` format checks and the per-kind name rules.
+"""
+
+from apiserver.validation.kinds import RULES, name_validator, validate
+from apiserver.validation.meta import (
+    validate_annotations,
+    validate_label_selector,
+    validate_labels,
+    validate_object_meta,
+    validate_object_meta_update,
+)
+from apiserver.validation.names import (
+    is_c_identifier,
+    is_config_map_key,
+    is_dns1035_label,
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_env_var_name,
+    is_qualified_name,
+    is_relaxed_env_var_name,
+    is_valid_label_value,
+    is_valid_percent,
+    is_valid_port_name,
+    is_valid_port_num,
+    name_is_dns1035_label,
+    name_is_dns_label,
+    name_is_dns_subdomain,
+    path_segment_name,
+)
+from apiserver.validation.network import is_valid_cidr, is_valid_ip, validate_non_special_ip
+
+__all__ = [
+    "RULES", "name_validator", "validate", "validate_annotations", "validate_label_selector", "validate_labels",
+    "validate_object_meta", "validate_object_meta_update", "is_c_identifier", "is_config_map_key",
+    "is_dns1035_label", "is_dns1123_label", "is_dns1123_subdomain", "is_env_var_name", "is_qualified_name",
+    "is_relaxed_env_var_name", "is_valid_label_value", "is_valid_percent", "is_valid_port_name", "is_valid_port_num",
+    "name_is_dns1035_label", "name_is_dns_label", "name_is_dns_subdomain", "path_segment_name", "is_valid_cidr",
+    "is_valid_ip", "validate_non_special_ip",
+]

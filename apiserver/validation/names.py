@@ -74,8 +74,8 @@ def regex_error(msg: str, fmt: str, *examples: str) -> str:
     """`<msg> (e.g. 'a' or 'b', regex used for validation is '<fmt>')`."""
     if not examples:
         return f"{msg} (regex used for validation is '{fmt}')"
-    shown = " or ".join(f"'{example}'" for example in examples)
-    return f"{msg} (e.g. {shown}, regex used for validation is '{fmt}')"
+    shown = " or ".join(f"'{example}', " for example in examples)  # upstream's ", " then " or ": two spaces
+    return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
 
 
 def max_len_error(length: int) -> str:

@@ -1,0 +1,145 @@
+"""Per-kind validation as data: each built-in kind's name rule, create checks and update checks.
+
+`validate(kind, group, obj, old)` runs metadata validation (create or update) and then the kind's own rules.
+Kinds without an entry get metadata validation only, with DNS-1123 subdomain names.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from apiserver.resources import builtin_resources
+from apiserver.validation import cluster, config, rbac, services, workloads
+from apiserver.validation.errs import FieldError, forbidden
+from apiserver.validation.meta import NameValidator, validate_object_meta, validate_object_meta_update
+from apiserver.validation.names import (
+    name_is_dns1035_label,
+    name_is_dns_label,
+    name_is_dns_subdomain,
+    path_segment_name,
+)
+from apiserver.validation.pods import validate_pod, validate_pod_template_spec, validate_pod_update
+from apiserver.validation.quantity import parse_quantity
+
+Obj = dict[str, Any]
+Check = Callable[[Obj], list[FieldError]]
+UpdateCheck = Callable[[Obj, Obj], list[FieldError]]
+
+
+def any_name(name: str, prefix: bool) -> list[str]:
+    """Kinds whose names upstream does not restrict (CertificateSigningRequest)."""
+    return []
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """How one kind is validated. `update` replaces re-running `create` on updates when given."""
+
+    name: NameValidator = name_is_dns_subdomain
+    create: Check | None = None
+    update: UpdateCheck | None = None
+
+
+def _pod_template(obj: Obj) -> list[FieldError]:
+    return validate_pod_template_spec(obj.get("template"), "template")
+
+
+def _namespace_update(new: Obj, old: Obj) -> list[FieldError]:
+    """Namespace updates check metadata only (spec.finalizers change through `/finalize`)."""
+    return []
+
+
+def _pvc_update(new: Obj, old: Obj) -> list[FieldError]:
+    """A claim's spec is fixed once created, except growing its storage request (and binding it once)."""
+    spec, before = dict(new.get("spec") or {}), dict(old.get("spec") or {})
+    errs: list[FieldError] = []
+    grown = ((spec.get("resources") or {}).get("requests") or {}).get("storage")
+    was = ((before.get("resources") or {}).get("requests") or {}).get("storage")
+    a, b = parse_quantity(grown) if grown is not None else None, parse_quantity(was) if was is not None else None
+    if a is not None and b is not None and a.value < b.value:
+        errs.append(forbidden("spec.resources.requests.storage", "field can not be less than previous value"))
+    for value in (spec, before):
+        value.pop("resources", None)
+        value.pop("volumeAttributesClassName", None)
+    if not before.get("volumeName"):
+        before["volumeName"] = spec.get("volumeName")
+    if {k: v for k, v in spec.items() if v is not None} != {k: v for k, v in before.items() if v is not None}:
+        errs.append(forbidden("spec", "spec is immutable after creation except resources.requests and "
+                                      "volumeAttributesClassName for bound claims"))
+    return errs
+
+
+CORE = ""
+APPS = "apps"
+RBAC = "rbac.authorization.k8s.io"
+
+RULES: dict[tuple[str, str], Rules] = {
+    (CORE, "ConfigMap"): Rules(create=config.validate_config_map, update=config.validate_config_map_update),
+    (CORE, "Secret"): Rules(create=config.validate_secret, update=config.validate_secret_update),
+    (CORE, "Namespace"): Rules(name_is_dns_label, cluster.validate_namespace, _namespace_update),
+    (CORE, "Service"): Rules(name_is_dns1035_label, services.validate_service, services.validate_service_update),
+    (CORE, "Pod"): Rules(create=validate_pod, update=validate_pod_update),
+    (CORE, "PodTemplate"): Rules(create=_pod_template),
+    (CORE, "ReplicationController"): Rules(create=workloads.validate_replication_controller),
+    (CORE, "Endpoints"): Rules(create=cluster.validate_endpoints),
+    (CORE, "PersistentVolumeClaim"): Rules(create=cluster.validate_persistent_volume_claim, update=_pvc_update),
+    (CORE, "Event"): Rules(create=cluster.validate_core_event),
+    ("events.k8s.io", "Event"): Rules(create=cluster.validate_events_v1_event),
+    (APPS, "Deployment"): Rules(create=workloads.validate_deployment),
+    (APPS, "ReplicaSet"): Rules(create=workloads.validate_replica_set),
+    (APPS, "StatefulSet"): Rules(name_is_dns_label, workloads.validate_stateful_set,
+                                 workloads.validate_stateful_set_update),
+    (APPS, "DaemonSet"): Rules(create=workloads.validate_daemon_set),
+    ("batch", "Job"): Rules(create=workloads.validate_job, update=workloads.validate_job_update),
+    ("batch", "CronJob"): Rules(create=workloads.validate_cron_job),
+    (RBAC, "Role"): Rules(path_segment_name, rbac.validate_role),
+    (RBAC, "ClusterRole"): Rules(path_segment_name, rbac.validate_cluster_role),
+    (RBAC, "RoleBinding"): Rules(path_segment_name, rbac.validate_role_binding,
+                                 lambda new, old: rbac.validate_role_binding(new) + rbac.validate_binding_update(new,
+                                                                                                                 old)),
+    (RBAC, "ClusterRoleBinding"): Rules(path_segment_name, rbac.validate_cluster_role_binding,
+                                        lambda new, old: rbac.validate_cluster_role_binding(new)
+                                        + rbac.validate_binding_update(new, old)),
+    ("coordination.k8s.io", "Lease"): Rules(create=cluster.validate_lease),
+    ("discovery.k8s.io", "EndpointSlice"): Rules(create=cluster.validate_endpoint_slice,
+                                                 update=cluster.validate_endpoint_slice_update),
+    ("scheduling.k8s.io", "PriorityClass"): Rules(create=cluster.validate_priority_class,
+                                                  update=cluster.validate_priority_class_update),
+    ("certificates.k8s.io", "CertificateSigningRequest"): Rules(any_name),
+}
+DEFAULT_RULES = Rules()
+# core/v1 Events skip metadata checks entirely (upstream keeps them lenient for old clients).
+NO_METADATA = {(CORE, "Event")}
+
+
+@functools.cache
+def _namespaced() -> dict[tuple[str, str], bool]:
+    return {(r.group, r.kind): r.namespaced for r in builtin_resources()}
+
+
+def name_validator(kind: str, group: str = "") -> NameValidator:
+    """The name rule of a kind (DNS-1123 subdomain unless the table says otherwise)."""
+    return RULES.get((group, kind), DEFAULT_RULES).name
+
+
+def validate(kind: str, group: str, obj: Obj, old: Obj | None = None) -> list[FieldError]:
+    """All validation errors of a create (`old` None) or an update of a built-in kind."""
+    rules = RULES.get((group, kind), DEFAULT_RULES)
+    key = (group, kind)
+    errs: list[FieldError] = []
+    if key not in NO_METADATA:
+        if old is None:
+            errs += validate_object_meta(obj.get("metadata"), _namespaced().get(key, True), rules.name)
+        else:
+            errs += validate_object_meta_update(obj.get("metadata"), old.get("metadata"))
+    if old is not None and rules.update is not None:
+        return errs + rules.update(obj, old)
+    if rules.create is not None:
+        errs += rules.create(obj)
+    return errs
+
+
+__all__ = ["RULES", "Rules", "name_validator", "validate"]
