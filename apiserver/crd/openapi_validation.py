@@ -17,22 +17,13 @@ from apiserver.crd.listtype import map_key, map_list_index
 from apiserver.crd.structural import MISSING, Node
 from apiserver.errors import FieldError
 
+_JSON_TYPES = {bool: "boolean", str: "string", int: "integer", float: "number", list: "array", dict: "object",
+               type(None): "null"}
+
 
 def json_type(value: Any) -> str:
     """The JSON type name kube-openapi infers for a decoded value."""
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return "null" if value is None else ""
+    return _JSON_TYPES.get(type(value), "")
 
 
 def _go_format_of(value: Any) -> str:
@@ -129,18 +120,20 @@ def _enum_error(ctx: _Ctx, path: str, data: Any, enum: tuple[Any, ...]) -> None:
 
 
 def _validate_value(node: Node, data: Any, path: str, ctx: _Ctx, old: Any) -> None:
-    kind = json_type(data)
-    if node.types or node.format:
+    kind = _JSON_TYPES.get(type(data), "")
+    if node.format or (node.types and kind not in node.types):
         _check_type(node, data, kind, path, ctx)
     if node.all_of or node.any_of or node.one_of or node.not_ is not None:
         _schema_props(node, data, path, ctx)
     if kind == "string":
-        _string(node, data, path, ctx)
+        if node.max_length is not None or node.min_length is not None or node.pattern:
+            _string(node, data, path, ctx)
         if node.format and node.format.replace("-", "") in formats.CHECKS and not formats.check(node.format, data):
             ctx.errs.append(gofmt.type_invalid(
                 ctx.field(path), data, f"{_in(path)} must be of type {node.format}: {gofmt.go_quote(data)}"))
-    elif kind in ("integer", "number"):
-        _number(node, data, path, ctx)
+    elif kind == "integer" or kind == "number":
+        if node.multiple_of is not None or node.minimum is not None or node.maximum is not None:
+            _number(node, data, path, ctx)
     elif kind == "array":
         _array(node, data, path, ctx, old)
     if node.enum is not None and not _in_enum(data, node.enum):

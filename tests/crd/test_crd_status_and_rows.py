@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from apiserver.crd.lifecycle import CLEANUP_FINALIZER, cleanup_finished, cleanup_started, mark_for_deletion
 from apiserver.crd.rows import resource_rows
 from apiserver.crd.validation import crd_defaults, crd_status
 
@@ -104,3 +105,22 @@ def test_rows_use_accepted_names(agent_crd: dict[str, Any]) -> None:
     agent_crd["status"] = {"acceptedNames": {"plural": "agents", "singular": "agent", "kind": "Agent",
                                              "listKind": "AgentList"}}
     assert resource_rows(agent_crd)[0].short_names == ()  # the short name was not accepted
+
+
+def test_deletion_goes_through_the_cleanup_finalizer(agent_crd: dict[str, Any]) -> None:
+    crd_defaults(agent_crd)
+    agent_crd["status"] = crd_status(agent_crd, now=NOW)
+    mark_for_deletion(agent_crd, now="2026-11-22T03:00:00Z")
+    assert agent_crd["metadata"]["deletionTimestamp"] == "2026-11-22T03:00:00Z"
+    assert agent_crd["metadata"]["finalizers"] == [CLEANUP_FINALIZER]
+    terminating = agent_crd["status"]["conditions"][-1]
+    assert (terminating["type"], terminating["status"], terminating["reason"]) == (
+        "Terminating", "True", "InstanceDeletionPending")
+    cleanup_started(agent_crd, now="2026-11-22T03:00:01Z")
+    assert agent_crd["status"]["conditions"][-1]["reason"] == "InstanceDeletionInProgress"
+    assert agent_crd["status"]["conditions"][-1]["lastTransitionTime"] == "2026-11-22T03:00:00Z"
+    cleanup_finished(agent_crd, now="2026-11-22T03:00:02Z")
+    assert "finalizers" not in agent_crd["metadata"]
+    assert agent_crd["status"]["conditions"][-1] == {
+        "type": "Terminating", "status": "False", "lastTransitionTime": "2026-11-22T03:00:02Z",
+        "reason": "InstanceDeletionCompleted", "message": "removed all instances"}
