@@ -93,6 +93,7 @@ def _needs_conversion(node: Node | None, memo: dict[int, bool]) -> bool:
     if key not in memo:
         memo[key] = False
         memo[key] = (node.embedded or (node.type == "string" and node.format in _SPECIAL_FORMATS)
+                     or node.type == "number"
                      or any(escape(k) != k for k in node.properties)
                      or any(_needs_conversion(c, memo) for c in node.properties.values())
                      or _needs_conversion(node.items, memo) or _needs_conversion(node.additional, memo))
@@ -129,6 +130,10 @@ class _Converter:
             return [self.to_cel(v, node.items, node.items.embedded if node.items else False) for v in value]
         if isinstance(value, str) and node.format in _SPECIAL_FORMATS:
             return _special(value, node.format)
+        if node.type == "number" and type(value) is int:
+            return float(value)  # a number field is a CEL double, even when written as 1
+        if node.type == "integer" and type(value) is float and value.is_integer():
+            return int(value)
         return value
 
 

@@ -14,7 +14,7 @@ SPEC = {
     "type": "object",
     "properties": {
         "replicas": {"type": "integer"}, "minReplicas": {"type": "integer"}, "name": {"type": "string"},
-        "mode": {"type": "string"}, "x-y": {"type": "string"},
+        "mode": {"type": "string"}, "x-y": {"type": "string"}, "ratio": {"type": "number"},
         "created": {"type": "string", "format": "date-time"}, "timeout": {"type": "string", "format": "duration"},
         "tags": {"type": "array", "items": {"type": "string"}},
         "memory": {"x-kubernetes-int-or-string": True},
@@ -160,10 +160,11 @@ def test_escaped_property_names_and_special_formats() -> None:
     "isQuantity('500m') && !isQuantity('five') && quantity('1.5').asApproximateFloat() == 1.5",
     "self.name.find('[my]+') == 'my' && 'a1b22'.findAll('[0-9]+') == ['1', '22']",
     "has(self.name) && !has(self.mode)",
+    "self.ratio + 0.5 == 1.5",  # a number field written as 1 is a double
     "type(self.replicas) == int && self.replicas + 1 == 4",
 ])
 def test_kubernetes_cel_library(rule: str) -> None:
-    assert check([{"rule": rule}], {"name": "abmyz", "tags": ["a", "b"], "replicas": 3}) == []
+    assert check([{"rule": rule}], {"name": "abmyz", "tags": ["a", "b"], "replicas": 3, "ratio": 1}) == []
 
 
 def test_compile_errors_are_reported_at_runtime_too() -> None:
