@@ -1,0 +1,452 @@
+"""Per-kind rules that users hit, as create/update cases with the exact messages (upstream's, restated)."""
+
+from __future__ import annotations
+
+import base64
+import copy
+
+import pytest
+
+from apiserver.validation import validate
+
+META = {"name": "x", "namespace": "ns"}
+POD_SPEC = {"containers": [{"name": "app", "image": "nginx"}]}
+TEMPLATE = {"metadata": {"labels": {"app": "web"}}, "spec": POD_SPEC}
+
+
+def errors(kind: str, group: str, obj: dict, old: dict | None = None) -> list[str]:
+    return [str(e) for e in validate(kind, group, {"metadata": dict(META), **obj} if "metadata" not in obj else obj,
+                                     old)]
+
+
+def b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+CONFIG_KEY_MSG = ("a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or "
+                  "'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')")
+
+
+@pytest.mark.parametrize(("obj", "expected"), [
+    ({"data": {"good.key": "v"}}, []),
+    ({"data": {"bad key": "v"}}, [f'data[bad key]: Invalid value: "bad key": {CONFIG_KEY_MSG}']),
+    ({"data": {"k": "v"}, "binaryData": {"k": b64("v")}}, [
+        'data[k]: Invalid value: "k": duplicate of key present in binaryData']),
+    ({"binaryData": {"..x": b64("v")}}, ['binaryData[..x]: Invalid value: "..x": must not start with \'..\'']),
+    ({"data": {"big": "x" * (1024 * 1024 + 1)}}, [": Too long: may not be more than 1048576 bytes"]),
+])
+def test_config_maps(obj, expected):
+    assert errors("ConfigMap", "", obj) == expected
+
+
+def test_immutable_config_map_cannot_change():
+    old = {"metadata": {**META, "resourceVersion": "1"}, "data": {"a": "1"}, "immutable": True}
+    new = {**copy.deepcopy(old), "data": {"a": "2"}, "immutable": False}
+    assert errors("ConfigMap", "", new, old) == [
+        "immutable: Forbidden: field is immutable when `immutable` is set",
+        "data: Forbidden: field is immutable when `immutable` is set"]
+
+
+@pytest.mark.parametrize(("obj", "expected"), [
+    ({"type": "Opaque", "data": {"a": b64("1")}}, []),
+    ({"stringData": {"bad/key": "v"}}, [
+        f'data[bad/key]: Invalid value: "bad/key": {CONFIG_KEY_MSG}']),
+    ({"type": "kubernetes.io/tls", "data": {"tls.crt": b64("c")}}, ["data[tls.key]: Required value"]),
+    ({"type": "kubernetes.io/basic-auth"}, ["data[username]: Required value", "data[password]: Required value"]),
+    ({"type": "kubernetes.io/basic-auth", "stringData": {"password": "p"}}, []),
+    ({"type": "kubernetes.io/ssh-auth"}, ["data[ssh-privatekey]: Required value"]),
+    ({"type": "kubernetes.io/dockerconfigjson"}, ["data[.dockerconfigjson]: Required value"]),
+    ({"type": "kubernetes.io/service-account-token"}, [
+        "metadata.annotations[kubernetes.io/service-account.name]: Required value"]),
+    ({"type": "example.com/custom", "data": {"x": b64("y")}}, []),
+])
+def test_secrets(obj, expected):
+    assert errors("Secret", "", obj) == expected
+
+
+def test_secret_type_is_immutable():
+    old = {"metadata": {**META, "resourceVersion": "1"}, "type": "Opaque"}
+    new = {**old, "type": "kubernetes.io/basic-auth", "stringData": {"username": "u"}}
+    assert errors("Secret", "", new, old) == ['type: Invalid value: "kubernetes.io/basic-auth": field is immutable']
+
+
+def _pod(**spec) -> dict:
+    return {"spec": {**copy.deepcopy(POD_SPEC), **spec}}
+
+
+def _ctr(**fields) -> dict:
+    return _pod(containers=[{"name": "app", "image": "nginx", **fields}])
+
+
+@pytest.mark.parametrize(("obj", "expected"), [
+    (_pod(), []),
+    (_pod(containers=[]), ["spec.containers: Required value"]),
+    (_pod(containers=[{"name": "", "image": ""}]), ["spec.containers[0].name: Required value",
+                                                    "spec.containers[0].image: Required value"]),
+    (_pod(containers=[{"name": "Web_1", "image": "i"}]), [
+        'spec.containers[0].name: Invalid value: "Web_1": a lowercase RFC 1123 label must consist of lower case '
+        "alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or "
+        "'123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"]),
+    (_pod(containers=[{"name": "a", "image": "i"}, {"name": "a", "image": "i"}]), [
+        'spec.containers[1].name: Duplicate value: "a"']),
+    (_ctr(ports=[{"containerPort": 70000, "protocol": "HTTP"}]), [
+        "spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive",
+        'spec.containers[0].ports[0].protocol: Unsupported value: "HTTP": supported values: "SCTP", "TCP", "UDP"']),
+    (_ctr(ports=[{"name": "web", "containerPort": 80}, {"name": "web", "containerPort": 81}]), [
+        'spec.containers[0].ports[1].name: Duplicate value: "web"']),
+    (_ctr(ports=[{}]), ["spec.containers[0].ports[0].containerPort: Required value"]),
+    (_ctr(env=[{"name": "A=B"}, {"name": ""}]), [
+        'spec.containers[0].env[0].name: Invalid value: "A=B": a valid environment variable name must consist only '
+        "of printable ASCII characters other than '='",
+        "spec.containers[0].env[1].name: Required value",
+        'spec.containers[0].env[1].name: Invalid value: "": environment variable name must be non-empty']),
+    (_ctr(env=[{"name": "A", "value": "x", "valueFrom": {"configMapKeyRef": {"name": "cm", "key": "k"}}}]), [
+        'spec.containers[0].env[0].valueFrom: Invalid value: "": may not be specified when `value` is not empty']),
+    (_ctr(env=[{"name": "A", "valueFrom": {}}]), [
+        'spec.containers[0].env[0].valueFrom: Invalid value: "": must specify one of: `fieldRef`, '
+        "`resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`"]),
+    (_ctr(imagePullPolicy="Sometimes"), [
+        'spec.containers[0].imagePullPolicy: Unsupported value: "Sometimes": supported values: "Always", '
+        '"IfNotPresent", "Never"']),
+    (_ctr(resources={"requests": {"cpu": "2"}, "limits": {"cpu": "1"}}), [
+        'spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1']),
+    (_ctr(resources={"requests": {"memory": "-1Gi"}}), [
+        'spec.containers[0].resources.requests[memory]: Invalid value: "-1Gi": must be greater than or equal to 0']),
+    (_ctr(volumeMounts=[{"name": "data", "mountPath": "/d"}]), [
+        'spec.containers[0].volumeMounts[0].name: Not found: "data"']),
+    (_pod(volumes=[{"name": "v"}]), ["spec.volumes[0]: Required value: must specify a volume type"]),
+    (_pod(volumes=[{"name": "v", "emptyDir": {}, "configMap": {"name": "c"}}]), [
+        "spec.volumes[0].configMap: Forbidden: may not specify more than 1 volume type"]),
+    (_pod(volumes=[{"name": "v", "emptyDir": {}}, {"name": "v", "emptyDir": {}}]), [
+        'spec.volumes[1].name: Duplicate value: "v"']),
+    (_pod(restartPolicy="Sometimes"), [
+        'spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"']),
+    (_pod(dnsPolicy="Bogus"), [
+        'spec.dnsPolicy: Unsupported value: "Bogus": supported values: "ClusterFirstWithHostNet", "ClusterFirst", '
+        '"Default", "None"']),
+    (_pod(activeDeadlineSeconds=0), [
+        "spec.activeDeadlineSeconds: Invalid value: 0: must be between 1 and 2147483647, inclusive"]),
+    (_pod(initContainers=[{"name": "app", "image": "i"}]), ['spec.initContainers[0].name: Duplicate value: "app"']),
+    (_pod(ephemeralContainers=[{"name": "dbg", "image": "i"}]), [
+        "spec.ephemeralContainers: Forbidden: cannot be set on create"]),
+])
+def test_pods(obj, expected):
+    assert errors("Pod", "", obj) == expected
+
+
+def test_pod_updates_only_change_images():
+    old = {"metadata": {**META, "resourceVersion": "1"}, **_pod()}
+    image = copy.deepcopy(old)
+    image["spec"]["containers"][0]["image"] = "nginx:2"
+    assert errors("Pod", "", image, old) == []
+    renamed = copy.deepcopy(old)
+    renamed["spec"]["restartPolicy"] = "Never"
+    [err] = errors("Pod", "", renamed, old)
+    assert err.startswith("spec: Forbidden: pod updates may not change fields other than "
+                          "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,"
+                          "`spec.tolerations` (only additions to existing tolerations),"
+                          "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously "
+                          "negative)\n")
+
+
+def _deploy(**spec) -> dict:
+    return {"spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}}, "template": copy.deepcopy(TEMPLATE),
+                     **spec}}
+
+
+@pytest.mark.parametrize(("obj", "expected"), [
+    (_deploy(), []),
+    (_deploy(replicas=-1), ["spec.replicas: Invalid value: -1: must be greater than or equal to 0"]),
+    (_deploy(selector={"matchLabels": {"app": "db"}}), [
+        'spec.template.metadata.labels: Invalid value: map[string]string{"app":"web"}: `selector` does not match '
+        "template `labels`"]),
+    (_deploy(selector=None), ["spec.selector: Required value",
+                              'spec.template.metadata.labels: Invalid value: map[string]string{"app":"web"}: '
+                              "`selector` does not match template `labels`"]),
+    (_deploy(selector={}), [
+        "spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string(nil), "
+        "MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: empty selector is invalid for deployment"]),
+    (_deploy(selector={"matchExpressions": [{"key": "app", "operator": "In"}]}), [
+        "spec.selector.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or "
+        "'NotIn'"]),
+    (_deploy(strategy={"type": "Recreate", "rollingUpdate": {}}), [
+        "spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'"]),
+    (_deploy(strategy={"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 0}}), [
+        "spec.strategy.rollingUpdate.maxUnavailable: Invalid value: intstr.IntOrString{Type:0, IntVal:0, StrVal:\"\"}: "
+        "may not be 0 when `maxSurge` is 0"]),
+    (_deploy(strategy={"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "150%", "maxSurge": 1}}), [
+        'spec.strategy.rollingUpdate.maxUnavailable: Invalid value: intstr.IntOrString{Type:1, IntVal:0, '
+        'StrVal:"150%"}: must not be greater than 100%']),
+    (_deploy(progressDeadlineSeconds=5, minReadySeconds=10), [
+        "spec.progressDeadlineSeconds: Invalid value: 5: must be greater than minReadySeconds"]),
+])
+def test_deployments(obj, expected):
+    assert errors("Deployment", "apps", obj) == expected
+
+
+def test_controllers_need_restart_policy_always():
+    obj = _deploy()
+    obj["spec"]["template"]["spec"]["restartPolicy"] = "Never"
+    assert errors("ReplicaSet", "apps", obj) == [
+        'spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: "Always"']
+    obj["spec"]["template"]["spec"]["containers"] = []
+    assert "spec.template.spec.containers: Required value" in errors("DaemonSet", "apps", obj)
+
+
+def test_stateful_sets():
+    obj = _deploy(serviceName="web")
+    assert errors("StatefulSet", "apps", obj) == []
+    obj["spec"]["podManagementPolicy"] = "Random"
+    assert errors("StatefulSet", "apps", obj) == [
+        "spec.podManagementPolicy: Invalid value: \"Random\": must be 'OrderedReady' or 'Parallel'"]
+    old = {"metadata": {**META, "resourceVersion": "1"}, **_deploy(serviceName="web")}
+    new = copy.deepcopy(old)
+    new["spec"]["serviceName"] = "other"
+    assert errors("StatefulSet", "apps", new, old) == [
+        "spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', "
+        "'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"]
+
+
+def test_daemon_set_selector_must_match():
+    obj = {"spec": {"selector": {"matchLabels": {"app": "x"}}, "template": copy.deepcopy(TEMPLATE)}}
+    assert errors("DaemonSet", "apps", obj) == [
+        'spec.template.metadata.labels: Invalid value: map[string]string{"app":"web"}: `selector` does not match '
+        "template `labels`"]
+
+
+def test_replication_controller_selector_defaults_to_template_labels():
+    assert errors("ReplicationController", "", {"spec": {"template": copy.deepcopy(TEMPLATE)}}) == []
+    assert errors("ReplicationController", "", {"spec": {"selector": {"app": "x"}, "template": copy.deepcopy(
+        TEMPLATE)}}) == ['spec.template.metadata.labels: Invalid value: map[string]string{"app":"web"}: `selector` '
+                         "does not match template `labels`"]
+
+
+def _job(**spec) -> dict:
+    template = copy.deepcopy(TEMPLATE)
+    template["spec"]["restartPolicy"] = "Never"
+    return {"spec": {"template": template, **spec}}
+
+
+@pytest.mark.parametrize(("obj", "expected"), [
+    (_job(), []),
+    (_job(backoffLimit=-1, parallelism=-2), ["spec.parallelism: Invalid value: -2: must be greater than or equal to 0",
+                                             "spec.backoffLimit: Invalid value: -1: must be greater than or equal "
+                                             "to 0"]),
+    (_job(completionMode="Indexed"), ["spec.completions: Required value: when completion mode is Indexed"]),
+    (_job(manualSelector=True), ["spec.selector: Required value"]),
+    (_job(selector={"matchLabels": {"app": "other"}}), [
+        'spec.template.metadata.labels: Invalid value: map[string]string{"app":"web"}: `selector` does not match '
+        "template `labels`"]),
+])
+def test_jobs(obj, expected):
+    assert errors("Job", "batch", obj) == expected
+
+
+def test_job_template_restart_policy_defaults_to_always_and_is_rejected():
+    obj = _job()
+    del obj["spec"]["template"]["spec"]["restartPolicy"]
+    assert errors("Job", "batch", obj) == [
+        'spec.template.spec.restartPolicy: Unsupported value: "Always": supported values: "OnFailure", "Never"']
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    ({"schedule": "*/5 * * * *"}, []),
+    ({"schedule": "@hourly"}, []),
+    ({"schedule": ""}, ["spec.schedule: Required value"]),
+    ({"schedule": "* * *"}, ['spec.schedule: Invalid value: "* * *": expected exactly 5 fields, found 3: [* * *]']),
+    ({"schedule": "TZ=UTC * * * * *"}, [
+        'spec.schedule: Invalid value: "TZ=UTC * * * * *": cannot use TZ or CRON_TZ in schedule, use timeZone field '
+        "instead"]),
+    ({"schedule": "* * * * *", "timeZone": "Mars/Olympus"}, [
+        'spec.timeZone: Invalid value: "Mars/Olympus": unknown time zone Mars/Olympus']),
+    ({"schedule": "* * * * *", "concurrencyPolicy": "Sometimes"}, [
+        'spec.concurrencyPolicy: Unsupported value: "Sometimes": supported values: "Allow", "Forbid", "Replace"']),
+])
+def test_cron_jobs(spec, expected):
+    job_template = {"spec": _job()["spec"]}
+    assert errors("CronJob", "batch", {"spec": {"jobTemplate": job_template, **spec}}) == expected
+
+
+def _svc(**spec) -> dict:
+    return {"metadata": {"name": "web", "namespace": "ns"},
+            "spec": {"type": "ClusterIP", "ports": [{"port": 80, "protocol": "TCP"}], **spec}}
+
+
+@pytest.mark.parametrize(("obj", "expected"), [
+    (_svc(), []),
+    (_svc(ports=[]), ["spec.ports: Required value"]),
+    (_svc(ports=[], clusterIP="None", clusterIPs=["None"]), []),
+    (_svc(ports=[{"port": 0, "protocol": "TCP"}]), [
+        "spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive"]),
+    (_svc(ports=[{"port": 80, "protocol": "HTTP"}]), [
+        'spec.ports[0].protocol: Unsupported value: "HTTP": supported values: "SCTP", "TCP", "UDP"']),
+    (_svc(ports=[{"port": 80, "protocol": "TCP"}, {"port": 81, "protocol": "TCP"}]), [
+        "spec.ports[0].name: Required value", "spec.ports[1].name: Required value"]),
+    (_svc(ports=[{"name": "a", "port": 80, "protocol": "TCP"}, {"name": "b", "port": 80, "protocol": "TCP"}]), [
+        'spec.ports[1]: Duplicate value: core.ServicePort{Name:"", Protocol:"TCP", AppProtocol:(*string)(nil), '
+        'Port:80, TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:""}, NodePort:0}']),
+    (_svc(ports=[{"port": 80, "protocol": "TCP", "nodePort": 30001}]), [
+        "spec.ports[0].nodePort: Forbidden: may not be used when `type` is 'ClusterIP'"]),
+    (_svc(type="NodePort", ports=[{"port": 80, "protocol": "TCP", "nodePort": 30001}]), []),
+    (_svc(type="Balanced"), [
+        'spec.type: Unsupported value: "Balanced": supported values: "ClusterIP", "ExternalName", "LoadBalancer", '
+        '"NodePort"']),
+    (_svc(type="ExternalName", ports=[]), ["spec.externalName: Required value"]),
+    (_svc(type="ExternalName", externalName="db.example.com."), []),
+    (_svc(selector={"app": "we b"}), [
+        'spec.selector: Invalid value: "we b": a valid label must be an empty string or consist of alphanumeric '
+        "characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
+        "'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"]),
+    (_svc(clusterIP="10.0.0.5", clusterIPs=["10.0.0.6"]), [
+        'spec.clusterIPs: Invalid value: []string{"10.0.0.6"}: first value must match `clusterIP`']),
+    (_svc(clusterIP="10.0.0.999", clusterIPs=["10.0.0.999"]), [
+        'spec.clusterIPs[0]: Invalid value: "10.0.0.999": must be a valid IP address, (e.g. 10.9.8.7 or '
+        "2001:db8::ffff)"]),
+    (_svc(externalIPs=["127.0.0.1"]), [
+        'spec.externalIPs[0]: Invalid value: "127.0.0.1": may not be in the loopback range (127.0.0.0/8, ::1/128)']),
+    (_svc(sessionAffinity="Sticky"), [
+        'spec.sessionAffinity: Unsupported value: "Sticky": supported values: "ClientIP", "None"']),
+    (_svc(type="LoadBalancer", clusterIP="None", clusterIPs=["None"]), [
+        "spec.clusterIPs[0]: Invalid value: \"None\": may not be set to 'None' for LoadBalancer services"]),
+])
+def test_services(obj, expected):
+    assert errors("Service", "", obj) == expected
+
+
+def test_service_names_are_dns1035_labels():
+    assert errors("Service", "", {**_svc(), "metadata": {"name": "1web", "namespace": "ns"}})[0].startswith(
+        'metadata.name: Invalid value: "1web": a DNS-1035 label must consist of lower case alphanumeric characters')
+
+
+def test_cluster_ip_cannot_change():
+    old = _svc(clusterIP="10.0.0.5", clusterIPs=["10.0.0.5"])
+    old["metadata"]["resourceVersion"] = "3"
+    new = copy.deepcopy(old)
+    new["spec"].update(clusterIP="10.0.0.6", clusterIPs=["10.0.0.6"])
+    assert errors("Service", "", new, old) == [
+        'spec.clusterIPs[0]: Invalid value: []string{"10.0.0.6"}: may not change once set']
+    unset = copy.deepcopy(old)
+    unset["spec"].update(clusterIP="", clusterIPs=[])
+    assert errors("Service", "", unset, old) == [
+        "spec.clusterIPs[0]: Invalid value: []string{}: primary clusterIP can not be unset"]
+
+
+RBAC = "rbac.authorization.k8s.io"
+
+
+@pytest.mark.parametrize(("kind", "obj", "expected"), [
+    ("Role", {"rules": [{"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}]}, []),
+    ("Role", {"rules": [{}]}, ["rules[0].verbs: Required value: verbs must contain at least one value",
+                               "rules[0].apiGroups: Required value: resource rules must supply at least one api group",
+                               "rules[0].resources: Required value: resource rules must supply at least one "
+                               "resource"]),
+    ("Role", {"rules": [{"verbs": ["get"], "nonResourceURLs": ["/healthz"]}]}, [
+        'rules[0].nonResourceURLs: Invalid value: []string{"/healthz"}: namespaced rules cannot apply to '
+        "non-resource URLs"]),
+    ("ClusterRole", {"metadata": {"name": "x"}, "rules": [{"verbs": ["get"], "nonResourceURLs": ["/x"],
+                                                           "resources": ["pods"]}]}, [
+        'rules[0].nonResourceURLs: Invalid value: []string{"/x"}: rules cannot apply to both regular resources and '
+        "non-resource URLs"]),
+    ("RoleBinding", {"roleRef": {"apiGroup": RBAC, "kind": "Pod", "name": "r"}, "subjects": [
+        {"kind": "Robot", "name": "r2"}, {"kind": "ServiceAccount", "name": ""}]}, [
+        'roleRef.kind: Unsupported value: "Pod": supported values: "Role", "ClusterRole"',
+        'subjects[0].kind: Unsupported value: "Robot": supported values: "ServiceAccount", "User", "Group"',
+        "subjects[1].name: Required value"]),
+    ("ClusterRoleBinding", {"metadata": {"name": "x"}, "roleRef": {"apiGroup": RBAC, "kind": "Role", "name": "r"},
+                            "subjects": [{"kind": "ServiceAccount", "name": "sa"}]}, [
+        'roleRef.kind: Unsupported value: "Role": supported values: "ClusterRole"',
+        "subjects[0].namespace: Required value"]),
+])
+def test_rbac(kind, obj, expected):
+    assert errors(kind, RBAC, obj) == expected
+
+
+def test_role_ref_is_immutable():
+    old = {"metadata": {**META, "resourceVersion": "1"}, "roleRef": {"apiGroup": RBAC, "kind": "Role", "name": "a"}}
+    new = {**old, "roleRef": {"apiGroup": RBAC, "kind": "Role", "name": "b"}}
+    assert errors("RoleBinding", RBAC, new, old) == [
+        'roleRef: Invalid value: rbac.RoleRef{APIGroup:"rbac.authorization.k8s.io", Kind:"Role", Name:"b"}: cannot '
+        "change roleRef"]
+
+
+def test_namespaces_and_service_accounts():
+    assert errors("Namespace", "", {"metadata": {"name": "team-a"}}) == []
+    assert errors("Namespace", "", {"metadata": {"name": "team-a"}, "spec": {"finalizers": ["custom"]}}) == [
+        'spec.finalizers: Invalid value: "custom": name is neither a standard finalizer name nor is it fully '
+        "qualified"]
+    assert errors("ServiceAccount", "", {}) == []
+
+
+def test_leases():
+    assert errors("Lease", "coordination.k8s.io", {"spec": {"leaseDurationSeconds": 0, "leaseTransitions": -1}}) == [
+        "spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0",
+        "spec.leaseTransitions: Invalid value: -1: must be greater than or equal to 0"]
+
+
+@pytest.mark.parametrize(("obj", "expected"), [
+    ({"addressType": "IPv4", "endpoints": [{"addresses": ["10.1.2.3"]}], "ports": [{"name": "http", "port": 80,
+                                                                                     "protocol": "TCP"}]}, []),
+    ({"endpoints": []}, ["addressType: Required value"]),
+    ({"addressType": "IPv5"}, ['addressType: Unsupported value: "IPv5": supported values: "FQDN", "IPv4", "IPv6"']),
+    ({"addressType": "IPv4", "endpoints": [{"addresses": []}]}, [
+        "endpoints[0].addresses: Required value: must contain at least 1 address"]),
+    ({"addressType": "IPv4", "endpoints": [{"addresses": ["fe80::1"]}]}, [
+        'endpoints[0].addresses[0]: Invalid value: "fe80::1": must be a valid IPv4 address',
+        'endpoints[0].addresses[0]: Invalid value: "fe80::1": may not be in the link-local range (169.254.0.0/16, '
+        "fe80::/10)"]),
+    ({"addressType": "IPv4", "ports": [{"name": "a"}, {"name": "a"}]}, ['ports[1].name: Duplicate value: "a"']),
+])
+def test_endpoint_slices(obj, expected):
+    assert errors("EndpointSlice", "discovery.k8s.io", obj) == expected
+
+
+def test_endpoints():
+    obj = {"subsets": [{"addresses": [{"ip": "10.0.0.1"}], "ports": [{"port": 80, "protocol": "TCP"},
+                                                                      {"port": 81, "protocol": "TCP"}]}, {}]}
+    assert errors("Endpoints", "", obj) == [
+        "subsets[0].ports[0].name: Required value", "subsets[0].ports[1].name: Required value",
+        "subsets[1]: Required value: must specify `addresses` or `notReadyAddresses`"]
+
+
+def test_events_core_and_events_api():
+    core = {"metadata": {"name": "Weird Name!", "namespace": "ns"}, "involvedObject": {"kind": "Pod", "name": "p",
+                                                                                      "namespace": "other"}}
+    assert errors("Event", "", core) == [
+        'involvedObject.namespace: Invalid value: "other": does not match event.namespace']
+    new = {"metadata": {"name": "e1", "namespace": "ns"}, "regarding": {"kind": "Pod", "name": "p", "namespace": "ns"},
+           "eventTime": "2026-01-01T00:00:00.000000Z", "reportingController": "example.com/ctl",
+           "reportingInstance": "ctl-1", "action": "Scale", "reason": "Scaled", "type": "Normal"}
+    assert errors("Event", "events.k8s.io", new) == []
+    bad = {**new, "type": "Odd", "deprecatedCount": 3, "reportingController": ""}
+    got = errors("Event", "events.k8s.io", bad)
+    assert got[0] == "reportingController: Required value"
+    assert got[1] == 'reportingController: Invalid value: "": name part must be non-empty'
+    assert got[-2:] == ['type: Invalid value: "": has invalid value: Odd',
+                        'deprecatedCount: Invalid value: "": needs to be unset']
+
+
+def test_priority_classes():
+    assert errors("PriorityClass", "scheduling.k8s.io", {"metadata": {"name": "high"}, "value": 2_000_000_000}) == [
+        "value: Forbidden: maximum allowed value of a user defined priority is 1000000000"]
+    assert errors("PriorityClass", "scheduling.k8s.io", {"metadata": {"name": "system-x"}, "value": 1})[0] == (
+        "metadata.name: Forbidden: priority class names with 'system-' prefix are reserved for system use only. "
+        "error: system-x is not a known system priority class")
+
+
+def test_claims():
+    claim = {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}
+    assert errors("PersistentVolumeClaim", "", claim) == []
+    assert errors("PersistentVolumeClaim", "", {"spec": {}}) == [
+        "spec.accessModes: Required value: at least 1 access mode is required",
+        "spec.resources[storage]: Required value"]
+    old = {"metadata": {**META, "resourceVersion": "1"}, **claim}
+    shrink = copy.deepcopy(old)
+    shrink["spec"]["resources"]["requests"]["storage"] = "512Mi"
+    assert errors("PersistentVolumeClaim", "", shrink, old) == [
+        "spec.resources.requests.storage: Forbidden: field can not be less than previous value"]
+
+
+def test_unknown_kinds_get_metadata_checks_only():
+    assert errors("Widget", "example.com", {"spec": {"anything": True}}) == []
+    assert errors("Widget", "example.com", {"metadata": {"name": "UPPER", "namespace": "ns"}})[0].startswith(
+        'metadata.name: Invalid value: "UPPER"')
