@@ -153,3 +153,24 @@ class TablePrinter:
     def row(self, obj: dict[str, Any], now: datetime.datetime | None = None) -> dict[str, Any]:
         """A Table row without the object (the caller adds `object` per includeObject)."""
         return {"cells": self.cells(obj, now)}
+
+
+def table(resource: Any, objs: Any, now: datetime.datetime, include_object: str = "Metadata",
+          list_meta: dict[str, Any] | None = None, headers: bool = True) -> dict[str, Any]:
+    """A whole meta.k8s.io/v1 Table of custom resources of `resource` (a CRD `ResourceType` row)."""
+    printer = resource.extra.get("table") or TablePrinter(resource.printer_columns)
+    rows = []
+    for obj in objs:
+        row = printer.row(obj, now)
+        if include_object == "Object":
+            row["object"] = obj
+        elif include_object == "None":
+            row["object"] = None
+        else:
+            row["object"] = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                             "metadata": obj.get("metadata") or {}}
+        rows.append(row)
+    meta = {k: v for k, v in (list_meta or {}).items()
+            if k in ("resourceVersion", "continue", "remainingItemCount") and v not in (None, "")}
+    return {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": meta,
+            "columnDefinitions": printer.definitions if headers else None, "rows": rows}

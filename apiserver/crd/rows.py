@@ -2,17 +2,43 @@
 
 Names come from `status.acceptedNames` when the CRD has them (the server serves accepted names),
 else from `spec.names`. Each row carries its version's schema, printer columns and selectable fields,
-and, compiled once, `extra["schema"]` (a `VersionSchema`: prune/default/validate) and `extra["table"]`
-(a `TablePrinter`).
+and, compiled once, `extra["validator"]` (a `VersionSchema`: prune/default/validate), `extra["table"]`
+(a `TablePrinter`), `extra["scale"]` (the scale subresource spec) and `extra["version_priority"]` (the
+CRD's versions, preferred first, as discovery orders them).
 """
 
 from __future__ import annotations
 
+import functools
+import re
 from typing import Any
 
 from apiserver.crd.printers import TablePrinter
 from apiserver.crd.schema_validation import VersionSchema
 from apiserver.resources import CRUD_VERBS, SUB_RW, ResourceType, Subresource
+
+_KUBE_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
+_TYPE_RANK = {"alpha": 0, "beta": 1, None: 2}
+
+
+def compare_versions(a: str, b: str) -> int:
+    """CompareKubeAwareVersionStrings: GA > beta > alpha, then major, then minor; others sort after, by name."""
+    if a == b:
+        return 0
+    ma, mb = _KUBE_VERSION.match(a), _KUBE_VERSION.match(b)
+    if not ma and not mb:
+        return (b > a) - (b < a)
+    if not ma or not mb:
+        return -1 if not ma else 1
+    ka = (_TYPE_RANK[ma.group(2)], int(ma.group(1)), int(ma.group(3) or 0))
+    kb = (_TYPE_RANK[mb.group(2)], int(mb.group(1)), int(mb.group(3) or 0))
+    return (ka > kb) - (ka < kb)
+
+
+def version_priority(crd: dict[str, Any]) -> list[str]:
+    """The CRD's version names, highest priority (the preferred version in discovery) first."""
+    names = [v.get("name", "") for v in (crd.get("spec") or {}).get("versions") or ()]
+    return sorted(names, key=functools.cmp_to_key(compare_versions), reverse=True)
 
 
 def storage_version(crd: dict[str, Any]) -> str:
@@ -35,6 +61,7 @@ def resource_rows(crd: dict[str, Any]) -> list[ResourceType]:
     names = names_of(crd)
     kind = names.get("kind", "")
     storage = storage_version(crd)
+    priority = version_priority(crd)
     rows = []
     for version in spec.get("versions") or ():
         if not version.get("served"):
@@ -47,6 +74,7 @@ def resource_rows(crd: dict[str, Any]) -> list[ResourceType]:
             subs.append(Subresource("scale", "Scale", SUB_RW, "autoscaling", "v1"))
         schema = (version.get("schema") or {}).get("openAPIV3Schema")
         columns = tuple(version.get("additionalPrinterColumns") or ())
+        compiled = VersionSchema.for_version(crd, version.get("name", ""))
         rows.append(ResourceType(
             group=spec.get("group", ""), version=version.get("name", ""), kind=kind,
             plural=names.get("plural", ""), namespaced=spec.get("scope") == "Namespaced",
@@ -56,8 +84,9 @@ def resource_rows(crd: dict[str, Any]) -> list[ResourceType]:
             printer_columns=columns,
             selectable_fields=tuple(f.get("jsonPath", "") for f in version.get("selectableFields") or ()),
             extra={
-                "schema": VersionSchema.for_version(crd, version.get("name", "")),
+                "validator": compiled,
                 "table": TablePrinter(columns),
+                "version_priority": priority,
                 "storage": bool(version.get("storage")),
                 "deprecated": bool(version.get("deprecated")),
                 "deprecationWarning": version.get("deprecationWarning"),

@@ -14,7 +14,7 @@ from typing import Any
 
 from apiserver.crd import gofmt, listtype, objectmeta
 from apiserver.crd.cel_validation import CelValidator
-from apiserver.crd.defaulting import apply_defaults
+from apiserver.crd.defaulting import apply_defaults, deep_copy
 from apiserver.crd.openapi_validation import OpenAPIValidator
 from apiserver.crd.pruning import Pruner
 from apiserver.crd.structural import MISSING, Node, compile_schema
@@ -123,6 +123,16 @@ class VersionSchema:
     def apply_defaults(self, obj: dict[str, Any]) -> None:
         """Fill in schema defaults in place."""
         apply_defaults(obj, self.node)
+
+    def decode(self, obj: dict[str, Any]) -> list[str]:
+        """What decoding does: prune, then default (in place); the pruned paths."""
+        unknown = self.pruner.prune(obj)
+        apply_defaults(obj, self.node)
+        return unknown
+
+    def unknown_fields(self, obj: dict[str, Any]) -> list[str]:
+        """The paths `prune` would drop, leaving `obj` untouched."""
+        return self.pruner.prune(deep_copy(obj))
 
     # --- validation ----------------------------------------------------------------------------------
 

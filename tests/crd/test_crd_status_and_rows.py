@@ -124,3 +124,23 @@ def test_deletion_goes_through_the_cleanup_finalizer(agent_crd: dict[str, Any]) 
     assert agent_crd["status"]["conditions"][-1] == {
         "type": "Terminating", "status": "False", "lastTransitionTime": "2026-11-22T03:00:02Z",
         "reason": "InstanceDeletionCompleted", "message": "removed all instances"}
+
+
+def test_version_priority_orders_like_discovery(agent_crd: dict[str, Any]) -> None:
+    from apiserver.crd.rows import version_priority
+
+    agent_crd["spec"]["versions"] = [{"name": n} for n in ("v1alpha1", "foo", "v2beta1", "v1", "v10", "bar", "v2beta2")]
+    assert version_priority(agent_crd) == ["v10", "v1", "v2beta2", "v2beta1", "v1alpha1", "bar", "foo"]
+
+
+def test_rows_carry_compiled_validator_and_table(agent_crd: dict[str, Any]) -> None:
+    crd_defaults(agent_crd)
+    row = resource_rows(agent_crd)[0]
+    obj = {"apiVersion": "example.com/v1", "kind": "Agent", "metadata": {"name": "a"},
+           "spec": {"model": "small", "junk": 1}}
+    assert row.extra["validator"].unknown_fields(obj) == ["spec.junk"]
+    assert obj["spec"]["junk"] == 1  # unknown_fields does not prune
+    assert row.extra["validator"].decode(obj) == ["spec.junk"]
+    assert obj["spec"] == {"model": "small", "replicas": 1}
+    assert row.extra["version_priority"] == ["v1"]
+    assert [d["name"] for d in row.extra["table"].definitions] == ["Name", "Model", "Replicas", "Phase", "Age"]

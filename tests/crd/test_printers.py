@@ -97,3 +97,20 @@ def test_scale_table_columns() -> None:
     cols = scale_columns({"specReplicasPath": ".spec.size", "statusReplicasPath": ".status.size"})
     assert [(c["name"], c["jsonPath"]) for c in cols] == [
         ("Desired", ".spec.replicas"), ("Available", ".status.replicas"), ("Age", ".metadata.creationTimestamp")]
+
+
+def test_whole_table_like_the_server_sends(agent_crd: dict[str, Any]) -> None:
+    from apiserver.crd.printers import table
+    from apiserver.crd.rows import resource_rows
+
+    row = resource_rows(agent_crd)[0]
+    agent = {"metadata": {"name": "a1", "namespace": "demo", "creationTimestamp": "2026-11-22T02:09:05Z"},
+             "spec": {"model": "small", "replicas": 1}}
+    body = table(row, [agent], NOW, "Metadata", {"resourceVersion": "219", "continue": ""})
+    assert body["kind"] == "Table" and body["apiVersion"] == "meta.k8s.io/v1"
+    assert body["metadata"] == {"resourceVersion": "219"}
+    assert len(body["columnDefinitions"]) == 5
+    assert body["rows"] == [{"cells": ["a1", "small", 1, None, "0s"], "object": {
+        "kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": agent["metadata"]}}]
+    assert table(row, [], NOW, "None", None, headers=False) == {
+        "kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {}, "columnDefinitions": None, "rows": []}
