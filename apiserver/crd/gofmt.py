@@ -124,8 +124,8 @@ def duplicate(field: str, value: Any) -> FieldError:
 
 
 def not_supported(field: str, value: Any, supported: list[str] | tuple[str, ...]) -> FieldError:
-    """`field.NotSupported`: `Unsupported value: <v>: supported values: "a", "b"`."""
-    return FieldError("FieldValueNotSupported", field, "", value, True, tuple(supported))
+    """`field.NotSupported`: `Unsupported value: <v>: supported values: "a", "b"` (null prints as "null")."""
+    return FieldError("FieldValueNotSupported", field, "", "null" if value is None else value, True, tuple(supported))
 
 
 def too_many(field: str, actual: int, maximum: int) -> FieldError:

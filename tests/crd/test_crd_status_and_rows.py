@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 from apiserver.crd.lifecycle import CLEANUP_FINALIZER, cleanup_finished, cleanup_started, mark_for_deletion
-from apiserver.crd.rows import resource_rows
+from apiserver.crd.rows import resource_rows, version_priority
 from apiserver.crd.validation import crd_defaults, crd_status
 
 NOW = "2026-11-22T02:21:02Z"
@@ -127,8 +127,6 @@ def test_deletion_goes_through_the_cleanup_finalizer(agent_crd: dict[str, Any]) 
 
 
 def test_version_priority_orders_like_discovery(agent_crd: dict[str, Any]) -> None:
-    from apiserver.crd.rows import version_priority
-
     agent_crd["spec"]["versions"] = [{"name": n} for n in ("v1alpha1", "foo", "v2beta1", "v1", "v10", "bar", "v2beta2")]
     assert version_priority(agent_crd) == ["v10", "v1", "v2beta2", "v2beta1", "v1alpha1", "bar", "foo"]
 

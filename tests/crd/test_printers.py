@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from apiserver.crd.jsonpath import JSONPathError, compile_path
-from apiserver.crd.printers import TablePrinter, age, human_duration, scale_columns
+from apiserver.crd.printers import TablePrinter, age, human_duration, scale_columns, table
+from apiserver.crd.rows import resource_rows
 
 NOW = datetime.datetime(2026, 11, 22, 2, 9, 5, tzinfo=datetime.UTC)
 POD_LIKE = {
@@ -100,9 +101,6 @@ def test_scale_table_columns() -> None:
 
 
 def test_whole_table_like_the_server_sends(agent_crd: dict[str, Any]) -> None:
-    from apiserver.crd.printers import table
-    from apiserver.crd.rows import resource_rows
-
     row = resource_rows(agent_crd)[0]
     agent = {"metadata": {"name": "a1", "namespace": "demo", "creationTimestamp": "2026-11-22T02:09:05Z"},
              "spec": {"model": "small", "replicas": 1}}

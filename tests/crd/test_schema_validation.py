@@ -168,3 +168,8 @@ def test_scale_paths_must_hold_int32(agent_crd: dict[str, Any]) -> None:
            "status": {"replicas": -1}}
     assert [str(e) for e in vs.validate(obj)] == [
         ".status.replicas: Invalid value: -1: should be a non-negative integer"]
+
+
+def test_null_against_an_enum_is_unsupported_even_if_nullable() -> None:
+    assert errors_of({"type": "string", "nullable": True, "enum": ["a"]}, None) == [
+        'spec: Unsupported value: "null": supported values: "a"']
