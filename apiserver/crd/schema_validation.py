@@ -130,6 +130,17 @@ class VersionSchema:
         apply_defaults(obj, self.node)
         return unknown
 
+    def convert(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """`conversion: None` to this version, in place: apiVersion rewritten, then pruned to this schema.
+
+        Reads: prune + default with the stored version's schema, then `convert` to the requested version.
+        Writes: decode in the request's version, validate, then `convert` to the storage version.
+        """
+        if self.group and self.version:
+            obj["apiVersion"] = f"{self.group}/{self.version}"
+        self.pruner.prune(obj)
+        return obj
+
     def unknown_fields(self, obj: dict[str, Any]) -> list[str]:
         """The paths `prune` would drop, leaving `obj` untouched."""
         return self.pruner.prune(deep_copy(obj))

@@ -7,7 +7,7 @@ from typing import Any
 
 from apiserver.crd.lifecycle import CLEANUP_FINALIZER, cleanup_finished, cleanup_started, mark_for_deletion
 from apiserver.crd.rows import resource_rows, version_priority
-from apiserver.crd.validation import crd_defaults, crd_status
+from apiserver.crd.validation import crd_defaults, crd_status, validate_crd
 
 NOW = "2026-11-22T02:21:02Z"
 
@@ -142,3 +142,23 @@ def test_rows_carry_compiled_validator_and_table(agent_crd: dict[str, Any]) -> N
     assert obj["spec"] == {"model": "small", "replicas": 1}
     assert row.extra["version_priority"] == ["v1"]
     assert [d["name"] for d in row.extra["table"].definitions] == ["Name", "Model", "Replicas", "Phase", "Age"]
+
+
+def test_gadget_crd_defaults_and_status_as_returned_by_the_reference_server() -> None:
+    sent = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "gadgets.pb.example.com"},
+            "spec": {"group": "pb.example.com", "names": {"kind": "Gadget", "plural": "gadgets", "singular": "gadget"},
+                     "scope": "Namespaced", "versions": [{
+                         "additionalPrinterColumns": [{"jsonPath": ".spec.size", "name": "Size", "type": "integer"}],
+                         "name": "v1", "served": True, "storage": True,
+                         "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {
+                             "type": "object", "properties": {
+                                 "mode": {"enum": ["a", "b"], "type": "string"},
+                                 "size": {"default": 2, "minimum": 1, "type": "integer"}}}}}}}]}}
+    crd_defaults(sent)
+    assert sent["spec"]["names"] == {"kind": "Gadget", "plural": "gadgets", "singular": "gadget",
+                                     "listKind": "GadgetList"}
+    assert sent["spec"]["conversion"] == {"strategy": "None"}
+    assert validate_crd(sent) == []
+    assert crd_status(sent, now="2026-11-22T02:21:02Z")["acceptedNames"] == {
+        "plural": "gadgets", "singular": "gadget", "kind": "Gadget", "listKind": "GadgetList"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from apiserver.crd.schema_validation import VersionSchema
@@ -109,3 +110,17 @@ def test_no_default_for_present_values_and_missing_parents() -> None:
     obj: dict[str, Any] = {"spec": {}}
     vs.apply_defaults(obj)
     assert obj == {"spec": {}}  # a is absent and has no default: nothing below it is created
+
+
+def test_conversion_none_rewrites_api_version_and_prunes_to_the_target(agent_crd: dict[str, Any]) -> None:
+    v2 = copy.deepcopy(agent_crd["spec"]["versions"][0])
+    v2.update(name="v2", storage=False)
+    del v2["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["prompt"]
+    agent_crd["spec"]["versions"].append(v2)
+    stored = {"apiVersion": "example.com/v1", "kind": "Agent", "metadata": {"name": "a1"},
+              "spec": {"model": "small", "prompt": "hello", "replicas": 1}}
+    as_v2 = VersionSchema.for_version(agent_crd, "v2").convert(copy.deepcopy(stored))
+    assert as_v2 == {"apiVersion": "example.com/v2", "kind": "Agent", "metadata": {"name": "a1"},
+                     "spec": {"model": "small", "replicas": 1}}
+    back = VersionSchema.for_version(agent_crd, "v1").convert(copy.deepcopy(stored))
+    assert back == stored
