@@ -1,10 +1,18 @@
 """Validation of built-in kinds with upstream's field paths and messages.
 
-Entry point: `validate(kind, group, obj, old=None) -> list[FieldError]` (create when `old` is None). Helpers:
+Entry points (create when `old` is None): `validate_metadata(resource, obj, old)` for metadata and
+`validate(kind, group, obj, old)` for the kind's own rules; `validate_all` runs both. Helpers:
 `validate_object_meta`, `validate_object_meta_update`, the `is_*` format checks and the per-kind name rules.
 """
 
-from apiserver.validation.kinds import RULES, name_validator, validate
+from apiserver.validation.kinds import (
+    RULES,
+    metadata_errors,
+    name_validator,
+    validate,
+    validate_all,
+    validate_metadata,
+)
 from apiserver.validation.meta import (
     validate_annotations,
     validate_label_selector,
@@ -33,7 +41,7 @@ from apiserver.validation.names import (
 from apiserver.validation.network import is_valid_cidr, is_valid_ip, validate_non_special_ip
 
 __all__ = [
-    "RULES", "name_validator", "validate", "validate_annotations", "validate_label_selector", "validate_labels",
+    "RULES", "metadata_errors", "name_validator", "validate", "validate_all", "validate_metadata", "validate_annotations", "validate_label_selector", "validate_labels",
     "validate_object_meta", "validate_object_meta_update", "is_c_identifier", "is_config_map_key",
     "is_dns1035_label", "is_dns1123_label", "is_dns1123_subdomain", "is_env_var_name", "is_qualified_name",
     "is_relaxed_env_var_name", "is_valid_label_value", "is_valid_percent", "is_valid_port_name", "is_valid_port_num",

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from apiserver.resources import builtin_resources
+from apiserver.resources import ResourceType, builtin_resources
 from apiserver.validation import cluster, config, rbac, services, workloads
 from apiserver.validation.errs import FieldError, forbidden
 from apiserver.validation.meta import NameValidator, validate_object_meta, validate_object_meta_update
@@ -125,21 +125,39 @@ def name_validator(kind: str, group: str = "") -> NameValidator:
     return RULES.get((group, kind), DEFAULT_RULES).name
 
 
-def validate(kind: str, group: str, obj: Obj, old: Obj | None = None) -> list[FieldError]:
-    """All validation errors of a create (`old` None) or an update of a built-in kind."""
-    rules = RULES.get((group, kind), DEFAULT_RULES)
+def metadata_errors(kind: str, group: str, obj: Obj, old: Obj | None = None, namespaced: bool | None = None,
+                    builtin: bool = True) -> list[FieldError]:
+    """Metadata errors of a create or update: the kind's name rule, scope, labels, annotations, owners, finalizers.
+
+    `builtin=False` (custom resources, CRDs) leaves out core's extra rule on finalizer names."""
     key = (group, kind)
-    errs: list[FieldError] = []
-    if key not in NO_METADATA:
-        if old is None:
-            errs += validate_object_meta(obj.get("metadata"), _namespaced().get(key, True), rules.name)
-        else:
-            errs += validate_object_meta_update(obj.get("metadata"), old.get("metadata"))
+    if builtin and key in NO_METADATA:
+        return []
+    if old is not None:
+        return validate_object_meta_update(obj.get("metadata"), old.get("metadata"), kube=builtin)
+    if namespaced is None:
+        namespaced = _namespaced().get(key, True)
+    rules = RULES.get(key, DEFAULT_RULES) if builtin else DEFAULT_RULES
+    return validate_object_meta(obj.get("metadata"), namespaced, rules.name, kube=builtin)
+
+
+def validate_metadata(res: ResourceType, obj: Obj, old: Obj | None = None) -> list[FieldError]:
+    """Metadata errors for an object of a served resource (built-in or custom)."""
+    builtin = res.crd is None and res.group != "apiextensions.k8s.io"
+    return metadata_errors(res.kind, res.group, obj, old, res.namespaced, builtin)
+
+
+def validate(kind: str, group: str, obj: Obj, old: Obj | None = None) -> list[FieldError]:
+    """The kind's own rules (not metadata) for a create (`old` None) or an update of a built-in kind."""
+    rules = RULES.get((group, kind), DEFAULT_RULES)
     if old is not None and rules.update is not None:
-        return errs + rules.update(obj, old)
-    if rules.create is not None:
-        errs += rules.create(obj)
-    return errs
+        return rules.update(obj, old)
+    return rules.create(obj) if rules.create is not None else []
 
 
-__all__ = ["RULES", "Rules", "name_validator", "validate"]
+def validate_all(kind: str, group: str, obj: Obj, old: Obj | None = None) -> list[FieldError]:
+    """Metadata errors followed by the kind's own rules, as the server reports them."""
+    return metadata_errors(kind, group, obj, old) + validate(kind, group, obj, old)
+
+
+__all__ = ["RULES", "Rules", "name_validator", "metadata_errors", "validate", "validate_all", "validate_metadata"]

@@ -23,9 +23,13 @@ IP_FAMILY_POLICIES = ("PreferDualStack", "RequireDualStack", "SingleStack")
 TRAFFIC_POLICIES = ("Cluster", "Local")
 
 
+def _ips(spec: Obj) -> list[str]:
+    """clusterIPs, or [clusterIP] when only that was given (the strategy normalizes this before validating)."""
+    return spec.get("clusterIPs") or ([spec["clusterIP"]] if spec.get("clusterIP") else [])
+
+
 def _headless(spec: Obj) -> bool:
-    ips = spec.get("clusterIPs") or ([spec["clusterIP"]] if spec.get("clusterIP") else [])
-    return ips == ["None"]
+    return _ips(spec) == ["None"]
 
 
 def _port(port: Obj, require_name: bool, names: set[str], path: str) -> list[FieldError]:
@@ -59,7 +63,7 @@ def _cluster_ips(spec: Obj) -> list[FieldError]:
         return []
     errs: list[FieldError] = []
     path = "spec.clusterIPs"
-    cluster_ip, ips = spec.get("clusterIP") or "", spec.get("clusterIPs") or []
+    cluster_ip, ips = spec.get("clusterIP") or "", _ips(spec)
     if cluster_ip:
         if not ips:
             errs.append(required(path))
@@ -141,8 +145,7 @@ def validate_service(svc: Obj) -> list[FieldError]:
     if not ports and not _headless(spec) and kind != "ExternalName":
         errs.append(required("spec.ports"))
     if kind in ("LoadBalancer", "NodePort") and _headless(spec):
-        ips = spec.get("clusterIPs") or ["None"]
-        errs.append(invalid("spec.clusterIPs[0]", ips[0], f"may not be set to 'None' for {kind} services"))
+        errs.append(invalid("spec.clusterIPs[0]", "None", f"may not be set to 'None' for {kind} services"))
     elif kind == "ExternalName":
         errs += _external_name(spec)
     names: set[str] = set()
@@ -192,7 +195,7 @@ def _cluster_ips_update(new: Obj, old: Obj) -> list[FieldError]:
     if "ExternalName" in (new.get("type"), old.get("type")) or (_headless(new) and _headless(old)):
         return []
     path = "spec.clusterIPs"
-    ips, before = new.get("clusterIPs") or [], old.get("clusterIPs") or []
+    ips, before = _ips(new), _ips(old)
     errs: list[FieldError] = []
     if len(before) == len(ips):
         errs += [invalid(f"{path}[{i}]", ips, "may not change once set") for i, ip in enumerate(before) if ip != ips[i]]

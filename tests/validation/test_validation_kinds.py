@@ -7,7 +7,7 @@ import copy
 
 import pytest
 
-from apiserver.validation import validate
+from apiserver.validation import validate_all as validate
 
 META = {"name": "x", "namespace": "ns"}
 POD_SPEC = {"containers": [{"name": "app", "image": "nginx"}]}

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from apiserver.errors import invalid_object
-from apiserver.validation import name_validator, validate, validate_object_meta, validate_object_meta_update
+from apiserver.validation import name_validator, validate_object_meta, validate_object_meta_update
+from apiserver.validation import validate_all as validate
 from apiserver.validation.names import name_is_dns_subdomain
 
 REPO = Path(__file__).resolve().parents[2]
@@ -125,3 +126,18 @@ def test_no_new_finalizers_while_deleting():
 ])
 def test_name_rules_per_kind(kind, group, name, ok):
     assert (name_validator(kind, group)(name, False) == []) is ok
+
+
+def test_metadata_and_kind_rules_are_separate_entry_points():
+    from apiserver.resources import ResourceType, builtin_resources
+    from apiserver.validation import validate as kind_rules
+    from apiserver.validation import validate_metadata
+
+    cm = next(r for r in builtin_resources() if r.kind == "ConfigMap")
+    bad = {"metadata": {"name": "Bad_Name", "namespace": "ns", "finalizers": ["custom"]}, "data": {"k k": "v"}}
+    assert [e.field for e in validate_metadata(cm, bad, None)] == ["metadata.name", "metadata.finalizers[0]"]
+    assert [e.field for e in kind_rules("ConfigMap", "", bad)] == ["data[k k]"]
+    widgets = ResourceType("example.com", "v1", "Widget", "widgets", True, crd={})
+    assert [e.field for e in validate_metadata(widgets, bad, None)] == ["metadata.name"]
+    event = next(r for r in builtin_resources() if r.kind == "Event" and r.group == "")
+    assert validate_metadata(event, {"metadata": {"name": "Any Name!", "namespace": "ns"}}, None) == []
