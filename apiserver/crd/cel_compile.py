@@ -68,8 +68,80 @@ def _parse_error(exc: Exception) -> str:
     return "\n".join(" " + line if line.startswith("| ") else line for line in text.splitlines())
 
 
-def compile_expression(source: str) -> tuple[cel.Program | None, str | None]:
-    """Parse one expression; on failure the cel-go style issue text."""
+_RESERVED = frozenset({"true", "false", "null", "in", "as", "break", "const", "continue", "else", "for",
+                       "function", "if", "import", "let", "loop", "package", "namespace", "return", "var",
+                       "void", "while"})
+_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_EXPAND = re.compile(r"__|[-./]|[^a-zA-Z0-9\-./_]")
+_EXPANSIONS = {"__": "__underscores__", ".": "__dot__", "-": "__dash__", "/": "__slash__"}
+
+
+def escape(name: str) -> str | None:
+    """The CEL identifier of a property name (`foo-bar` -> `foo__dash__bar`); None when it has none."""
+    if not name or name[0].isdigit():
+        return None
+    if name in _RESERVED:
+        return f"__{name}__"
+    if _PLAIN.match(name) and "__" not in name:
+        return name
+    ok = True
+
+    def repl(m: re.Match[str]) -> str:
+        nonlocal ok
+        text = m.group(0)
+        if text not in _EXPANSIONS:
+            ok = False
+            return ""
+        return _EXPANSIONS[text]
+
+    escaped = _EXPAND.sub(repl, name)
+    return escaped if ok else None
+
+
+_STRING = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
+_SELECTION = re.compile(r"\b(self|oldSelf)((?:\s*\.\s*[A-Za-z_][A-Za-z0-9_]*)+)")
+_SEGMENT = re.compile(r"\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)")
+_META = Node(type="object", properties={"name": Node(type="string"), "generateName": Node(type="string")})
+_STRING_NODE = Node(type="string")
+
+
+def _blank_strings(source: str) -> str:
+    """The source with string literals blanked out (offsets kept), so field scans skip them."""
+    return _STRING.sub(lambda m: " " * len(m.group(0)), source)
+
+
+def _undefined_field(source: str, node: Node, resource: bool) -> str | None:
+    """cel-go's `undefined field` check for `self.a.b` chains against the schema (None when all resolve)."""
+    text = _blank_strings(source)
+    for match in _SELECTION.finditer(text):
+        current: Node | None = node
+        first = True
+        for seg in _SEGMENT.finditer(match.group(2)):
+            end = match.start(2) + seg.end()
+            if text[end:].lstrip().startswith("("):
+                break  # a method call: not a field
+            if current is None or current.type != "object" or current.preserve_unknown:
+                break  # dynamic, a map of anything, or not an object: nothing to check
+            fields = {escape(k): v for k, v in current.properties.items()}
+            if first and resource:
+                fields.update({"apiVersion": _STRING_NODE, "kind": _STRING_NODE, "metadata": _META})
+            first = False
+            name = seg.group(1)
+            if name in fields:
+                current = fields[name]
+            elif current.additional is not None or (current.has_additional and current.additional_allowed):
+                current = current.additional
+            elif current.properties or (resource and current is node):
+                dot = match.start(2) + seg.start() + seg.group(0).index(".")
+                return _issue(source, dot, f"undefined field '{name}'")
+            else:
+                break
+    return None
+
+
+def compile_expression(source: str, node: Node | None = None,
+                       resource: bool = False) -> tuple[cel.Program | None, str | None]:
+    """Parse one expression (and check its `self` fields against `node`); on failure the cel-go issue text."""
     try:
         program = cel.compile(source)
     except Exception as exc:  # the engine raises ValueError on syntax errors
@@ -83,11 +155,13 @@ def compile_expression(source: str) -> tuple[cel.Program | None, str | None]:
     for name in cel_library.unknown(program.functions()):
         m = re.search(rf"\b{re.escape(name)}\s*\(", source)
         return None, _issue(source, m.start() if m else 0, f"undeclared reference to '{name}' (in container '')")
+    if node is not None and (issue := _undefined_field(source, node, resource)) is not None:
+        return None, issue
     return program, None
 
 
-def compile_rule(raw: dict[str, Any], node: Node) -> CompiledRule:
-    """Compile one rule of `node`'s x-kubernetes-validations."""
+def compile_rule(raw: dict[str, Any], node: Node, resource: bool = False) -> CompiledRule:
+    """Compile one rule of `node`'s x-kubernetes-validations (`resource`: node is a resource root)."""
     rule = raw.get("rule") or ""
     compiled = CompiledRule(
         source=raw, rule=rule, message=raw.get("message") or "",
@@ -100,7 +174,7 @@ def compile_rule(raw: dict[str, Any], node: Node) -> CompiledRule:
             compiled.field_path = ""
     if not rule.strip():
         return compiled
-    program, issue = compile_expression(rule)
+    program, issue = compile_expression(rule, node, resource)
     if program is None:
         compiled.error = f"compilation failed: {issue}"
         return compiled
@@ -110,7 +184,7 @@ def compile_rule(raw: dict[str, Any], node: Node) -> CompiledRule:
     compiled.functions = cel_library.needed(program.functions(), variables)
     compiled.macros = len(_MACRO.findall(rule))
     if compiled.message_expression.strip():
-        msg_program, msg_issue = compile_expression(compiled.message_expression)
+        msg_program, msg_issue = compile_expression(compiled.message_expression, node, resource)
         if msg_program is None:
             compiled.message_error = f"messageExpression compilation failed: {msg_issue}"
         else:

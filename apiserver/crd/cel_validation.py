@@ -19,7 +19,7 @@ from typing import Any
 import cel
 
 from apiserver.crd import gofmt
-from apiserver.crd.cel_compile import CompiledRule, compile_rule
+from apiserver.crd.cel_compile import CompiledRule, compile_rule, escape
 from apiserver.crd.listtype import map_key, map_list_index
 from apiserver.crd.openapi_validation import _strict_equal
 from apiserver.crd.structural import MISSING, Node
@@ -29,37 +29,9 @@ RUNTIME_COST_BUDGET = 10_000_000  # per object, as celconfig.RuntimeCELCostBudge
 PER_CALL_LIMIT = 1_000_000  # per rule evaluation, as celconfig.PerCallLimit
 MAX_MESSAGE_EXPRESSION_BYTES = 5 * 1024
 
-_RESERVED = frozenset({"true", "false", "null", "in", "as", "break", "const", "continue", "else", "for",
-                       "function", "if", "import", "let", "loop", "package", "namespace", "return", "var",
-                       "void", "while"})
-_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_EXPAND = re.compile(r"__|[-./]|[^a-zA-Z0-9\-./_]")
-_EXPANSIONS = {"__": "__underscores__", ".": "__dot__", "-": "__dash__", "/": "__slash__"}
 _SPECIAL_FORMATS = frozenset({"date", "date-time", "duration", "byte"})
 _DURATION_PART = re.compile(r"([0-9]*\.?[0-9]+)(ns|us|µs|μs|ms|s|m|h)")
 _DURATION_UNITS = {"ns": 1e-3, "us": 1, "µs": 1, "μs": 1, "ms": 1e3, "s": 1e6, "m": 60e6, "h": 3600e6}
-
-
-def escape(name: str) -> str | None:
-    """The CEL identifier of a property name (`foo-bar` -> `foo__dash__bar`); None when it has none."""
-    if not name or name[0].isdigit():
-        return None
-    if name in _RESERVED:
-        return f"__{name}__"
-    if _PLAIN.match(name) and "__" not in name:
-        return name
-    ok = True
-
-    def repl(m: re.Match[str]) -> str:
-        nonlocal ok
-        text = m.group(0)
-        if text not in _EXPANSIONS:
-            ok = False
-            return ""
-        return _EXPANSIONS[text]
-
-    escaped = _EXPAND.sub(repl, name)
-    return escaped if ok else None
 
 
 def _parse_duration(text: str) -> datetime.timedelta | None:
@@ -153,7 +125,7 @@ def _build(node: Node, resource: bool) -> _CelNode | None:
     if not node.has_rules:
         return None
     cnode = _CelNode(node, resource)
-    cnode.rules = [compile_rule(r, node) for r in node.rules]
+    cnode.rules = [compile_rule(r, node, resource) for r in node.rules]
     for rule in cnode.rules:
         cnode.functions.update(rule.functions)
         cnode.uses_old_self |= rule.uses_old_self

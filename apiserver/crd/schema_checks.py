@@ -158,7 +158,7 @@ def _openapi(s: Any, path: str, ctx: _Ctx, is_root: bool, cel_ok: bool) -> _Erro
     if s.get("x-kubernetes-validations"):
         out.schema += _rule_shapes(s, path)
         if not out.schema and cel_ok:
-            out.cel += _rule_compilation(s, path, ctx)
+            out.cel += _rule_compilation(s, path, ctx, is_root or bool(s.get("x-kubernetes-embedded-resource")))
     return out
 
 
@@ -306,12 +306,12 @@ def _rule_shapes(s: dict[str, Any], path: str) -> list[FieldError]:
     return errs
 
 
-def _rule_compilation(s: dict[str, Any], path: str, ctx: _Ctx) -> list[FieldError]:
+def _rule_compilation(s: dict[str, Any], path: str, ctx: _Ctx, resource: bool) -> list[FieldError]:
     errs = []
     node = compile_schema(s)
     for i, raw in enumerate(s.get("x-kubernetes-validations") or ()):
         rpath = f"{path}.x-kubernetes-validations[{i}]"
-        compiled = compile_rule(raw, node)
+        compiled = compile_rule(raw, node, resource)
         if compiled.error:
             errs.append(gofmt.invalid_raw(f"{rpath}.rule", go_rule(raw), compiled.error))
         if compiled.message_error:

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from apiserver.crd.cel_validation import CelValidator, escape
+from apiserver.crd.cel_compile import compile_rule, escape
+from apiserver.crd.cel_validation import CelValidator
 from apiserver.crd.schema_validation import VersionSchema
 from apiserver.crd.structural import compile_schema
 
@@ -68,11 +69,24 @@ def test_rules_on_scalars_and_items_report_their_type_and_index() -> None:
 
 def test_root_rules_see_type_meta_and_metadata_name() -> None:
     schema = {"type": "object", "x-kubernetes-validations": [
-        {"rule": "self.metadata.name.startsWith(self.kind.lowerAscii())", "message": "name must start with the kind"},
-        {"rule": "!has(self.metadata.labels)", "message": "only name and generateName are visible"}]}
+        {"rule": "self.metadata.name.startsWith(self.kind.lowerAscii())", "message": "name must start with the kind"}]}
     vs = VersionSchema(schema)
     obj = {"apiVersion": "x.io/v1", "kind": "Widget", "metadata": {"name": "gadget-1", "labels": {"a": "b"}}}
     assert [str(e) for e in vs.validate(obj)] == ['<nil>: Invalid value: "object": name must start with the kind']
+
+
+def test_undefined_fields_do_not_compile() -> None:
+    node = compile_schema({"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {"replicas": {"type": "integer"},
+                                                  "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                                                  "raw": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}}})
+    root_ok = "self.metadata.name != '' && self.spec.labels.app == 'x' && self.spec.raw.any.thing && self.spec.replicas > 0"
+    assert compile_rule({"rule": root_ok}, node, resource=True).error is None
+    assert compile_rule({"rule": "'self.nope' != self.kind"}, node, resource=True).error is None  # strings are skipped
+    error = compile_rule({"rule": "has(self.metadata.labels)"}, node, resource=True).error
+    assert error == ("compilation failed: ERROR: <input>:1:18: undefined field 'labels'\n"
+                     " | has(self.metadata.labels)\n | .................^")
+    assert "undefined field 'replica'" in (compile_rule({"rule": "self.spec.replica > 1"}, node, True).error or "")
 
 
 def test_transition_rules_run_on_update_only() -> None:
