@@ -115,7 +115,6 @@ def _undefined_field(source: str, node: Node, resource: bool) -> str | None:
     text = _blank_strings(source)
     for match in _SELECTION.finditer(text):
         current: Node | None = node
-        first = True
         for seg in _SEGMENT.finditer(match.group(2)):
             end = match.start(2) + seg.end()
             if text[end:].lstrip().startswith("("):
@@ -123,15 +122,14 @@ def _undefined_field(source: str, node: Node, resource: bool) -> str | None:
             if current is None or current.type != "object" or current.preserve_unknown:
                 break  # dynamic, a map of anything, or not an object: nothing to check
             fields = {escape(k): v for k, v in current.properties.items()}
-            if first and resource:
+            if (current is node and resource) or current.embedded:
                 fields.update({"apiVersion": _STRING_NODE, "kind": _STRING_NODE, "metadata": _META})
-            first = False
             name = seg.group(1)
             if name in fields:
                 current = fields[name]
             elif current.additional is not None or (current.has_additional and current.additional_allowed):
                 current = current.additional
-            elif current.properties or (resource and current is node):
+            elif current.properties or (resource and current is node) or current.embedded:
                 dot = match.start(2) + seg.start() + seg.group(0).index(".")
                 return _issue(source, dot, f"undefined field '{name}'")
             else:

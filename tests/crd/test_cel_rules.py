@@ -79,8 +79,11 @@ def test_undefined_fields_do_not_compile() -> None:
     node = compile_schema({"type": "object", "properties": {
         "spec": {"type": "object", "properties": {"replicas": {"type": "integer"},
                                                   "labels": {"type": "object", "additionalProperties": {"type": "string"}},
-                                                  "raw": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}}})
-    root_ok = "self.metadata.name != '' && self.spec.labels.app == 'x' && self.spec.raw.any.thing && self.spec.replicas > 0"
+                                                  "raw": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                                                  "template": {"type": "object", "x-kubernetes-embedded-resource": True,
+                                                               "properties": {"spec": {"type": "object"}}}}}}})
+    root_ok = ("self.metadata.name != '' && self.spec.labels.app == 'x' && self.spec.raw.any.thing && "
+               "self.spec.replicas > 0 && self.spec.template.metadata.name != ''")
     assert compile_rule({"rule": root_ok}, node, resource=True).error is None
     assert compile_rule({"rule": "'self.nope' != self.kind"}, node, resource=True).error is None  # strings are skipped
     error = compile_rule({"rule": "has(self.metadata.labels)"}, node, resource=True).error
