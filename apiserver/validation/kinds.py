@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from apiserver.resources import ResourceType, builtin_resources
-from apiserver.validation import cluster, config, rbac, services, workloads
+from apiserver.validation import cluster, config, policy, rbac, services, workloads
 from apiserver.validation.errs import FieldError, forbidden
 from apiserver.validation.meta import NameValidator, validate_object_meta, validate_object_meta_update
 from apiserver.validation.names import (
@@ -103,6 +103,10 @@ RULES: dict[tuple[str, str], Rules] = {
     (RBAC, "ClusterRoleBinding"): Rules(path_segment_name, rbac.validate_cluster_role_binding,
                                         lambda new, old: rbac.validate_cluster_role_binding(new)
                                         + rbac.validate_binding_update(new, old)),
+    ("networking.k8s.io", "Ingress"): Rules(create=policy.validate_ingress),
+    ("networking.k8s.io", "NetworkPolicy"): Rules(create=policy.validate_network_policy),
+    ("autoscaling", "HorizontalPodAutoscaler"): Rules(create=policy.validate_horizontal_pod_autoscaler),
+    ("policy", "PodDisruptionBudget"): Rules(create=policy.validate_pod_disruption_budget),
     ("coordination.k8s.io", "Lease"): Rules(create=cluster.validate_lease),
     ("discovery.k8s.io", "EndpointSlice"): Rules(create=cluster.validate_endpoint_slice,
                                                  update=cluster.validate_endpoint_slice_update),

@@ -51,7 +51,7 @@ def _go_int_or_string(value: Any) -> str:
     return f'intstr.IntOrString{{Type:0, IntVal:{value}, StrVal:""}}'
 
 
-def _int_or_percent(value: Any, path: str) -> list[FieldError]:
+def int_or_percent(value: Any, path: str) -> list[FieldError]:
     """ValidatePositiveIntOrPercent."""
     if isinstance(value, str):
         return [raw("FieldValueInvalid", path, _go_int_or_string(value), msg) for msg in is_valid_percent(value)]
@@ -67,7 +67,7 @@ def _int_value(value: Any) -> int:
     return value if isinstance(value, int) else 0
 
 
-def _at_most_100(value: Any, path: str) -> list[FieldError]:
+def at_most_100(value: Any, path: str) -> list[FieldError]:
     if isinstance(value, str) and _PERCENT.match(value) and int(value[:-1]) > 100:
         return [raw("FieldValueInvalid", path, _go_int_or_string(value), "must not be greater than 100%")]
     return []
@@ -134,11 +134,11 @@ def _deployment_strategy(strategy: Obj | None) -> list[FieldError]:
             return []
         at = f"{path}.rollingUpdate"
         unavailable, surge = rolling.get("maxUnavailable", "25%"), rolling.get("maxSurge", "25%")
-        errs = _int_or_percent(unavailable, f"{at}.maxUnavailable") + _int_or_percent(surge, f"{at}.maxSurge")
+        errs = int_or_percent(unavailable, f"{at}.maxUnavailable") + int_or_percent(surge, f"{at}.maxSurge")
         if _int_value(unavailable) == 0 and _int_value(surge) == 0:
             errs.append(raw("FieldValueInvalid", f"{at}.maxUnavailable", _go_int_or_string(unavailable),
                             "may not be 0 when `maxSurge` is 0"))
-        return errs + _at_most_100(unavailable, f"{at}.maxUnavailable")
+        return errs + at_most_100(unavailable, f"{at}.maxUnavailable")
     if kind is None:
         return []
     return [raw("FieldValueNotSupported", path, f'apps.DeploymentStrategy{{Type:"{kind}", RollingUpdate:(*apps.'
@@ -247,8 +247,8 @@ def validate_daemon_set(obj: Obj) -> list[FieldError]:
             at = "spec.updateStrategy.rollingUpdate"
             rolling = strategy["rollingUpdate"]
             unavailable, surge = rolling.get("maxUnavailable", 1), rolling.get("maxSurge", 0)
-            errs += _int_or_percent(unavailable, f"{at}.maxUnavailable") + _int_or_percent(surge, f"{at}.maxSurge")
-            errs += _at_most_100(unavailable, f"{at}.maxUnavailable") + _at_most_100(surge, f"{at}.maxSurge")
+            errs += int_or_percent(unavailable, f"{at}.maxUnavailable") + int_or_percent(surge, f"{at}.maxSurge")
+            errs += at_most_100(unavailable, f"{at}.maxUnavailable") + at_most_100(surge, f"{at}.maxSurge")
             if _int_value(unavailable) and _int_value(surge):
                 errs.append(raw("FieldValueInvalid", f"{at}.maxSurge", _go_int_or_string(surge),
                                 "may not be set when maxUnavailable is non-zero"))

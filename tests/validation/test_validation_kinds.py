@@ -450,3 +450,53 @@ def test_unknown_kinds_get_metadata_checks_only():
     assert errors("Widget", "example.com", {"spec": {"anything": True}}) == []
     assert errors("Widget", "example.com", {"metadata": {"name": "UPPER", "namespace": "ns"}})[0].startswith(
         'metadata.name: Invalid value: "UPPER"')
+
+
+def _ingress(path: dict | None = None, **rule) -> dict:
+    item = {"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "web", "port": {"number": 80}}}}
+    return {"spec": {"rules": [{"host": "web.example.com", "http": {"paths": [{**item, **(path or {})}]}, **rule}]}}
+
+
+@pytest.mark.parametrize(("obj", "expected"), [
+    (_ingress(), []),
+    (_ingress(host="*.example.com"), []),
+    ({"spec": {}}, ["spec: Invalid value: []networking.IngressRule(nil): either `defaultBackend` or `rules` must be "
+                    "specified"]),
+    (_ingress({"pathType": None}), ["spec.rules[0].http.paths[0].pathType: Required value: pathType must be "
+                                    "specified"]),
+    (_ingress({"path": "api"}), ['spec.rules[0].http.paths[0].path: Invalid value: "api": must be an absolute path']),
+    (_ingress({"path": "/a//b"}), ["spec.rules[0].http.paths[0].path: Invalid value: \"/a//b\": must not contain '//'"]),
+    (_ingress(host="10.0.0.1"), ['spec.rules[0].host: Invalid value: "10.0.0.1": must be a DNS name, not an IP '
+                                 "address"]),
+    (_ingress({"backend": {"service": {"name": "web", "port": {}}}}), [
+        "spec.rules[0].http.paths[0].backend: Required value: port name or number is required"]),
+    (_ingress({"backend": {}}), [
+        'spec.rules[0].http.paths[0].backend: Invalid value: "": resource or service backend is required']),
+])
+def test_ingresses(obj, expected):
+    assert errors("Ingress", "networking.k8s.io", obj) == expected
+
+
+def test_network_policies():
+    obj = {"spec": {"podSelector": {}, "policyTypes": ["Ingress", "Sideways"], "ingress": [
+        {"ports": [{"protocol": "TCP", "port": 80, "endPort": 70}], "from": [{}, {"ipBlock": {"cidr": "10.0.0.0/33"}}]}]}}
+    assert errors("NetworkPolicy", "networking.k8s.io", obj) == [
+        "spec.ingress[0].ports[0].endPort: Invalid value: 70: must be greater than or equal to `port`",
+        "spec.ingress[0].from[0]: Required value: must specify a peer",
+        'spec.ingress[0].from[1].ipBlock.cidr: Invalid value: "10.0.0.0/33": must be a valid CIDR value, (e.g. '
+        "10.9.8.0/24 or 2001:db8::/64)",
+        'spec.policyTypes[1]: Unsupported value: "Sideways": supported values: "Egress", "Ingress"']
+
+
+def test_autoscalers_and_budgets():
+    hpa = {"spec": {"scaleTargetRef": {"kind": "Deployment"}, "minReplicas": 3, "maxReplicas": 2}}
+    assert errors("HorizontalPodAutoscaler", "autoscaling", hpa) == [
+        "spec.maxReplicas: Invalid value: 2: must be greater than or equal to `minReplicas`",
+        "spec.scaleTargetRef.name: Required value"]
+    pdb = {"spec": {"minAvailable": "120%", "selector": {"matchLabels": {"app": "web"}}}}
+    assert errors("PodDisruptionBudget", "policy", pdb) == [
+        'spec.minAvailable: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:"120%"}: must not be greater '
+        "than 100%"]
+    both = {"spec": {"minAvailable": 1, "maxUnavailable": 1}}
+    assert errors("PodDisruptionBudget", "policy", both) == [
+        "spec: Invalid value: policy.PodDisruptionBudgetSpec{...}: minAvailable and maxUnavailable cannot be both set"]
