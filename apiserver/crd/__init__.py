@@ -1,7 +1,14 @@
-"""CustomResourceDefinitions: CRD validation/defaults/status, and the per-version machinery of custom resources.
+"""CustomResourceDefinitions and custom resources, as pure functions and compiled per-version objects.
 
-Pure functions and compiled objects; the HTTP layer wires them (see `validation`, `rows`,
-`schema_validation`, `printers`, `strategy`).
+CRDs: `crd_defaults` (on decode), `validate_crd(crd, old)` (create/update), `crd_status(crd, others)`
+(status once names are accepted: NamesAccepted, Established), `resource_rows(crd)` (rows for the
+resource table), `lifecycle` (deletion through the cleanup finalizer).
+
+Custom resources, per served version (`row.extra["validator"]`, a `VersionSchema` compiled once):
+`decode(obj)` prunes and defaults on decode and returns the pruned paths (strict field validation),
+`validate(obj, old)` / `validate_status(obj, old)` in the strategy, `convert(obj)` between versions
+(`conversion: None`). `printers.table` builds Tables from additionalPrinterColumns; `strategy` holds
+the status/scale/generation rules.
 """
 
 from apiserver.crd.printers import TablePrinter
