@@ -44,10 +44,11 @@ def list_metadata(list_meta: Mapping[str, Any] | None) -> dict:
 
 
 def table(resource: ResourceType, objs: Iterable[dict], now: datetime, include_object: IncludeObject = "Metadata",
-          list_meta: Mapping[str, Any] | None = None, headers: bool = True) -> dict:
+          list_meta: Mapping[str, Any] | None = None, headers: bool = True, version: str = "v1") -> dict:
     """A full Table for `objs`. `list_meta` carries resourceVersion/continue/remainingItemCount; for a single
     object pass its own resourceVersion. `headers=False` leaves columnDefinitions null (watch events after the
-    first, or `?noHeaders`)."""
+    first, or `?noHeaders`). `version` is the meta.k8s.io version asked for (`v1` or `v1beta1`)."""
+    api_version = f"meta.k8s.io/{version}"
     printer = printer_for(resource)
     seconds = now_seconds(now)
     row_fn, conditions_fn = printer.row, printer.conditions
@@ -57,8 +58,7 @@ def table(resource: ResourceType, objs: Iterable[dict], now: datetime, include_o
         if conditions_fn is not None and (conditions := conditions_fn(obj)):
             row["conditions"] = [dict(condition) for condition in conditions]
         if include_object == "Metadata":
-            row["object"] = {"kind": PARTIAL_KIND, "apiVersion": META_API_VERSION,
-                             "metadata": obj.get("metadata") or {}}
+            row["object"] = {"kind": PARTIAL_KIND, "apiVersion": api_version, "metadata": obj.get("metadata") or {}}
         elif include_object == "Object":
             row["object"] = obj
         else:
@@ -66,5 +66,5 @@ def table(resource: ResourceType, objs: Iterable[dict], now: datetime, include_o
         rows.append(row)
     if not rows and printer.default:
         rows = None  # the default convertor never allocates rows for an empty list
-    return {"kind": "Table", "apiVersion": META_API_VERSION, "metadata": list_metadata(list_meta),
+    return {"kind": "Table", "apiVersion": api_version, "metadata": list_metadata(list_meta),
             "columnDefinitions": printer.column_dicts() if headers else None, "rows": rows}

@@ -347,3 +347,9 @@ def test_a_table_of_two_thousand_configmaps_is_cheap():
     built = table(cm, objs, NOW)
     assert time.perf_counter() - start < 0.25
     assert len(built["rows"]) == 2000 and built["rows"][-1]["cells"] == ["cm-1999", 1, "33m"]
+
+
+def test_v1beta1_tables_name_their_version():
+    got = table(RES["", "v1", "ConfigMap"], [{"metadata": meta("c")}], NOW, version="v1beta1")
+    assert got["apiVersion"] == "meta.k8s.io/v1beta1"
+    assert got["rows"][0]["object"]["apiVersion"] == "meta.k8s.io/v1beta1"
