@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import logging
 from collections.abc import Callable, Sequence
@@ -16,8 +17,8 @@ from .writer import OpTuple, Writer
 
 log = logging.getLogger(__name__)
 
-COMPACT_CHUNK = 10_000
-"""Revisions compacted per SQLite transaction, so compaction never holds the writer for long."""
+COMPACT_CHUNK = 500
+"""Revisions compacted per SQLite transaction: writes wait at most one chunk (milliseconds) for compaction."""
 
 
 class Store:
@@ -39,6 +40,7 @@ class Store:
         self._compact_revision = 0
         self._compact_lock = asyncio.Lock()
         self._compactor: asyncio.Task | None = None
+        self._sorted_keys: list[str] | None = None  # live keys in order; rebuilt after creates/deletes
         self._retention: Retention
         self._max_value_size = 0
         self._watch_buffer = 0
@@ -153,9 +155,27 @@ class Store:
         """
         self._check_usable()
         rev = self._read_revision(revision)
+        if rev == self._writer.revision:
+            return self._range_current(prefix, limit, start_after)
         kvs, count = await self._log.range(prefix, rev, limit, start_after)
         self._check_not_compacted(rev)
         return RangeResult(kvs, rev, count > len(kvs), count)
+
+    def _range_current(self, prefix: str, limit: int, start_after: str | None) -> RangeResult:
+        """A range at the current revision, from the in-memory index (no I/O, consistent by construction)."""
+        keys = self._sorted_keys
+        index = self._writer.index
+        if keys is None:
+            keys = self._sorted_keys = sorted(index)
+        lo = bisect.bisect_left(keys, prefix)
+        if start_after is not None and start_after >= prefix:
+            lo = max(lo, bisect.bisect_right(keys, start_after))
+        end = prefix_end(prefix)
+        hi = len(keys) if end is None else bisect.bisect_left(keys, end)
+        count = max(0, hi - lo)
+        stop = hi if limit <= 0 else min(hi, lo + limit)
+        kvs = [index[k] for k in keys[lo:stop]]
+        return RangeResult(kvs, self._writer.revision, count > len(kvs), count)
 
     def snapshot(self, prefix: str = "") -> RangeResult:
         """Synchronously, the current live keys under ``prefix`` (from memory), at ``revision``.
@@ -164,14 +184,7 @@ class Store:
         gap-free start: the listener then receives exactly the batches after the snapshot's revision.
         """
         self._check_usable()
-        index = self._writer.index
-        if prefix:
-            end = prefix_end(prefix)
-            keys = sorted(k for k in index if k >= prefix and (end is None or k < end))
-        else:
-            keys = sorted(index)
-        kvs = [index[k] for k in keys]
-        return RangeResult(kvs, self._writer.revision, False, len(kvs))
+        return self._range_current(prefix, 0, None)
 
     # --- writes --------------------------------------------------------------------------------
 
@@ -182,6 +195,10 @@ class Store:
     def _precheck(self, key: str, value: Value | None) -> None:
         if not isinstance(key, str) or not key:
             raise ValueError(f"key must be a non-empty str, got {key!r}")
+        try:
+            key.encode()
+        except UnicodeEncodeError:
+            raise ValueError(f"key is not valid Unicode: {key!r}") from None
         if type(value) is bytes and len(value) > self._max_value_size:
             raise ValueTooLargeError(key, len(value), self._max_value_size)
 
@@ -230,6 +247,11 @@ class Store:
     # --- notifications -------------------------------------------------------------------------
 
     def _on_commit(self, events: list[Event]) -> None:
+        if self._sorted_keys is not None:
+            for e in events:
+                if e.prev_kv is None or e.type == "DELETE":  # the set of live keys changed
+                    self._sorted_keys = None
+                    break
         for listener in tuple(self._listeners):
             try:
                 listener(events)

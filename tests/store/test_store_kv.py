@@ -143,6 +143,8 @@ async def test_oversize_values_rejected(tmp_path):
 async def test_bad_arguments(store: Store):
     with pytest.raises(ValueError):
         await store.create("", b"x")
+    with pytest.raises(ValueError):  # a lone surrogate cannot be stored; it must not fail a whole commit group
+        await store.create("/bad\udc80", b"x")
     with pytest.raises(TypeError):
         await store.create("/a", "not bytes")  # type: ignore[arg-type]
     with pytest.raises(ValueError):
