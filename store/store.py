@@ -29,7 +29,13 @@ class Store:
     * Writes from concurrent callers are committed together (group commit), each with its own revision.
     * ``subscribe`` listeners and watchers see each committed batch before the writes' awaitables return.
 
-    Use :meth:`open`; all methods must be called from the event loop that opened the store.
+    Use :meth:`open` and always :meth:`close` (aiosqlite's threads keep a process alive otherwise);
+    all methods must be called from the event loop that opened the store.
+
+    Memory: every live key's latest version (value included) is kept in memory, for compare-and-swap
+    checks, events' ``prev_kv`` and reads at the current revision without I/O.
+    Latency: a write may wait for one compaction chunk (``COMPACT_CHUNK`` revisions, a few ms) or for
+    one of SQLite's WAL checkpoints (every ~4 MiB written, ~15 ms on ext4).
     """
 
     def __init__(self) -> None:  # use Store.open()
@@ -131,6 +137,7 @@ class Store:
         """The key's version at ``revision`` (None or 0: current), or None if it did not exist then.
 
         Raises CompactedError below ``compact_revision``, FutureRevisionError above ``revision``.
+        The current revision is served from memory; older ones from SQLite.
         """
         self._check_usable()
         rev = self._read_revision(revision)
@@ -152,6 +159,8 @@ class Store:
 
         At most ``limit`` keys (0: all), only keys after ``start_after``. To page, pass the last key
         returned as ``start_after`` and the first page's ``revision`` so all pages show one state.
+        The current revision is served from the in-memory index without suspending (so ``range`` then
+        ``subscribe`` with nothing awaited in between is gap-free); older revisions from SQLite.
         """
         self._check_usable()
         rev = self._read_revision(revision)

@@ -143,7 +143,9 @@ async def test_oversize_values_rejected(tmp_path):
 async def test_bad_arguments(store: Store):
     with pytest.raises(ValueError):
         await store.create("", b"x")
-    with pytest.raises(ValueError):  # a lone surrogate cannot be stored; it must not fail a whole commit group
+    with pytest.raises(
+        ValueError
+    ):  # a lone surrogate cannot be stored; it must not fail a whole commit group
         await store.create("/bad\udc80", b"x")
     with pytest.raises(TypeError):
         await store.create("/a", "not bytes")  # type: ignore[arg-type]
@@ -292,3 +294,32 @@ async def test_closed_store_rejects_calls(tmp_path):
     with pytest.raises(StoreClosedError):
         await s.get("/k1")
     await s.close()
+
+
+async def test_failed_commit_leaves_no_trace(any_store: Store, monkeypatch):
+    s = any_store
+    await s.create("/a", b"1")
+    seen: list[Event] = []
+    s.subscribe(seen.extend)
+    real_append = s._log.append
+
+    async def failing_append(rows, *args):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(s._log, "append", failing_append)
+    results = await asyncio.gather(s.update("/a", b"2"), s.create("/b", b"x"), return_exceptions=True)
+    assert all(isinstance(r, OSError) for r in results)
+    assert s.revision == 1 and seen == []
+    assert await s.get("/a") == KeyValue("/a", b"1", 1, 1, 1) and await s.get("/b") is None
+    monkeypatch.setattr(s._log, "append", real_append)
+    assert (await s.create("/b", b"y")).mod_revision == 2  # the store carries on, no revision was lost
+    assert [kv.key for kv in (await s.range("/", revision=2)).kvs] == ["/a", "/b"]
+
+
+async def test_write_cancelled_before_commit_is_not_applied(store: Store):
+    task = asyncio.create_task(store.create("/a", b"1"))
+    await asyncio.sleep(0)  # the request is queued
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    assert (await store.create("/b", b"2")).mod_revision == 1
+    assert await store.get("/a") is None
