@@ -15,6 +15,7 @@ from aiohttp import web
 from . import errors
 from .errors import StatusError
 from .handlers import system
+from .http.negotiation import MAX_BODY
 from .http.responses import status_response
 from .requestinfo import parse_request_info
 
@@ -27,7 +28,7 @@ HEALTH = ("/healthz", "/livez", "/readyz")
 
 
 def build_app(server: ApiServer) -> web.Application:
-    app = web.Application(client_max_size=4 * 1024 * 1024, handler_args={"max_field_size": 65536})
+    app = web.Application(client_max_size=MAX_BODY + 1, handler_args={"max_field_size": 65536})
 
     async def handler(request: web.Request) -> web.StreamResponse:
         return await dispatch(server, request)

@@ -70,8 +70,6 @@ class ApiServer:
         self.store: Store = None  # type: ignore[assignment]
         self.registry: Registry = None  # type: ignore[assignment]
         self.discovery = Discovery(self.resources)
-        self.openapi_cache: dict[str, bytes] = {}
-        self.resources.on_change(self.openapi_cache.clear)
         self.subresource_handlers: dict[tuple[str, str, str], Callable[..., Awaitable[web.StreamResponse]]] = {}
         self.virtual_kinds: dict[tuple[str, str], Callable[..., Awaitable[dict[str, Any]]]] = {}
         self.resource_handler: ResourceHandler = None  # type: ignore[assignment]
@@ -105,7 +103,7 @@ class ApiServer:
         self.resource_handler = ResourceHandler(self)
         await self.bootstrap()
         app = build_app(self)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.config.address, self.config.port, ssl_context=self.ssl_context,
                            reuse_address=True, backlog=1024)
@@ -127,6 +125,7 @@ class ApiServer:
                 await task
         for hook in self.on_stop:
             await hook()
+        self.cache.close_watchers()
         if self._runner is not None:
             await self._runner.cleanup()
         if self._unsubscribe is not None:

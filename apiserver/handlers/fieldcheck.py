@@ -1,48 +1,60 @@
-"""Field validation of request bodies: `fieldValidation=Strict|Warn|Ignore` (unknown and duplicate fields)."""
+"""Field validation of request bodies: type errors always, and unknown or duplicated fields per
+`fieldValidation=Strict|Warn|Ignore` (Warn when unset), with the apiserver's wording."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from .. import errors
-from ..http.negotiation import media_type
+from ..http.negotiation import JSON, media_type
 from ..resources import ResourceType
+from ..schema import fields, messages
 from ..schema.definitions import definition_name
+from ..schema.yamlload import load_yaml
 
 MODES = ("Ignore", "Warn", "Strict")
 
 
-def check(res: ResourceType, obj: dict[str, Any], raw: bytes, content_type: str | None, mode: str) -> list[str]:
-    """Warnings to send back (Warn), or raise 400 (Strict) for unknown or duplicated fields."""
-    mode = mode or "Warn"
+@functools.lru_cache(maxsize=512)
+def _custom_shape(schema_id: int, res: ResourceType) -> Any:
+    return fields.custom_shape(res.schema)
+
+
+def shape_for(res: ResourceType) -> Any:
+    """The field shape the body is checked against (None: nothing known about the fields)."""
+    if res.crd is not None:
+        return _custom_shape(id(res.schema), res) if res.schema else None
+    return definition_name(res.group, res.version, res.kind)
+
+
+def check(res: ResourceType, obj: dict[str, Any], raw: bytes | None, content_type: str | None,
+          mode: str) -> list[str]:
+    """Problems to warn about (Warn), or raise 400 (type errors; Strict). `raw` None: a patched result."""
+    mode = mode or messages.DEFAULT_MODE
     if mode not in MODES:
         raise errors.bad_request(f'fieldValidation: Unsupported value: "{mode}": supported values: '
                                  '"Ignore", "Warn", "Strict"')
+    shape = shape_for(res)
+    if shape is None:
+        return []
+    if res.crd is None:
+        problem = fields.type_errors(shape, obj)
+        if problem:
+            raise messages.decode_error(res.kind, res.version, problem)
     if mode == "Ignore":
         return []
-    problems = find_problems(res, obj, raw, content_type)
-    if not problems:
-        return []
-    if mode == "Strict":
-        raise errors.bad_request(f'{res.kind} in version "{res.version}" cannot be handled as a {res.kind}: '
-                                 "strict decoding error: " + ", ".join(problems))
-    return problems
-
-
-def find_problems(res: ResourceType, obj: dict[str, Any], raw: bytes, content_type: str | None) -> list[str]:
-    """`unknown field "x"` / `duplicate field "y"` messages, in upstream wording."""
-    try:
-        from ..schema import fields
-    except ImportError:  # pragma: no cover - until the schema fields module lands
-        return []
-    problems: list[str] = []
-    if media_type(content_type) in ("application/json", ""):
-        problems += [f'duplicate field "{p}"' for p in fields.duplicate_fields(raw)]
-    if res.crd is not None:
-        validator = res.extra.get("validator")
-        unknown = validator.unknown_fields(obj) if validator is not None else []
+    media = media_type(content_type)
+    if raw is None:
+        problems = [f'unknown field "{p}"' for p in fields.unknown_fields(shape, obj)]
+    elif media in (JSON, ""):
+        problems = fields.strict_problems(shape, raw, obj)
     else:
-        name = definition_name(res.group, res.version, res.kind)
-        unknown = fields.unknown_fields(name, obj) if name else []
-    problems += [f'unknown field "{p}"' for p in unknown]
+        try:
+            _, duplicates = load_yaml(raw)
+        except Exception:  # already decoded once: a loader quirk must not turn into a 500
+            duplicates = []
+        problems = messages.yaml_problems(duplicates, fields.unknown_fields(shape, obj), mode == "Strict")
+    if problems and mode == "Strict":
+        raise messages.strict_decoding_error(res.kind, res.version, problems)
     return problems

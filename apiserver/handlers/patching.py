@@ -8,6 +8,7 @@ from aiohttp import web
 
 from .. import errors
 from ..http.negotiation import decode_body, decode_yaml
+from ..patch import merge_patch, strategic_merge_patch
 from ..registry.cache import Entry
 from ..registry.generic import WriteOptions
 from ..resources import ResourceType
@@ -16,19 +17,6 @@ from . import fieldcheck
 
 if TYPE_CHECKING:
     from .resource import ResourceHandler
-
-
-def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386 JSON merge patch."""
-    if not isinstance(patch, dict):
-        return patch
-    result = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = merge_patch(result.get(key), value)
-    return result
 
 
 def schema_node(res: ResourceType) -> Any:
@@ -53,7 +41,6 @@ def apply_patch_document(res: ResourceType, patch_type: str, current: dict[str, 
         raise errors.bad_request("json: cannot unmarshal into Go value of type map[string]interface {}")
     if patch_type == "merge":
         return merge_patch(current, patch)
-    from ..patch import strategic_merge_patch
 
     node = schema_node(res)
     if node is None or res.crd is not None:
@@ -76,7 +63,7 @@ async def apply_patch(handler: ResourceHandler, request: web.Request, res: Resou
         patched = apply_patch_document(res, patch_type, current, patch)
         if not isinstance(patched, dict):
             raise errors.bad_request("the patch did not produce an object")
-        opts.warnings[:] = fieldcheck.check(res, patched, b"", "application/yaml", validation)
+        opts.warnings[:] = fieldcheck.check(res, patched, None, None, validation)
         return patched
 
     if registry.find(res, namespace, name) is None:
@@ -96,7 +83,7 @@ async def server_side_apply(handler: ResourceHandler, request: web.Request, res:
     applied = decode_yaml(raw)
     if not isinstance(applied, dict):
         raise errors.bad_request("apply patch must be an object")
-    opts.warnings[:] = fieldcheck.check(res, applied, b"", "application/yaml",
+    opts.warnings[:] = fieldcheck.check(res, applied, raw, "application/yaml",
                                         request.query.get("fieldValidation", ""))
     force = request.query.get("force") in ("true", "1")
     meta = applied.get("metadata") or {}

@@ -30,8 +30,10 @@ if TYPE_CHECKING:
 
 async def read_body(request: web.Request) -> bytes:
     """The request body, refusing anything over 3 MiB with 413."""
-    if request.content_length is not None and request.content_length > MAX_BODY:
-        raise errors.too_large()
+    if request.content_length is not None:
+        if request.content_length > MAX_BODY:
+            raise errors.too_large()
+        return await request.read()
     chunks, size = [], 0
     async for chunk in request.content.iter_any():
         size += len(chunk)

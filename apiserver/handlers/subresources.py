@@ -146,7 +146,9 @@ async def _scale(handler: ResourceHandler, request: web.Request, info: RequestIn
 
             scale = json_patch(base, patch)
         else:
-            scale = patching.merge_patch(base, patch)
+            from ..patch import merge_patch
+
+            scale = merge_patch(base, patch)
     replicas = (scale.get("spec") or {}).get("replicas")
     if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
         raise errors.invalid_object("Scale", "autoscaling", info.name, [errors.invalid(

@@ -78,43 +78,27 @@ def discovery(server: ApiServer, request: web.Request) -> web.Response | None:
 
 
 def openapi(server: ApiServer, request: web.Request) -> web.Response:
-    """`/openapi/v2`, `/openapi/v3` and `/openapi/v3/<group-version path>`."""
+    """`/openapi/v2` (JSON or protobuf), `/openapi/v3` and `/openapi/v3/<group-version path>`."""
     from ..schema import openapi as docs
 
     path = request.path.rstrip("/")
-    cache = server.openapi_cache
     if path == "/openapi/v2":
-        body = cache.get("v2")
-        if body is None:
-            body = cache["v2"] = _dumps(docs.openapi_v2(server.resources))
-        return _json(body)
+        if docs.wants_v2_protobuf(request.headers.get("Accept", "")):
+            return _json(docs.openapi_v2_protobuf_bytes(server.resources), docs.V2_PROTOBUF)
+        return _json(docs.openapi_v2_bytes(server.resources))
     if path == "/openapi/v3":
-        body = cache.get("v3")
-        if body is None:
-            body = cache["v3"] = _dumps(docs.openapi_v3_root(server.resources))
-        return _json(body)
-    rest = path[len("/openapi/v3/"):]
-    parts = rest.split("/")
+        return _json(docs.openapi_v3_root_bytes(server.resources), "text/plain; charset=utf-8")
+    parts = path[len("/openapi/v3/"):].split("/")
     if parts[0] == "api" and len(parts) == 2:
         group, version = "", parts[1]
     elif parts[0] == "apis" and len(parts) == 3:
         group, version = parts[1], parts[2]
     else:
         raise errors.StatusError(404, "NotFound", "the server could not find the requested resource", {})
-    key = f"v3:{group}/{version}"
-    body = cache.get(key)
+    body = docs.openapi_v3_document_bytes(server.resources, group, version)
     if body is None:
-        doc = docs.openapi_v3_document(server.resources, group, version)
-        if doc is None:
-            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource", {})
-        body = cache[key] = _dumps(doc)
+        raise errors.StatusError(404, "NotFound", "the server could not find the requested resource", {})
     return _json(body, extra={"Cache-Control": "public, immutable"} if "hash" in request.query else None)
-
-
-def _dumps(doc: object) -> bytes:
-    import orjson
-
-    return doc if isinstance(doc, bytes) else orjson.dumps(doc)
 
 
 def version(server: ApiServer) -> web.Response:

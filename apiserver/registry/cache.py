@@ -72,19 +72,24 @@ class CacheWatcher:
         self.cache = cache
         self.collection = collection
         self.prefix = f"{collection}{namespace}/" if namespace else collection
-        self.queue: asyncio.Queue[CacheEvent | None] = asyncio.Queue(WATCHER_QUEUE)
-        self.overflowed = False
+        self.queue: asyncio.Queue[CacheEvent | None] = asyncio.Queue()  # bounded by hand in push()
+        self.ended = False
 
     def push(self, event: CacheEvent) -> None:
-        if not event.key.startswith(self.prefix) or self.overflowed:
+        if self.ended or not event.key.startswith(self.prefix):
             return
-        try:
-            self.queue.put_nowait(event)
-        except asyncio.QueueFull:
+        if self.queue.qsize() >= WATCHER_QUEUE:
             # A slow watcher never stalls writers or others: it is ended and must re-watch.
-            self.overflowed = True
+            self.end()
+            return
+        self.queue.put_nowait(event)
+
+    def end(self) -> None:
+        """Stop this watcher; its reader sees None and finishes the stream."""
+        if not self.ended:
+            self.ended = True
             self.cache.unwatch(self)
-            self.queue._queue.append(None)  # type: ignore[attr-defined]  # wake the reader to end
+            self.queue.put_nowait(None)
 
     def close(self) -> None:
         self.cache.unwatch(self)
@@ -199,6 +204,12 @@ class ObjectCache:
         watchers = self._watchers.get(watcher.collection)
         if watchers:
             watchers.discard(watcher)
+
+    def close_watchers(self) -> None:
+        """End every watch stream (server shutdown)."""
+        for watchers in list(self._watchers.values()):
+            for watcher in tuple(watchers):
+                watcher.end()
 
     def watcher_count(self) -> int:
         return sum(len(w) for w in self._watchers.values())

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..resources import ResourceType
+from ..schema.defaults import apply_defaults
 from ..schema.definitions import definition_name
 
 
@@ -17,9 +18,5 @@ def default_object(res: ResourceType, obj: dict[str, Any]) -> None:
         return
     name = definition_name(res.group, res.version, res.kind)
     if name is None:
-        return
-    try:
-        from ..schema.defaults import apply_defaults
-    except ImportError:  # pragma: no cover - until the defaults module lands
         return
     apply_defaults(name, obj)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import secrets
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -30,8 +31,16 @@ GENERATE_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 MAX_STORE_VALUE = 1_572_864
 
 
+_now_cache: tuple[int, str] = (0, "")
+
+
 def now_rfc3339() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """The current time as Kubernetes writes timestamps (second precision), formatted once per second."""
+    global _now_cache
+    second = int(time.time())
+    if _now_cache[0] != second:
+        _now_cache = (second, datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    return _now_cache[1]
 
 
 @dataclass(slots=True)
@@ -100,7 +109,7 @@ class Registry:
         self.strategies = strategies or {}
         self.default_strategy = Strategy()
         self.admission = admission
-        self.field_tracker: Callable[..., None] | None = None
+        self.field_tracker: Callable[..., dict[str, Any]] | None = None
 
     def strategy(self, res: ResourceType) -> Strategy:
         return self.strategies.get((res.group, res.kind)) or self.default_strategy
@@ -200,6 +209,9 @@ class Registry:
         strategy.default(ctx, obj)
         if self.admission is not None:
             await self.admission.admit("CREATE", ctx, obj, None, opts)
+        if self.field_tracker is not None:
+            obj = self.field_tracker(res, None, obj, opts)
+            meta = obj["metadata"]
         for key in ("uid", "resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "generation",
                     "selfLink"):
             meta.pop(key, None)
@@ -211,8 +223,6 @@ class Registry:
             raise errors.invalid_object(res.kind, res.group, meta.get("name", ""), errs)
         if self.admission is not None:
             await self.admission.validate("CREATE", ctx, obj, None, opts)
-        if self.field_tracker is not None:
-            self.field_tracker(res, None, obj, opts)
         name = meta.get("name") or ""
         key = res.key(namespace, name)
         if self.cache.get(key) is not None:
@@ -343,6 +353,8 @@ class Registry:
             strategy.default(ctx, new)
         if self.admission is not None:
             await self.admission.admit("UPDATE", ctx, new, old, opts)
+        if self.field_tracker is not None:
+            new = self.field_tracker(res, old, new, opts)
         meta, old_meta = new["metadata"], old["metadata"]
         for key in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"):
             if key in old_meta:
@@ -355,8 +367,6 @@ class Registry:
             raise errors.invalid_object(res.kind, res.group, meta.get("name", ""), errs)
         if self.admission is not None:
             await self.admission.validate("UPDATE", ctx, new, old, opts)
-        if self.field_tracker is not None:
-            self.field_tracker(res, old, new, opts)
         new = ordered(new)
         if self._same_content(new, old):
             return current  # a no-op update does not write (upstream skips it too)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..admission import AdmissionChain
 from ..admission.namespace_lifecycle import NamespaceLifecycle
+from ..resources import ResourceType
+from .generic import WriteOptions, now_rfc3339
 from .strategies.namespace import NamespaceStrategy
 from .strategies.pod import PodStrategy
 from .strategies.service import ServiceStrategy
@@ -23,3 +25,18 @@ def configure(server: ApiServer) -> None:
         ("", "Service"): ServiceStrategy(config.service_cidr, config.node_port_range),
     })
     registry.admission = AdmissionChain([NamespaceLifecycle()])
+    registry.field_tracker = track_fields
+
+
+def track_fields(res: ResourceType, old: dict[str, Any] | None, new: dict[str, Any],
+                 opts: WriteOptions) -> dict[str, Any]:
+    """Record this write in metadata.managedFields (server-side apply records its own)."""
+    if opts.operation == "Apply":
+        return new
+    from ..handlers.patching import schema_node
+    from ..patch import update_managed_fields
+
+    ignored = [("status",)] if res.has_status and not opts.subresource else []
+    return update_managed_fields(old, new, opts.field_manager or "unknown", api_version=res.api_version,
+                                 now=now_rfc3339(), subresource=opts.subresource, schema=schema_node(res),
+                                 ignored=ignored)

@@ -17,6 +17,15 @@ from ..server import ApiServer, ServerConfig
 T = TypeVar("T")
 
 
+async def _cancel_remaining() -> None:
+    """Cancel whatever still runs on the cluster's loop (client sessions, streams) before it closes."""
+    current = asyncio.current_task()
+    tasks = [t for t in asyncio.all_tasks() if t is not current]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
 class SyncClient:
     """Blocking façade over ApiClient: each call runs on the cluster's own event loop."""
 
@@ -93,6 +102,7 @@ class MiniKube:
         if self.client is not None:
             self.run(self.client.async_client.close())
         self.run(self.server.stop())
+        self.run(_cancel_remaining())
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(5)
         self._loop.close()

@@ -121,23 +121,28 @@ class ServiceStrategy(Strategy):
             port["nodePort"] = chosen
         return errs
 
+    def prepare_for_update(self, ctx: WriteContext, new: dict[str, Any], old: dict[str, Any]) -> None:
+        super().prepare_for_update(ctx, new, old)
+        if ctx.subresource:
+            return
+        # upstream carries allocated values the client did not send over to the new object
+        spec, old_spec = new.setdefault("spec", {}), old.get("spec") or {}
+        if old_spec.get("clusterIP") and not spec.get("clusterIP") and spec.get("type") != "ExternalName":
+            spec["clusterIP"] = old_spec["clusterIP"]
+            spec["clusterIPs"] = old_spec.get("clusterIPs") or [old_spec["clusterIP"]]
+        old_ports = {(p.get("port"), p.get("protocol")): p.get("nodePort") for p in old_spec.get("ports") or ()}
+        if spec.get("type") in NODE_PORT_TYPES:
+            for port in spec.get("ports") or ():
+                carried = old_ports.get((port.get("port"), port.get("protocol")))
+                if not port.get("nodePort") and carried:
+                    port["nodePort"] = carried
+
     async def before_write(self, ctx: WriteContext, new: dict[str, Any], old: dict[str, Any] | None) -> None:
         spec = new.setdefault("spec", {})
         uid = new["metadata"].get("uid")
         errs: list[FieldError] = []
-        if old is None:
+        if old is None or (not spec.get("clusterIP") and spec.get("type") != "ExternalName"):
             errs += self._allocate_ip(ctx, spec, uid)
-        else:
-            old_spec = old.get("spec") or {}
-            if old_spec.get("clusterIP") and not spec.get("clusterIP") and spec.get("type") != "ExternalName":
-                spec["clusterIP"], spec["clusterIPs"] = old_spec["clusterIP"], old_spec.get("clusterIPs")
-            elif not old_spec.get("clusterIP") and spec.get("type") != "ExternalName":
-                errs += self._allocate_ip(ctx, spec, uid)
-            # keep node ports the client did not mention (upstream carries them over on update)
-            old_ports = {(p.get("port"), p.get("protocol")): p.get("nodePort") for p in old_spec.get("ports") or ()}
-            for port in spec.get("ports") or ():
-                if not port.get("nodePort") and old_ports.get((port.get("port"), port.get("protocol"))):
-                    port["nodePort"] = old_ports[(port.get("port"), port.get("protocol"))]
         errs += self._allocate_ports(ctx, spec, uid)
         if errs:
             raise errors.invalid_object("Service", "", new["metadata"].get("name", ""), errs)
