@@ -50,4 +50,5 @@ async def make_app(path: str) -> web.Application:
 
 
 if __name__ == "__main__":
-    web.run_app(make_app(sys.argv[1]), host="127.0.0.1", port=int(sys.argv[2]), access_log=None, print=None)
+    web.run_app(make_app(sys.argv[1]), host="127.0.0.1", port=int(sys.argv[2]), access_log=None, print=None,
+                shutdown_timeout=0.5)
