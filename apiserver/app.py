@@ -38,7 +38,15 @@ def build_app(server: ApiServer) -> web.Application:
 
 
 async def dispatch(server: ApiServer, request: web.Request) -> web.StreamResponse:
-    """Run the whole chain for one request, turning every error into a Status."""
+    """Run the whole chain for one request, turning every error into a Status (and auditing the answer)."""
+    response = await _answer(server, request)
+    audit = server.config.extra.get("audit_hook")
+    if audit is not None:
+        audit(request, response.status)
+    return response
+
+
+async def _answer(server: ApiServer, request: web.Request) -> web.StreamResponse:
     try:
         return await _dispatch(server, request)
     except StatusError as exc:

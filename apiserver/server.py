@@ -90,6 +90,10 @@ class ApiServer:
             from .auth.install import install  # TLS, authentication, RBAC, reviews, tokens, default policy
 
             install(self)
+        elif not self.virtual_kinds:
+            from .auth.install import install_reviews
+
+            install_reviews(self)
         if self.config.data_dir != ":memory:":
             Path(self.config.data_dir).expanduser().mkdir(parents=True, exist_ok=True)
         self.store = await Store.open(self.config.store_path)

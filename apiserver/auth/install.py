@@ -204,6 +204,11 @@ def _closer(auditor: Auditor):  # noqa: ANN202
     return close
 
 
+def install_reviews(server: ApiServer) -> None:
+    """Access reviews only (insecure mode: no TLS or authentication, every caller is the admin)."""
+    _install_reviews(server, RbacAuthorizer(CacheRbacSource(server)))
+
+
 def _install_reviews(server: ApiServer, rbac: RbacAuthorizer) -> None:
     authn, authz = "authentication.k8s.io", "authorization.k8s.io"
 
