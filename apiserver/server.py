@@ -18,7 +18,7 @@ from store import Store
 from .app import build_app
 from .discovery import Discovery
 from .handlers.resource import ResourceHandler
-from .registry.cache import ObjectCache
+from .registry.cache import HISTORY_EVENTS, ObjectCache
 from .registry.generic import Registry, WriteOptions
 from .requestinfo import RequestInfo
 from .resources import ResourceRegistry, builtin_resources
@@ -40,6 +40,7 @@ class ServerConfig:
     audit_log: str | None = None
     service_cidr: str = "10.0.0.0/24"
     node_port_range: tuple[int, int] = (30000, 32767)
+    watch_history: int = HISTORY_EVENTS  # recent events the cache keeps for watches from a past revision
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -66,7 +67,7 @@ class ApiServer:
         self.config = config or ServerConfig()
         self.ready = False
         self.resources = ResourceRegistry(builtin_resources())
-        self.cache = ObjectCache()
+        self.cache = ObjectCache(self.config.watch_history)
         self.store: Store = None  # type: ignore[assignment]
         self.registry: Registry = None  # type: ignore[assignment]
         self.discovery = Discovery(self.resources)
