@@ -11,6 +11,7 @@ from ..http.negotiation import JSON, media_type
 from ..resources import ResourceType
 from ..schema import fields, messages
 from ..schema.definitions import definition_name
+from ..schema.go_nulls import drop_go_nulls
 from ..schema.yamlload import load_yaml
 
 MODES = ("Ignore", "Warn", "Strict")
@@ -42,6 +43,7 @@ def check(res: ResourceType, obj: dict[str, Any], raw: bytes | None, content_typ
         problem = fields.type_errors(shape, obj)
         if problem:
             raise messages.decode_error(res.kind, res.version, problem)
+        drop_go_nulls(fields.shape_of(shape), obj)
     if mode == "Ignore":
         return []
     media = media_type(content_type)

@@ -1,0 +1,65 @@
+"""Bad input gets a 4xx, never a 500: random bodies, paths, content types and queries against the real server."""
+
+from __future__ import annotations
+
+import aiohttp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+PATHS = ["/api/v1/namespaces/default/configmaps", "/api/v1/namespaces/default/pods",
+         "/apis/apps/v1/namespaces/default/deployments", "/api/v1/namespaces/default/services",
+         "/api/v1/namespaces", "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+         "/apis/batch/v1/namespaces/default/jobs", "/api/v1/namespaces/default/secrets"]
+CONTENT_TYPES = ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf",
+                 "application/merge-patch+json", "text/plain"]
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=4),
+    max_leaves=20)
+
+objects = st.fixed_dictionaries({
+    "metadata": st.one_of(st.dictionaries(st.sampled_from(["name", "labels", "generateName", "annotations",
+                                                           "finalizers", "namespace", "ownerReferences"]),
+                                          json_values, max_size=4),
+                          json_values),
+}, optional={"spec": json_values, "data": json_values, "status": json_values, "kind": json_values,
+             "apiVersion": json_values, "rules": json_values, "type": json_values})
+
+
+def _send(kube, method: str, path: str, body: bytes, content_type: str, query: dict[str, str]) -> int:
+    async def run() -> int:
+        async with aiohttp.ClientSession() as session:
+            async with session.request(method, kube.url + path, data=body, params=query,
+                                       headers={"Content-Type": content_type}) as response:
+                await response.read()
+                return response.status
+
+    return kube.run(run())
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(path=st.sampled_from(PATHS), obj=objects)
+def test_random_objects_never_500(mini_kube_session, path, obj):
+    import json
+
+    body = json.dumps(obj).encode()
+    status = _send(mini_kube_session, "POST", path, body, "application/json", {})
+    assert status < 500, (path, obj)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(method=st.sampled_from(["POST", "PUT", "PATCH", "DELETE", "GET"]),
+       path=st.sampled_from([*PATHS, "/api/v1/namespaces/default/configmaps/x", "/apis/apps/v1/namespaces/d/deployments/x/scale",
+                             "/api/v1/namespaces/default/configmaps/x/status", "/api", "/apis/nope/v1/things",
+                             "/api/v1/namespaces/default/pods/p/log", "/openapi/v3/apis/apps/v1"]),
+       body=st.binary(max_size=200), content_type=st.sampled_from(CONTENT_TYPES),
+       query=st.dictionaries(st.sampled_from(["limit", "continue", "resourceVersion", "labelSelector",
+                                              "fieldSelector", "watch", "timeoutSeconds", "dryRun",
+                                              "fieldValidation", "resourceVersionMatch", "propagationPolicy"]),
+                             st.text(max_size=12), max_size=3))
+def test_random_requests_never_500(mini_kube_session, method, path, body, content_type, query):
+    if query.get("watch"):
+        query["timeoutSeconds"] = "1"
+    status = _send(mini_kube_session, method, path, body, content_type, query)
+    assert status < 500, (method, path, body, content_type, query)
