@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ..printers import table
 from ..resources import ResourceType
 
 
@@ -16,4 +15,6 @@ def build_table(res: ResourceType, objs: list[dict[str, Any]], now: datetime, in
         from ..crd.printers import table as crd_table
 
         return crd_table(res, objs, now, include_object, list_meta)
+    from ..printers import table  # imported on first use: most requests never ask for a Table
+
     return table(res, objs, now, include_object, list_meta, version=version)
