@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 import yaml
 
 from tests.helpers import kubectl
@@ -82,10 +81,8 @@ def test_force_conflicts_moves_ownership(mini_kube_session, kube_namespace):
     assert get(mini_kube_session, ns, "configmap", "shared").get("data") == {"k": "b"}
 
 
-WRITES_NOT_TRACKED = "the registry does not record managedFields on create/update/patch yet"
 
 
-@pytest.mark.xfail(reason=WRITES_NOT_TRACKED, strict=False)
 def test_managed_fields_after_create_patch_label_match_the_real_server(mini_kube_session, kube_namespace):
     ns = ["-n", kube_namespace]
     kubectl(mini_kube_session, "create", "configmap", "c1", "--from-literal=a=b", *ns)
@@ -100,7 +97,6 @@ def test_managed_fields_after_create_patch_label_match_the_real_server(mini_kube
     }
 
 
-@pytest.mark.xfail(reason=WRITES_NOT_TRACKED, strict=False)
 def test_server_side_apply_over_kubectl_create_conflicts_with_the_creator(mini_kube_session, kube_namespace):
     ns = kube_namespace
     kubectl(mini_kube_session, "create", "configmap", "shared", "--from-literal=k=a", "-n", ns)
