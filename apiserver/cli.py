@@ -42,13 +42,18 @@ async def serve(args: argparse.Namespace) -> None:
     logging.getLogger("mini-kube").info("serving on %s (kubeconfig %s)", server.url, kubeconfig)
     print(f"mini-kube API server ready at {server.url}" + (f", kubeconfig: {kubeconfig}" if kubeconfig else ""),
           flush=True)
+    await until_signalled()
+    await server.stop()
+
+
+async def until_signalled() -> None:
+    """Wait for SIGINT or SIGTERM."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
     await stop.wait()
-    await server.stop()
 
 
 async def start_controllers(server: ApiServer) -> None:
@@ -69,12 +74,7 @@ async def run_controllers(args: argparse.Namespace) -> None:
 
     manager = Manager(ApiClient.from_kubeconfig(args.kubeconfig, user_agent="mini-kube-controllers"))
     await manager.start()
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
+    await until_signalled()
     await manager.stop()
 
 
