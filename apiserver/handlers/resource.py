@@ -43,17 +43,33 @@ async def read_body(request: web.Request) -> bytes:
     return b"".join(chunks)
 
 
-def write_options(request: web.Request, info: RequestInfo, user: Any, operation: str = "Update") -> WriteOptions:
-    query = request.query
-    dry_run = query.getall("dryRun", [])
-    for value in dry_run:
+def _check_dry_run(values: Any) -> list[str]:
+    """The `dryRun` values of a request (query or DeleteOptions body); only "All" is supported."""
+    if values is None:
+        return []
+    if not isinstance(values, list):
+        raise errors.bad_request("dryRun: must be a list of strings")
+    for value in values:
         if value != "All":
             raise errors.bad_request(f'dryRun: Unsupported value: "{value}": supported values: "All"')
+    return values
+
+
+def write_options(request: web.Request, info: RequestInfo, user: Any, operation: str = "Update") -> WriteOptions:
+    query = request.query
+    dry_run = _check_dry_run(query.getall("dryRun", []))
     manager = query.get("fieldManager", "")
     if len(manager) > 128:
         raise errors.invalid_object("", "", "", [errors.too_long("fieldManager", manager, 128)])
+    if not manager and operation != "Apply":  # apply must name its manager; other writes default to the agent
+        manager = manager_from_user_agent(request.headers.get("User-Agent", ""))
     return WriteOptions(dry_run=bool(dry_run), field_manager=manager, user=user,
                         subresource=info.subresource, operation=operation)
+
+
+def manager_from_user_agent(user_agent: str) -> str:
+    """The field manager of a write that names none: the User-Agent up to its first `/`, printable, 128 max."""
+    return "".join(ch for ch in user_agent.split("/")[0] if ch.isprintable())[:128]
 
 
 def _limit(query: Any) -> int:
@@ -217,6 +233,7 @@ class ResourceHandler:
         target = self.target(request)
         options = await self.delete_options(request)
         opts = write_options(request, info, user)
+        opts.dry_run = opts.dry_run or bool(options.get("dryRun"))
         result, _ = await self.registry.delete(res, namespace, info.name, options, opts)
         if result.get("kind") == "Status":
             return responses.encode_dict(result, target)
@@ -235,6 +252,7 @@ class ResourceHandler:
             options["propagationPolicy"] = query["propagationPolicy"]
         if "gracePeriodSeconds" in query:
             options["gracePeriodSeconds"] = query["gracePeriodSeconds"]
+        _check_dry_run(options.get("dryRun"))
         policy = options.get("propagationPolicy")
         if policy not in (None, "Orphan", "Background", "Foreground"):
             raise errors.invalid_object("DeleteOptions", "", "", [errors.not_supported(
@@ -247,6 +265,7 @@ class ResourceHandler:
         query = request.query
         options = await self.delete_options(request)
         opts = write_options(request, info, user)
+        opts.dry_run = opts.dry_run or bool(options.get("dryRun"))
         labels = LabelSelector.parse(query.get("labelSelector"))
         fields = FieldSelector.parse(query.get("fieldSelector"), res.kind, res.selectable_fields)
         deleted = await self.registry.delete_collection(res, namespace, labels, fields, options, opts)

@@ -101,20 +101,18 @@ async def _status_like(handler: ResourceHandler, request: web.Request, info: Req
     registry = handler.registry
     if info.verb == "get":
         return handler.respond_entry(res, registry.get(res, namespace, info.name), target)
-    opts = write_options(request, info, user)
+    patch_type = PATCH_TYPES.get(media_type(request.headers.get("Content-Type")))
+    opts = write_options(request, info, user, "Apply" if info.verb == "patch" and patch_type == "apply" else "Update")
     if info.verb == "update":
         obj, warnings = await handler.decode_object(request, res)
         opts.warnings.extend(warnings)
         result, _ = await registry.update(res, namespace, info.name, obj, opts, allow_create=False)
         return handler.respond_entry(res, result, target, headers=warning_headers(opts.warnings))
-    patch_type = PATCH_TYPES.get(media_type(request.headers.get("Content-Type")))
     if patch_type is None:
         raise errors.unsupported_media_type(request.headers.get("Content-Type", ""))
     from .resource import read_body
 
     raw = await read_body(request)
-    if patch_type == "apply":
-        opts.operation = "Apply"
     result, _ = await patching.apply_patch(handler, request, res, namespace, info.name, patch_type, raw, opts)
     return handler.respond_entry(res, result, target, headers=warning_headers(opts.warnings))
 
@@ -128,7 +126,7 @@ async def _scale(handler: ResourceHandler, request: web.Request, info: RequestIn
     if info.verb == "get":
         return responses.encode_dict(to_scale(res, current.obj), target)
     opts = write_options(request, info, user)
-    opts.subresource = ""  # the write lands on the main resource (spec.replicas)
+    opts.subresource = "scale"  # the write lands on spec.replicas; managedFields record the scale subresource
     raw = await read_body(request)
     spec_path = scale_paths(res)[0]
     if info.verb == "update":

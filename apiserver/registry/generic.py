@@ -448,7 +448,7 @@ class Registry:
             result = await self._update_internal(res, namespace, current, mark, opts)
             return (result.obj if isinstance(result, Entry) else result), False
         if opts.dry_run:
-            return obj, True
+            return self._deleted_status(res, obj, current.revision), True
         try:
             kv = await self.store.delete(current.key, expected_mod_revision=current.revision)
         except (ConflictError, KeyNotFoundError):
