@@ -33,3 +33,11 @@ def kubectl(kube, *args: str, input: str | None = None, check: bool = True, vers
     if check and result.returncode != 0:
         raise AssertionError(f"kubectl {' '.join(args)} failed ({result.returncode}):\n{result.stderr}")
     return result
+
+
+def reference_file(relative: str) -> Path:
+    """A capture from the real kube-apiserver in ../shared/reference (the test skips where it is absent)."""
+    path = REFERENCE / relative
+    if not path.exists():
+        pytest.skip(f"reference capture {relative} is not available")
+    return path

@@ -29,11 +29,10 @@ objects = st.fixed_dictionaries({
 
 def _send(kube, method: str, path: str, body: bytes, content_type: str, query: dict[str, str]) -> int:
     async def run() -> int:
-        async with aiohttp.ClientSession() as session:
-            async with session.request(method, kube.url + path, data=body, params=query,
-                                       headers={"Content-Type": content_type}) as response:
-                await response.read()
-                return response.status
+        async with aiohttp.ClientSession() as session, session.request(
+                method, kube.url + path, data=body, params=query, headers={"Content-Type": content_type}) as response:
+            await response.read()
+            return response.status
 
     return kube.run(run())
 

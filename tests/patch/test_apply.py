@@ -7,7 +7,7 @@ import json
 import pytest
 
 from apiserver.patch import PatchError, SchemaNode, server_side_apply, update_managed_fields
-from tests.helpers import REFERENCE
+from tests.helpers import reference_file
 
 T1, T2, T3 = "2026-11-22T02:08:47Z", "2026-11-22T02:08:48Z", "2026-11-22T02:12:57Z"
 
@@ -45,7 +45,7 @@ def test_conflict_with_an_updater_is_the_real_409(configmap):
                                         schema=configmap))
     with pytest.raises(PatchError) as err:
         apply(live, cm({"k": "theirs"}), "kubectl", configmap)
-    expected = json.loads((REFERENCE / "http/cm-ssa-conflict.body").read_text())
+    expected = json.loads(reference_file("http/cm-ssa-conflict.body").read_text())
     assert err.value.status() == expected
 
 

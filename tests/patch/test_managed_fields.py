@@ -9,7 +9,7 @@ import yaml
 
 from apiserver.patch import SchemaNode, fieldpath, merge_patch, strategic_merge_patch, update_managed_fields
 from apiserver.patch.schema_walk import deduced
-from tests.helpers import REFERENCE
+from tests.helpers import reference_file
 
 T1, T2 = "2026-11-22T02:08:47Z", "2026-11-22T02:08:48Z"
 
@@ -30,7 +30,7 @@ def test_create_patch_label_sequence_matches_the_real_server(configmap):
                      T2, configmap)
     labeled = update(patched, merge_patch(patched, {"metadata": {"labels": {"k": "v"}}}), "kubectl-label", T2,
                      configmap)
-    real = yaml.safe_load((REFERENCE / "kubectl/v6/14-get-cm-managedfields.out").read_text())
+    real = yaml.safe_load(reference_file("kubectl/v6/14-get-cm-managedfields.out").read_text())
     expected = next(i for i in real["items"] if i["metadata"]["name"] == "c1")["metadata"]["managedFields"]
     assert labeled["metadata"]["managedFields"] == expected
     # Entry keys come in the order the apiserver writes them.
@@ -39,7 +39,7 @@ def test_create_patch_label_sequence_matches_the_real_server(configmap):
 
 
 def test_create_of_a_deployment_owns_defaults_and_list_items_by_key(deployment):
-    obj = yaml.safe_load((REFERENCE / "kubectl/v6/10-get-deploy-yaml.out").read_text())
+    obj = yaml.safe_load(reference_file("kubectl/v6/10-get-deploy-yaml.out").read_text())
     obj.pop("status")
     fields = update_managed_fields(None, obj, "kubectl-client-side-apply", api_version="apps/v1", now=T1,
                                    schema=deployment)["metadata"]["managedFields"][0]["fieldsV1"]
@@ -62,7 +62,7 @@ def test_namespace_label_set_by_defaulting_is_owned_by_the_creator():
     obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {
         "name": "raw", "labels": {"kubernetes.io/metadata.name": "raw"}}}
     out = update_managed_fields(None, obj, "curl", api_version="v1", now="2026-11-22T02:12:57Z", schema=ns)
-    real = yaml.safe_load((REFERENCE / "http/ns-delete.body").read_text())
+    real = yaml.safe_load(reference_file("http/ns-delete.body").read_text())
     assert out["metadata"]["managedFields"] == real["metadata"]["managedFields"]
 
 
