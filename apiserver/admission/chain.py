@@ -1,17 +1,21 @@
 """The admission chain: every mutating plugin in order, then (after the strategy) every validating one.
 
 Mirrors k8s.io/apiserver/pkg/admission: a plugin says which operations it handles and implements
-`mutate` and/or `validate`; either may raise a StatusError to refuse the request.
+`mutate` and/or `validate`; either may raise a StatusError to refuse the request. A plugin that changed the
+object in a way earlier plugins may care about sets `attrs.reinvoke`; the chain then runs the mutating
+plugins once more with `attrs.reinvocation` set (upstream's reinvocation round).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..registry.generic import WriteOptions
 from ..registry.strategy import WriteContext
 from ..resources import ResourceType
+
+SCALE_KIND = ("autoscaling", "v1", "Scale")
 
 
 @dataclass(slots=True)
@@ -29,6 +33,25 @@ class Attributes:
     user: Any
     options: WriteOptions
     context: WriteContext
+    reinvoke: bool = False  # a plugin asks for a reinvocation round
+    reinvocation: bool = False  # this is the reinvocation round
+    state: dict[str, Any] = field(default_factory=dict)  # per-request plugin state (both rounds)
+
+    @property
+    def kind(self) -> tuple[str, str, str]:
+        """(group, version, kind) of the object admission sees (autoscaling/v1 Scale for `scale`)."""
+        if self.subresource == "scale":
+            return SCALE_KIND
+        res = self.resource
+        return res.group, res.version, res.kind
+
+    @property
+    def request_namespace(self) -> str:
+        """The request's namespace as upstream reports it: a Namespace's own name except on create."""
+        res = self.resource
+        if res.group == "" and res.plural == "namespaces" and self.operation != "CREATE":
+            return self.name
+        return self.namespace or ""
 
 
 class AdmissionPlugin:
@@ -66,6 +89,11 @@ class AdmissionChain:
         for plugin in self.plugins:
             if plugin.handles(attrs):
                 await plugin.mutate(attrs)
+        if attrs.reinvoke:
+            attrs.reinvocation, attrs.reinvoke = True, False
+            for plugin in self.plugins:
+                if plugin.handles(attrs):
+                    await plugin.mutate(attrs)
 
     async def validate(self, operation: str, ctx: WriteContext, obj: dict[str, Any] | None,
                        old: dict[str, Any] | None, opts: WriteOptions) -> None:
