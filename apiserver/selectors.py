@@ -172,7 +172,9 @@ class FieldSelector:
     def parse(cls, text: str | None, kind: str, extra_fields: tuple[str, ...] = ()) -> FieldSelector:
         if not text or not text.strip():
             return cls(())
-        supported = {"metadata.name", "metadata.namespace", *FIELD_LABELS.get(kind, ()), *extra_fields}
+        # extra_fields: a CRD's selectableFields, JSONPaths (`.spec.color`) selected as `spec.color`
+        supported = {"metadata.name", "metadata.namespace", *FIELD_LABELS.get(kind, ()),
+                     *(f.removeprefix(".") for f in extra_fields)}
         reqs = []
         for part in text.split(","):
             part = part.strip()

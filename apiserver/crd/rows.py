@@ -3,8 +3,9 @@
 Names come from `status.acceptedNames` when the CRD has them (the server serves accepted names),
 else from `spec.names`. Each row carries its version's schema, printer columns and selectable fields,
 and, compiled once, `extra["validator"]` (a `VersionSchema`: prune/default/validate), `extra["table"]`
-(a `TablePrinter`), `extra["scale"]` (the scale subresource spec) and `extra["version_priority"]` (the
-CRD's versions, preferred first, as discovery orders them).
+(a `TablePrinter`), `extra["scale"]` (the scale subresource spec), `extra["version_priority"]` (the
+CRD's versions, preferred first, as discovery orders them) and `extra["schemas"]` (every version's
+`VersionSchema`, served or not, shared by the rows: reads convert from whatever version an object is stored in).
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ def resource_rows(crd: dict[str, Any]) -> list[ResourceType]:
     kind = names.get("kind", "")
     storage = storage_version(crd)
     priority = version_priority(crd)
+    schemas = {v.get("name", ""): VersionSchema.for_version(crd, v.get("name", "")) for v in spec.get("versions") or ()}
     rows = []
     for version in spec.get("versions") or ():
         if not version.get("served"):
@@ -74,7 +76,7 @@ def resource_rows(crd: dict[str, Any]) -> list[ResourceType]:
             subs.append(Subresource("scale", "Scale", SUB_RW, "autoscaling", "v1"))
         schema = (version.get("schema") or {}).get("openAPIV3Schema")
         columns = tuple(version.get("additionalPrinterColumns") or ())
-        compiled = VersionSchema.for_version(crd, version.get("name", ""))
+        compiled = schemas[version.get("name", "")]
         rows.append(ResourceType(
             group=spec.get("group", ""), version=version.get("name", ""), kind=kind,
             plural=names.get("plural", ""), namespaced=spec.get("scope") == "Namespaced",
@@ -91,6 +93,7 @@ def resource_rows(crd: dict[str, Any]) -> list[ResourceType]:
                 "deprecated": bool(version.get("deprecated")),
                 "deprecationWarning": version.get("deprecationWarning"),
                 "scale": subresources.get("scale"),
+                "schemas": schemas,
             },
         ))
     return rows

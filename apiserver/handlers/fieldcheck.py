@@ -36,6 +36,8 @@ def check(res: ResourceType, obj: dict[str, Any], raw: bytes | None, content_typ
     if mode not in MODES:
         raise errors.bad_request(f'fieldValidation: Unsupported value: "{mode}": supported values: '
                                  '"Ignore", "Warn", "Strict"')
+    if res.crd is not None:
+        return _check_custom(res, obj, raw, content_type, mode)
     shape = shape_for(res)
     if shape is None:
         return []
@@ -57,6 +59,30 @@ def check(res: ResourceType, obj: dict[str, Any], raw: bytes | None, content_typ
         except Exception:  # already decoded once: a loader quirk must not turn into a 500
             duplicates = []
         problems = messages.yaml_problems(duplicates, fields.unknown_fields(shape, obj), mode == "Strict")
+    if problems and mode == "Strict":
+        raise messages.strict_decoding_error(res.kind, res.version, problems)
+    return problems
+
+
+def _check_custom(res: ResourceType, obj: dict[str, Any], raw: bytes | None, content_type: str | None,
+                  mode: str) -> list[str]:
+    """Custom resources: the unknown fields are what pruning drops (the CRD's schema decides)."""
+    validator = res.extra.get("validator")
+    if mode == "Ignore" or validator is None:
+        return []
+    unknown = validator.unknown_fields(obj)
+    media = media_type(content_type)
+    if raw is None:
+        problems = [f'unknown field "{p}"' for p in unknown]
+    elif media in (JSON, ""):
+        problems = [f'duplicate field "{p}"' for p in fields.duplicate_fields(raw, obj)]
+        problems += [f'unknown field "{p}"' for p in unknown]
+    else:
+        try:
+            _, duplicates = load_yaml(raw)
+        except Exception:  # already decoded once: a loader quirk must not turn into a 500
+            duplicates = []
+        problems = messages.yaml_problems(duplicates, unknown, mode == "Strict")
     if problems and mode == "Strict":
         raise messages.strict_decoding_error(res.kind, res.version, problems)
     return problems

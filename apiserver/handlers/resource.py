@@ -12,6 +12,7 @@ import orjson
 from aiohttp import web
 
 from .. import errors
+from ..crd.serving import served, serves_raw
 from ..errors import StatusError
 from ..http import responses
 from ..http.negotiation import MAX_BODY, PATCH_TYPES, Target, decode_body, media_type, negotiate
@@ -130,22 +131,21 @@ class ResourceHandler:
         obj = entry.obj if isinstance(entry, Entry) else entry
         if target.as_kind == "Table":
             meta = {"resourceVersion": obj.get("metadata", {}).get("resourceVersion", "")}
-            table = build_table(res, [obj], responses.now(), "Metadata", meta, target.version or "v1")
+            table = build_table(res, [self.served(res, obj)], responses.now(), "Metadata", meta,
+                                target.version or "v1")
             return responses.encode_dict(table, target, status, headers)
         if target.as_kind == "PartialObjectMetadata":
             return responses.encode_dict(responses.partial_metadata(obj, target.version), target, status, headers)
         if target.as_kind:
             raise errors.not_acceptable(target.as_kind)
-        if isinstance(entry, Entry) and res.api_version == obj.get("apiVersion"):
+        if isinstance(entry, Entry) and serves_raw(res, obj, entry.revision):
             return responses.encode_entry(entry, target, status, headers)
         return responses.encode_dict(self.served(res, obj), target, status, headers)
 
     @staticmethod
     def served(res: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
-        """The object as the requested version (custom resources with conversion None: apiVersion only)."""
-        if obj.get("apiVersion") != res.api_version and obj.get("kind") == res.kind:
-            return {**obj, "apiVersion": res.api_version}
-        return obj
+        """The object as the requested version (custom resources: converted from the stored version)."""
+        return served(res, obj)
 
     async def list(self, request: web.Request, res: ResourceType, namespace: str | None) -> web.Response:
         query = request.query
@@ -172,8 +172,7 @@ class ResourceHandler:
                                        result.revision, result.continue_token, result.remaining)
             body["kind"], body["apiVersion"] = "PartialObjectMetadataList", f"meta.k8s.io/{target.version}"
             return responses.encode_dict(body, target)
-        if target.media == "application/json" and all(
-                e.obj.get("apiVersion") == res.api_version for e in result.items):
+        if target.media == "application/json" and all(serves_raw(res, e.obj, e.revision) for e in result.items):
             body_bytes = responses.list_body(res, res.api_version, result.items, result.revision,
                                              result.continue_token, result.remaining)
             return web.Response(body=body_bytes, headers={**responses.HEADERS, "Content-Type": "application/json"})

@@ -8,6 +8,8 @@ import orjson
 from aiohttp import web
 
 from .. import errors
+from ..crd.serving import served
+from ..crd.strategy import apply_scale, scale_of
 from ..http import responses
 from ..http.negotiation import PATCH_TYPES, Target, decode_body, media_type
 from ..registry.cache import Entry
@@ -63,6 +65,8 @@ def scale_paths(res: ResourceType) -> tuple[str, str, str]:
 
 
 def to_scale(res: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
+    if res.crd is not None:
+        return scale_of(served(res, obj), res.extra.get("scale") or {})
     spec_path, status_path, selector_path = scale_paths(res)
     meta = obj["metadata"]
     selector = _path_get(obj, selector_path) if selector_path else None
@@ -154,6 +158,8 @@ async def _scale(handler: ResourceHandler, request: web.Request, info: RequestIn
     rv = (scale.get("metadata") or {}).get("resourceVersion")
 
     def mutate(obj: dict[str, Any]) -> dict[str, Any]:
+        if res.crd is not None:
+            return apply_scale(obj, res.extra.get("scale") or {}, scale)
         if rv:
             obj["metadata"]["resourceVersion"] = rv
         _path_set(obj, spec_path, replicas)

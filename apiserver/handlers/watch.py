@@ -17,6 +17,7 @@ from aiohttp import web
 from store import CompactedError
 
 from .. import errors
+from ..crd.serving import served, serves_raw
 from ..http.negotiation import JSON, PROTOBUF, negotiate
 from ..registry.cache import CacheEvent
 from ..resources import ResourceType
@@ -48,14 +49,12 @@ class Encoder:
             from ..codecs import protobuf
 
             return protobuf.encode_watch_event(event_type, self._served(obj))
-        if event_type == event.type and obj.get("apiVersion") == self.res.api_version:
+        if event_type == event.type and serves_raw(self.res, obj, event.revision):
             return event.frame()
         return _frame_json(event_type, self._served(obj))
 
     def _served(self, obj: dict[str, Any]) -> dict[str, Any]:
-        if obj.get("apiVersion") != self.res.api_version:
-            return {**obj, "apiVersion": self.res.api_version}
-        return obj
+        return served(self.res, obj)
 
     def raw(self, event_type: str, obj: dict[str, Any]) -> bytes:
         if self.media == PROTOBUF:
@@ -148,7 +147,7 @@ async def serve_watch(server: ApiServer, request: web.Request, res: ResourceType
                 if name and meta.get("name") != name:
                     continue
                 if labels.matches(meta.get("labels")) and fields.matches(entry.obj):
-                    if entry.obj.get("apiVersion") == res.api_version and media == JSON:
+                    if media == JSON and serves_raw(res, entry.obj, entry.revision):
                         pending.append(b'{"type":"ADDED","object":' + entry.raw + b"}\n")
                     else:
                         pending.append(encoder.raw("ADDED", encoder._served(entry.obj)))

@@ -108,10 +108,13 @@ class Registry:
         self.resources = resources
         self.strategies = strategies or {}
         self.default_strategy = Strategy()
+        self.custom_strategy: Strategy | None = None  # custom resources (set up with the CRD machinery)
         self.admission = admission
         self.field_tracker: Callable[..., dict[str, Any]] | None = None
 
     def strategy(self, res: ResourceType) -> Strategy:
+        if res.crd is not None:
+            return self.custom_strategy or self.default_strategy
         return self.strategies.get((res.group, res.kind)) or self.default_strategy
 
     # -- reads -------------------------------------------------------------------------------------
@@ -327,7 +330,7 @@ class Registry:
         """Read-modify-write with retries on conflict (patches and internal updates)."""
         for _ in range(retries):
             current = self.get(res, namespace, name)
-            copy = orjson.loads(current.raw)
+            copy = self.strategy(res).read(res, orjson.loads(current.raw))
             new = mutate(copy)
             if hasattr(new, "__await__"):
                 new = await new  # type: ignore[misc]
@@ -348,7 +351,7 @@ class Registry:
                             opts: WriteOptions) -> dict[str, Any] | Entry:
         ctx = WriteContext(self, res, namespace, opts.dry_run, opts.subresource, opts.user)
         strategy = self.strategy(res)
-        old = current.obj
+        old = strategy.read(res, current.obj)
         if not opts.subresource:
             strategy.default(ctx, new)
         if self.admission is not None:
@@ -431,6 +434,8 @@ class Registry:
         wanted = {"Orphan": "orphan", "Foreground": "foregroundDeletion"}.get(policy or "")
         if wanted and wanted not in finalizers:
             finalizers.append(wanted)  # the garbage collector handles dependents, then removes it
+        strategy = self.strategy(res)
+        finalizers += [f for f in strategy.deletion_finalizers(obj) if f not in finalizers]
         graceful = self._needs_finalization(res, obj, finalizers)
         if graceful:
             if meta.get("deletionTimestamp") and finalizers == list(meta.get("finalizers") or ()):
@@ -443,6 +448,7 @@ class Registry:
                 if finalizers:
                     cmeta["finalizers"] = finalizers
                 self._mark_deleting(res, copy)
+                strategy.mark_deleting(copy)
                 return copy
 
             result = await self._update_internal(res, namespace, current, mark, opts)

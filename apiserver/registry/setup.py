@@ -8,6 +8,8 @@ from ..admission import AdmissionChain
 from ..admission.namespace_lifecycle import NamespaceLifecycle
 from ..resources import ResourceType
 from .generic import WriteOptions, now_rfc3339
+from .strategies.crd import CrdStrategy
+from .strategies.custom import CustomResourceStrategy
 from .strategies.namespace import NamespaceStrategy
 from .strategies.pod import PodStrategy
 from .strategies.service import ServiceStrategy
@@ -23,9 +25,14 @@ def configure(server: ApiServer) -> None:
         ("", "Namespace"): NamespaceStrategy(),
         ("", "Pod"): PodStrategy(),
         ("", "Service"): ServiceStrategy(config.service_cidr, config.node_port_range),
+        ("apiextensions.k8s.io", "CustomResourceDefinition"): CrdStrategy(),
     })
+    registry.custom_strategy = CustomResourceStrategy()
     registry.admission = AdmissionChain([NamespaceLifecycle()])
     registry.field_tracker = track_fields
+    from ..crd_controller import CrdController
+
+    CrdController(server).start()  # serve the stored CRDs; follow every CRD write from here on
 
 
 def track_fields(res: ResourceType, old: dict[str, Any] | None, new: dict[str, Any],

@@ -54,6 +54,10 @@ class Strategy:
         """Status a new object starts with when the kind has a status subresource (None keeps it absent)."""
         return {}
 
+    def read(self, res: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
+        """The stored object as the request's version sees it (updates compare and patch against this)."""
+        return obj
+
     def default(self, ctx: WriteContext, obj: dict[str, Any]) -> None:
         """Apply schema defaults (built-in kinds: upstream definitions; custom resources: their schema)."""
         from .defaulting import default_object
@@ -109,6 +113,13 @@ class Strategy:
 
     async def after_delete(self, ctx: WriteContext, obj: dict[str, Any]) -> None:
         """After the object left the store (release allocations)."""
+
+    def deletion_finalizers(self, obj: dict[str, Any]) -> tuple[str, ...]:
+        """Finalizers the server adds when the object is first deleted (CRDs: instance cleanup)."""
+        return ()
+
+    def mark_deleting(self, obj: dict[str, Any]) -> None:
+        """Changes besides deletionTimestamp/finalizers when a delete starts (conditions, phases)."""
 
 
 def _status_writable_meta(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
