@@ -426,6 +426,7 @@ class Registry:
                                   f"{meta.get('resourceVersion')}")
         ctx = WriteContext(self, res, namespace, opts.dry_run, "", opts.user)
         if self.admission is not None:
+            await self.admission.admit("DELETE", ctx, None, obj, opts)
             await self.admission.validate("DELETE", ctx, None, obj, opts)
         policy = options.get("propagationPolicy")
         if options.get("orphanDependents") is True:

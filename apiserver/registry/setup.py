@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..admission import AdmissionChain
-from ..admission.namespace_lifecycle import NamespaceLifecycle
+from ..admission.plugins import default_plugins
 from ..resources import ResourceType
 from .generic import WriteOptions, now_rfc3339
 from .strategies.crd import CrdStrategy
@@ -28,7 +28,7 @@ def configure(server: ApiServer) -> None:
         ("apiextensions.k8s.io", "CustomResourceDefinition"): CrdStrategy(),
     })
     registry.custom_strategy = CustomResourceStrategy()
-    registry.admission = AdmissionChain([NamespaceLifecycle()])
+    registry.admission = AdmissionChain(default_plugins(server))
     registry.field_tracker = track_fields
     from ..crd_controller import CrdController
 

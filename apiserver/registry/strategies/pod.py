@@ -1,4 +1,4 @@
-"""Pods: initial status (Pending + QoS class) and the default service account."""
+"""Pods: initial status (Pending + QoS class) and spec defaults (the service account is admission's)."""
 
 from __future__ import annotations
 
@@ -34,8 +34,6 @@ class PodStrategy(Strategy):
         super().default(ctx, obj)
         spec = obj.setdefault("spec", {})
         if not ctx.subresource:
-            spec.setdefault("serviceAccountName", "default")
-            spec.setdefault("serviceAccount", spec["serviceAccountName"])
             spec.setdefault("enableServiceLinks", True)
             spec.setdefault("priority", 0)
             spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
