@@ -8,7 +8,10 @@ Custom resources, per served version (`row.extra["validator"]`, a `VersionSchema
 `decode(obj)` prunes and defaults on decode and returns the pruned paths (strict field validation),
 `validate(obj, old)` / `validate_status(obj, old)` in the strategy, `convert(obj)` between versions
 (`conversion: None`). `printers.table` builds Tables from additionalPrinterColumns; `strategy` holds
-the status/scale/generation rules.
+the status/scale/generation rules; `serving` converts stored objects to the version a request reads.
+
+Wiring into the server: `apiserver/registry/strategies/crd.py` and `custom.py` (the strategies) and
+`apiserver/crd_controller.py` (the resource table follows the stored CRDs; CRD deletion).
 """
 
 from apiserver.crd.printers import TablePrinter

@@ -21,11 +21,18 @@ def serves_raw(res: ResourceType, obj: dict[str, Any], revision: int) -> bool:
     return res.crd is None or revision > res.extra.get("fresh_after", 0)
 
 
+def _revision(obj: dict[str, Any]) -> int:
+    text = (obj.get("metadata") or {}).get("resourceVersion") or ""
+    return int(text) if text.isdigit() else 0
+
+
 def served(res: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
     """`obj` as stored, as the version of `res` serves it (a copy when anything changes)."""
     if res.crd is None:
         if obj.get("apiVersion") != res.api_version and obj.get("kind") == res.kind:
             return {**obj, "apiVersion": res.api_version}
+        return obj
+    if serves_raw(res, obj, _revision(obj)):  # stored objects carry their revision as resourceVersion
         return obj
     copy = deep_copy(obj)
     schemas = res.extra.get("schemas") or {}

@@ -112,6 +112,7 @@ def test_changing_a_crd_changes_the_api(agents: Cluster) -> None:
     assert agents.kubectl("get", "agents.v2beta1.example.com", "-n", "demo").stdout.split()[:4] == [
         "NAME", "TIER", "MODEL", "REPLICAS"]
     assert agents.get("/apis/example.com")[1]["preferredVersion"]["version"] == "v1"
+    assert "tier\t<string>" in agents.kubectl("explain", "agents.spec").stdout  # OpenAPI follows the CRD
     # no longer serving a version removes it
     crd["spec"]["versions"][1]["served"] = False
     agents.kubectl("replace", "-f", "-", input=json.dumps(crd))

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from controllers.client import ApiError, ResourceRef
-from tests.crd_api.support import Cluster
+from tests.crd_api.support import AGENT, Cluster
 
 W1 = """\
 apiVersion: test.io/v1
@@ -152,7 +152,7 @@ def test_selectable_fields(widgets: Cluster) -> None:
 
 
 def test_cel_rules_with_message_expression_and_transition(widgets: Cluster) -> None:
-    result = widgets.apply_result = widgets.kubectl("apply", "-f", "-", check=False, input="""\
+    result = widgets.kubectl("apply", "-f", "-", check=False, input="""\
 apiVersion: test.io/v1
 kind: Widget
 metadata: {name: big, namespace: default}
@@ -250,3 +250,29 @@ def test_missing_custom_resource_is_404(widgets: Cluster, path: str) -> None:
         widgets.client.request("GET", path)
     assert err.value.status == 404
     assert err.value.body["message"] == 'widgets.test.io "nope" not found'
+
+
+def test_reapply_server_side_apply_and_delete_all(agents: Cluster) -> None:
+    agents.apply(AGENT)
+    # client-side apply of a change: custom resources take merge patches (no strategic merge patch)
+    assert agents.apply(AGENT.replace("hello", "bye")).strip() == "agent.example.com/a1 configured"
+    ssa = AGENT.replace("a1", "a2")
+    out = agents.kubectl("apply", "--server-side", "-f", "-", input=ssa).stdout
+    assert out.strip() == "agent.example.com/a2 serverside-applied"
+    agents.kubectl("apply", "--server-side", "-f", "-", input=ssa.replace("hello", "again"))
+    got = {i["metadata"]["name"]: i for i in json.loads(
+        agents.kubectl("get", "agents", "-n", "demo", "-o", "json").stdout)["items"]}
+    assert got["a1"]["spec"] == {"model": "small", "prompt": "bye", "replicas": 1}
+    assert got["a1"]["metadata"]["generation"] == 2
+    assert got["a2"]["spec"]["prompt"] == "again"
+    managed = agents.client.get(ResourceRef("example.com", "v1", "agents"), "a2", "demo")["metadata"]["managedFields"]
+    assert [(m["manager"], m["operation"], m["fieldsV1"]) for m in managed] == [
+        ("kubectl", "Apply", {"f:spec": {"f:model": {}, "f:prompt": {}}})]
+    out = agents.kubectl("delete", "agents", "--all", "-n", "demo").stdout.splitlines()
+    assert out == ['agent.example.com "a1" deleted', 'agent.example.com "a2" deleted']
+
+
+def test_deleting_a_namespace_deletes_its_custom_resources(agents: Cluster) -> None:
+    agents.apply(AGENT)
+    agents.kubectl("delete", "namespace", "demo", "--timeout=20s")
+    assert agents.kubectl("get", "agents", "-A", "-o", "name").stdout == ""
