@@ -47,6 +47,7 @@ def check(res: ResourceType, obj: dict[str, Any], raw: bytes | None, content_typ
             raise messages.decode_error(res.kind, res.version, problem)
         drop_go_nulls(fields.shape_of(shape), obj)
     if mode == "Ignore":
+        fields.drop_unknown(shape, obj)  # decoding into the Go type drops them whatever the mode
         return []
     media = media_type(content_type)
     if raw is None:
@@ -61,6 +62,8 @@ def check(res: ResourceType, obj: dict[str, Any], raw: bytes | None, content_typ
         problems = messages.yaml_problems(duplicates, fields.unknown_fields(shape, obj), mode == "Strict")
     if problems and mode == "Strict":
         raise messages.strict_decoding_error(res.kind, res.version, problems)
+    if problems:
+        fields.drop_unknown(shape, obj)
     return problems
 
 

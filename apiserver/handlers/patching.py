@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
+import orjson
 from aiohttp import web
 
 from .. import errors
 from ..http.negotiation import decode_body, decode_yaml
 from ..patch import merge_patch, strategic_merge_patch
+from ..patch.gofmt import go_v
 from ..registry.cache import Entry
 from ..registry.generic import WriteOptions
 from ..resources import ResourceType
+from ..schema import messages
 from ..schema.definitions import definition_name
+from ..schema.yamlload import load_yaml
 from . import fieldcheck
 
 if TYPE_CHECKING:
@@ -49,6 +54,37 @@ def apply_patch_document(res: ResourceType, patch_type: str, current: dict[str, 
     return strategic_merge_patch(current, patch, node)
 
 
+def _document_order(problem: str) -> tuple[Any, ...]:
+    """Where a problem's field comes in Go's re-encoding (keys sorted, depth first): `a.b[2].c` -> (a, b, 2, c)."""
+    path = problem.partition('"')[2].rpartition('"')[0]
+    return tuple(int(part) if part.isdigit() else part for part in re.findall(r"[^.\[\]]+", path))
+
+
+def go_json(obj: Any) -> str:
+    """What Go's json.Marshal of a decoded map prints: sorted keys, compact, HTML characters escaped."""
+    text = orjson.dumps(obj, option=orjson.OPT_SORT_KEYS).decode()
+    for char, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
+                          ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(char, escaped)
+    return text
+
+
+def check_patched(res: ResourceType, patch_type: str, patch: Any, patched: dict[str, Any], mode: str) -> list[str]:
+    """Field validation of a patched object: warnings (Warn), or upstream's 422 on `patch` (Strict).
+
+    A strategic patch quotes the patch as Go's `%+v` and sorts the unknown fields; JSON and merge patches
+    quote the patched object's JSON (sorted keys, as Go re-encodes it) and list fields in that order.
+    """
+    strict = (mode or messages.DEFAULT_MODE) == messages.STRICT
+    problems = fieldcheck.check(res, patched, None, None, messages.WARN if strict else mode)
+    problems.sort(key=None if patch_type == "strategic" else _document_order)
+    if not strict or not problems:
+        return problems
+    value = go_v(patch) if patch_type == "strategic" else go_json(patched)
+    raise errors.invalid_object("", "", "", [errors.invalid(
+        "patch", value, "strict decoding error: " + ", ".join(problems))])
+
+
 async def apply_patch(handler: ResourceHandler, request: web.Request, res: ResourceType, namespace: str | None,
                       name: str, patch_type: str, raw: bytes, opts: WriteOptions
                       ) -> tuple[dict[str, Any] | Entry, bool]:
@@ -63,12 +99,31 @@ async def apply_patch(handler: ResourceHandler, request: web.Request, res: Resou
         patched = apply_patch_document(res, patch_type, current, patch)
         if not isinstance(patched, dict):
             raise errors.bad_request("the patch did not produce an object")
-        opts.warnings[:] = fieldcheck.check(res, patched, None, None, validation)
+        opts.warnings[:] = check_patched(res, patch_type, patch, patched, validation)
         return patched
 
     if registry.find(res, namespace, name) is None:
         raise errors.not_found(res.group_resource, name)
     return await registry.guaranteed_update(res, namespace, name, mutate, opts), False
+
+
+def apply_duplicates(raw: bytes, mode: str) -> list[str]:
+    """Server-side apply's only strict check, made after the merge: repeated keys in the applied YAML.
+
+    Unknown fields never get this far: the typed conversion of the applied object rejects them first.
+    """
+    if mode == messages.IGNORE:
+        return []
+    try:
+        _, duplicates = load_yaml(raw)
+    except Exception:  # decoded once already: a loader quirk must not turn into a 500
+        return []
+    if not duplicates:
+        return []
+    text = "error converting YAML to JSON: yaml: unmarshal errors:\n  " + "\n  ".join(duplicates)
+    if mode == messages.STRICT:
+        raise errors.bad_request(f"error strict decoding YAML: {text}")
+    return [text]
 
 
 async def server_side_apply(handler: ResourceHandler, request: web.Request, res: ResourceType,
@@ -83,8 +138,9 @@ async def server_side_apply(handler: ResourceHandler, request: web.Request, res:
     applied = decode_yaml(raw)
     if not isinstance(applied, dict):
         raise errors.bad_request("apply patch must be an object")
-    opts.warnings[:] = fieldcheck.check(res, applied, raw, "application/yaml",
-                                        request.query.get("fieldValidation", ""))
+    mode = request.query.get("fieldValidation", "") or messages.DEFAULT_MODE
+    if mode not in fieldcheck.MODES:
+        fieldcheck.check(res, applied, raw, "application/yaml", mode)  # raises upstream's unsupported-value error
     force = request.query.get("force") in ("true", "1")
     meta = applied.get("metadata") or {}
     if meta.get("name") and meta["name"] != name:
@@ -95,10 +151,13 @@ async def server_side_apply(handler: ResourceHandler, request: web.Request, res:
 
     if registry.find(res, namespace, name) is None:
         created = ssa(None, applied, opts.field_manager, res.api_version, force, node, now_rfc3339())
+        opts.warnings[:] = apply_duplicates(raw, mode)
         created.setdefault("metadata", {})["name"] = name
         return await registry.create(res, namespace, created, opts), True
 
     def mutate(current: dict[str, Any]) -> dict[str, Any]:
-        return ssa(current, applied, opts.field_manager, res.api_version, force, node, now_rfc3339())
+        merged = ssa(current, applied, opts.field_manager, res.api_version, force, node, now_rfc3339())
+        opts.warnings[:] = apply_duplicates(raw, mode)
+        return merged
 
     return await registry.guaranteed_update(res, namespace, name, mutate, opts), False

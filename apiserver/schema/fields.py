@@ -62,6 +62,32 @@ def _unknown(shape: Shape, value: Any, path: str, out: list[str]) -> None:
 _CONTAINERS = (fs.STRUCT, fs.LIST, fs.MAP)
 
 
+def drop_unknown(definition: str | Shape, obj: Any) -> None:
+    """Remove, in place, the fields `unknown_fields` reports (decoding into the Go type drops them)."""
+    _drop(shape_of(definition), obj)
+
+
+def _drop(shape: Shape, value: Any) -> None:
+    kind = shape.kind
+    if kind == fs.STRUCT:
+        if not isinstance(value, dict):
+            return
+        for key in list(value):
+            child = shape.props.get(key)
+            if child is None:
+                if not shape.open:
+                    del value[key]
+            elif child.kind in _CONTAINERS and value[key] is not None:
+                _drop(child, value[key])
+    elif kind == fs.LIST:
+        if isinstance(value, list) and shape.item.kind in _CONTAINERS:
+            for sub in value:
+                _drop(shape.item, sub)
+    elif kind == fs.MAP and isinstance(value, dict) and shape.item.kind in _CONTAINERS:
+        for sub in value.values():
+            _drop(shape.item, sub)
+
+
 # --- duplicate fields -------------------------------------------------------------------------
 
 class _Pairs(list):

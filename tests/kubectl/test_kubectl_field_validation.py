@@ -1,0 +1,98 @@
+"""Field validation as kubectl drives it: `--validate=strict|warn|false` becomes `fieldValidation`, and unknown or
+duplicated fields fail, warn or pass with the apiserver's words on create, patch and server-side apply."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+
+import pytest
+
+from tests.kubectl.cli import Kubectl, deployment
+
+
+def typo(ns: str, name: str = "web") -> str:
+    obj = json.loads(deployment(ns, name=name, replicas=1))
+    obj["spec"]["replicaz"] = obj["spec"].pop("replicas")
+    obj["spec"]["template"]["spec"]["containers"][0]["imagez"] = "x"
+    return json.dumps(obj)
+
+
+def test_create_with_unknown_fields_fails_warns_or_passes(kc: Kubectl):
+    ns = kc.namespace
+    strict, requests = kc.requests("apply", "-f", "-", input=typo(ns), check=False)
+    assert strict.returncode == 1
+    assert strict.stderr.splitlines()[-1] == (
+        'Error from server (BadRequest): error when creating "STDIN": Deployment in version "v1" cannot be handled '
+        'as a Deployment: strict decoding error: unknown field "spec.replicaz", unknown field '
+        '"spec.template.spec.containers[0].imagez"')
+    assert [r.query for r in requests if r.method == "POST"] == [
+        {"fieldManager": "kubectl-client-side-apply", "fieldValidation": "Strict"}]
+
+    warn = kc.run("create", "--validate=warn", "-f", "-", input=typo(ns))
+    assert warn.stdout == "deployment.apps/web created\n"
+    assert warn.stderr == ('Warning: unknown field "spec.replicaz"\n'
+                           'Warning: unknown field "spec.template.spec.containers[0].imagez"\n')
+    kc.run("delete", "deploy", "web")
+
+    ignore, requests = kc.requests("apply", "--validate=false", "-f", "-", input=typo(ns))
+    assert ignore.stdout == "deployment.apps/web created\n"
+    assert [r.query["fieldValidation"] for r in requests if r.method == "POST"] == ["Ignore"]
+    stored = kc.json("get", "deploy", "web")
+    assert "replicaz" not in stored["spec"] and stored["spec"]["replicas"] == 1  # dropped, then defaulted
+    assert "imagez" not in stored["spec"]["template"]["spec"]["containers"][0]
+
+
+def test_apply_to_an_existing_object_reports_the_patch(kc: Kubectl):
+    ns = kc.namespace
+    kc.run("apply", "-f", "-", input=deployment(ns, replicas=1))
+    strict = kc.run("apply", "-f", "-", input=typo(ns), check=False)
+    assert strict.returncode == 1
+    # 422 on the `patch` field, quoting the strategic patch as Go prints a map; kubectl shows Invalid errors so.
+    message = strict.stderr.splitlines()[-1]
+    assert message.startswith('The request is invalid: patch: Invalid value: "map[metadata:map[annotations:map[')
+    assert message.endswith(' spec:map[replicas:<nil> replicaz:1 template:map[spec:map[$setElementOrder/containers:'
+                            '[map[name:nginx]] containers:[map[imagez:x name:nginx]]]]]]": strict decoding error: '
+                            'unknown field "spec.replicaz", unknown field "spec.template.spec.containers[0].imagez"')
+    assert kc.json("get", "deploy", "web")["metadata"]["generation"] == 1
+
+    warned = kc.run("patch", "deploy", "web", "--type=merge", "-p", '{"spec":{"replicaz":5}}')
+    assert (warned.stdout, warned.stderr) == ("deployment.apps/web patched (no change)\n",
+                                              'Warning: unknown field "spec.replicaz"\n')
+    # kubectl patch has no --validate: a client asking for Strict on a merge patch gets the patched object quoted.
+    request = urllib.request.Request(
+        f"{kc.kube.url}/apis/apps/v1/namespaces/{ns}/deployments/web?fieldValidation=Strict", method="PATCH",
+        data=b'{"spec":{"replicaz":5,"zz":1}}', headers={"Content-Type": "application/merge-patch+json"})
+    with pytest.raises(urllib.error.HTTPError) as failed:
+        urllib.request.urlopen(request, timeout=10)
+    status = json.loads(failed.value.read())
+    assert (status["code"], status["reason"], status["details"]["causes"][0]["field"]) == (422, "Invalid", "patch")
+    assert status["message"].startswith(' "" is invalid: patch: Invalid value: "{\\"apiVersion\\":\\"apps/v1\\",')
+    assert status["message"].endswith(
+        '": strict decoding error: unknown field "spec.replicaz", unknown field "spec.zz"')
+
+
+def test_server_side_apply_rejects_unknown_fields_in_the_typed_conversion(kc: Kubectl):
+    ns = kc.namespace
+    for validate in ("--validate=strict", "--validate=false"):
+        done = kc.run("apply", "--server-side", validate, "-f", "-", input=typo(ns), check=False)
+        assert done.returncode == 1
+        assert done.stderr == (f"Error from server: failed to create typed patch object ({ns}/web; apps/v1, "
+                               "Kind=Deployment): .spec.replicaz: field not declared in schema\n")
+    assert kc.run("get", "deploy", "web", check=False).returncode == 1
+
+
+def test_duplicated_fields_sent_raw(kc: Kubectl, tmp_path):
+    """kubectl itself keeps the last of repeated keys; raw requests reach the server with them."""
+    ns = kc.namespace
+    body = tmp_path / "dup.json"
+    body.write_text('{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","name":"b"},"data":{"k":"v"}}')
+    path = f"/api/v1/namespaces/{ns}/configmaps"
+    strict = kc.run("create", "--raw", f"{path}?fieldValidation=Strict", "-f", str(body), check=False,
+                    namespaced=False)
+    assert strict.stderr.strip() == ('Error from server (BadRequest): ConfigMap in version "v1" cannot be handled '
+                                     'as a ConfigMap: strict decoding error: duplicate field "metadata.name"')
+    warn = kc.run("create", "--raw", f"{path}?fieldValidation=Warn", "-f", str(body), namespaced=False)
+    assert warn.stderr == 'Warning: duplicate field "metadata.name"\n'
+    assert json.loads(warn.stdout)["metadata"]["name"] == "b"
