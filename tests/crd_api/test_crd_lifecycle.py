@@ -216,3 +216,19 @@ def test_crd_api_survives_a_restart(data_dir: str, tmp_path) -> None:
                         '{"metadata": {"finalizers": null}}')
         cluster.kubectl("wait", "--for=delete", "crd/agents.example.com", "--timeout=10s")
         assert cluster.get("/apis/example.com/v1")[0] == 404
+
+
+def test_reapplying_a_crd_client_side_and_server_side(cluster: Cluster) -> None:
+    cluster.apply(AGENT_CRD)
+    changed = cluster.apply(AGENT_CRD.replace("shortNames: [ag]", "shortNames: [ag, agt]"))
+    assert changed.strip() == "customresourcedefinition.apiextensions.k8s.io/agents.example.com configured"
+    out = cluster.kubectl("api-resources", "--api-group=example.com").stdout.splitlines()
+    assert out[1].split()[:2] == ["agents", "ag,agt"]
+    for categories in ("[shop]", "[shop, all]"):
+        out = cluster.kubectl("apply", "--server-side", "-f", "-",
+                              input=WIDGET_CRD.replace("categories: [shop]", f"categories: {categories}")).stdout
+        assert out.strip() == "customresourcedefinition.apiextensions.k8s.io/widgets.test.io serverside-applied"
+    crd = crd_of(cluster, "widgets.test.io")
+    assert crd["status"]["acceptedNames"]["categories"] == ["shop", "all"]
+    assert crd["metadata"]["generation"] == 2
+    assert conditions(crd)["Established"][0] == "True"
