@@ -108,7 +108,7 @@ def _build(registry: ResourceRegistry, group: str, version: str, v3: bool) -> di
         target, custom = _target(row)
         if custom:
             components.update(schemas.custom_schemas(row.group, row.version, row.kind, row.list_kind,
-                                                     row.schema, v3))
+                                                     row.schema, v3, row.plural))
         paths.update(builder.resource(row, target, custom))
     builtin = [name for name in sorted(builder.used | set(_ALWAYS)) if name not in components]
     for name in schemas.reachable(builtin + [schemas.OBJECT_META, schemas.LIST_META] if components else builtin):

@@ -108,11 +108,20 @@ def custom_schema_name(group: str, version: str, kind: str) -> str:
     return ".".join([*reversed(group.split(".")), version, kind])
 
 
+_CONVENTIONS = "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md"
+# TypeMeta's and PartialObjectMetadata(List)'s documentation, which the CRD OpenAPI builder reuses.
 _API_VERSION_TEXT = ("APIVersion defines the versioned schema of this representation of an object. Servers "
                      "should convert recognized schemas to the latest internal value, and may reject "
-                     "unrecognized values.")
+                     f"unrecognized values. More info: {_CONVENTIONS}#resources")
 _KIND_TEXT = ("Kind is a string value representing the REST resource this object represents. Servers "
-              "may infer this from the endpoint the client submits requests to. In CamelCase.")
+              "may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. "
+              f"More info: {_CONVENTIONS}#types-kinds")
+_METADATA_TEXT = f"Standard object's metadata. More info: {_CONVENTIONS}#metadata"
+_LIST_METADATA_TEXT = f"Standard list metadata. More info: {_CONVENTIONS}#types-kinds"
+_EMBEDDED_API_VERSION_TEXT = ("apiVersion defines the versioned schema of this representation of an object. "
+                              f"More info: {_CONVENTIONS}#resources")
+_EMBEDDED_KIND_TEXT = ("kind is a string value representing the type of this object. In CamelCase. "
+                       f"More info: {_CONVENTIONS}#types-kinds")
 _V2_UNSUPPORTED = ("nullable", "oneOf", "anyOf", "allOf", "not", "x-kubernetes-validations")
 
 
@@ -123,35 +132,91 @@ def _type_meta(prefix: str, meta: str, meta_text: str) -> dict[str, Any]:
 
 
 def _strip_for_v2(schema: Any) -> Any:
-    """Drop what Swagger 2.0 cannot say (the apiserver does the same for its v2 document)."""
-    if isinstance(schema, list):
-        return [_strip_for_v2(v) for v in schema]
+    """A structural schema as the apiserver publishes it in Swagger 2.0 (its ToStructuralOpenAPIV2).
+
+    Junctors and `nullable` go; nullable and unknown-preserving nodes lose their type, items and properties
+    (kubectl's v2 reader breaks on them otherwise); arrays left without items lose their type.
+    """
     if not isinstance(schema, dict):
         return schema
-    out = {k: _strip_for_v2(v) for k, v in schema.items() if k not in _V2_UNSUPPORTED}
+    out = {k: v for k, v in schema.items() if k not in _V2_UNSUPPORTED}
+    if isinstance(out.get("properties"), dict):
+        out["properties"] = {name: _strip_for_v2(sub) for name, sub in out["properties"].items()}
+    for key in ("items", "additionalProperties"):
+        if isinstance(out.get(key), dict):
+            out[key] = _strip_for_v2(out[key])
+    preserve = schema.get("x-kubernetes-preserve-unknown-fields") is True
+    if schema.get("nullable") is True:
+        for key in ("type", "items", "properties"):
+            out.pop(key, None)
+    if preserve:
+        out.pop("items", None)
+        out.pop("properties", None)
+    if "items" not in out and out.get("type") == "array":
+        out.pop("type")
+    if preserve and out.get("type") == "object":
+        out.pop("type")
     if out.get("x-kubernetes-int-or-string"):
         out.pop("type", None)
+    required = out.get("required")
+    if required:
+        nullable = {name for name, sub in (schema.get("properties") or {}).items()
+                    if isinstance(sub, dict) and sub.get("nullable") is True}
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, dict) and extra.get("nullable") is True:
+            out.pop("required")
+        elif nullable:
+            kept = [name for name in required if name not in nullable]
+            if kept:
+                out["required"] = kept
+            else:
+                out.pop("required")
     return out
 
 
+def _add_embedded(schema: dict[str, Any], prefix: str, v3: bool) -> None:
+    """Give `x-kubernetes-embedded-resource` nodes apiVersion, kind and metadata, as the CRD builder does."""
+    for child in (schema.get("properties") or {}).values():
+        if isinstance(child, dict):
+            _add_embedded(child, prefix, v3)
+    for key in ("items", "additionalProperties"):
+        if isinstance(schema.get(key), dict):
+            _add_embedded(schema[key], prefix, v3)
+    if not v3 and schema.get("x-kubernetes-preserve-unknown-fields") is True:
+        return  # kubectl would refuse unknown fields next to these in v2
+    if schema.get("x-kubernetes-embedded-resource") is True:
+        properties = schema.setdefault("properties", {})
+        properties["apiVersion"] = {"description": _EMBEDDED_API_VERSION_TEXT, "type": "string"}
+        properties["kind"] = {"description": _EMBEDDED_KIND_TEXT, "type": "string"}
+        properties["metadata"] = {"$ref": prefix + OBJECT_META, "description": _METADATA_TEXT}
+        required = schema.setdefault("required", [])
+        required.extend(name for name in ("kind", "apiVersion") if name not in required)
+
+
 def custom_schemas(group: str, version: str, kind: str, list_kind: str, schema: dict[str, Any] | None,
-                   v3: bool = True) -> dict[str, dict[str, Any]]:
-    """Component schemas for one custom resource version: the kind and its list."""
+                   v3: bool = True, plural: str = "") -> dict[str, dict[str, Any]]:
+    """Component schemas for one custom resource version, as the CRD OpenAPI builder makes them.
+
+    With a schema: the schema plus apiVersion, kind (TypeMeta's) and metadata; without one, or in v2 when
+    the root keeps unknown fields, a bare object (properties would make kubectl reject other fields).
+    """
     prefix = V3_PREFIX if v3 else V2_PREFIX
     name = custom_schema_name(group, version, kind)
-    body = copy.deepcopy(schema) if schema else {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-    if not v3:
-        body = _strip_for_v2(body)
-    body.setdefault("type", "object")
-    properties = body.setdefault("properties", {})
-    for prop, value in _type_meta(prefix, OBJECT_META, "Standard object's metadata.").items():
-        if prop == "metadata" or prop not in properties:
-            properties[prop] = value
+    if schema is None or (not v3 and schema.get("x-kubernetes-preserve-unknown-fields") is True):
+        body: dict[str, Any] = {"type": "object"}
+    else:
+        body = copy.deepcopy(schema)
+        if not v3:
+            body = _strip_for_v2(body)
+        body.setdefault("type", "object")
+        body.setdefault("properties", {}).update(_type_meta(prefix, OBJECT_META, _METADATA_TEXT))
+        _add_embedded(body, prefix, v3)
     body["x-kubernetes-group-version-kind"] = [{"group": group, "kind": kind, "version": version}]
+    plural = plural or kind.lower() + "s"
     listing = {
         "description": f"{list_kind} is a list of {kind}",
-        "properties": {**_type_meta(prefix, LIST_META, "Standard list metadata."),
-                       "items": {"description": f"List of {kind.lower()}s.", "type": "array",
+        "properties": {**_type_meta(prefix, LIST_META, _LIST_METADATA_TEXT),
+                       "items": {"description": f"List of {plural}. More info: {_CONVENTIONS}", "type": "array",
                                  "items": {"$ref": prefix + name}}},
         "required": ["items"],
         "type": "object",

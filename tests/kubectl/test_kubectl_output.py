@@ -79,3 +79,78 @@ def test_kubectl_events_lists_events_of_the_namespace(kc: Kubectl):
     described = kc.out("describe", "pod", "box").splitlines()
     assert described[-1].split()[:2] == ["Normal", "Scheduled"]
     assert described[-1].endswith(f"default-scheduler  Successfully assigned {ns}/box to node-1")
+
+
+def _objects(ns: str) -> list[dict]:
+    """One object of most built-in kinds; cluster-scoped ones are named after the namespace."""
+    template = {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+    selector = {"matchLabels": {"app": "x"}}
+    return [
+        {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s1"}, "stringData": {"a": "b"}},
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "sa1"}},
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p1", "labels": {"app": "x"}},
+         "spec": {"containers": [{"name": "c", "image": "nginx", "resources": {"limits": {"cpu": "1"}}}]}},
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc1"},
+         "spec": {"selector": {"app": "x"}, "ports": [{"port": 80}]}},
+        {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q1"}, "spec": {"hard": {"pods": "10"}}},
+        {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "lr1"},
+         "spec": {"limits": [{"type": "Container", "default": {"cpu": "500m"}}]}},
+        {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "pvc1"},
+         "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}},
+        {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": ns},
+         "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/tmp"}}},
+        {"apiVersion": "v1", "kind": "ReplicationController", "metadata": {"name": "rc1"},
+         "spec": {"replicas": 1, "selector": {"app": "x"}, "template": template}},
+        {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "rs1"},
+         "spec": {"selector": selector, "template": template}},
+        {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "sts1"},
+         "spec": {"serviceName": "svc1", "selector": selector, "template": template}},
+        {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "ds1"},
+         "spec": {"selector": selector, "template": template}},
+        {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j1"},
+         "spec": {"template": {"spec": {"restartPolicy": "Never", **template["spec"]}}}},
+        {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "cj1"},
+         "spec": {"schedule": "*/5 * * * *", "jobTemplate": {"spec": {"template": {
+             "spec": {"restartPolicy": "Never", **template["spec"]}}}}}},
+        {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "h1"},
+         "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                  "minReplicas": 1, "maxReplicas": 3}},
+        {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "pdb1"},
+         "spec": {"minAvailable": 1, "selector": selector}},
+        {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "i1"},
+         "spec": {"rules": [{"host": "a.example.com", "http": {"paths": [{"path": "/", "pathType": "Prefix",
+                  "backend": {"service": {"name": "svc1", "port": {"number": 80}}}}]}}]}},
+        {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": {"name": "np1"},
+         "spec": {"podSelector": {}, "policyTypes": ["Ingress"]}},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "r1"},
+         "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "rb1"},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r1"},
+         "subjects": [{"kind": "ServiceAccount", "name": "sa1", "namespace": ns}]},
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": ns}, "value": 1000},
+        {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": ns},
+         "provisioner": "example.com/p"},
+        {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "l1"},
+         "spec": {"holderIdentity": "me"}},
+        {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice", "metadata": {"name": "es1"},
+         "addressType": "IPv4", "endpoints": [{"addresses": ["10.1.1.1"]}]},
+    ]
+
+
+def test_describe_every_builtin_kind(kc: Kubectl):
+    ns = kc.namespace
+    objects = _objects(ns)
+    listing = json.dumps({"apiVersion": "v1", "kind": "List", "items": objects})
+    kc.run("apply", "-f", "-", input=listing)
+    try:
+        for obj in objects:
+            kind = obj["kind"].lower() + ("." + obj["apiVersion"].split("/")[0] if "/" in obj["apiVersion"] else "")
+            described = kc.run("describe", kind, obj["metadata"]["name"])
+            assert described.stderr == "", (kind, described.stderr)
+            first = described.stdout.split("\n")[0]
+            assert first.startswith("Name:") and first.endswith(" " + obj["metadata"]["name"]), kind
+        pod = kc.out("describe", "pod", "p1").splitlines()
+        assert "QoS Class:        Burstable" in pod and pod[-1] == "Events:           <none>"
+        assert "Min replicas:                                          1" in kc.out("describe", "hpa", "h1")
+    finally:
+        kc.run("delete", "pv,pc,sc", ns, namespaced=False, check=False)
