@@ -65,8 +65,11 @@ _HTTP_HEADER = _full(HTTP_HEADER_FMT)
 _PORT_NAME_CHARS = re.compile(r"^[-a-z0-9]+$")
 
 
-def _matches(pattern: re.Pattern[str], value: str) -> bool:
+def _matches(pattern: re.Pattern[str], value: str, newline_ok: bool = False) -> bool:
     # Go's `$` never matches before a trailing newline; `\Z` semantics via fullmatch on the anchored pattern.
+    # `newline_ok` is Python's `$` instead (one trailing newline passes): see apiserver.crd.dns.
+    if newline_ok and value.endswith("\n"):
+        value = value[:-1]
     return pattern.fullmatch(value) is not None and not value.endswith("\n")
 
 
@@ -90,7 +93,7 @@ def inclusive_range_error(low: int, high: int) -> str:
     return f"must be between {low} and {high}, inclusive"
 
 
-def is_qualified_name(value: str) -> list[str]:
+def is_qualified_name(value: str, *, newline_ok: bool = False) -> list[str]:
     """A qualified name: `name` or `dns.prefix/name`, the name part at most 63 characters."""
     errs: list[str] = []
     parts = value.split("/")
@@ -101,7 +104,7 @@ def is_qualified_name(value: str) -> list[str]:
         if not prefix:
             errs.append("prefix part " + empty_error())
         else:
-            errs.extend("prefix part " + msg for msg in is_dns1123_subdomain(prefix))
+            errs.extend("prefix part " + msg for msg in is_dns1123_subdomain(prefix, newline_ok=newline_ok))
     else:
         return [
             "a qualified name " + regex_error(QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
@@ -111,46 +114,47 @@ def is_qualified_name(value: str) -> list[str]:
         errs.append("name part " + empty_error())
     elif len(name) > QUALIFIED_NAME_MAX:
         errs.append("name part " + max_len_error(QUALIFIED_NAME_MAX))
-    if not _matches(_QUALIFIED, name):
+    if not _matches(_QUALIFIED, name, newline_ok):
         errs.append("name part " + regex_error(QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc"))
     return errs
 
 
-def is_valid_label_value(value: str) -> list[str]:
+def is_valid_label_value(value: str, *, newline_ok: bool = False) -> list[str]:
     errs: list[str] = []
     if len(value) > LABEL_VALUE_MAX:
         errs.append(max_len_error(LABEL_VALUE_MAX))
-    if not _matches(_LABEL_VALUE, value):
+    if not _matches(_LABEL_VALUE, value, newline_ok):
         errs.append(regex_error(LABEL_VALUE_MSG, LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
     return errs
 
 
-def is_dns1123_label(value: str) -> list[str]:
+def is_dns1123_label(value: str, *, newline_ok: bool = False, dots_hint: bool = True) -> list[str]:
+    """`dots_hint`: a valid subdomain that is not a label gets "must not contain dots", not the regex message."""
     errs: list[str] = []
     if len(value) > DNS1123_LABEL_MAX:
         errs.append(max_len_error(DNS1123_LABEL_MAX))
-    if not _matches(_DNS1123_LABEL, value):
-        if _matches(_DNS1123_SUBDOMAIN, value):
+    if not _matches(_DNS1123_LABEL, value, newline_ok):
+        if dots_hint and _matches(_DNS1123_SUBDOMAIN, value):
             errs.append("must not contain dots")
         else:
             errs.append(regex_error(DNS1123_LABEL_MSG, DNS1123_LABEL_FMT, "my-name", "123-abc"))
     return errs
 
 
-def is_dns1123_subdomain(value: str) -> list[str]:
+def is_dns1123_subdomain(value: str, *, newline_ok: bool = False) -> list[str]:
     errs: list[str] = []
     if len(value) > DNS1123_SUBDOMAIN_MAX:
         errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX))
-    if not _matches(_DNS1123_SUBDOMAIN, value):
+    if not _matches(_DNS1123_SUBDOMAIN, value, newline_ok):
         errs.append(regex_error(DNS1123_SUBDOMAIN_MSG, DNS1123_SUBDOMAIN_FMT, "example.com"))
     return errs
 
 
-def is_dns1035_label(value: str) -> list[str]:
+def is_dns1035_label(value: str, *, newline_ok: bool = False) -> list[str]:
     errs: list[str] = []
     if len(value) > DNS1123_LABEL_MAX:
         errs.append(max_len_error(DNS1123_LABEL_MAX))
-    if not _matches(_DNS1035_LABEL, value):
+    if not _matches(_DNS1035_LABEL, value, newline_ok):
         errs.append(regex_error(DNS1035_LABEL_MSG, DNS1035_LABEL_FMT, "my-name", "abc-123"))
     return errs
 
