@@ -12,6 +12,7 @@ from ..crd.serving import served
 from ..crd.strategy import apply_scale, scale_of
 from ..http import responses
 from ..http.negotiation import PATCH_TYPES, Target, decode_body, media_type
+from ..http.tables import build_table
 from ..registry.cache import Entry
 from ..requestinfo import RequestInfo
 from ..resources import ResourceType
@@ -128,7 +129,7 @@ async def _scale(handler: ResourceHandler, request: web.Request, info: RequestIn
     registry = handler.registry
     current = registry.get(res, namespace, info.name)
     if info.verb == "get":
-        return responses.encode_dict(to_scale(res, current.obj), target)
+        return _scale_response(to_scale(res, current.obj), target)
     opts = write_options(request, info, user)
     opts.subresource = "scale"  # the write lands on spec.replicas; managedFields record the scale subresource
     raw = await read_body(request)
@@ -167,7 +168,23 @@ async def _scale(handler: ResourceHandler, request: web.Request, info: RequestIn
 
     result = await registry.guaranteed_update(res, namespace, info.name, mutate, opts)
     obj = result.obj if isinstance(result, Entry) else result
-    return responses.encode_dict(to_scale(res, obj), target)
+    return _scale_response(to_scale(res, obj), target)
+
+
+SCALE = ResourceType("autoscaling", "v1", "Scale", "scale", True, stored=False)
+
+
+def _scale_response(scale: dict[str, Any], target: Target) -> web.Response:
+    """A Scale, or its Table (`kubectl get --subresource=scale`: NAME, DESIRED, AVAILABLE, AGE)."""
+    if target.as_kind == "Table":
+        meta = {"resourceVersion": scale["metadata"].get("resourceVersion", "")}
+        return responses.encode_dict(build_table(SCALE, [scale], responses.now(), "Metadata", meta,
+                                                 target.version or "v1"), target)
+    if target.as_kind == "PartialObjectMetadata":
+        return responses.encode_dict(responses.partial_metadata(scale, target.version), target)
+    if target.as_kind:
+        raise errors.not_acceptable(target.as_kind)
+    return responses.encode_dict(scale, target)
 
 
 async def create_virtual(handler: ResourceHandler, request: web.Request, info: RequestInfo, res: ResourceType,

@@ -142,6 +142,8 @@ HORIZONTAL_POD_AUTOSCALER = (NAME, _s("Reference", _d(_HPA + "Spec.scaleTargetRe
                              _s("MaxPods", _d(_HPA + "Spec.maxReplicas")),
                              _s("Replicas", _d(_HPA + "Status.currentReplicas")), AGE)
 CONFIG_MAP = (NAME, _s("Data", _d("core/v1.ConfigMap.data")), AGE)
+SCALE = (NAME, _i("Desired", _d("autoscaling/v1.ScaleSpec.replicas")),
+         _i("Available", _d("autoscaling/v1.ScaleStatus.replicas")), AGE)
 NETWORK_POLICY = (NAME, _s("Pod-Selector", _d(EXT + "NetworkPolicySpec.podSelector")), AGE)
 
 

@@ -62,6 +62,7 @@ PRINTERS: dict[tuple[str, str], Printer] = {
     ("apps", "ControllerRevision"): Printer(c.CONTROLLER_REVISION, apps.controller_revision),
     ("batch", "Job"): Printer(c.JOB, apps.job),
     ("batch", "CronJob"): Printer(c.CRON_JOB, apps.cron_job),
+    ("autoscaling", "Scale"): Printer(c.SCALE, apps.scale),
     ("autoscaling", "HorizontalPodAutoscaler"): Printer(c.HORIZONTAL_POD_AUTOSCALER, apps.horizontal_pod_autoscaler),
     ("policy", "PodDisruptionBudget"): Printer(c.POD_DISRUPTION_BUDGET, apps.pod_disruption_budget),
     ("networking.k8s.io", "Ingress"): Printer(c.INGRESS, cluster.ingress),

@@ -46,6 +46,12 @@ def replication_controller(obj: Obj, now: float) -> list:
             _age(obj, now), names, images, format_labels(spec.get("selector"))]
 
 
+def scale(obj: Obj, now: float) -> list:
+    """A Scale subresource: desired (spec) and available (status) replicas."""
+    return [_name(obj), (obj.get("spec") or {}).get("replicas") or 0, (obj.get("status") or {}).get("replicas") or 0,
+            _age(obj, now)]
+
+
 def replica_set(obj: Obj, now: float) -> list:
     spec, status = obj.get("spec") or {}, obj.get("status") or {}
     names, images = _template_cells(spec.get("template"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from tests.kubectl.cli import Kubectl, deployment
+from tests.kubectl.cli import Kubectl, deployment, editor
 
 ALL_CATEGORY = ["api/v1/{ns}/pods", "api/v1/{ns}/replicationcontrollers", "api/v1/{ns}/services",
                 "apis/apps/v1/{ns}/daemonsets", "apis/apps/v1/{ns}/deployments", "apis/apps/v1/{ns}/replicasets",
@@ -154,3 +154,25 @@ def test_describe_every_builtin_kind(kc: Kubectl):
         assert "Min replicas:                                          1" in kc.out("describe", "hpa", "h1")
     finally:
         kc.run("delete", "pv,pc,sc", ns, namespaced=False, check=False)
+
+
+def test_subresources_and_last_applied_views(kc: Kubectl, tmp_path):
+    ns = kc.namespace
+    waiting = kc.start("wait", "--for=create", "deploy/web", "--timeout=20s")
+    kc.run("apply", "-f", "-", input=deployment(ns, replicas=2))
+    assert kc.finish(waiting)[:2] == (0, "deployment.apps/web condition met\n")
+    scale = kc.out("get", "deploy", "web", "--subresource=scale").splitlines()
+    assert [line.split()[:3] for line in scale] == [["NAME", "DESIRED", "AVAILABLE"], ["web", "2", "0"]]
+    assert scale[0].split()[3] == "AGE"
+    assert kc.out("patch", "deploy", "web", "--subresource=scale", "--type=merge", "-p",
+                  '{"spec":{"replicas":4}}') == "scale.autoscaling/web patched"
+    assert kc.json("get", "deploy", "web", "--subresource=scale")["spec"] == {"replicas": 4}
+    assert kc.out("get", "deploy", "web", "--subresource=status", "-o", "jsonpath={.status}") == "{}"
+
+    last = kc.out("apply", "view-last-applied", "deploy/web", "-o", "json")
+    assert json.loads(last)["spec"]["replicas"] == 2
+    assert kc.out("apply", "edit-last-applied", "deploy/web",
+                  env=editor(tmp_path, "s/replicas: 2/replicas: 5/")) == "deployment.apps/web edited"
+    assert json.loads(kc.out("apply", "view-last-applied", "deploy/web", "-o", "json"))["spec"]["replicas"] == 5
+    assert kc.out("replace", "--force", "-f", "-", input=deployment(ns, replicas=1)).splitlines() == [
+        'deployment.apps "web" deleted', "deployment.apps/web replaced"]
