@@ -11,19 +11,24 @@ from typing import Any
 
 import orjson
 
+from apiserver.gofmt import go_quote, go_strings
 
-def go_quote(value: Any) -> str:
-    """Render a value the way Go's `%#v`/`%q` shows it in field error messages."""
+
+def go_field_value(value: Any) -> str:
+    """How `field.Error` prints a built-in kind's bad value: `%q` of a string, `%#v` of a []string.
+
+    (Unstructured values, as custom resources hold them, print as `apiserver.crd.gofmt.go_value`.)
+    """
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:
         return "null"
     if isinstance(value, str):
-        return orjson.dumps(value).decode()
+        return go_quote(value)
     if isinstance(value, int | float):
         return repr(value)
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return "[]string{" + ", ".join(orjson.dumps(v).decode() for v in value) + "}"
+        return go_strings(value)
     return orjson.dumps(value).decode()
 
 
@@ -55,13 +60,13 @@ class FieldError:
         """The message without the field path (what a Status cause's `message` holds)."""
         text = self.TYPE_TEXT.get(self.type, self.type)
         if self.type == "FieldValueNotSupported":
-            msg = f"{text}: {go_quote(self.value)}"
+            msg = f"{text}: {go_field_value(self.value)}"
             if self.supported:
                 msg += ": supported values: " + ", ".join(orjson.dumps(s).decode() for s in self.supported)
             return msg
         if self.has_value and self.type in ("FieldValueInvalid", "FieldValueDuplicate", "FieldValueNotFound",
                                             "FieldValueTypeInvalid"):
-            msg = f"{text}: {go_quote(self.value)}"
+            msg = f"{text}: {go_field_value(self.value)}"
             return f"{msg}: {self.detail}" if self.detail else msg
         return f"{text}: {self.detail}" if self.detail else text
 

@@ -20,6 +20,7 @@ from apiserver.crd.pruning import prune_value
 from apiserver.crd.structural import MISSING, compile_schema
 from apiserver.crd.structural_checks import validate_structural
 from apiserver.errors import FieldError
+from apiserver.gofmt import go_ptr
 
 OPENAPI_V3_TYPES = ["array", "boolean", "integer", "number", "object", "string"]
 ALLOWED_AT_ROOT_WITH_STATUS = [
@@ -34,18 +35,14 @@ SUPPORTED_REASONS = ["FieldValueDuplicate", "FieldValueForbidden", "FieldValueIn
 META_FIELDS = ("metadata", "kind", "apiVersion")
 
 
-def _go_ptr(type_name: str, value: Any) -> str:
-    return f"(*{type_name})(nil)" if value is None else f"(*{type_name})(0xc000a1b2c0)"
-
-
 def go_rule(rule: dict[str, Any]) -> str:
     """`%#v` of an apiextensions.ValidationRule (pointer addresses are made up)."""
     return ("apiextensions.ValidationRule{"
             f"Rule:{gofmt.go_quote(rule.get('rule') or '')}, Message:{gofmt.go_quote(rule.get('message') or '')}, "
             f"MessageExpression:{gofmt.go_quote(rule.get('messageExpression') or '')}, "
-            f"Reason:{_go_ptr('apiextensions.FieldValueErrorReason', rule.get('reason'))}, "
+            f"Reason:{go_ptr('apiextensions.FieldValueErrorReason', rule.get('reason'))}, "
             f"FieldPath:{gofmt.go_quote(rule.get('fieldPath') or '')}, "
-            f"OptionalOldSelf:{_go_ptr('bool', rule.get('optionalOldSelf'))}}}")
+            f"OptionalOldSelf:{go_ptr('bool', rule.get('optionalOldSelf'))}}}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ from apiserver.crd.objectmeta import object_meta_errors
 from apiserver.crd.schema_checks import validation_errors
 from apiserver.crd.structural import compile_schema
 from apiserver.errors import FieldError
+from apiserver.gofmt import go_ptr, go_strings
 
 PRINTER_COLUMN_TYPES = ["boolean", "date", "integer", "number", "string"]
 PRINTER_COLUMN_FORMATS = ["byte", "date", "date-time", "double", "float", "int32", "int64", "password"]
@@ -58,9 +59,6 @@ def _go_bool(value: Any) -> str:
 
 def go_versions(versions: list[dict[str, Any]], hoisted: set[str]) -> str:
     """`%#v` of the internal []CustomResourceDefinitionVersion (pointer addresses are made up)."""
-    def ptr(type_name: str, value: Any) -> str:
-        return f"(*{type_name})(nil)" if value is None else f"(*{type_name})(0xc000a1b2c0)"
-
     def one(v: dict[str, Any]) -> str:
         schema = None if "schema" in hoisted else v.get("schema")
         subresources = None if "subresources" in hoisted else v.get("subresources")
@@ -72,17 +70,11 @@ def go_versions(versions: list[dict[str, Any]], hoisted: set[str]) -> str:
         return ("apiextensions.CustomResourceDefinitionVersion{"
                 f"Name:{gofmt.go_quote(v.get('name') or '')}, Served:{_go_bool(v.get('served'))}, "
                 f"Storage:{_go_bool(v.get('storage'))}, Deprecated:{_go_bool(v.get('deprecated'))}, "
-                f"DeprecationWarning:{ptr('string', v.get('deprecationWarning'))}, "
-                f"Schema:{ptr('apiextensions.CustomResourceValidation', schema)}, "
-                f"Subresources:{ptr('apiextensions.CustomResourceSubresources', subresources)}, "
+                f"DeprecationWarning:{go_ptr('string', v.get('deprecationWarning'))}, "
+                f"Schema:{go_ptr('apiextensions.CustomResourceValidation', schema)}, "
+                f"Subresources:{go_ptr('apiextensions.CustomResourceSubresources', subresources)}, "
                 f"AdditionalPrinterColumns:{columns_text}, SelectableFields:{fields_text}}}")
     return "[]apiextensions.CustomResourceDefinitionVersion{" + ", ".join(one(v) for v in versions) + "}"
-
-
-def go_strings(values: list[str] | None) -> str:
-    if values is None:
-        return "[]string(nil)"
-    return "[]string{" + ", ".join(gofmt.go_quote(v) for v in values) + "}"
 
 
 def _hoisted(versions: list[dict[str, Any]]) -> set[str]:

@@ -15,6 +15,7 @@ import jsonpatch
 import jsonpointer
 import orjson
 
+from apiserver.gofmt import json_kind
 from apiserver.patch.errors import bad_request, too_many_operations, unprocessable
 
 MAX_OPERATIONS = 10000
@@ -41,25 +42,11 @@ def json_patch(doc: dict[str, Any], patch_ops: Any) -> dict[str, Any]:
 
 def _decode(patch_ops: Any) -> list[dict[str, Any]]:
     if not isinstance(patch_ops, list):
-        raise bad_request(f"json: cannot unmarshal {_json_kind(patch_ops)} into Go value of type jsonpatch.Patch")
+        raise bad_request(f"json: cannot unmarshal {json_kind(patch_ops)} into Go value of type jsonpatch.Patch")
     for op in patch_ops:
         if not isinstance(op, dict):
-            raise bad_request(f"json: cannot unmarshal {_json_kind(op)} into Go value of type jsonpatch.Operation")
+            raise bad_request(f"json: cannot unmarshal {json_kind(op)} into Go value of type jsonpatch.Operation")
     return patch_ops
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, dict):
-        return "object"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "bool"
-    if value is None:
-        return "null"
-    return "number"
 
 
 def _apply_one(doc: Any, op: dict[str, Any]) -> Any:

@@ -16,8 +16,8 @@ from typing import Any
 
 import orjson
 
+from apiserver.gofmt import go_reflect_type, go_v, json_kind
 from apiserver.patch.errors import PatchError, bad_request, internal, unprocessable, unsupported_patch_type
-from apiserver.patch.gofmt import go_type, go_v
 from apiserver.patch.schema_walk import SchemaNode, deduced
 
 DIRECTIVE = "$patch"
@@ -44,7 +44,7 @@ def strategic_merge_patch(doc: dict[str, Any], patch: Any, schema: SchemaNode | 
     if schema is None or schema.origin != "builtin":
         raise unsupported_patch_type()
     if not isinstance(patch, dict):
-        raise bad_request(f"json: cannot unmarshal {_kind(patch)} into Go value of type map[string]interface {{}}")
+        raise bad_request(f"json: cannot unmarshal {json_kind(patch, null='number')} into Go value of type map[string]interface {{}}")
     original = orjson.loads(orjson.dumps(doc))
     patch = orjson.loads(orjson.dumps(patch))
     try:
@@ -61,16 +61,6 @@ def _status(message: str) -> PatchError:
     if message == NO_LIST_OF_LISTS:
         return unprocessable()
     return internal(message)
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "bool"
-    return "number"
 
 
 # -- metadata ---------------------------------------------------------------------------------------
@@ -232,15 +222,15 @@ def _merge_set_element_order(original: dict[str, Any], patch: dict[str, Any], sc
     for directive in [k for k in patch if k.startswith(SET_ORDER)]:
         order = patch.pop(directive)
         if not isinstance(order, list):
-            raise _SmpError(f"expected a []interface {{}}, but received a {go_type(order)}")
+            raise _SmpError(f"expected a []interface {{}}, but received a {go_reflect_type(order)}")
         key = _extract_key(directive, SET_ORDER, BAD_SET_ORDER)
         found_original, found_patch = key in original, key in patch
         original_list = original.get(key)
         patch_list = patch.get(key)
         if found_original and not isinstance(original_list, list):
-            raise _SmpError(f"expected a []interface {{}}, but received a {go_type(original_list)}")
+            raise _SmpError(f"expected a []interface {{}}, but received a {go_reflect_type(original_list)}")
         if found_patch and not isinstance(patch_list, list):
-            raise _SmpError(f"expected a []interface {{}}, but received a {go_type(patch_list)}")
+            raise _SmpError(f"expected a []interface {{}}, but received a {go_reflect_type(patch_list)}")
         sub, strategy, merge_key = _lookup(schema, key)
         _validate_set_order(patch_list or [], order, merge_key)
         if found_original and not found_patch:
@@ -284,9 +274,9 @@ def _merge_key_equal(left: Any, right: Any, merge_key: str) -> bool:
     if not merge_key:
         return _same(left, right)
     if not isinstance(left, dict):
-        raise _SmpError(f"expected a map[string]interface {{}}, but received a {go_type(left)}")
+        raise _SmpError(f"expected a map[string]interface {{}}, but received a {go_reflect_type(left)}")
     if not isinstance(right, dict):
-        raise _SmpError(f"expected a map[string]interface {{}}, but received a {go_type(right)}")
+        raise _SmpError(f"expected a map[string]interface {{}}, but received a {go_reflect_type(right)}")
     if merge_key not in left:
         raise _no_merge_key(left, merge_key)
     if merge_key not in right:
@@ -396,7 +386,7 @@ def _partition_maps(merged: list[Any], by: list[Any], merge_key: str) -> tuple[l
     in_patch, server_only = [], []
     for v in merged:
         if not isinstance(v, dict):
-            raise _SmpError(f"expected a map[string]interface {{}}, but received a {go_type(v)}")
+            raise _SmpError(f"expected a map[string]interface {{}}, but received a {go_reflect_type(v)}")
         if merge_key not in v:
             raise _no_merge_key(v, merge_key)
         (in_patch if _find(by, merge_key, v[merge_key]) >= 0 else server_only).append(v)
@@ -435,7 +425,7 @@ def _sort_by(values: list[Any], order: list[Any], merge_key: str, kind: type) ->
     if kind is dict:
         for v in values + order:
             if not isinstance(v, dict):
-                raise _SmpError(f"expected a map[string]interface {{}}, but received a {go_type(v)}")
+                raise _SmpError(f"expected a map[string]interface {{}}, but received a {go_reflect_type(v)}")
             if merge_key not in v:
                 raise _no_merge_key(v, merge_key)
         values, deletes = _split_deletes(values)
@@ -450,7 +440,7 @@ def _split_deletes(values: list[Any]) -> tuple[list[Any], list[Any]]:
     keep, deletes = [], []
     for v in values:
         if not isinstance(v, dict):
-            raise _SmpError(f"expected a map[string]interface {{}}, but received a {go_type(v)}")
+            raise _SmpError(f"expected a map[string]interface {{}}, but received a {go_reflect_type(v)}")
         (deletes if v.get(DIRECTIVE) == "delete" else keep).append(v)
     return keep, deletes
 

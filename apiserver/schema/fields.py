@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from apiserver.gofmt import json_kind
 from apiserver.schema import field_shapes as fs
 from apiserver.schema.field_shapes import Shape
 
@@ -220,20 +221,8 @@ def type_errors(definition: str | Shape, obj: Any) -> str | None:
     """The decode error for the first value of the wrong JSON type, worded like the apiserver's."""
     shape = shape_of(definition)
     if not isinstance(obj, dict):
-        return f"json: cannot unmarshal {_json_kind(obj)} into Go value of type {shape.go}"
+        return f"json: cannot unmarshal {json_kind(obj, null='object')} into Go value of type {shape.go}"
     return _type_error(shape, obj, shape.struct, "")
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 def _number_text(value: int | float) -> str:
@@ -263,7 +252,7 @@ def _type_error(shape: Shape, value: Any, struct: str, path: str) -> str | None:
     kind = shape.kind
     if kind == fs.STRUCT:
         if not isinstance(value, dict):
-            return _mismatch(_json_kind(value), struct, path, shape.go)
+            return _mismatch(json_kind(value), struct, path, shape.go)
         for key, sub in value.items():
             child = shape.props.get(key)
             if child is not None and child.kind != fs.ANY:
@@ -274,7 +263,7 @@ def _type_error(shape: Shape, value: Any, struct: str, path: str) -> str | None:
     if kind in (fs.MAP, fs.LIST):
         expected = dict if kind == fs.MAP else list
         if not isinstance(value, expected):
-            return _mismatch(_json_kind(value), struct, path, shape.go)
+            return _mismatch(json_kind(value), struct, path, shape.go)
         items = value.values() if kind == fs.MAP else value
         for sub in items:
             error = _type_error(shape.item, sub, struct, path)
@@ -282,18 +271,18 @@ def _type_error(shape: Shape, value: Any, struct: str, path: str) -> str | None:
                 return error
         return None
     if kind == fs.STRING:
-        return None if isinstance(value, str) else _mismatch(_json_kind(value), struct, path, shape.go)
+        return None if isinstance(value, str) else _mismatch(json_kind(value), struct, path, shape.go)
     if kind == fs.BOOLEAN:
-        return None if isinstance(value, bool) else _mismatch(_json_kind(value), struct, path, shape.go)
+        return None if isinstance(value, bool) else _mismatch(json_kind(value), struct, path, shape.go)
     if kind == fs.NUMBER:
         ok = isinstance(value, int | float) and not isinstance(value, bool)
-        return None if ok else _mismatch(_json_kind(value), struct, path, shape.go)
+        return None if ok else _mismatch(json_kind(value), struct, path, shape.go)
     if kind in (fs.INTEGER, fs.INT_OR_STRING):
         if kind == fs.INT_OR_STRING and isinstance(value, str):
             return None
         go = shape.go if kind == fs.INTEGER else "int32"
         if isinstance(value, bool) or not isinstance(value, int | float):
-            return _mismatch(_json_kind(value), struct, path, go)
+            return _mismatch(json_kind(value), struct, path, go)
         low, high = _INT_RANGE.get(go, _INT_RANGE["int64"])
         if isinstance(value, float) or not low <= value <= high:
             return _mismatch("number " + _number_text(value), struct, path, go)
