@@ -128,7 +128,7 @@ class ResourceHandler:
 
     def respond_entry(self, res: ResourceType, entry: Entry | dict[str, Any], target: Target,
                       status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
-        obj = entry.obj if isinstance(entry, Entry) else entry
+        obj = entry.obj if isinstance(entry, Entry) else _without_empty_version(entry)
         if target.as_kind == "Table":
             meta = {"resourceVersion": obj.get("metadata", {}).get("resourceVersion", "")}
             table = build_table(res, [self.served(res, obj)], responses.now(), "Metadata", meta,
@@ -270,6 +270,14 @@ class ResourceHandler:
         deleted = await self.registry.delete_collection(res, namespace, labels, fields, options, opts)
         body = responses.list_dict(res, res.api_version, deleted, self.registry.cache.revision, "", None)
         return responses.encode_dict(body, target)
+
+
+def _without_empty_version(obj: dict[str, Any]) -> dict[str, Any]:
+    """An object never stored (a dry-run create) has no resourceVersion: Go's omitempty leaves the field out."""
+    meta = obj.get("metadata")
+    if isinstance(meta, dict) and meta.get("resourceVersion") == "":
+        return {**obj, "metadata": {k: v for k, v in meta.items() if k != "resourceVersion"}}
+    return obj
 
 
 def warning_headers(warnings: list[str]) -> dict[str, str] | None:

@@ -72,3 +72,19 @@ def test_server_dry_run_namespace_delete_keeps_it_and_its_content(kc: Kubectl):
     got = kc.json("get", "ns", ns)
     assert got["status"]["phase"] == "Active" and "deletionTimestamp" not in got["metadata"]
     assert kc.json("get", "cm", "settings")["data"] == {"a": "1"}
+
+
+def test_diff_of_a_new_object_is_a_dry_run_create(kc: Kubectl):
+    ns = kc.namespace
+    diff, requests = kc.requests("diff", "-f", "-", input=deployment(ns, name="fresh"), check=False)
+    assert diff.returncode == 1
+    assert [(r.method, r.query, r.status) for r in requests if r.method == "POST"] == [
+        ("POST", {"dryRun": "All", "fieldManager": "kubectl-client-side-apply"}, 201)]
+    body = diff.stdout.splitlines()[4:]  # after `diff -u -N`, ---, +++ and the @@ line
+    assert diff.stdout.splitlines()[3].startswith("@@ -0,0 +1,") and all(line[0] == "+" for line in body)
+    added = [line[1:] for line in body]
+    assert added[:4] == ["apiVersion: apps/v1", "kind: Deployment", "metadata:", added[3]]
+    assert added[3].startswith("  creationTimestamp: ")  # the file as is: no last-applied annotation
+    assert "  name: fresh" in added and "  generation: 1" in added and "status: {}" in added
+    assert not any(line.startswith("  resourceVersion") for line in added)  # never stored: no version
+    assert kc.run("get", "deploy", "fresh", check=False).returncode == 1
