@@ -17,12 +17,10 @@ from typing import Any
 import cel
 
 from ..crd import cel_library
-from ..crd.cel_compile import _MACRO, TYPE_NAMES, _issue, _parse_error
-from ..crd.cel_validation import _runtime_error
+from ..crd.cel_common import blank_strings, compile_checked, issue, runtime_error
 
 BASE_VARIABLES = frozenset({"object", "oldObject", "request", "namespaceObject", "authorizer", "variables"})
 _VARIABLE_REF = re.compile(r"\bvariables\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)")
-_STRING = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
 
 
 class EvaluationError(Exception):
@@ -42,27 +40,14 @@ class Expression:
 
 def compile_expression(source: str, *, params: bool = False, variables: Iterable[str] = ()) -> Expression:
     """Compile against the admission variables (`params` only if declared, `variables.x` only if defined)."""
-    try:
-        program = cel.compile(source)
-    except Exception as exc:  # the engine raises ValueError on syntax errors
-        return Expression(source, error=f"compilation failed: {_parse_error(exc)}")
-    allowed = BASE_VARIABLES | {"params"} if params else BASE_VARIABLES
-    bound = {m.group(2) for m in _MACRO.finditer(source)}
-    for name in program.variables():
-        if name not in allowed and name not in bound and name not in cel_library.NAMESPACES \
-                and name not in TYPE_NAMES:
-            m = re.search(rf"\b{re.escape(name)}\b", source)
-            issue = _issue(source, m.start() if m else 0, f"undeclared reference to '{name}' (in container '')")
-            return Expression(source, error=f"compilation failed: {issue}")
-    for name in cel_library.unknown(program.functions()):
-        m = re.search(rf"\b{re.escape(name)}\s*\(", source)
-        issue = _issue(source, m.start() if m else 0, f"undeclared reference to '{name}' (in container '')")
-        return Expression(source, error=f"compilation failed: {issue}")
+    program, problem = compile_checked(source, BASE_VARIABLES | {"params"} if params else BASE_VARIABLES)
+    if program is None:
+        return Expression(source, error=f"compilation failed: {problem}")
     defined, needs = set(variables), []
-    for m in _VARIABLE_REF.finditer(_STRING.sub(lambda s: " " * len(s.group(0)), source)):
+    for m in _VARIABLE_REF.finditer(blank_strings(source)):
         if m.group(1) not in defined:
             dot = source.index(".", m.start())
-            return Expression(source, error=f"compilation failed: {_issue(source, dot, f'undefined field {m.group(1)!r}')}")
+            return Expression(source, error=f"compilation failed: {issue(source, dot, f'undefined field {m.group(1)!r}')}")
         if m.group(1) not in needs:
             needs.append(m.group(1))
     return Expression(source, program, None, cel_library.needed(program.functions(), program.variables()),
@@ -118,5 +103,5 @@ class Activation:
             if isinstance(exc, TypeError) and text.startswith("No such overload"):
                 text = "no such overload"
             else:
-                text = _runtime_error(exc)
+                text = runtime_error(exc)
             raise EvaluationError(f"expression '{expr.source}' resulted in error: {text}") from None

@@ -10,13 +10,11 @@ from typing import Any
 import cel
 
 from apiserver.crd import cel_library
+from apiserver.crd.cel_common import MACRO, blank_strings, compile_checked, issue
 from apiserver.crd.fieldpath import valid_field_path
 from apiserver.crd.structural import Node
 
-_MACRO = re.compile(r"\.\s*(all|exists|exists_one|map|filter)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)")
-_PARSE_PREFIX = re.compile(r"^Failed to parse expression .*?: (ERROR: )", re.S)
 SCOPED_VARS = frozenset({"self", "oldSelf"})
-TYPE_NAMES = frozenset({"int", "uint", "double", "bool", "string", "bytes", "list", "map", "null_type", "type", "dyn"})
 
 
 @dataclass(slots=True)
@@ -46,26 +44,6 @@ class CompiledRule:
     @property
     def default_message(self) -> str:
         return self.message.strip() if self.message else f"failed rule: {self.error_string}"
-
-
-def _position(source: str, offset: int) -> str:
-    line = source.count("\n", 0, offset) + 1
-    col = offset - (source.rfind("\n", 0, offset) + 1) + 1
-    return f"<input>:{line}:{col}"
-
-
-def _issue(source: str, offset: int, message: str) -> str:
-    """One cel-go style issue: position, message and the source line with a caret."""
-    line_start = source.rfind("\n", 0, offset) + 1
-    line_end = source.find("\n", offset)
-    text = source[line_start:line_end if line_end >= 0 else len(source)]
-    caret = "." * (offset - line_start) + "^"
-    return f"ERROR: {_position(source, offset)}: {message}\n | {text}\n | {caret}"
-
-
-def _parse_error(exc: Exception) -> str:
-    text = _PARSE_PREFIX.sub(r"\1", str(exc))
-    return "\n".join(" " + line if line.startswith("| ") else line for line in text.splitlines())
 
 
 _RESERVED = frozenset({"true", "false", "null", "in", "as", "break", "const", "continue", "else", "for",
@@ -98,21 +76,15 @@ def escape(name: str) -> str | None:
     return escaped if ok else None
 
 
-_STRING = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
 _SELECTION = re.compile(r"\b(self|oldSelf)((?:\s*\.\s*[A-Za-z_][A-Za-z0-9_]*)+)")
 _SEGMENT = re.compile(r"\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)")
 _META = Node(type="object", properties={"name": Node(type="string"), "generateName": Node(type="string")})
 _STRING_NODE = Node(type="string")
 
 
-def _blank_strings(source: str) -> str:
-    """The source with string literals blanked out (offsets kept), so field scans skip them."""
-    return _STRING.sub(lambda m: " " * len(m.group(0)), source)
-
-
 def _undefined_field(source: str, node: Node, resource: bool) -> str | None:
     """cel-go's `undefined field` check for `self.a.b` chains against the schema (None when all resolve)."""
-    text = _blank_strings(source)
+    text = blank_strings(source)
     for match in _SELECTION.finditer(text):
         current: Node | None = node
         for seg in _SEGMENT.finditer(match.group(2)):
@@ -131,7 +103,7 @@ def _undefined_field(source: str, node: Node, resource: bool) -> str | None:
                 current = current.additional
             elif current.properties or (resource and current is node) or current.embedded:
                 dot = match.start(2) + seg.start() + seg.group(0).index(".")
-                return _issue(source, dot, f"undefined field '{name}'")
+                return issue(source, dot, f"undefined field '{name}'")
             else:
                 break
     return None
@@ -140,21 +112,11 @@ def _undefined_field(source: str, node: Node, resource: bool) -> str | None:
 def compile_expression(source: str, node: Node | None = None,
                        resource: bool = False) -> tuple[cel.Program | None, str | None]:
     """Parse one expression (and check its `self` fields against `node`); on failure the cel-go issue text."""
-    try:
-        program = cel.compile(source)
-    except Exception as exc:  # the engine raises ValueError on syntax errors
-        return None, _parse_error(exc)
-    bound = {m.group(2) for m in _MACRO.finditer(source)}
-    for name in program.variables():
-        if name not in SCOPED_VARS and name not in bound and name not in cel_library.NAMESPACES \
-                and name not in TYPE_NAMES:
-            m = re.search(rf"\b{re.escape(name)}\b", source)
-            return None, _issue(source, m.start() if m else 0, f"undeclared reference to '{name}' (in container '')")
-    for name in cel_library.unknown(program.functions()):
-        m = re.search(rf"\b{re.escape(name)}\s*\(", source)
-        return None, _issue(source, m.start() if m else 0, f"undeclared reference to '{name}' (in container '')")
-    if node is not None and (issue := _undefined_field(source, node, resource)) is not None:
-        return None, issue
+    program, problem = compile_checked(source, SCOPED_VARS)
+    if program is None:
+        return None, problem
+    if node is not None and (problem := _undefined_field(source, node, resource)) is not None:
+        return None, problem
     return program, None
 
 
@@ -172,15 +134,15 @@ def compile_rule(raw: dict[str, Any], node: Node, resource: bool = False) -> Com
             compiled.field_path = ""
     if not rule.strip():
         return compiled
-    program, issue = compile_expression(rule, node, resource)
+    program, problem = compile_expression(rule, node, resource)
     if program is None:
-        compiled.error = f"compilation failed: {issue}"
+        compiled.error = f"compilation failed: {problem}"
         return compiled
     compiled.program = program
     variables = program.variables()
     compiled.uses_old_self = "oldSelf" in variables
     compiled.functions = cel_library.needed(program.functions(), variables)
-    compiled.macros = len(_MACRO.findall(rule))
+    compiled.macros = len(MACRO.findall(rule))
     if compiled.message_expression.strip():
         msg_program, msg_issue = compile_expression(compiled.message_expression, node, resource)
         if msg_program is None:

@@ -19,6 +19,7 @@ from typing import Any
 import cel
 
 from apiserver.crd import gofmt
+from apiserver.crd.cel_common import runtime_error
 from apiserver.crd.cel_compile import CompiledRule, compile_rule, escape
 from apiserver.crd.listtype import map_key, map_list_index
 from apiserver.crd.openapi_validation import _strict_equal
@@ -159,16 +160,6 @@ def _size(value: Any) -> int:
     return len(value) if isinstance(value, dict | list | str) else 1
 
 
-def _runtime_error(exc: Exception) -> str:
-    if isinstance(exc, KeyError):
-        return f"no such key: {exc.args[0] if exc.args else ''}"
-    if isinstance(exc, ZeroDivisionError):
-        return "division by zero"
-    if isinstance(exc, OverflowError):
-        return "integer overflow"
-    return str(exc)
-
-
 class CelValidator:
     """The compiled rules of one schema tree; `validate(obj, old)` runs them."""
 
@@ -306,7 +297,7 @@ def _expressions(c: _CelNode, obj: Any, old: Any, path: str, run: _Run, anchor: 
                                            f"function or macro signature for rule: {rule.error_string}"))
             else:
                 run.errs.append(gofmt.invalid(field_path, type_name,
-                                              f"{_runtime_error(exc)} evaluating rule: {rule.error_string}"))
+                                              f"{runtime_error(exc)} evaluating rule: {rule.error_string}"))
             continue
         if result is True:
             continue
