@@ -12,6 +12,9 @@ import copy
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from apiserver.validation.meta import SELECTOR_OPERATORS
+from apiserver.validation.meta import selector_matches as _label_selector_matches
+
 RBAC_GROUP = "rbac.authorization.k8s.io"
 RBAC_API_VERSION = f"{RBAC_GROUP}/v1"
 BOOTSTRAP_LABELS = {"kubernetes.io/bootstrapping": "rbac-defaults"}
@@ -347,25 +350,10 @@ def default_objects() -> list[dict[str, Any]]:
 # -- aggregation ---------------------------------------------------------------------------------------------
 
 def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> bool:
-    """A metav1.LabelSelector: matchLabels and matchExpressions (In, NotIn, Exists, DoesNotExist)."""
-    if selector is None:
+    """A metav1.LabelSelector as validation matches it, except that an unknown operator selects nothing."""
+    if any(expr.get("operator") not in SELECTOR_OPERATORS for expr in (selector or {}).get("matchExpressions") or ()):
         return False
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if labels.get(key) != value:
-            return False
-    for expr in selector.get("matchExpressions") or ():
-        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or ()
-        if op == "In" and labels.get(key) not in values:
-            return False
-        if op == "NotIn" and key in labels and labels[key] in values:
-            return False
-        if op == "Exists" and key not in labels:
-            return False
-        if op == "DoesNotExist" and key in labels:
-            return False
-        if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
-            return False
-    return True
+    return _label_selector_matches(selector, labels)
 
 
 def _aggregate_once(role: Mapping[str, Any], by_name: Mapping[str, Mapping[str, Any]]) -> list[Any]:

@@ -28,7 +28,7 @@ from apiserver.validation.names import (
 NameValidator = Callable[[str, bool], list[str]]
 ANNOTATIONS_LIMIT = 256 * 1024
 STANDARD_FINALIZERS = {"kubernetes", "orphan", "foregroundDeletion"}
-_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 
 
 def validate_labels(labels: Mapping[str, Any] | None, path: str) -> list[FieldError]:
@@ -65,7 +65,7 @@ def validate_label_selector(selector: Mapping[str, Any] | None, path: str,
             errs.append(required(f"{at}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
         elif op in ("Exists", "DoesNotExist") and values:
             errs.append(forbidden(f"{at}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
-        elif op not in _OPERATORS:
+        elif op not in SELECTOR_OPERATORS:
             errs.append(invalid(f"{at}.operator", op, "not a valid selector operator"))
         errs += each(f"{at}.key", expr.get("key", ""), is_qualified_name(expr.get("key", "")))
         if not allow_invalid_values:
