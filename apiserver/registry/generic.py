@@ -395,10 +395,12 @@ class Registry:
 
     @staticmethod
     def _same_content(new: dict[str, Any], old: dict[str, Any]) -> bool:
+        """Nothing to write: equal but for resourceVersion (managedFields count: an apply or a managedFields
+        patch may change only them, and the field tracker leaves them alone on a no-op update)."""
         if new.keys() != old.keys():
             return False
-        new_meta = {k: v for k, v in new["metadata"].items() if k not in ("resourceVersion", "managedFields")}
-        old_meta = {k: v for k, v in old["metadata"].items() if k not in ("resourceVersion", "managedFields")}
+        new_meta = {k: v for k, v in new["metadata"].items() if k != "resourceVersion"}
+        old_meta = {k: v for k, v in old["metadata"].items() if k != "resourceVersion"}
         if new_meta != old_meta:
             return False
         return all(new[k] == old[k] for k in new if k != "metadata")

@@ -128,3 +128,27 @@ def test_diff_server_side_is_a_dry_run_apply(kc: Kubectl):
     assert [(r.method, r.query) for r in requests if r.method == "PATCH"] == [
         ("PATCH", {"dryRun": "All", "fieldManager": "kubectl", "force": "false"})]
     assert kc.json("get", "deploy", "web")["spec"]["replicas"] == 1
+
+
+def test_server_side_apply_migrates_a_client_side_applied_object(kc: Kubectl):
+    ns = kc.namespace
+    kc.run("apply", "-f", "-", input=deployment(ns, replicas=1))
+    done, requests = kc.requests("apply", "--server-side", "-f", "-", input=deployment(ns, replicas=1))
+    assert (done.stdout, done.stderr.count("Warning")) == ("deployment.apps/web serverside-applied\n", 0)
+    # apply; keep the annotation (kubectl-last-applied); move ownership with a JSON patch; apply again.
+    assert [r.query.get("fieldManager") for r in requests if r.method == "PATCH"] == [
+        "kubectl", "kubectl-last-applied", "kubectl", "kubectl"]
+    owned = managers(kc, "deploy", "web")
+    assert set(owned) == {("kubectl-last-applied", "Apply", ""), ("kubectl", "Apply", "")}
+    assert owned[("kubectl-last-applied", "Apply", "")] == {
+        "f:metadata": {"f:annotations": {"f:kubectl.kubernetes.io/last-applied-configuration": {}}}}
+    assert "f:replicas" in owned[("kubectl", "Apply", "")]["f:spec"]
+
+    version = kc.json("get", "deploy", "web")["metadata"]["resourceVersion"]
+    assert kc.out("apply", "--server-side", "-f", "-", input=deployment(ns, replicas=1)) \
+        == "deployment.apps/web serverside-applied"
+    assert kc.json("get", "deploy", "web")["metadata"]["resourceVersion"] == version  # nothing changed: no write
+    kc.run("apply", "--server-side", "-f", "-", input=deployment(ns, replicas=3))
+    last = json.loads(kc.json("get", "deploy", "web")["metadata"]["annotations"][
+        "kubectl.kubernetes.io/last-applied-configuration"])
+    assert last["spec"]["replicas"] == 3  # the server keeps kubectl's annotation current
