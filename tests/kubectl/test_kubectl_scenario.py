@@ -120,3 +120,14 @@ def test_describe_lists_events_about_the_object(kc: Kubectl):
     assert kc.run("describe", "cm", "plain").stdout == (
         f"Name:         plain\nNamespace:    {ns}\nLabels:       <none>\nAnnotations:  <none>\n\n"
         "Data\n====\na:\n----\nb\n\n\nBinaryData\n====\n\nEvents:  <none>\n")
+
+
+def test_edit_rejected_by_validation_keeps_the_object(kc: Kubectl, tmp_path):
+    kc.run("apply", "-f", "-", input=deployment(kc.namespace, replicas=1))
+    done = kc.run("edit", "deploy/web", env=editor(tmp_path, "s/^  replicas: .*/  replicas: -1/"), check=False)
+    assert done.returncode == 1
+    lines = done.stderr.splitlines()
+    assert lines[0] == 'error: deployments.apps "web" is invalid'
+    assert lines[1].startswith('A copy of your changes has been stored to "') and lines[2:] == [
+        "error: Edit cancelled, no valid changes were saved."]
+    assert kc.json("get", "deploy", "web")["spec"]["replicas"] == 1
