@@ -130,6 +130,7 @@ admissionregistration.k8s.io/v1 validatingadmissionpolicies ValidatingAdmissionP
 admissionregistration.k8s.io/v1 validatingadmissionpolicybindings ValidatingAdmissionPolicyBinding C - api-extensions - -
 admissionregistration.k8s.io/v1 validatingwebhookconfigurations ValidatingWebhookConfiguration C - api-extensions - -
 apiextensions.k8s.io/v1 customresourcedefinitions CustomResourceDefinition C crd+crds api-extensions status -
+apiregistration.k8s.io/v1 apiservices APIService C - api-extensions status -
 apps/v1 controllerrevisions ControllerRevision N - - - -
 apps/v1 daemonsets DaemonSet N ds all status -
 apps/v1 deployments Deployment N deploy all status,scale -
@@ -149,6 +150,8 @@ certificates.k8s.io/v1 certificatesigningrequests CertificateSigningRequest C cs
 coordination.k8s.io/v1 leases Lease N - - - -
 discovery.k8s.io/v1 endpointslices EndpointSlice N - - - -
 events.k8s.io/v1 events Event N ev - - -
+flowcontrol.apiserver.k8s.io/v1 flowschemas FlowSchema C - - status -
+flowcontrol.apiserver.k8s.io/v1 prioritylevelconfigurations PriorityLevelConfiguration C - - status -
 networking.k8s.io/v1 ingressclasses IngressClass C - - - -
 networking.k8s.io/v1 ingresses Ingress N ing - status -
 networking.k8s.io/v1 networkpolicies NetworkPolicy N netpol - - -

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import ssl
 from collections.abc import Awaitable, Callable
@@ -147,8 +148,24 @@ class ApiServer:
             if self.registry.find(ns, None, name) is None:
                 await self.registry.create(ns, None, {"apiVersion": "v1", "kind": "Namespace",
                                                       "metadata": {"name": name}}, opts)
+        await self._bootstrap_kubernetes_service(opts)
         for hook in self.bootstrap_hooks:
             await hook(self)
+
+    async def _bootstrap_kubernetes_service(self, opts: WriteOptions) -> None:
+        """`default/kubernetes`: the API server's own Service, on the first address of the service range."""
+        svc = self.resources.lookup("", "v1", "services")
+        assert svc is not None
+        if self.registry.find(svc, "default", "kubernetes") is not None:
+            return
+        first_ip = str(next(ipaddress.ip_network(self.config.service_cidr).hosts()))
+        await self.registry.create(svc, "default", {
+            "apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "kubernetes", "labels": {"component": "apiserver", "provider": "kubernetes"}},
+            "spec": {"type": "ClusterIP", "clusterIP": first_ip, "sessionAffinity": "None",
+                     "ports": [{"name": "https", "port": 443, "protocol": "TCP",
+                                "targetPort": self.config.port or 6443}]},
+        }, opts)
 
     # -- security seams (filled in by apiserver.auth when configured) ----------------------------
     async def authenticate(self, request: web.Request) -> Any:
