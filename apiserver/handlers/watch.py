@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -19,7 +20,8 @@ from store import CompactedError
 from .. import errors
 from ..crd.serving import served, serves_raw
 from ..http.negotiation import JSON, PROTOBUF, negotiate
-from ..registry.cache import CacheEvent
+from ..http.tables import build_table
+from ..registry.cache import CacheEvent, Entry
 from ..resources import ResourceType
 from ..selectors import FieldSelector, LabelSelector
 
@@ -35,16 +37,19 @@ def _frame_json(event_type: str, obj: dict[str, Any]) -> bytes:
 
 
 class Encoder:
-    """Turns events into frames of the negotiated stream encoding."""
+    """Turns events into frames of the negotiated stream encoding (objects, or one-row Tables)."""
 
-    def __init__(self, media: str, res: ResourceType) -> None:
+    def __init__(self, media: str, res: ResourceType, table_version: str = "") -> None:
         self.media = media
         self.res = res
-        self.rewrite_version = False
+        self.table_version = table_version
+        self._headers_sent = False
 
     def event(self, event: CacheEvent, event_type: str | None = None) -> bytes:
         event_type = event_type or event.type
         obj = event.obj
+        if self.table_version:
+            return self._table(event_type, obj)
         if self.media == PROTOBUF:
             from ..codecs import protobuf
 
@@ -52,6 +57,23 @@ class Encoder:
         if event_type == event.type and serves_raw(self.res, obj, event.revision):
             return event.frame()
         return _frame_json(event_type, self._served(obj))
+
+    def initial(self, entry: Entry) -> bytes:
+        """The synthetic ADDED frame of an object that existed when the watch began."""
+        if self.table_version:
+            return self._table("ADDED", entry.obj)
+        if self.media == JSON and serves_raw(self.res, entry.obj, entry.revision):
+            return b'{"type":"ADDED","object":' + entry.raw + b"}\n"
+        return self.raw("ADDED", self._served(entry.obj))
+
+    def _table(self, event_type: str, obj: dict[str, Any]) -> bytes:
+        """A Table of one row; column definitions only in the first event, as upstream sends them."""
+        served_obj = self._served(obj)
+        meta = {"resourceVersion": (served_obj.get("metadata") or {}).get("resourceVersion", "")}
+        table = build_table(self.res, [served_obj], datetime.now(UTC), "Metadata", meta, self.table_version,
+                            headers=not self._headers_sent)
+        self._headers_sent = True
+        return self.raw(event_type, table)
 
     def _served(self, obj: dict[str, Any]) -> dict[str, Any]:
         return served(self.res, obj)
@@ -135,7 +157,7 @@ async def serve_watch(server: ApiServer, request: web.Request, res: ResourceType
 
     cache = server.cache
     watcher = cache.watch(res.key_prefix, namespace if res.namespaced else None)
-    encoder = Encoder(media, res)
+    encoder = Encoder(media, res, target.version or "v1" if target.as_kind == "Table" else "")
     pending: list[bytes] = []
     store_watch = None
     try:
@@ -147,10 +169,7 @@ async def serve_watch(server: ApiServer, request: web.Request, res: ResourceType
                 if name and meta.get("name") != name:
                     continue
                 if labels.matches(meta.get("labels")) and fields.matches(entry.obj):
-                    if media == JSON and serves_raw(res, entry.obj, entry.revision):
-                        pending.append(b'{"type":"ADDED","object":' + entry.raw + b"}\n")
-                    else:
-                        pending.append(encoder.raw("ADDED", encoder._served(entry.obj)))
+                    pending.append(encoder.initial(entry))
             if _truthy(send_initial) and bookmarks:
                 pending.append(encoder.raw("BOOKMARK", _bookmark(res, snapshot_rv, True)))
         else:

@@ -9,12 +9,12 @@ from ..resources import ResourceType
 
 
 def build_table(res: ResourceType, objs: list[dict[str, Any]], now: datetime, include_object: str,
-                list_meta: dict[str, Any], version: str = "v1") -> dict[str, Any]:
-    """A meta.k8s.io Table for these objects."""
+                list_meta: dict[str, Any], version: str = "v1", headers: bool = True) -> dict[str, Any]:
+    """A meta.k8s.io Table for these objects (`headers=False`: no column definitions, as in later watch events)."""
     if res.crd is not None:
         from ..crd.printers import table as crd_table
 
-        return crd_table(res, objs, now, include_object, list_meta)
+        return crd_table(res, objs, now, include_object, list_meta, headers=headers)
     from ..printers import table  # imported on first use: most requests never ask for a Table
 
-    return table(res, objs, now, include_object, list_meta, version=version)
+    return table(res, objs, now, include_object, list_meta, headers=headers, version=version)

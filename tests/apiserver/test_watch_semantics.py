@@ -105,3 +105,23 @@ def test_watch_older_than_the_cache_reads_store_history():
         events = watch_lines(kube, "default", resourceVersion=rv, timeoutSeconds="1")
         assert names(events) == [("ADDED", "h")] + [("MODIFIED", "h")] * 4
         assert [e["object"].get("data", {}).get("i") for e in events[1:]] == ["0", "1", "2", "3"]
+
+
+def test_watch_as_table_sends_one_row_tables(mini_kube_session, kube_namespace):
+    """What `kubectl get -w` asks for: Table events, column definitions only in the first."""
+    mini_kube_session.client.create(CM, {"metadata": {"name": "tw1"}, "data": {"a": "1"}}, kube_namespace)
+    mini_kube_session.client.create(CM, {"metadata": {"name": "tw2"}}, kube_namespace)
+
+    async def run() -> list[dict]:
+        async with aiohttp.ClientSession() as session, session.get(
+                f"{mini_kube_session.url}{CM.path(kube_namespace)}",
+                params={"watch": "1", "timeoutSeconds": "1"},
+                headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"}) as response:
+            return [orjson.loads(line) for line in (await response.read()).splitlines() if line.strip()]
+
+    events = mini_kube_session.run(run())
+    assert [e["type"] for e in events] == ["ADDED", "ADDED"]
+    first, second = (e["object"] for e in events)
+    assert first["kind"] == "Table" and [c["name"] for c in first["columnDefinitions"]] == ["Name", "Data", "Age"]
+    assert first["rows"][0]["cells"][:2] == ["tw1", 1]
+    assert second["columnDefinitions"] is None and second["rows"][0]["cells"][0] == "tw2"
