@@ -10,7 +10,7 @@ definitions that have something to default below them.
 
 from __future__ import annotations
 
-import functools
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,23 +68,56 @@ def _own_plan(name: str) -> _Plan:
     )
 
 
-@functools.cache
-def _plans() -> dict[str, _Plan]:
-    """Plans for every definition, children pruned to those with work somewhere below."""
-    plans = {name: _own_plan(name) for name in definitions()}
+_PLANS: dict[str, _Plan] = {}  # definitions with defaulting work somewhere below, children linked
+_SETTLED: set[str] = set()  # definitions already decided (in _PLANS or known to need nothing)
+_LOCK = threading.Lock()
+
+
+def _plan(root: str) -> _Plan | None:
+    """The plan of one definition, building only the part of the graph reachable from it (once)."""
+    if root not in _SETTLED:
+        with _LOCK:
+            if root not in _SETTLED:
+                _settle(root)
+    return _PLANS.get(root)
+
+
+def _settle(root: str) -> None:
+    if root not in definitions():
+        _SETTLED.add(root)
+        return
+    reach, queue = [root], [root]
+    seen = {root}
+    edges: dict[str, list[tuple[str, str, str]]] = {}
+    while queue:
+        name = queue.pop()
+        edges[name] = references(name)
+        for _, _, target in edges[name]:
+            if target not in seen and target not in _SETTLED and target in definitions():
+                seen.add(target)
+                reach.append(target)
+                queue.append(target)
+    plans = {name: _own_plan(name) for name in reach}
     useful = {name for name, plan in plans.items() if plan.has_own_work()}
-    edges = {name: references(name) for name in definitions()}
+
+    def is_useful(target: str) -> bool:
+        return target in useful or target in _PLANS
+
     changed = True
     while changed:
         changed = False
-        for name, refs in edges.items():
-            if name not in useful and any(target in useful for _, _, target in refs):
+        for name in reach:
+            if name not in useful and any(is_useful(target) for _, _, target in edges[name]):
                 useful.add(name)
                 changed = True
-    for name, refs in edges.items():
-        plans[name].children = [(prop, container, plans[target]) for prop, container, target in refs
-                                if target in useful]
-    return {name: plan for name, plan in plans.items() if name in useful}
+    for name in reach:
+        if name in useful:
+            plans[name].children = [(prop, container, plans.get(target) or _PLANS[target])
+                                    for prop, container, target in edges[name] if is_useful(target)]
+    for name in reach:
+        if name in useful:
+            _PLANS[name] = plans[name]
+    _SETTLED.update(reach)
 
 
 def _fresh(value: Any) -> Any:
@@ -148,7 +181,7 @@ def apply_defaults(definition_name: str, obj: dict[str, Any]) -> None:
     not repaired: type errors are reported by `fields.type_errors`. Nested object metadata (pod
     templates) gets `creationTimestamp: null` like Go writes it; the top-level one is the server's.
     """
-    plan = _plans().get(definition_name)
+    plan = _plan(definition_name)
     if plan is None or not isinstance(obj, dict):
         return
     meta = obj.get("metadata")
@@ -161,4 +194,5 @@ def apply_defaults(definition_name: str, obj: dict[str, Any]) -> None:
 
 def warm() -> None:
     """Compile every plan now (e.g. in a background task after start-up)."""
-    _plans()
+    for name in definitions():
+        _plan(name)
