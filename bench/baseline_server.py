@@ -41,7 +41,11 @@ async def make_app(path: str) -> web.Application:
     async def ready(request: web.Request) -> web.Response:
         return web.Response(text="ok")
 
+    async def close(app: web.Application) -> None:
+        await db.close()
+
     app = web.Application()
+    app.on_cleanup.append(close)
     app.router.add_post("/api/v1/namespaces/{ns}/configmaps", create)
     app.router.add_get("/api/v1/namespaces/{ns}/configmaps/{name}", get)
     app.router.add_get("/api/v1/namespaces/{ns}/configmaps", list_)
