@@ -192,12 +192,18 @@ class ResourceHandler:
                                     request.query.get("fieldValidation", ""))
         return obj, warnings
 
-    async def create(self, request: web.Request, info: RequestInfo, res: ResourceType, namespace: str | None,
-                     user: Any) -> web.Response:
-        target = self.target(request)
+    async def decode_write(self, request: web.Request, info: RequestInfo, res: ResourceType,
+                           user: Any) -> tuple[dict[str, Any], WriteOptions]:
+        """The decoded body of a create or update, and its write options carrying the field warnings."""
         obj, warnings = await self.decode_object(request, res)
         opts = write_options(request, info, user)
         opts.warnings.extend(warnings)
+        return obj, opts
+
+    async def create(self, request: web.Request, info: RequestInfo, res: ResourceType, namespace: str | None,
+                     user: Any) -> web.Response:
+        target = self.target(request)
+        obj, opts = await self.decode_write(request, info, res, user)
         if not res.stored:
             return await subresources.create_virtual(self, request, info, res, obj, user, target)
         result = await self.registry.create(res, namespace, obj, opts)
@@ -206,9 +212,7 @@ class ResourceHandler:
     async def update(self, request: web.Request, info: RequestInfo, res: ResourceType, namespace: str | None,
                      user: Any) -> web.Response:
         target = self.target(request)
-        obj, warnings = await self.decode_object(request, res)
-        opts = write_options(request, info, user)
-        opts.warnings.extend(warnings)
+        obj, opts = await self.decode_write(request, info, res, user)
         result, created = await self.registry.update(res, namespace, info.name, obj, opts)
         return self.respond_entry(res, result, target, 201 if created else 200, warning_headers(opts.warnings))
 

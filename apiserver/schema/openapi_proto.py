@@ -15,21 +15,13 @@ from typing import Any
 
 import orjson
 
+from ..codecs.protobuf.wire import varint as _varint
+
 # What old kubectl sends in Accept (the `@` form) and what the apiserver answers with: the `@` is not
 # valid in a Content-Type, Go's mime parser rejects it, so the answer uses the dotted form.
 ACCEPT_TYPES = ("application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
                 "application/com.github.proto-openapi.spec.v2.v1.0+protobuf")
 MEDIA_TYPE = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
-
-
-def _varint(value: int) -> bytes:
-    value &= (1 << 64) - 1
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def _key(field: int, wire: int) -> bytes:
