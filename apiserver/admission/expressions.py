@@ -12,12 +12,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
-
-import cel
+from typing import TYPE_CHECKING, Any
 
 from ..crd import cel_library
 from ..crd.cel_common import blank_strings, compile_checked, issue, runtime_error
+from ..crd.cel_engine import cel
+
+if TYPE_CHECKING:
+    import cel as cel_types
 
 BASE_VARIABLES = frozenset({"object", "oldObject", "request", "namespaceObject", "authorizer", "variables"})
 _VARIABLE_REF = re.compile(r"\bvariables\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)")
@@ -32,7 +34,7 @@ class Expression:
     """One compiled expression: its program (None if it failed to compile) and what it needs."""
 
     source: str
-    program: cel.Program | None = None
+    program: cel_types.Program | None = None
     error: str | None = None
     functions: dict[str, Callable[..., Any]] = field(default_factory=dict)
     needs: tuple[str, ...] = ()  # composited variables it references
@@ -62,13 +64,13 @@ class Activation:
         self.composited = composited or {}
         self._done: dict[str, Any] = {}
         self._failed: dict[str, str] = {}
-        self._context: cel.Context | None = None
+        self._context: cel().Context | None = None
         self._functions: dict[str, Callable[..., Any]] = {}
 
-    def _ctx(self, functions: dict[str, Callable[..., Any]]) -> cel.Context:
+    def _ctx(self, functions: dict[str, Callable[..., Any]]) -> cel().Context:
         missing = {k: v for k, v in functions.items() if k not in self._functions}
         if self._context is None:
-            self._context = cel.Context({**self.values, "variables": dict(self._done)}, functions)
+            self._context = cel().Context({**self.values, "variables": dict(self._done)}, functions)
             self._functions.update(functions)
         elif missing:
             for name, func in missing.items():

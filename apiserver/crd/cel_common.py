@@ -6,10 +6,13 @@ wording for runtime errors.
 from __future__ import annotations
 
 import re
-
-import cel
+from typing import TYPE_CHECKING
 
 from apiserver.crd import cel_library
+from apiserver.crd.cel_engine import cel
+
+if TYPE_CHECKING:
+    import cel as cel_types
 
 MACRO = re.compile(r"\.\s*(all|exists|exists_one|map|filter)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)")
 TYPE_NAMES = frozenset({"int", "uint", "double", "bool", "string", "bytes", "list", "map", "null_type", "type", "dyn"})
@@ -54,11 +57,11 @@ def blank_strings(source: str) -> str:
     return _STRING.sub(lambda m: " " * len(m.group(0)), source)
 
 
-def compile_checked(source: str, variables: frozenset[str]) -> tuple[cel.Program | None, str | None]:
+def compile_checked(source: str, variables: frozenset[str]) -> tuple[cel_types.Program | None, str | None]:
     """Parse `source` and check its references: only `variables`, macro-bound names, the library's
     namespaces and type names, and the library's functions. On failure (None, the cel-go issue text)."""
     try:
-        program = cel.compile(source)
+        program = cel().compile(source)
     except Exception as exc:  # the engine raises ValueError on syntax errors
         return None, parse_error(exc)
     bound = {m.group(2) for m in MACRO.finditer(source)}

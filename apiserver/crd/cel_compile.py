@@ -5,14 +5,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
-
-import cel
+from typing import TYPE_CHECKING, Any
 
 from apiserver.crd import cel_library
 from apiserver.crd.cel_common import MACRO, blank_strings, compile_checked, issue
 from apiserver.crd.fieldpath import valid_field_path
 from apiserver.crd.structural import Node
+
+if TYPE_CHECKING:
+    import cel as cel_types
 
 SCOPED_VARS = frozenset({"self", "oldSelf"})
 
@@ -28,8 +29,8 @@ class CompiledRule:
     reason: str | None = None
     field_path: str = ""
     optional_old_self: bool = False
-    program: cel.Program | None = None
-    message_program: cel.Program | None = None
+    program: cel_types.Program | None = None
+    message_program: cel_types.Program | None = None
     uses_old_self: bool = False
     functions: dict[str, Callable[..., Any]] = field(default_factory=dict)
     macros: int = 0
@@ -110,7 +111,7 @@ def _undefined_field(source: str, node: Node, resource: bool) -> str | None:
 
 
 def compile_expression(source: str, node: Node | None = None,
-                       resource: bool = False) -> tuple[cel.Program | None, str | None]:
+                       resource: bool = False) -> tuple[cel_types.Program | None, str | None]:
     """Parse one expression (and check its `self` fields against `node`); on failure the cel-go issue text."""
     program, problem = compile_checked(source, SCOPED_VARS)
     if program is None:

@@ -9,13 +9,14 @@ equal quantities have equal tags, so `==` works on them.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import Any
 from urllib.parse import urlsplit
 
-from cel import stdlib
+from apiserver.crd.cel_engine import stdlib
 
 _QTAG = "\x00quantity:"
 _UTAG = "\x00url:"
@@ -25,13 +26,13 @@ _UTAG = "\x00url:"
 
 def _index_of(target: Any, item: Any, offset: int = 0) -> int:
     if isinstance(target, str):
-        return stdlib.index_of(target, item, offset)
+        return stdlib().index_of(target, item, offset)
     return next((i for i, x in enumerate(target) if x == item and type(x) is type(item)), -1)
 
 
 def _last_index_of(target: Any, item: Any, *offset: int) -> int:
     if isinstance(target, str):
-        return stdlib.last_index_of(target, item, *offset)
+        return stdlib().last_index_of(target, item, *offset)
     return next((i for i in range(len(target) - 1, -1, -1) if target[i] == item), -1)
 
 
@@ -179,42 +180,46 @@ def _url_part(getter: Callable[[Any], Any]) -> Callable[[str], Any]:
     return part
 
 
-FUNCTIONS: dict[str, Callable[..., Any]] = {
-    **{k: v for k, v in stdlib.EXTENSIONS["strings"].items() if k != "reverse"},
-    "reverse": _reverse,
-    "bool": stdlib.bool_,
-    "format": _format,
-    "indexOf": _index_of,
-    "lastIndexOf": _last_index_of,
-    "isSorted": _is_sorted,
-    "sum": stdlib.sum_,
-    "min": stdlib.min_,
-    "max": stdlib.max_,
-    "find": _find,
-    "findAll": _find_all,
-    **stdlib.EXTENSIONS["sets"],
-    "quantity": _quantity,
-    "isQuantity": _is_quantity,
-    "sign": lambda a: _compare(a, 0),
-    "isGreaterThan": lambda a, b: _compare(a, b) > 0,
-    "isLessThan": lambda a, b: _compare(a, b) < 0,
-    "compareTo": _compare,
-    "add": lambda a, b: _tag(_q(a) + _q(b)),
-    "sub": lambda a, b: _tag(_q(a) - _q(b)),
-    "isInteger": lambda a: _q(a) == _q(a).to_integral_value() and abs(_q(a)) < 2**63,
-    "asInteger": _as_integer,
-    "asApproximateFloat": lambda a: float(_q(a)),
-    "url": _url,
-    "isURL": _is_url,
-    "getScheme": _url_part(lambda p: p.scheme),
-    "getHost": _url_part(lambda p: p.netloc.rpartition("@")[2]),
-    "getHostname": _url_part(lambda p: p.hostname or ""),
-    "getPort": _url_part(lambda p: str(p.port) if p.port else ""),
-    "getEscapedPath": _url_part(lambda p: p.path),
-    "getQuery": _url_part(lambda p: {k: v for k, v in (x.split("=", 1) for x in p.query.split("&") if "=" in x)}),
-}
+@functools.cache
+def functions() -> dict[str, Callable[..., Any]]:
+    """Every library function by name (built on first use, with the engine)."""
+    lib = stdlib()
+    return {
+        **{k: v for k, v in lib.EXTENSIONS["strings"].items() if k != "reverse"},
+        "reverse": _reverse,
+        "bool": lib.bool_,
+        "format": _format,
+        "indexOf": _index_of,
+        "lastIndexOf": _last_index_of,
+        "isSorted": _is_sorted,
+        "sum": lib.sum_,
+        "min": lib.min_,
+        "max": lib.max_,
+        "find": _find,
+        "findAll": _find_all,
+        **lib.EXTENSIONS["sets"],
+        "quantity": _quantity,
+        "isQuantity": _is_quantity,
+        "sign": lambda a: _compare(a, 0),
+        "isGreaterThan": lambda a, b: _compare(a, b) > 0,
+        "isLessThan": lambda a, b: _compare(a, b) < 0,
+        "compareTo": _compare,
+        "add": lambda a, b: _tag(_q(a) + _q(b)),
+        "sub": lambda a, b: _tag(_q(a) - _q(b)),
+        "isInteger": lambda a: _q(a) == _q(a).to_integral_value() and abs(_q(a)) < 2**63,
+        "asInteger": _as_integer,
+        "asApproximateFloat": lambda a: float(_q(a)),
+        "url": _url,
+        "isURL": _is_url,
+        "getScheme": _url_part(lambda p: p.scheme),
+        "getHost": _url_part(lambda p: p.netloc.rpartition("@")[2]),
+        "getHostname": _url_part(lambda p: p.hostname or ""),
+        "getPort": _url_part(lambda p: str(p.port) if p.port else ""),
+        "getEscapedPath": _url_part(lambda p: p.path),
+        "getQuery": _url_part(lambda p: {k: v for k, v in (x.split("=", 1) for x in p.query.split("&") if "=" in x)}),
+    }
 
-# Functions and operators the engine implements itself (anything else a rule calls must be in FUNCTIONS).
+# Functions and operators the engine implements itself (anything else a rule calls must be in functions()).
 NATIVE = frozenset({
     "size", "int", "uint", "double", "string", "bytes", "timestamp", "duration", "dyn", "type",
     "matches", "contains", "startsWith", "endsWith", "has", "getFullYear", "getMonth", "getDate",
@@ -227,8 +232,9 @@ _IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 def needed(function_names: list[str], variables: list[str]) -> dict[str, Callable[..., Any]]:
     """The library functions a compiled program references (namespaced ones by their namespace)."""
-    found = {n: FUNCTIONS[n] for n in function_names if n in FUNCTIONS}
-    for name, func in FUNCTIONS.items():
+    library = functions()
+    found = {n: library[n] for n in function_names if n in library}
+    for name, func in library.items():
         namespace, dot, _ = name.partition(".")
         if dot and namespace in variables:
             found[name] = func
@@ -237,6 +243,7 @@ def needed(function_names: list[str], variables: list[str]) -> dict[str, Callabl
 
 def unknown(function_names: list[str]) -> list[str]:
     """Functions a program calls that neither the engine nor the library defines."""
+    library = functions()
     return [n for n in function_names
-            if _IDENT.match(n) and n not in FUNCTIONS and n not in NATIVE
-            and not any(f.endswith("." + n) for f in FUNCTIONS)]
+            if _IDENT.match(n) and n not in library and n not in NATIVE
+            and not any(f.endswith("." + n) for f in library)]

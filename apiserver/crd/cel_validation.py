@@ -14,17 +14,19 @@ import base64
 import datetime
 import re
 from dataclasses import dataclass, field
-from typing import Any
-
-import cel
+from typing import TYPE_CHECKING, Any
 
 from apiserver.crd import gofmt
 from apiserver.crd.cel_common import runtime_error
 from apiserver.crd.cel_compile import CompiledRule, compile_rule, escape
+from apiserver.crd.cel_engine import cel
 from apiserver.crd.listtype import map_key, map_list_index
 from apiserver.crd.openapi_validation import _strict_equal
 from apiserver.crd.structural import MISSING, Node
 from apiserver.errors import FieldError
+
+if TYPE_CHECKING:
+    import cel as cel_types
 
 RUNTIME_COST_BUDGET = 10_000_000  # per object, as celconfig.RuntimeCELCostBudget
 PER_CALL_LIMIT = 1_000_000  # per rule evaluation, as celconfig.PerCallLimit
@@ -258,7 +260,7 @@ def _expressions(c: _CelNode, obj: Any, old: Any, path: str, run: _Run, anchor: 
     old_value = run.converter.to_cel(old, schema, c.resource) if has_old and c.uses_old_self else None
     if has_old and c.uses_old_self:
         variables["oldSelf"] = old_value
-    context = cel.Context(variables, c.functions)
+    context = cel().Context(variables, c.functions)
     optional_context = None
     for rule in c.rules:
         if rule.error:
@@ -271,8 +273,8 @@ def _expressions(c: _CelNode, obj: Any, old: Any, path: str, run: _Run, anchor: 
             continue  # transition rules need an old value
         if rule.optional_old_self:
             if optional_context is None:
-                wrapped = cel.OptionalValue.of(old_value) if has_old else cel.OptionalValue.none()
-                optional_context = cel.Context({"self": self_value, "oldSelf": wrapped}, c.functions)
+                wrapped = cel().OptionalValue.of(old_value) if has_old else cel().OptionalValue.none()
+                optional_context = cel().Context({"self": self_value, "oldSelf": wrapped}, c.functions)
             ctx = optional_context
         cost = 1 + rule.macros * _size(obj)
         if cost > PER_CALL_LIMIT:
@@ -312,7 +314,7 @@ def _expressions(c: _CelNode, obj: Any, old: Any, path: str, run: _Run, anchor: 
         run.errs.append(_error_for_reason(rule.reason, error_path, type_name, detail))
 
 
-def _message(rule: CompiledRule, ctx: cel.Context) -> str:
+def _message(rule: CompiledRule, ctx: cel_types.Context) -> str:
     try:
         value = rule.message_program.execute(ctx)  # type: ignore[union-attr]
     except Exception:  # a failing messageExpression falls back to the message
