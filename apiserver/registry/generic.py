@@ -311,18 +311,11 @@ class Registry:
                 raise errors.not_found(res.group_resource, name)
             return await self.create(res, namespace, obj, opts), True
         rv = meta.get("resourceVersion")
-        if not rv and not self._allows_unconditional_update(res):
-            raise errors.invalid_object(res.kind, res.group, name, [errors.invalid(
-                "metadata.resourceVersion", rv or "", "must be specified for an update")])
         expected = self._parse_rv(rv) if rv else current.revision
         if expected != current.revision:
             raise errors.conflict(res.group_resource, name, errors.STALE)
         result = await self._write_update(res, namespace, current, obj, opts)
         return result, False
-
-    @staticmethod
-    def _allows_unconditional_update(res: ResourceType) -> bool:
-        return True
 
     async def guaranteed_update(self, res: ResourceType, namespace: str | None, name: str,
                                 mutate: Callable[[dict[str, Any]], Awaitable[dict[str, Any]] | dict[str, Any]],

@@ -78,11 +78,14 @@ class Strategy:
     def prepare_for_update(self, ctx: WriteContext, new: dict[str, Any], old: dict[str, Any]) -> None:
         res = ctx.resource
         if ctx.subresource == "status":
-            # the status endpoint changes status only
+            # the status endpoint changes status only (and records who changed it)
             status = new.get("status")
+            managed = (new.get("metadata") or {}).get("managedFields")
             new.clear()
             new.update({k: v for k, v in old.items() if k != "status"})
-            new["metadata"] = {**old["metadata"], **_status_writable_meta(new, old)}
+            new["metadata"] = dict(old["metadata"])
+            if managed is not None:
+                new["metadata"]["managedFields"] = managed
             if status is not None:
                 new["status"] = status
             return
@@ -121,6 +124,3 @@ class Strategy:
     def mark_deleting(self, obj: dict[str, Any]) -> None:
         """Changes besides deletionTimestamp/finalizers when a delete starts (conditions, phases)."""
 
-
-def _status_writable_meta(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
-    return {}

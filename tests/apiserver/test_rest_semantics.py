@@ -181,3 +181,18 @@ def test_node_port_allocation(mini_kube_session, kube_namespace):
 def test_namespace_lifecycle_refuses_system_namespace_delete(mini_kube_session):
     err = error_of(mini_kube_session.client.delete, NS, "default")
     assert err.status == 403 and err.body["reason"] == "Forbidden"
+
+
+def test_status_subresource_writes_status_only_and_records_its_manager(mini_kube_session, kube_namespace):
+    client = mini_kube_session.client
+    deploy = ResourceRef("apps", "v1", "deployments")
+    spec = {"replicas": 1, "selector": {"matchLabels": {"app": "s"}},
+            "template": {"metadata": {"labels": {"app": "s"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}
+    client.create(deploy, {"metadata": {"name": "st"}, "spec": spec}, kube_namespace)
+    patched = client.patch(deploy, "st", {"status": {"replicas": 3}, "spec": {"replicas": 9}}, kube_namespace,
+                           subresource="status", fieldManager="status-writer")
+    assert patched["status"]["replicas"] == 3 and patched["spec"]["replicas"] == 1
+    managers = {(m["manager"], m.get("subresource", "")) for m in patched["metadata"]["managedFields"]}
+    assert ("status-writer", "status") in managers
+    main = client.patch(deploy, "st", {"status": {"replicas": 7}}, kube_namespace)
+    assert main["status"]["replicas"] == 3  # the main endpoint ignores status
