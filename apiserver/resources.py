@@ -46,6 +46,7 @@ class ResourceType:
     stored: bool = True
     crd: Any = None  # the CustomResourceDefinition object, for custom resources
     schema: Any = None  # custom resources: the openAPIV3Schema of this version
+    storage_group: str | None = None  # another group's storage this resource shares (events.k8s.io -> core)
     printer_columns: tuple[dict[str, Any], ...] = ()
     selectable_fields: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
@@ -70,7 +71,7 @@ class ResourceType:
     @property
     def key_prefix(self) -> str:
         """Storage key prefix; versions of one group/resource share it (like etcd's /registry/...)."""
-        group = self.group or "core"
+        group = (self.group if self.storage_group is None else self.storage_group) or "core"
         return f"/registry/{group}/{self.plural}/"
 
     def key(self, namespace: str | None, name: str) -> str:
@@ -253,4 +254,6 @@ def builtin_resources() -> list[ResourceType]:
     first: dict[tuple[str, str], str] = {}
     for row in rows:
         row.storage_version = first.setdefault((row.group, row.plural), row.version)
+        if (row.group, row.kind) == ("events.k8s.io", "Event"):
+            row.storage_group = ""  # one store of events, read in either shape (as upstream)
     return rows

@@ -30,7 +30,8 @@ def served(res: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
     """`obj` as stored, as the version of `res` serves it (a copy when anything changes)."""
     if res.crd is None:
         if obj.get("apiVersion") != res.api_version and obj.get("kind") == res.kind:
-            return {**obj, "apiVersion": res.api_version}
+            convert = res.extra.get("convert")  # built-in kinds stored in another version's shape
+            return convert(res, obj) if convert else {**obj, "apiVersion": res.api_version}
         return obj
     if serves_raw(res, obj, _revision(obj)):  # stored objects carry their revision as resourceVersion
         return obj

@@ -10,6 +10,8 @@ from ..resources import ResourceType
 from .generic import WriteOptions, now_rfc3339
 from .strategies.crd import CrdStrategy
 from .strategies.custom import CustomResourceStrategy
+from .strategies.event import EventsV1Strategy
+from .strategies.event import convert as convert_event
 from .strategies.namespace import NamespaceStrategy
 from .strategies.pod import PodStrategy
 from .strategies.service import ServiceStrategy
@@ -26,7 +28,11 @@ def configure(server: ApiServer) -> None:
         ("", "Pod"): PodStrategy(),
         ("", "Service"): ServiceStrategy(config.service_cidr, config.node_port_range),
         ("apiextensions.k8s.io", "CustomResourceDefinition"): CrdStrategy(),
+        ("events.k8s.io", "Event"): EventsV1Strategy(),
     })
+    events_v1 = server.resources.lookup("events.k8s.io", "v1", "events")
+    if events_v1 is not None:
+        events_v1.extra["convert"] = convert_event
     registry.custom_strategy = CustomResourceStrategy()
     registry.admission = AdmissionChain(default_plugins(server))
     registry.field_tracker = track_fields
