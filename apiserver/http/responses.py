@@ -56,14 +56,22 @@ def status_response(exc: StatusError, target: Target | None = None) -> web.Respo
 
 def list_body(res: ResourceType, api_version: str, items: list[Entry], revision: int, continue_token: str,
               remaining: int | None) -> bytes:
-    """A typed list, concatenating each item's stored bytes."""
+    """A typed list, concatenating each item's stored bytes.
+
+    Items of built-in kinds go without kind and apiVersion, as upstream's typed lists carry them (stored objects
+    begin with exactly those two fields, so they are cut off the bytes, not re-encoded); custom resources keep them.
+    """
     meta: dict[str, Any] = {"resourceVersion": str(revision)}
     if continue_token:
         meta["continue"] = continue_token
     if remaining is not None:
         meta["remainingItemCount"] = remaining
     head = orjson.dumps({"kind": res.list_kind, "apiVersion": api_version, "metadata": meta})
-    return head[:-1] + b',"items":[' + b",".join(e.raw for e in items) + b"]}"
+    raws = [e.raw for e in items]
+    if res.crd is None:
+        type_meta = b'{"kind":' + orjson.dumps(res.kind) + b',"apiVersion":' + orjson.dumps(api_version) + b","
+        raws = [b"{" + raw[len(type_meta):] if raw.startswith(type_meta) else raw for raw in raws]
+    return head[:-1] + b',"items":[' + b",".join(raws) + b"]}"
 
 
 def list_dict(res: ResourceType, api_version: str, items: list[dict[str, Any]], revision: int,

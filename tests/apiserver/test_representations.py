@@ -57,3 +57,14 @@ def test_method_and_media_errors(mini_kube_session, kube_namespace):
     with pytest.raises(ApiError) as err:
         client.request("GET", "/apis/no.such.group/v1/things")
     assert err.value.status == 404
+
+
+def test_typed_list_items_carry_no_type_meta(mini_kube_session, kube_namespace):
+    """As upstream's typed lists of built-in kinds: the list says the kind, its items do not."""
+    client = mini_kube_session.client
+    client.create(CM, {"metadata": {"name": "l1"}, "data": {"a": "b"}}, kube_namespace)
+    listed = client.list(CM, kube_namespace)
+    assert listed["kind"] == "ConfigMapList"
+    item = listed["items"][0]
+    assert "kind" not in item and "apiVersion" not in item
+    assert item["metadata"]["name"] == "l1" and item["data"] == {"a": "b"}
