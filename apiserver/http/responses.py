@@ -67,11 +67,18 @@ def list_body(res: ResourceType, api_version: str, items: list[Entry], revision:
     if remaining is not None:
         meta["remainingItemCount"] = remaining
     head = orjson.dumps({"kind": res.list_kind, "apiVersion": api_version, "metadata": meta})
-    raws = [e.raw for e in items]
-    if res.crd is None:
+    if res.crd is not None:
+        raws = [e.raw for e in items]
+    else:
         type_meta = b'{"kind":' + orjson.dumps(res.kind) + b',"apiVersion":' + orjson.dumps(api_version) + b","
-        raws = [b"{" + raw[len(type_meta):] if raw.startswith(type_meta) else raw for raw in raws]
+        raws = [e.item_raw or _untyped(e, type_meta) for e in items]
     return head[:-1] + b',"items":[' + b",".join(raws) + b"]}"
+
+
+def _untyped(entry: Entry, type_meta: bytes) -> bytes:
+    raw = entry.raw
+    entry.item_raw = b"{" + raw[len(type_meta):] if raw.startswith(type_meta) else raw
+    return entry.item_raw
 
 
 def list_dict(res: ResourceType, api_version: str, items: list[dict[str, Any]], revision: int,

@@ -30,6 +30,7 @@ class Entry:
     obj: dict[str, Any]
     raw: bytes
     revision: int
+    item_raw: bytes | None = None  # `raw` as an item of a typed list (no kind/apiVersion), made once
 
 
 class CacheEvent:
