@@ -93,17 +93,6 @@ class LabelSelector:
             raise bad_request(f"unable to parse requirement: invalid label selector: {part.strip()!r}")
         return cls(tuple(reqs))
 
-    @classmethod
-    def from_label_selector(cls, selector: dict[str, Any] | None) -> LabelSelector:
-        """From a metav1.LabelSelector object (matchLabels + matchExpressions)."""
-        if selector is None:
-            return cls((Requirement("", "none"),))
-        reqs = [Requirement(k, "=", (v,)) for k, v in (selector.get("matchLabels") or {}).items()]
-        for expr in selector.get("matchExpressions") or ():
-            op = {"In": "in", "NotIn": "notin", "Exists": "exists", "DoesNotExist": "!"}.get(expr.get("operator"), "")
-            reqs.append(Requirement(expr.get("key", ""), op, tuple(expr.get("values") or ())))
-        return cls(tuple(reqs))
-
     @property
     def empty(self) -> bool:
         return not self.requirements
@@ -112,7 +101,7 @@ class LabelSelector:
         if not self.requirements:
             return True
         labels = labels or {}
-        return all(r.op != "none" and r.matches(labels) for r in self.requirements)
+        return all(r.matches(labels) for r in self.requirements)
 
 
 FieldGetter = Callable[[dict[str, Any]], str]

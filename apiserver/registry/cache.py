@@ -175,9 +175,6 @@ class ObjectCache:
             keys = sorted(objects)
         return [objects[k] for k in keys]
 
-    def count(self, collection: str) -> int:
-        return len(self._collections.get(collection, ()))
-
     # -- watch -----------------------------------------------------------------------------------
     def history_since(self, revision: int) -> list[CacheEvent] | None:
         """Events after `revision` still held, or None when older history has been dropped."""
@@ -211,6 +208,3 @@ class ObjectCache:
         for watchers in list(self._watchers.values()):
             for watcher in tuple(watchers):
                 watcher.end()
-
-    def watcher_count(self) -> int:
-        return sum(len(w) for w in self._watchers.values())
