@@ -39,11 +39,17 @@ def _template_cells(template: Obj | None) -> tuple[str, str]:
     return container_cells(dig(template, "spec", "containers"))
 
 
-def replication_controller(obj: Obj, now: float) -> list:
+def _replica_cells(obj: Obj, now: float, selector_text: str) -> list:
+    """NAME, DESIRED, CURRENT, READY, AGE, CONTAINERS, IMAGES, SELECTOR of a replicated workload."""
     spec, status = obj.get("spec") or {}, obj.get("status") or {}
     names, images = _template_cells(spec.get("template"))
     return [_name(obj), _replicas(spec), status.get("replicas") or 0, status.get("readyReplicas") or 0,
-            _age(obj, now), names, images, format_labels(spec.get("selector"))]
+            _age(obj, now), names, images, selector_text]
+
+
+def replication_controller(obj: Obj, now: float) -> list:
+    """A ReplicationController's selector is a plain label map."""
+    return _replica_cells(obj, now, format_labels((obj.get("spec") or {}).get("selector")))
 
 
 def scale(obj: Obj, now: float) -> list:
@@ -53,10 +59,8 @@ def scale(obj: Obj, now: float) -> list:
 
 
 def replica_set(obj: Obj, now: float) -> list:
-    spec, status = obj.get("spec") or {}, obj.get("status") or {}
-    names, images = _template_cells(spec.get("template"))
-    return [_name(obj), _replicas(spec), status.get("replicas") or 0, status.get("readyReplicas") or 0,
-            _age(obj, now), names, images, format_selector(spec.get("selector"))]
+    """A ReplicaSet's selector is a metav1.LabelSelector."""
+    return _replica_cells(obj, now, format_selector((obj.get("spec") or {}).get("selector")))
 
 
 def deployment(obj: Obj, now: float) -> list:
