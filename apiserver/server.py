@@ -93,7 +93,7 @@ class ApiServer:
 
             install(self)
         elif not self.virtual_kinds:
-            from .auth.install import install_reviews
+            from .auth.access import install_reviews
 
             install_reviews(self)
         if self.config.data_dir != ":memory:":

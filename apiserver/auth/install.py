@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from apiserver.auth import bootstrap, reviews
+from apiserver.auth import bootstrap
+from apiserver.auth.access import CacheRbacSource, install_reviews
 from apiserver.auth.audit import AuditLog, make_event
 from apiserver.auth.authn import (
     AuthenticationError,
@@ -47,41 +48,6 @@ KIND_RESOURCES = {"ServiceAccount": "serviceaccounts", "Pod": "pods", "Secret": 
 ORIGINAL_USER = web.RequestKey("mini-kube.auth.original-user", UserInfo)
 RECEIVED = web.RequestKey("mini-kube.auth.received", dt.datetime)
 ACTING = web.RequestKey("mini-kube.auth.acting", tuple)  # (user, request info) once authorized
-
-
-class CacheRbacSource:
-    """`RbacSource` over the server's object cache."""
-
-    def __init__(self, server: ApiServer) -> None:
-        self.server = server
-
-    def _res(self, plural: str) -> Any:
-        res = self.server.resources.lookup(RBAC_GROUP, "v1", plural)
-        assert res is not None, plural
-        return res
-
-    def _objs(self, plural: str, namespace: str | None = None) -> list[Mapping[str, Any]]:
-        return [e.obj for e in self.server.cache.list(self._res(plural).key_prefix, namespace)]
-
-    def cluster_roles(self) -> list[Mapping[str, Any]]:
-        return self._objs("clusterroles")
-
-    def roles(self, namespace: str) -> list[Mapping[str, Any]]:
-        return self._objs("roles", namespace)
-
-    def cluster_role_bindings(self) -> list[Mapping[str, Any]]:
-        return self._objs("clusterrolebindings")
-
-    def role_bindings(self, namespace: str) -> list[Mapping[str, Any]]:
-        return self._objs("rolebindings", namespace)
-
-    def get_cluster_role(self, name: str) -> Mapping[str, Any] | None:
-        entry = self.server.cache.get(self._res("clusterroles").key(None, name))
-        return entry.obj if entry else None
-
-    def get_role(self, namespace: str, name: str) -> Mapping[str, Any] | None:
-        entry = self.server.cache.get(self._res("roles").key(namespace, name))
-        return entry.obj if entry else None
 
 
 def _object_getter(server: ApiServer):  # noqa: ANN202 - (kind, namespace, name) -> object | None
@@ -175,7 +141,7 @@ def install(server: ApiServer, *, pki_hosts: list[str] | None = None) -> None:
 
     server.authenticator = authenticate
     server.authorizer = authorize
-    _install_reviews(server, rbac)
+    install_reviews(server, rbac)
     server.subresource_handlers[("", "serviceaccounts", "token")] = _token_handler(tokens)
     from apiserver.auth.admission import RbacEscalation
 
@@ -202,38 +168,6 @@ def _closer(auditor: Auditor):  # noqa: ANN202
         await asyncio.to_thread(auditor.log.close)
 
     return close
-
-
-def install_reviews(server: ApiServer) -> None:
-    """Access reviews only (insecure mode: no TLS or authentication, every caller is the admin)."""
-    _install_reviews(server, RbacAuthorizer(CacheRbacSource(server)))
-
-
-def _install_reviews(server: ApiServer, rbac: RbacAuthorizer) -> None:
-    authn, authz = "authentication.k8s.io", "authorization.k8s.io"
-
-    async def ssr(srv: ApiServer, request: web.Request, info: Any, obj: dict, user: Any) -> dict:
-        return reviews.self_subject_review(user)
-
-    async def ssar(srv: ApiServer, request: web.Request, info: Any, obj: dict, user: Any) -> dict:
-        return reviews.self_subject_access_review(obj, user, rbac)
-
-    async def sar(srv: ApiServer, request: web.Request, info: Any, obj: dict, user: Any) -> dict:
-        return reviews.subject_access_review(obj, rbac)
-
-    async def lsar(srv: ApiServer, request: web.Request, info: Any, obj: dict, user: Any) -> dict:
-        return reviews.local_subject_access_review(obj, info.namespace, rbac)
-
-    async def ssrr(srv: ApiServer, request: web.Request, info: Any, obj: dict, user: Any) -> dict:
-        return reviews.self_subject_rules_review(obj, user, rbac)
-
-    server.virtual_kinds.update({
-        (authn, "SelfSubjectReview"): ssr,
-        (authz, "SelfSubjectAccessReview"): ssar,
-        (authz, "SubjectAccessReview"): sar,
-        (authz, "LocalSubjectAccessReview"): lsar,
-        (authz, "SelfSubjectRulesReview"): ssrr,
-    })
 
 
 def _token_handler(tokens: ServiceAccountTokens):  # noqa: ANN202
