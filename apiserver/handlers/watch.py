@@ -21,7 +21,7 @@ from .. import errors
 from ..crd.serving import served, serves_raw
 from ..http.negotiation import JSON, PROTOBUF, negotiate
 from ..http.tables import build_table
-from ..registry.cache import CacheEvent, Entry
+from ..registry.cache import CacheEvent, Entry, to_cache_event
 from ..resources import ResourceType
 from ..selectors import FieldSelector, LabelSelector
 
@@ -259,16 +259,8 @@ async def _pump_store(store_watch: Any, response: web.StreamResponse, encoder: E
             async for batch in store_watch:
                 frames = []
                 for event in batch:
-                    kv = event.kv
                     prev = orjson.loads(event.prev_kv.value) if event.prev_kv else None
-                    if event.type == "PUT":
-                        obj = orjson.loads(kv.value)
-                        cache_event = CacheEvent("ADDED" if prev is None else "MODIFIED", kv.key, kv.mod_revision,
-                                                 obj, kv.value, prev)
-                    else:
-                        obj = dict(prev or orjson.loads(kv.value))
-                        obj["metadata"] = {**obj.get("metadata", {}), "resourceVersion": str(kv.mod_revision)}
-                        cache_event = CacheEvent("DELETED", kv.key, kv.mod_revision, obj, orjson.dumps(obj), prev)
+                    cache_event = to_cache_event(event, prev)
                     event_type = _classify(cache_event, labels, fields, name)
                     if event_type:
                         frames.append(encoder.event(cache_event, event_type))

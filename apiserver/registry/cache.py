@@ -66,6 +66,16 @@ def _with_revision(obj: dict[str, Any], revision: int) -> dict[str, Any]:
     return copy
 
 
+def to_cache_event(event: Event, prev_obj: dict[str, Any] | None) -> CacheEvent:
+    """A store event as a watch event; a deleted object carries the delete's revision as its resourceVersion."""
+    kv = event.kv
+    if event.type == "PUT":
+        return CacheEvent("ADDED" if event.prev_kv is None else "MODIFIED", kv.key, kv.mod_revision,
+                          orjson.loads(kv.value), kv.value, prev_obj)
+    obj = _with_revision(prev_obj if prev_obj is not None else orjson.loads(kv.value), kv.mod_revision)
+    return CacheEvent("DELETED", kv.key, kv.mod_revision, obj, orjson.dumps(obj), prev_obj)
+
+
 class CacheWatcher:
     """A subscription to one collection (optionally one namespace), fed without copying events."""
 
@@ -122,16 +132,11 @@ class ObjectCache:
             objects = self._collections.setdefault(collection, {})
             previous = objects.get(kv.key)
             prev_obj = previous.obj if previous else None
+            cache_event = to_cache_event(event, prev_obj)
             if event.type == "PUT":
-                obj = orjson.loads(kv.value)
-                objects[kv.key] = Entry(kv.key, obj, kv.value, kv.mod_revision)
-                cache_event = CacheEvent("ADDED" if event.prev_kv is None else "MODIFIED", kv.key,
-                                         kv.mod_revision, obj, kv.value, prev_obj)
+                objects[kv.key] = Entry(kv.key, cache_event.obj, kv.value, kv.mod_revision)
             else:
                 objects.pop(kv.key, None)
-                last = prev_obj if prev_obj is not None else orjson.loads(kv.value)
-                obj = _with_revision(last, kv.mod_revision)
-                cache_event = CacheEvent("DELETED", kv.key, kv.mod_revision, obj, orjson.dumps(obj), prev_obj)
             self.revision = kv.mod_revision
             self._history.append(cache_event)
             for watcher in tuple(self._watchers.get(collection, ())):
