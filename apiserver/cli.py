@@ -25,13 +25,22 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
     serve.add_argument("--audit-log", default=None)
     serve.add_argument("--service-cluster-ip-range", default="10.0.0.0/24")
     serve.add_argument("--no-controllers", action="store_true", help="do not run the built-in controllers")
+    serve.add_argument("--etcd-servers", default="", help="comma-separated etcd client URLs: keep every object "
+                       "in etcd instead of the data dir's SQLite store (several servers may share one etcd)")
+    serve.add_argument("--etcd-prefix", default="/registry", help="the etcd key prefix for this cluster's objects")
+    serve.add_argument("--etcd-cafile", default=None, help="CA bundle to verify etcd's TLS certificate")
+    serve.add_argument("--etcd-certfile", default=None, help="client certificate for etcd")
+    serve.add_argument("--etcd-keyfile", default=None, help="client key for etcd")
 
 
 async def serve(args: argparse.Namespace) -> None:
     data_dir = args.data_dir if args.data_dir == ":memory:" else str(Path(args.data_dir).expanduser())
     config = ServerConfig(address=args.address, port=args.port, data_dir=data_dir, insecure_http=args.insecure_http,
                           token_auth_file=args.token_auth_file, audit_log=args.audit_log,
-                          service_cidr=args.service_cluster_ip_range)
+                          service_cidr=args.service_cluster_ip_range,
+                          etcd_servers=[u for u in args.etcd_servers.split(",") if u], etcd_prefix=args.etcd_prefix,
+                          etcd_cafile=args.etcd_cafile, etcd_certfile=args.etcd_certfile,
+                          etcd_keyfile=args.etcd_keyfile)
     server = ApiServer(config)
     await server.start()
     kubeconfig = args.kubeconfig or (str(Path(data_dir) / "kubeconfig") if data_dir != ":memory:" else None)

@@ -42,6 +42,11 @@ class ServerConfig:
     service_cidr: str = "10.0.0.0/24"
     node_port_range: tuple[int, int] = (30000, 32767)
     watch_history: int = HISTORY_EVENTS  # recent events the cache keeps for watches from a past revision
+    etcd_servers: list[str] = field(default_factory=list)  # keep objects in etcd instead of SQLite
+    etcd_prefix: str = "/registry"
+    etcd_cafile: str | None = None
+    etcd_certfile: str | None = None
+    etcd_keyfile: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -98,7 +103,7 @@ class ApiServer:
             install_reviews(self)
         if self.config.data_dir != ":memory:":
             Path(self.config.data_dir).expanduser().mkdir(parents=True, exist_ok=True)
-        self.store = await Store.open(self.config.store_path)
+        self.store = await self.open_store()
         snapshot = await self.store.range("/")
         self.cache.load(snapshot.kvs, snapshot.revision)
         self._unsubscribe = self.store.subscribe(self.cache.apply)
@@ -121,6 +126,18 @@ class ApiServer:
         self.url = f"{scheme}://{host}:{port}"
         self.discovery.server_address = f"{self.config.address}:{port}"
         self.ready = True
+
+    async def open_store(self) -> Any:
+        """The SQLite store in the data dir, or the etcd store when etcd servers are configured."""
+        config = self.config
+        if not config.etcd_servers:
+            return await Store.open(config.store_path)
+        from store.etcd_client import TlsOptions
+        from store.etcd_store import EtcdStore
+
+        tls = TlsOptions(config.etcd_cafile, config.etcd_certfile, config.etcd_keyfile) \
+            if config.etcd_cafile or config.etcd_certfile else None
+        return await EtcdStore.open(config.etcd_servers, prefix=config.etcd_prefix, tls=tls)
 
     async def stop(self) -> None:
         self.ready = False

@@ -164,9 +164,9 @@ async def watch_latency(url: str, watchers: int = 50, events: int = 100) -> floa
             name = f"watched-{i:04d}"
             body = orjson.dumps({"metadata": {"name": name}})
             started = time.perf_counter()
+            sent[name] = started  # before the answer: a store may deliver the event before the client reads it
             async with session.post(path, data=body, headers={"Content-Type": "application/json"}) as r:
                 await r.read()
-            sent[name] = started
             await asyncio.sleep(0.005)
         await asyncio.wait_for(asyncio.gather(*tasks), 60)
     received.sort()

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import bisect
 import contextlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
+from .base import StoreBase
 from .errors import CompactedError, FutureRevisionError, StoreClosedError, StoreError, ValueTooLargeError
 from .retention import Retention
-from .sqlite_log import SqliteLog, prefix_end
+from .sqlite_log import SqliteLog
 from .types import Event, KeyValue, Op, RangeResult, Value
 from .watch import Watch, WatchHub
 from .writer import OpTuple, Writer
@@ -21,7 +21,7 @@ COMPACT_CHUNK = 500
 """Revisions compacted per SQLite transaction: writes wait at most one chunk (milliseconds) for compaction."""
 
 
-class Store:
+class Store(StoreBase):
     """A revisioned key-value store with etcd v3 semantics (KV, compare-and-swap, watch, compaction).
 
     * One global revision; every successful write gets the next one (a transaction: one per op).
@@ -39,18 +39,16 @@ class Store:
     """
 
     def __init__(self) -> None:  # use Store.open()
+        super().__init__()
         self._log: SqliteLog
         self._writer: Writer
         self._hub = WatchHub()
-        self._listeners: list[Callable[[list[Event]], None]] = []
         self._compact_revision = 0
         self._compact_lock = asyncio.Lock()
         self._compactor: asyncio.Task | None = None
-        self._sorted_keys: list[str] | None = None  # live keys in order; rebuilt after creates/deletes
         self._retention: Retention
         self._max_value_size = 0
         self._watch_buffer = 0
-        self._closed = False
 
     @classmethod
     async def open(
@@ -100,14 +98,11 @@ class Store:
         self._listeners.clear()
         await self._log.close()
 
-    async def __aenter__(self) -> Store:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
+    def _current(self) -> dict[str, KeyValue]:
+        return self._writer.index
 
     @property
-    def revision(self) -> int:
+    def revision(self) -> int:  # type: ignore[override]
         """Highest committed revision (0 for a new, empty store)."""
         return self._writer.revision
 
@@ -170,36 +165,12 @@ class Store:
         self._check_not_compacted(rev)
         return RangeResult(kvs, rev, count > len(kvs), count)
 
-    def _range_current(self, prefix: str, limit: int, start_after: str | None) -> RangeResult:
-        """A range at the current revision, from the in-memory index (no I/O, consistent by construction)."""
-        keys = self._sorted_keys
-        index = self._writer.index
-        if keys is None:
-            keys = self._sorted_keys = sorted(index)
-        lo = bisect.bisect_left(keys, prefix)
-        if start_after is not None and start_after >= prefix:
-            lo = max(lo, bisect.bisect_right(keys, start_after))
-        end = prefix_end(prefix)
-        hi = len(keys) if end is None else bisect.bisect_left(keys, end)
-        count = max(0, hi - lo)
-        stop = hi if limit <= 0 else min(hi, lo + limit)
-        kvs = [index[k] for k in keys[lo:stop]]
-        return RangeResult(kvs, self._writer.revision, count > len(kvs), count)
-
-    def snapshot(self, prefix: str = "") -> RangeResult:
-        """Synchronously, the current live keys under ``prefix`` (from memory), at ``revision``.
-
-        Called together with :meth:`subscribe` with no ``await`` in between, it gives a cache a
-        gap-free start: the listener then receives exactly the batches after the snapshot's revision.
-        """
+    async def sync(self) -> None:
+        """Wait until every write committed before this call is visible to reads (always true here: one
+        process owns this store; the etcd store waits for other servers' writes)."""
         self._check_usable()
-        return self._range_current(prefix, 0, None)
 
     # --- writes --------------------------------------------------------------------------------
-
-    def _check_usable(self) -> None:
-        if self._closed:
-            raise StoreClosedError("store is closed")
 
     def _precheck(self, key: str, value: Value | None) -> None:
         if not isinstance(key, str) or not key:
@@ -261,27 +232,9 @@ class Store:
                 if e.prev_kv is None or e.type == "DELETE":  # the set of live keys changed
                     self._sorted_keys = None
                     break
-        for listener in tuple(self._listeners):
-            try:
-                listener(events)
-            except Exception:
-                log.exception("store listener %r failed", listener)
+        self._notify(events)
         self._hub.dispatch(events)
         self._retention.note(events[-1].kv.mod_revision)
-
-    def subscribe(self, listener: Callable[[list[Event]], None]) -> Callable[[], None]:
-        """Call ``listener(events)`` with each committed batch, in revision order, synchronously, before
-        the writes' awaitables return. Exceptions it raises are logged and ignored. Returns an
-        unsubscribe function. See :meth:`snapshot` for a gap-free start.
-        """
-        self._check_usable()
-        self._listeners.append(listener)
-
-        def unsubscribe() -> None:
-            with contextlib.suppress(ValueError):
-                self._listeners.remove(listener)
-
-        return unsubscribe
 
     def watch(
         self,

@@ -100,6 +100,8 @@ class ResourceHandler:
         if res.namespaced and not namespace and verb not in ("list", "watch"):
             raise errors.not_found(res.group_resource, info.name) if info.name else errors.method_not_allowed()
         if verb == "get":
+            if self.registry.store.shared and request.query.get("resourceVersion", "") == "":
+                await self.registry.store.sync()  # another API server may have written it: read at least that
             return self.get(request, res, namespace, info.name)
         if verb == "list":
             return await self.list(request, res, namespace)

@@ -138,6 +138,8 @@ class Registry:
         if continue_token:
             revision, start = decode_continue(continue_token)
             return await self._list_from_store(prefix, revision, start, labels, fields, limit)
+        if not resource_version and self.store.shared:
+            await self.store.sync()  # a store shared with other API servers: list at least what they wrote
         if match == "Exact" and resource_version:
             revision = self._parse_rv(resource_version)
             if revision != self.cache.revision:

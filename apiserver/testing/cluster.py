@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import tempfile
 import threading
+import uuid
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
@@ -15,6 +17,8 @@ from ..kubeconfig import write_kubeconfig
 from ..server import ApiServer, ServerConfig
 
 T = TypeVar("T")
+ETCD_ENV = "MINI_KUBE_TEST_ETCD_SERVERS"
+"""When set (comma-separated etcd URLs), every MiniKube without its own store runs on etcd, a fresh prefix each."""
 
 
 async def _cancel_remaining() -> None:
@@ -66,6 +70,9 @@ class MiniKube:
     def __init__(self, *, data_dir: str = ":memory:", insecure_http: bool = True, controllers: bool = True,
                  **config: Any) -> None:
         self.controllers = controllers
+        if os.environ.get(ETCD_ENV) and "etcd_servers" not in config:  # run a test suite on etcd
+            config["etcd_servers"] = os.environ[ETCD_ENV].split(",")
+            config["etcd_prefix"] = f"/mini-kube-test-{uuid.uuid4().hex[:12]}"
         self.config = ServerConfig(address="127.0.0.1", port=0, data_dir=data_dir, insecure_http=insecure_http,
                                    **config)
         self.server = ApiServer(self.config)

@@ -19,34 +19,38 @@ from store import (
     StoreClosedError,
     ValueTooLargeError,
 )
+from store.etcd_store import REVISION_SENTINEL, EtcdStore
 
 
 async def test_empty_store(any_store: Store):
-    assert any_store.revision == 0
+    r0 = any_store.revision  # 0 for a new SQLite store; etcd's current revision for a new etcd prefix
+    assert r0 == 0 or isinstance(any_store, EtcdStore)
     assert any_store.compact_revision == 0
     assert await any_store.get("/x") is None
     r = await any_store.range("/")
-    assert (r.kvs, r.revision, r.more, r.count) == ([], 0, False, 0)
+    assert (r.kvs, r.revision, r.more, r.count) == ([], r0, False, 0)
 
 
 async def test_create_update_delete_revisions(any_store: Store):
     s = any_store
+    r = s.revision
     a = await s.create("/a", b"1")
-    assert a == KeyValue("/a", b"1", 1, 1, 1)
+    assert a == KeyValue("/a", b"1", r + 1, r + 1, 1)
     b = await s.create("/b", b"2")
-    assert b == KeyValue("/b", b"2", 2, 2, 1)
+    assert b == KeyValue("/b", b"2", r + 2, r + 2, 1)
     a2 = await s.update("/a", b"3")
-    assert a2 == KeyValue("/a", b"3", 1, 3, 2)
+    assert a2 == KeyValue("/a", b"3", r + 1, r + 3, 2)
     d = await s.delete("/a")
-    assert d == KeyValue("/a", b"3", 1, 4, 0)
-    assert s.revision == 4
+    assert d == KeyValue("/a", b"3", r + 1, r + 4, 0)
+    assert s.revision == r + 4
     assert await s.get("/a") is None
     a3 = await s.create("/a", b"5")  # a new lifetime: create_revision and version start over
-    assert a3 == KeyValue("/a", b"5", 5, 5, 1)
+    assert a3 == KeyValue("/a", b"5", r + 5, r + 5, 1)
 
 
 async def test_errors_do_not_consume_revisions(any_store: Store):
     s = any_store
+    r = s.revision
     await s.create("/a", b"1")
     with pytest.raises(KeyExistsError) as ei:
         await s.create("/a", b"2")
@@ -55,8 +59,8 @@ async def test_errors_do_not_consume_revisions(any_store: Store):
         await s.update("/nope", b"x")
     with pytest.raises(KeyNotFoundError):
         await s.delete("/nope")
-    assert s.revision == 1
-    assert (await s.create("/b", b"x")).mod_revision == 2
+    assert s.revision == r + 1
+    assert (await s.create("/b", b"x")).mod_revision == r + 2
 
 
 async def test_compare_and_swap(any_store: Store):
@@ -70,7 +74,7 @@ async def test_compare_and_swap(any_store: Store):
         await s.delete("/a", expected_mod_revision=a.mod_revision)
     assert (await s.get("/a")) == a2
     d = await s.delete("/a", expected_mod_revision=a2.mod_revision)
-    assert d.mod_revision == 3 and d.value == b"2"
+    assert d.mod_revision == a.mod_revision + 2 and d.value == b"2"
 
 
 async def test_value_callable_gets_its_own_revision_once(any_store: Store):
@@ -83,7 +87,10 @@ async def test_value_callable_gets_its_own_revision_once(any_store: Store):
 
     await s.create("/x", b"0")
     kvs = await asyncio.gather(*(s.create(f"/k{i}", value) for i in range(5)), s.update("/x", value))
-    assert sorted(calls) == [kv.mod_revision for kv in sorted(kvs, key=lambda kv: kv.mod_revision)]
+    if isinstance(s, EtcdStore):  # etcd assigns revisions at commit: the sentinel is replaced when read back
+        assert calls == [REVISION_SENTINEL] * 6
+    else:
+        assert sorted(calls) == [kv.mod_revision for kv in sorted(kvs, key=lambda kv: kv.mod_revision)]
     for kv in kvs:
         assert kv.value == f"rv={kv.mod_revision}".encode()
         assert (await s.get(kv.key)).value == kv.value
@@ -108,11 +115,12 @@ async def test_value_callable_error_fails_only_that_write(any_store: Store):
     def bad(rev: int) -> bytes:
         raise RuntimeError("encode failed")
 
+    r = s.revision
     results = await asyncio.gather(
         s.create("/a", b"a"), s.create("/b", bad), s.create("/c", b"c"), return_exceptions=True
     )
     assert isinstance(results[1], RuntimeError)
-    assert [r.mod_revision for r in (results[0], results[2])] == [1, 2]
+    assert sorted(x.mod_revision for x in (results[0], results[2])) == [r + 1, r + 2]
     assert await s.get("/b") is None
 
 
@@ -154,8 +162,8 @@ async def test_bad_arguments(store: Store):
     assert store.revision == 0
 
 
-async def test_txn_all_or_nothing(any_store: Store):
-    s = any_store
+async def test_txn_all_or_nothing(store: Store):
+    s = store
     a = await s.create("/a", b"1")
     res = await s.txn(
         [
@@ -205,31 +213,32 @@ async def _all_keys(s: Store) -> list[str]:
 
 async def test_reads_at_old_revisions(any_store: Store):
     s = any_store
-    await s.create("/a", b"1")  # 1
-    await s.create("/b", b"1")  # 2
-    await s.update("/a", b"2")  # 3
-    await s.delete("/b")  # 4
-    assert (await s.get("/a", revision=1)).value == b"1"
-    assert (await s.get("/a", revision=3)).value == b"2"
-    assert (await s.get("/b", revision=3)).value == b"1"
-    assert await s.get("/b", revision=4) is None
-    assert [kv.key for kv in (await s.range("/", revision=2)).kvs] == ["/a", "/b"]
-    assert [kv.value for kv in (await s.range("/", revision=2)).kvs] == [b"1", b"1"]
-    assert [kv.key for kv in (await s.range("/", revision=4)).kvs] == ["/a"]
+    r = s.revision
+    await s.create("/a", b"1")  # r + 1
+    await s.create("/b", b"1")  # r + 2
+    await s.update("/a", b"2")  # r + 3
+    await s.delete("/b")  # r + 4
+    assert (await s.get("/a", revision=r + 1)).value == b"1"
+    assert (await s.get("/a", revision=r + 3)).value == b"2"
+    assert (await s.get("/b", revision=r + 3)).value == b"1"
+    assert await s.get("/b", revision=r + 4) is None
+    assert [kv.key for kv in (await s.range("/", revision=r + 2)).kvs] == ["/a", "/b"]
+    assert [kv.value for kv in (await s.range("/", revision=r + 2)).kvs] == [b"1", b"1"]
+    assert [kv.key for kv in (await s.range("/", revision=r + 4)).kvs] == ["/a"]
     with pytest.raises(FutureRevisionError):
-        await s.get("/a", revision=5)
-    await s.compact(3)
-    assert s.compact_revision == 3
-    assert (await s.get("/a", revision=3)).value == b"2"  # the compact revision itself stays readable
-    assert (await s.get("/b", revision=3)).value == b"1"
+        await s.get("/a", revision=r + 5)
+    await s.compact(r + 3)
+    assert s.compact_revision == r + 3
+    assert (await s.get("/a", revision=r + 3)).value == b"2"  # the compact revision itself stays readable
+    assert (await s.get("/b", revision=r + 3)).value == b"1"
     with pytest.raises(CompactedError):
-        await s.get("/a", revision=2)
+        await s.get("/a", revision=r + 2)
     with pytest.raises(CompactedError):
-        await s.range("/", revision=1)
-    await s.compact(2)  # at or below compact_revision: no-op
-    assert s.compact_revision == 3
+        await s.range("/", revision=r + 1)
+    await s.compact(r + 2)  # at or below compact_revision: no-op
+    assert s.compact_revision == r + 3
     with pytest.raises(FutureRevisionError):
-        await s.compact(10)
+        await s.compact(r + 10)
 
 
 async def test_subscribe_runs_before_write_returns(any_store: Store):
@@ -258,7 +267,8 @@ async def test_subscribe_runs_before_write_returns(any_store: Store):
     assert len(cache) == 21
     revs = [e.kv.mod_revision for batch in seen for e in batch]
     assert revs == list(range(kv.mod_revision, s.revision + 1))
-    assert len(seen) < 22, "concurrent writes should be committed (and notified) in groups"
+    if not isinstance(s, EtcdStore):  # etcd commits each write on its own
+        assert len(seen) < 22, "concurrent writes should be committed (and notified) in groups"
     unsubscribe()
     await s.delete("/a")
     assert "/a" in cache
@@ -296,8 +306,8 @@ async def test_closed_store_rejects_calls(tmp_path):
     await s.close()
 
 
-async def test_failed_commit_leaves_no_trace(any_store: Store, monkeypatch):
-    s = any_store
+async def test_failed_commit_leaves_no_trace(store: Store, monkeypatch):
+    s = store
     await s.create("/a", b"1")
     seen: list[Event] = []
     s.subscribe(seen.extend)

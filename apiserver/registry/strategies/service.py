@@ -14,8 +14,10 @@ from ... import errors
 from ...errors import FieldError, invalid
 from ...resources import ResourceType
 from ..strategy import Strategy, WriteContext
+from . import service_claims
 
 NODE_PORT_TYPES = ("NodePort", "LoadBalancer")
+CLAIM_ATTEMPTS = 10
 
 
 class ServiceStrategy(Strategy):
@@ -141,11 +143,65 @@ class ServiceStrategy(Strategy):
         spec = new.setdefault("spec", {})
         uid = new["metadata"].get("uid")
         errs: list[FieldError] = []
+        requested_ip = spec.get("clusterIP")
+        requested_ports = [p.get("nodePort") for p in spec.get("ports") or ()]
         if old is None or (not spec.get("clusterIP") and spec.get("type") != "ExternalName"):
             errs += self._allocate_ip(ctx, spec, uid)
         errs += self._allocate_ports(ctx, spec, uid)
+        if not errs and ctx.registry.store.shared and not ctx.dry_run:
+            errs += await self._claim(ctx, spec, old, uid or "", bool(requested_ip), requested_ports)
         if errs:
             raise errors.invalid_object("Service", "", new["metadata"].get("name", ""), errs)
+
+    async def _claim(self, ctx: WriteContext, spec: dict[str, Any], old: dict[str, Any] | None, uid: str,
+                     ip_requested: bool, requested_ports: list[int | None]) -> list[FieldError]:
+        """On a store shared with other API servers, claim each newly allocated value; a value another
+        server's Service holds is an error when it was asked for, else it is chosen again."""
+        held = (old or {}).get("spec") or {}
+        errs: list[FieldError] = []
+        ip = (spec.get("clusterIPs") or [None])[0]
+        if ip and ip != "None" and ip not in (held.get("clusterIPs") or ()):
+            for _ in range(CLAIM_ATTEMPTS):
+                if await self._claim_one(ctx, "ip", ip, uid):
+                    break
+                if ip_requested:
+                    errs.append(invalid("spec.clusterIPs", [ip],
+                                        f"failed to allocate IP {ip}: provided IP is already allocated"))
+                    break
+                spec.pop("clusterIP", None)
+                spec.pop("clusterIPs", None)
+                errs += self._allocate_ip(ctx, spec, uid)  # the lost one stays reserved: another is chosen
+                ip = spec.get("clusterIP")
+        old_ports = {p.get("nodePort") for p in held.get("ports") or ()}
+        for index, port in enumerate(spec.get("ports") or ()):
+            value = port.get("nodePort")
+            if not value or value in old_ports:
+                continue
+            for _ in range(CLAIM_ATTEMPTS):
+                if await self._claim_one(ctx, "port", value, uid):
+                    break
+                if requested_ports[index]:
+                    errs.append(invalid(f"spec.ports[{index}].nodePort", value, "provided port is already allocated"))
+                    break
+                free = [p for p in range(self.node_ports[0], self.node_ports[1] + 1)
+                        if p not in self._used_ports(ctx, uid)]
+                if not free:
+                    raise errors.StatusError(500, "InternalError", "Internal error occurred: failed to allocate "
+                                             "a nodePort: range is full")
+                value = random.choice(free)
+                self._reserve_port(ctx, value)
+                port["nodePort"] = value
+        return errs
+
+    async def _claim_one(self, ctx: WriteContext, kind: str, value: str | int, uid: str) -> bool:
+        if await service_claims.claim(ctx, kind, value, uid):
+            ctx.release.append(lambda: service_claims.release_if_unused(ctx, kind, value))
+            return True
+        return False
+
+    async def after_delete(self, ctx: WriteContext, obj: dict[str, Any]) -> None:
+        if ctx.registry.store.shared:
+            await service_claims.release(ctx, obj.get("spec") or {})
 
     def validate_update(self, ctx: WriteContext, new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
         errs = super().validate_update(ctx, new, old)
