@@ -1,0 +1,1 @@
+"""kubectl-lite commands, one module per family."""
