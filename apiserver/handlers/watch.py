@@ -173,7 +173,10 @@ async def serve_watch(server: ApiServer, request: web.Request, res: ResourceType
             if _truthy(send_initial) and bookmarks:
                 pending.append(encoder.raw("BOOKMARK", _bookmark(res, snapshot_rv, True)))
         else:
+            scope = _key_prefix(res, namespace)
             history = cache.history_since(start_rv)
+            if history is not None:  # the cache's history holds every collection: keep this watch's own
+                history = [e for e in history if e.key.startswith(scope)]
             if history is None:
                 watcher.close()
                 store_watch = await _store_history(server, res, namespace, start_rv)
@@ -208,11 +211,15 @@ async def serve_watch(server: ApiServer, request: web.Request, res: ResourceType
             store_watch.close()
 
 
+def _key_prefix(res: ResourceType, namespace: str | None) -> str:
+    """The storage keys a watch of `res` (in `namespace`) covers."""
+    return f"{res.key_prefix}{namespace}/" if namespace and res.namespaced else res.key_prefix
+
+
 async def _store_history(server: ApiServer, res: ResourceType, namespace: str | None, start_rv: int) -> Any:
     """A store watch from an old revision the cache no longer holds, or an ERROR frame if compacted."""
-    prefix = f"{res.key_prefix}{namespace}/" if namespace and res.namespaced else res.key_prefix
     try:
-        return server.store.watch(prefix, start_revision=start_rv + 1)
+        return server.store.watch(_key_prefix(res, namespace), start_revision=start_rv + 1)
     except CompactedError as exc:
         status = errors.gone(f"too old resource version: {start_rv} ({exc.compact_revision})").status()
         return _frame_json("ERROR", status)

@@ -36,7 +36,7 @@ def encode_dict(obj: dict[str, Any], target: Target, status: int = 200,
 
         if protobuf.supports(obj.get("apiVersion", ""), obj.get("kind", "")):
             return _bytes_response(protobuf.encode(obj), status, PROTOBUF, headers)
-    return _bytes_response(orjson.dumps(obj), status, JSON, headers)
+    return _bytes_response(orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE), status, JSON, headers)
 
 
 def encode_entry(entry: Entry, target: Target, status: int = 200,
@@ -51,7 +51,7 @@ def status_response(exc: StatusError, target: Target | None = None) -> web.Respo
     body = exc.status()
     if target is not None and target.media == PROTOBUF:
         return encode_dict(body, target, exc.code, exc.headers)
-    return _bytes_response(orjson.dumps(body), exc.code, JSON, exc.headers)
+    return _bytes_response(orjson.dumps(body, option=orjson.OPT_APPEND_NEWLINE), exc.code, JSON, exc.headers)
 
 
 def list_body(res: ResourceType, api_version: str, items: list[Entry], revision: int, continue_token: str,

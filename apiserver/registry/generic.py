@@ -23,6 +23,8 @@ from store.errors import CompactedError, FutureRevisionError
 from .. import errors
 from ..errors import StatusError
 from ..resources import ResourceRegistry, ResourceType
+from ..schema.definitions import definition_name
+from ..schema.zero_values import fill_zero_values
 from ..selectors import FieldSelector, LabelSelector
 from .cache import Entry, ObjectCache
 from .strategy import Strategy, WriteContext
@@ -96,6 +98,19 @@ def decode_continue(token: str) -> tuple[int, str]:
         return revision, start.removesuffix("\x00")
     except (ValueError, KeyError, TypeError) as exc:
         raise errors.bad_request(f"continue key is not valid: {exc or 'incorrect encoded start resourceVersion (version meta.k8s.io/v1)'}") from None
+
+
+RETURNS_DELETED_OBJECT = {("", "pods"), ("", "services"), ("", "serviceaccounts"), ("", "persistentvolumes"),
+                          ("", "persistentvolumeclaims"), ("storage.k8s.io", "storageclasses")}
+"""Resources whose upstream registry answers a DELETE with the deleted object (ReturnDeletedObject), not a Status."""
+
+
+def go_zero_values(res: ResourceType, obj: dict[str, Any]) -> None:
+    """Built-in kinds as Go serializes them: non-omitempty fields present with their zero value."""
+    if res.crd is None:
+        name = definition_name(res.group, res.version, res.kind)
+        if name is not None:
+            fill_zero_values(name, obj)
 
 
 class Registry:
@@ -234,6 +249,7 @@ class Registry:
             raise errors.already_exists(res.group_resource, name)
         try:
             await strategy.before_write(ctx, obj, None)
+            go_zero_values(res, obj)
             if opts.dry_run:
                 return ordered(obj)
             kv = await self.store.create(key, self._encoder(ordered(obj)))
@@ -259,6 +275,7 @@ class Registry:
 
     @staticmethod
     def _encoder(obj: dict[str, Any]) -> Callable[[int], bytes]:
+        """The stored bytes of `obj`, given the revision of the write that stores them."""
         def encode(revision: int) -> bytes:
             obj["metadata"]["resourceVersion"] = str(revision)
             return orjson.dumps(obj)
@@ -377,6 +394,7 @@ class Registry:
             return {**new, "metadata": {**new["metadata"]}}
         try:
             await strategy.before_write(ctx, new, old)
+            go_zero_values(res, new)
             if opts.dry_run:
                 return new
             await self.store.update(key, self._encoder(new), expected_mod_revision=current.revision)
@@ -461,6 +479,13 @@ class Registry:
         return self._deleted_status(res, obj, kv.mod_revision), True
 
     @staticmethod
+    def _deleted_status(res: ResourceType, obj: dict[str, Any], revision: int) -> dict[str, Any]:
+        """What a completed delete answers: the object for some kinds (as upstream), else a Success Status."""
+        if (res.storage_group if res.storage_group is not None else res.group, res.plural) in RETURNS_DELETED_OBJECT:
+            return obj
+        return Registry._success_status(res, obj)
+
+    @staticmethod
     def _needs_finalization(res: ResourceType, obj: dict[str, Any], finalizers: list[str]) -> bool:
         if finalizers:
             return True
@@ -487,7 +512,7 @@ class Registry:
         raise errors.conflict(res.group_resource, current.obj["metadata"].get("name", ""), errors.STALE)
 
     @staticmethod
-    def _deleted_status(res: ResourceType, obj: dict[str, Any], revision: int) -> dict[str, Any]:
+    def _success_status(res: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
         meta = obj.get("metadata", {})
         details: dict[str, Any] = {"name": meta.get("name", "")}
         if res.group:

@@ -1,0 +1,84 @@
+"""Go's zero values for fields without `omitempty`: what upstream serializes even when nothing set them.
+
+A new ReplicaSet is served as `status: {replicas: 0}`, not `status: {}`: Go writes every struct field that lacks
+`omitempty`, and clients generated from the OpenAPI (the official Python client) refuse objects whose required
+fields are missing. The upstream definitions mark those fields `required`; a few optional ones are written all
+the same (listed in NON_OMITEMPTY). Scalars get their zero value wherever their enclosing object is present.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from .definitions import REF_PREFIX, definitions
+
+ZERO = {"integer": 0, "number": 0, "boolean": False, "string": ""}
+NON_OMITEMPTY = {"io.k8s.api.apps.v1.StatefulSetStatus": ("availableReplicas",)}
+
+
+def _ref(schema: dict[str, Any]) -> str | None:
+    ref = schema.get("$ref") or next((s.get("$ref") for s in schema.get("allOf") or () if "$ref" in s), None)
+    return ref[len(REF_PREFIX):] if ref and ref.startswith(REF_PREFIX) else None
+
+
+def _type(schema: dict[str, Any]) -> str | None:
+    value = schema.get("type")
+    if isinstance(value, list):
+        value = next((t for t in value if t != "null"), None)
+    return value
+
+
+def _fillable(schema: dict[str, Any] | None) -> bool:
+    """A scalar with a zero value Go writes (a zero time is written as null: left out here)."""
+    return schema is not None and _ref(schema) is None and _type(schema) in ZERO and \
+        schema.get("format") != "date-time"
+
+
+@functools.cache
+def _plan(name: str) -> tuple[tuple[tuple[str, Any], ...], tuple[tuple[str, str, bool], ...]]:
+    """(scalar fields to fill, children to descend: (field, definition, is_list)) for one definition."""
+    schema = definitions().get(name) or {}
+    props = schema.get("properties") or {}
+    wanted = set(schema.get("required") or ()) | set(NON_OMITEMPTY.get(name, ()))
+    scalars = tuple((p, ZERO[_type(props[p])]) for p in sorted(wanted) if _fillable(props.get(p)))
+    children = []
+    for prop, sub in props.items():
+        target, is_list = _ref(sub), False
+        if target is None and _type(sub) == "array":
+            target, is_list = _ref(sub.get("items") or {}), True
+        if target is not None and _has_work(target, frozenset({name})):
+            children.append((prop, target, is_list))
+    return scalars, tuple(children)
+
+
+def _has_work(name: str, seen: frozenset[str]) -> bool:
+    if name in seen:
+        return False
+    schema = definitions().get(name) or {}
+    props = schema.get("properties") or {}
+    wanted = set(schema.get("required") or ()) | set(NON_OMITEMPTY.get(name, ()))
+    if any(_fillable(props.get(p)) for p in wanted):
+        return True
+    for sub in props.values():
+        target = _ref(sub) or (_ref(sub.get("items") or {}) if _type(sub) == "array" else None)
+        if target is not None and _has_work(target, seen | {name}):
+            return True
+    return False
+
+
+def fill_zero_values(definition: str, obj: Any) -> None:
+    """Set missing non-omitempty scalar fields to Go's zero value, in place, throughout `obj`."""
+    if not isinstance(obj, dict):
+        return
+    scalars, children = _plan(definition)
+    for prop, zero in scalars:
+        if prop not in obj:
+            obj[prop] = zero
+    for prop, child, is_list in children:
+        value = obj.get(prop)
+        if is_list and isinstance(value, list):
+            for item in value:
+                fill_zero_values(child, item)
+        elif isinstance(value, dict):
+            fill_zero_values(child, value)

@@ -1,0 +1,107 @@
+"""What real clients broke on (issue #10, items 1-4): watches resumed from a resourceVersion stay inside their
+collection and namespace; Go's zero values are served; DELETE answers the object where upstream does; Status
+bodies are Go's bytes."""
+
+from __future__ import annotations
+
+import urllib.error
+import urllib.request
+
+import kubernetes
+import orjson
+import pytest
+
+from controllers.client import ResourceRef
+
+CONFIGMAPS = ResourceRef("", "v1", "configmaps")
+SECRETS = ResourceRef("", "v1", "secrets")
+NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
+
+
+@pytest.fixture
+def api(mini_kube_session):
+    client = kubernetes.config.new_client_from_config(config_file=mini_kube_session.kubeconfig)
+    yield client
+    client.close()
+
+
+def _raw(kube, method: str, path: str, body: bytes | None = None) -> tuple[int, bytes]:
+    request = urllib.request.Request(kube.url + path, data=body, method=method,
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+def test_resumed_watch_replays_only_its_own_collection_and_namespace(mini_kube_session, kube_namespace):
+    client = mini_kube_session.client
+    rv = client.list(SECRETS, kube_namespace)["metadata"]["resourceVersion"]
+    client.create(CONFIGMAPS, {"metadata": {"name": "foreign"}}, kube_namespace)
+    client.create(SECRETS, {"metadata": {"name": "elsewhere"}}, "default")
+    client.create(NAMESPACES, {"metadata": {"name": f"{kube_namespace}-x"}})
+    client.create(SECRETS, {"metadata": {"name": "mine"}}, kube_namespace)
+    status, body = _raw(mini_kube_session, "GET", f"/api/v1/namespaces/{kube_namespace}/secrets?watch=1&"
+                        f"resourceVersion={rv}&timeoutSeconds=1")
+    events = [orjson.loads(line) for line in body.splitlines() if line.strip()]
+    assert status == 200
+    assert [(e["type"], e["object"]["kind"], e["object"]["metadata"]["name"]) for e in events] == [
+        ("ADDED", "Secret", "mine")]
+    client.delete(NAMESPACES, f"{kube_namespace}-x")
+
+
+def test_official_client_reads_workloads_with_go_zero_values(api, kube_namespace):
+    apps = kubernetes.client.AppsV1Api(api)
+    template = {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    selector = {"matchLabels": {"a": "b"}}
+    rs = apps.create_namespaced_replica_set(kube_namespace, {"metadata": {"name": "rs"}, "spec": {
+        "selector": selector, "template": template}})
+    assert rs.status.replicas == 0
+    sts = apps.create_namespaced_stateful_set(kube_namespace, {"metadata": {"name": "sts"}, "spec": {
+        "selector": selector, "template": template, "serviceName": "s"}})
+    assert (sts.status.replicas, sts.status.available_replicas) == (0, 0)
+    ds = apps.create_namespaced_daemon_set(kube_namespace, {"metadata": {"name": "ds"}, "spec": {
+        "selector": selector, "template": template}})
+    assert (ds.status.current_number_scheduled, ds.status.number_ready) == (0, 0)
+    core = kubernetes.client.CoreV1Api(api)
+    rc = core.create_namespaced_replication_controller(kube_namespace, {"metadata": {"name": "rc"}, "spec": {
+        "selector": {"a": "b"}, "template": template}})
+    assert rc.status.replicas == 0
+    hpa = kubernetes.client.AutoscalingV2Api(api).create_namespaced_horizontal_pod_autoscaler(
+        kube_namespace, {"metadata": {"name": "h"}, "spec": {"maxReplicas": 3, "scaleTargetRef": {
+            "kind": "Deployment", "name": "d", "apiVersion": "apps/v1"}}})
+    assert hpa.status.desired_replicas == 0
+    assert [i.metadata.name for i in apps.list_namespaced_replica_set(kube_namespace).items] == ["rs"]
+    assert apps.read_namespaced_daemon_set("ds", kube_namespace).status.number_misscheduled == 0
+
+
+def test_delete_answers_the_object_where_upstream_does(api, kube_namespace):
+    core = kubernetes.client.CoreV1Api(api)
+    core.create_namespaced_service_account(kube_namespace, {"metadata": {"name": "sa"}})
+    gone = core.delete_namespaced_service_account("sa", kube_namespace)
+    assert isinstance(gone, kubernetes.client.V1ServiceAccount) and gone.metadata.name == "sa"
+    core.create_namespaced_service(kube_namespace, {"metadata": {"name": "svc"}, "spec": {"ports": [{"port": 80}]}})
+    svc = core.delete_namespaced_service("svc", kube_namespace)
+    assert isinstance(svc, kubernetes.client.V1Service) and svc.spec.cluster_ip
+    core.create_namespaced_pod(kube_namespace, {"metadata": {"name": "p"}, "spec": {"containers": [
+        {"name": "c", "image": "i"}]}})
+    pod = core.delete_namespaced_pod("p", kube_namespace, grace_period_seconds=0)
+    assert isinstance(pod, kubernetes.client.V1Pod) and pod.metadata.name == "p"
+    core.create_namespaced_config_map(kube_namespace, {"metadata": {"name": "cm"}})
+    status = core.delete_namespaced_config_map("cm", kube_namespace)  # a Status (the client leaves it a dict)
+    assert (status["kind"], status["status"]) == ("Status", "Success")
+
+
+def test_status_bodies_are_gos_bytes(mini_kube_session, kube_namespace):
+    status, body = _raw(mini_kube_session, "GET", f"/api/v1/namespaces/{kube_namespace}/configmaps/none")
+    assert status == 404 and body.endswith(b"}\n")
+    assert body == (b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"configmaps '
+                    b'\\"none\\" not found","reason":"NotFound","details":{"name":"none","kind":"configmaps"},'
+                    b'"code":404}\n')
+    _raw(mini_kube_session, "POST", f"/apis/apps/v1/namespaces/{kube_namespace}/deployments",
+         b'{"metadata":{"name":"d"},"spec":{"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":'
+         b'{"a":"b"}},"spec":{"containers":[{"name":"c","image":"i"}]}}}}')
+    status, body = _raw(mini_kube_session, "DELETE", f"/apis/apps/v1/namespaces/{kube_namespace}/deployments/d")
+    assert status == 200 and body.endswith(b"}\n")
+    assert list(orjson.loads(body)["details"]) == ["name", "group", "kind", "uid"]
