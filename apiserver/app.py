@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import traceback
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -69,9 +69,18 @@ async def _dispatch(server: ApiServer, request: web.Request) -> web.StreamRespon
     if not info.is_resource:
         return await _non_resource(server, request, info.verb)
     res = server.resources.lookup(info.api_group, info.api_version, info.resource)
-    if res is None:
+    if res is None or not _routed(res, info, path):
         raise StatusError(404, "NotFound", "the server could not find the requested resource", {})
     return await server.resource_handler.handle(request, info, res, user)
+
+
+def _routed(res: Any, info: Any, path: str) -> bool:
+    """Whether upstream serves this path at all: a cluster-scoped resource has no route under a namespace
+    (a Namespace's own path, /api/v1/namespaces/NAME[/sub], names itself as its namespace)."""
+    if res.namespaced or not info.namespace:
+        return True
+    return res.kind == "Namespace" and not res.group and info.name == info.namespace and \
+        path.count("/namespaces/") == 1
 
 
 async def _non_resource(server: ApiServer, request: web.Request, verb: str) -> web.StreamResponse:
