@@ -15,6 +15,22 @@ _SET_RE = re.compile(rf"^\s*(!?)\s*({_KEY})\s*(?:(notin|in)\s*\(([^)]*)\)|(==|!=
 _NUM_RE = re.compile(rf"^\s*({_KEY})\s*(>|<)\s*(-?\d+)\s*$")
 
 
+def _check_requirement(req: Any) -> None:
+    """Keys must be qualified names and values label values, as upstream's selector parser checks."""
+    from .validation.names import is_qualified_name, is_valid_label_value
+
+    problems = is_qualified_name(req.key)
+    if problems:
+        raise bad_request(f'unable to parse requirement: <nil>: Invalid value: "{req.key}": {"; ".join(problems)}')
+    if req.op in ("gt", "lt"):
+        return
+    for value in req.values:
+        problems = is_valid_label_value(value)
+        if problems:
+            raise bad_request(f'unable to parse requirement: <nil>: Invalid value: "{value}": '
+                              f'{"; ".join(problems)}')
+
+
 @dataclass(frozen=True, slots=True)
 class Requirement:
     key: str
@@ -91,6 +107,8 @@ class LabelSelector:
                 reqs.append(Requirement(key, "gt" if op == ">" else "lt", (number,)))
                 continue
             raise bad_request(f"unable to parse requirement: invalid label selector: {part.strip()!r}")
+        for req in reqs:
+            _check_requirement(req)
         return cls(tuple(reqs))
 
     @property

@@ -111,6 +111,9 @@ class ApiServer:
         from .registry.setup import configure
 
         configure(self)
+        from .handlers.pod_streams import install as install_pod_streams
+
+        install_pod_streams(self)
         self.resource_handler = ResourceHandler(self)
         await self.bootstrap()
         app = build_app(self)

@@ -151,6 +151,7 @@ class ResourceHandler:
 
     async def list(self, request: web.Request, res: ResourceType, namespace: str | None) -> web.Response:
         query = request.query
+        _check_list_options(query)
         target = self.target(request)
         labels = LabelSelector.parse(query.get("labelSelector"))
         fields = FieldSelector.parse(query.get("fieldSelector"), res.kind, res.selectable_fields)
@@ -276,6 +277,30 @@ class ResourceHandler:
         deleted = await self.registry.delete_collection(res, namespace, labels, fields, options, opts)
         body = responses.list_dict(res, res.api_version, deleted, self.registry.cache.revision, "", None)
         return responses.encode_dict(body, target)
+
+
+def _check_list_options(query: Any) -> None:
+    """ListOptions as upstream validates them for a list (422), and a whole-number timeoutSeconds (400)."""
+    from .watch import parse_timeout_seconds
+
+    parse_timeout_seconds(query.get("timeoutSeconds"))
+    match = query.get("resourceVersionMatch", "")
+    if not match:
+        return
+    problems = []
+    if not query.get("resourceVersion"):
+        problems.append(errors.forbidden("resourceVersionMatch",
+                                         "resourceVersionMatch is forbidden unless resourceVersion is provided"))
+    if query.get("continue"):
+        problems.append(errors.forbidden("resourceVersionMatch",
+                                         "resourceVersionMatch is forbidden when continue is provided"))
+    if match == "Exact" and query.get("resourceVersion") == "0":
+        problems.append(errors.forbidden("resourceVersionMatch",
+                                         'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'))
+    elif match not in ("Exact", "NotOlderThan"):
+        problems.append(errors.not_supported("resourceVersionMatch", match, ["Exact", "NotOlderThan", ""]))
+    if problems:
+        raise errors.invalid_object("ListOptions", "meta.k8s.io", "", problems)
 
 
 def _without_empty_version(obj: dict[str, Any]) -> dict[str, Any]:

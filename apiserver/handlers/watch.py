@@ -124,6 +124,20 @@ def _classify(event: CacheEvent, labels: LabelSelector, fields: FieldSelector, n
     return None
 
 
+def parse_timeout_seconds(text: str | None) -> int:
+    """`timeoutSeconds` as upstream reads it: a whole number of seconds (int64), or 400."""
+    if not text:
+        return 0
+    try:
+        value = int(text)
+        if not -(2**63) <= value < 2**63:
+            raise ValueError
+    except ValueError:
+        raise errors.bad_request(f'strconv.ParseInt: parsing "{text}": '
+                                 f'{"value out of range" if text.lstrip("-").isdigit() else "invalid syntax"}') from None
+    return max(value, 0)
+
+
 def _truthy(value: str | None) -> bool:
     return value is not None and value.lower() in ("1", "true")
 
@@ -143,10 +157,7 @@ async def serve_watch(server: ApiServer, request: web.Request, res: ResourceType
         raise errors.invalid_object("ListOptions", "meta.k8s.io", "", [errors.forbidden(
             "resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan")])
     initial = _truthy(send_initial) if send_initial is not None else rv_text in ("", "0")
-    try:
-        timeout = float(query.get("timeoutSeconds") or DEFAULT_TIMEOUT)
-    except ValueError:
-        raise errors.bad_request("timeoutSeconds: invalid value") from None
+    timeout = float(parse_timeout_seconds(query.get("timeoutSeconds")) or DEFAULT_TIMEOUT)
     start_rv = 0
     if rv_text and rv_text != "0":
         try:

@@ -1,0 +1,61 @@
+"""Requests upstream refuses or answers specially (issue #10 items 5 and 6): pod streams before a node runs the
+pod, ListOptions validation, whole-number timeouts, label selector keys and values."""
+
+from __future__ import annotations
+
+import urllib.error
+import urllib.request
+
+import orjson
+import pytest
+
+from controllers.client import ResourceRef
+from tests.helpers import kubectl
+
+PODS = ResourceRef("", "v1", "pods")
+
+
+def _get(kube, path: str) -> tuple[int, dict]:
+    try:
+        with urllib.request.urlopen(kube.url + path, timeout=10) as response:
+            return response.status, orjson.loads(response.read() or b"{}")
+    except urllib.error.HTTPError as exc:
+        return exc.code, orjson.loads(exc.read())
+
+
+def test_pod_streams_before_the_pod_has_a_node(mini_kube_session, kube_namespace):
+    mini_kube_session.client.create(PODS, {"metadata": {"name": "p"}, "spec": {"containers": [
+        {"name": "a", "image": "i"}, {"name": "b", "image": "i"}]}}, kube_namespace)
+    logs = kubectl(mini_kube_session, "-n", kube_namespace, "logs", "p", "-c", "a")
+    assert (logs.returncode, logs.stdout) == (0, "")
+    status, body = _get(mini_kube_session, f"/api/v1/namespaces/{kube_namespace}/pods/p/log")  # kubectl picks one
+    assert (status, body["message"]) == (400, "a container name must be specified for pod p, choose one of: [a b]")
+    execed = kubectl(mini_kube_session, "-n", kube_namespace, "exec", "p", "-c", "a", "--", "true", check=False)
+    assert execed.returncode == 1
+    assert execed.stderr.strip().endswith("Error from server (BadRequest): pod p does not have a host assigned")
+    status, body = _get(mini_kube_session, f"/api/v1/namespaces/{kube_namespace}/pods/p/portforward?ports=80")
+    assert (status, body["reason"], body["message"]) == (400, "BadRequest", "pod p does not have a host assigned")
+
+
+def test_discovery_lists_the_pod_stream_subresources(mini_kube_session):
+    resources = kubectl(mini_kube_session, "get", "--raw", "/api/v1").stdout
+    names = {r["name"] for r in orjson.loads(resources)["resources"]}
+    assert {"pods/exec", "pods/attach", "pods/portforward", "pods/proxy", "pods/log", "nodes/proxy",
+            "services/proxy"} <= names
+
+
+@pytest.mark.parametrize(("query", "code", "fragment"), [
+    ("resourceVersionMatch=Bogus&resourceVersion=1", 422,
+     'resourceVersionMatch: Unsupported value: "Bogus": supported values: "Exact", "NotOlderThan", ""'),
+    ("resourceVersionMatch=Exact", 422, "resourceVersionMatch is forbidden unless resourceVersion is provided"),
+    ("resourceVersionMatch=Exact&resourceVersion=0", 422, 'resourceVersionMatch "exact" is forbidden'),
+    ("watch=1&timeoutSeconds=nan", 400, 'strconv.ParseInt: parsing "nan": invalid syntax'),
+    ("watch=1&timeoutSeconds=1e400", 400, 'parsing "1e400"'),
+    ("timeoutSeconds=99999999999999999999", 400, "value out of range"),
+    ("labelSelector=" + "k" * 64 + "%3Dv", 400, "name part must be no more than 63 characters"),
+    ("labelSelector=k%3D" + "v" * 64, 400, "must be no more than 63 characters"),
+    ("labelSelector=" + "p" * 254 + "/k%3Dv", 400, "prefix part must be no more than 253 characters"),
+])
+def test_list_and_watch_options_are_checked(mini_kube_session, kube_namespace, query, code, fragment):
+    status, body = _get(mini_kube_session, f"/api/v1/namespaces/{kube_namespace}/configmaps?{query}")
+    assert status == code and fragment in body["message"], body
