@@ -10,6 +10,7 @@ import signal
 import sys
 from pathlib import Path
 
+from .datadir import StartupError
 from .kubeconfig import write_kubeconfig
 from .server import ApiServer, ServerConfig
 
@@ -42,7 +43,11 @@ async def serve(args: argparse.Namespace) -> None:
                           etcd_cafile=args.etcd_cafile, etcd_certfile=args.etcd_certfile,
                           etcd_keyfile=args.etcd_keyfile)
     server = ApiServer(config)
-    await server.start()
+    try:
+        await server.start()
+    except StartupError as exc:
+        await server.stop()  # close what was opened (the store's threads would keep the process alive)
+        raise SystemExit(f"mini-kube: {exc}") from None
     kubeconfig = args.kubeconfig or (str(Path(data_dir) / "kubeconfig") if data_dir != ":memory:" else None)
     if kubeconfig:
         write_kubeconfig(server, kubeconfig)

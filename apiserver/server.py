@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import ipaddress
 import logging
 import ssl
@@ -16,6 +17,7 @@ from aiohttp import web
 
 from store import Store
 
+from . import datadir
 from .app import build_app
 from .discovery import Discovery
 from .handlers.resource import ResourceHandler
@@ -85,6 +87,7 @@ class ApiServer:
         self.ssl_context: ssl.SSLContext | None = None
         self.url = ""
         self._runner: web.AppRunner | None = None
+        self._data_dir_lock: Any = None
         self._unsubscribe: Callable[[], None] | None = None
         self.background: list[asyncio.Task[Any]] = []
         self.on_stop: list[Callable[[], Awaitable[None]]] = []
@@ -93,6 +96,8 @@ class ApiServer:
     # -- lifecycle -------------------------------------------------------------------------------
     async def start(self) -> None:
         """Open the store, fill the cache, bootstrap system objects and start serving."""
+        if self.config.data_dir != ":memory:" and self._data_dir_lock is None:
+            self._data_dir_lock = datadir.claim(self.config.data_dir)
         if not self.config.insecure_http and self.authenticator is None:
             from .auth.install import install  # TLS, authentication, RBAC, reviews, tokens, default policy
 
@@ -101,9 +106,9 @@ class ApiServer:
             from .auth.access import install_reviews
 
             install_reviews(self)
-        if self.config.data_dir != ":memory:":
-            Path(self.config.data_dir).expanduser().mkdir(parents=True, exist_ok=True)
         self.store = await self.open_store()
+        if self.config.data_dir != ":memory:":
+            datadir.secure_files(self.config.data_dir)
         snapshot = await self.store.range("/")
         self.cache.load(snapshot.kvs, snapshot.revision)
         self._unsubscribe = self.store.subscribe(self.cache.apply)
@@ -121,7 +126,13 @@ class ApiServer:
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.config.address, self.config.port, ssl_context=self.ssl_context,
                            reuse_address=True, backlog=1024)
-        await site.start()
+        try:
+            await site.start()
+        except OSError as exc:
+            reason = {errno.EADDRINUSE: "address already in use", errno.EADDRNOTAVAIL: "address not available",
+                      errno.EACCES: "permission denied"}.get(exc.errno or 0, exc.strerror or str(exc))
+            raise datadir.StartupError(f"cannot listen on {self.config.address}:{self.config.port}: {reason}") \
+                from None
         port = self._runner.addresses[0][1]
         self.config.port = port
         scheme = "http" if self.ssl_context is None else "https"
@@ -158,6 +169,9 @@ class ApiServer:
             self._unsubscribe()
         if self.store is not None:
             await self.store.close()
+        if self._data_dir_lock is not None:
+            self._data_dir_lock.close()  # releases the lock
+            self._data_dir_lock = None
 
     async def bootstrap(self) -> None:
         """Create the system namespaces (and whatever configured components add) if missing."""
