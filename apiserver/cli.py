@@ -17,14 +17,16 @@ from .server import ApiServer, ServerConfig
 
 def _serve_parser(sub: argparse._SubParsersAction) -> None:
     serve = sub.add_parser("serve", help="run the API server")
-    serve.add_argument("--address", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=6443)
+    serve.add_argument("--address", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=6443, help="port to listen on (default 6443; 0: any free port)")
     serve.add_argument("--data-dir", default="~/.mini-kube", help="state directory, or :memory:")
     serve.add_argument("--kubeconfig", default=None, help="where to write the kubeconfig (default DATA_DIR/kubeconfig)")
     serve.add_argument("--insecure-http", action="store_true", help="serve plain HTTP with no authentication")
-    serve.add_argument("--token-auth-file", default=None)
-    serve.add_argument("--audit-log", default=None)
-    serve.add_argument("--service-cluster-ip-range", default="10.0.0.0/24")
+    serve.add_argument("--token-auth-file", default=None,
+                       help="static bearer tokens, upstream's CSV format: token,user,uid[,\"group1,group2\"]")
+    serve.add_argument("--audit-log", default=None, help="write audit.k8s.io events to this file as JSON lines")
+    serve.add_argument("--service-cluster-ip-range", default="10.0.0.0/24",
+                       help="CIDR that Service cluster IPs are allocated from (default 10.0.0.0/24)")
     serve.add_argument("--no-controllers", action="store_true", help="do not run the built-in controllers")
     serve.add_argument("--etcd-servers", default="", help="comma-separated etcd client URLs: keep every object "
                        "in etcd instead of the data dir's SQLite store (several servers may share one etcd)")
@@ -92,13 +94,18 @@ async def run_controllers(args: argparse.Namespace) -> None:
     await manager.stop()
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """`mini-kube` and its subcommands."""
     parser = argparse.ArgumentParser(prog="mini-kube", description="a small, real Kubernetes control plane")
     sub = parser.add_subparsers(dest="command", required=True)
     _serve_parser(sub)
     ctrl = sub.add_parser("controllers", help="run the built-in controllers against a server")
-    ctrl.add_argument("--kubeconfig", required=True)
-    args = parser.parse_args(argv)
+    ctrl.add_argument("--kubeconfig", required=True, help="kubeconfig of the API server to control")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     if args.command == "serve":
         asyncio.run(serve(args))

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
+from .. import VERSION as MINI_KUBE_VERSION
 from .. import errors
 from ..discovery import AGGREGATED_V2, AGGREGATED_V2BETA1
 from ..http.responses import HEADERS
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
     from ..server import ApiServer
 
 VERSION = {
-    "major": "1", "minor": "32", "gitVersion": "v1.32.0-minikube", "gitCommit": "", "gitTreeState": "clean",
+    "major": "1", "minor": "32", "gitVersion": f"v1.32.0+mini-kube.{MINI_KUBE_VERSION}", "gitCommit": "", "gitTreeState": "clean",
     "buildDate": "2026-11-22T00:00:00Z", "goVersion": "python3.11", "compiler": "mini-kube",
     "platform": "linux/amd64",
 }
