@@ -9,6 +9,7 @@ import orjson
 from aiohttp import web
 
 from .. import errors
+from ..http.limits import check_depth
 from ..http.negotiation import decode_body, decode_yaml
 from ..patch import merge_patch, strategic_merge_patch
 from ..patch.gofmt import go_v
@@ -35,7 +36,14 @@ def schema_node(res: ResourceType) -> Any:
 
 
 def apply_patch_document(res: ResourceType, patch_type: str, current: dict[str, Any], patch: Any) -> dict[str, Any]:
-    """Apply a decoded JSON, merge or strategic patch to a copy of the current object."""
+    """Apply a decoded JSON, merge or strategic patch to a copy of the current object (no deeper than bodies
+    may be: JSON patch copies can nest an object into itself)."""
+    patched = _patched(res, patch_type, current, patch)
+    check_depth(patched)
+    return patched
+
+
+def _patched(res: ResourceType, patch_type: str, current: dict[str, Any], patch: Any) -> dict[str, Any]:
     if patch_type == "json":
         from ..patch import json_patch
 

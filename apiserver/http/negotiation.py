@@ -9,6 +9,7 @@ import orjson
 import yaml
 
 from .. import errors
+from . import limits
 
 JSON = "application/json"
 YAML = "application/yaml"
@@ -95,9 +96,13 @@ def decode_body(body: bytes, content_type: str | None, kind_hint: str = "") -> A
     if media in (JSON, "", "application/json-patch+json", "application/merge-patch+json",
                  "application/strategic-merge-patch+json"):
         try:
-            return orjson.loads(body)
+            decoded = orjson.loads(body)
         except orjson.JSONDecodeError as exc:
+            if "recursion" in str(exc).lower() or "depth" in str(exc).lower():
+                raise limits.too_deep() from None
             raise errors.bad_request(f"couldn't get version/kind; json parse error: {exc}") from None
+        limits.check_depth(decoded)
+        return decoded
     if media in (YAML, "application/apply-patch+yaml", "text/yaml", "application/x-yaml"):
         return decode_yaml(body)
     if media == PROTOBUF:
@@ -111,6 +116,7 @@ def decode_body(body: bytes, content_type: str | None, kind_hint: str = "") -> A
 
 
 def decode_yaml(body: bytes) -> Any:
+    limits.check_yaml(body)
     try:
         docs = list(yaml.safe_load_all(body))
     except yaml.YAMLError as exc:

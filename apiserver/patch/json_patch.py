@@ -16,9 +16,21 @@ import jsonpointer
 import orjson
 
 from apiserver.gofmt import json_kind
-from apiserver.patch.errors import bad_request, too_many_operations, unprocessable
+from apiserver.http.limits import bounded_size
+from apiserver.patch.errors import PatchError, bad_request, too_many_operations, unprocessable
 
 MAX_OPERATIONS = 10000
+COPY_LIMIT = 3 * 1024 * 1024
+"""What `copy` operations may add up to, as upstream bounds them (its request size limit): 22 copies of a
+doubling value must not cost minutes and gigabytes."""
+
+
+def _copy_size(doc: Any, pointer: str, budget: int) -> int:
+    try:
+        value = jsonpointer.resolve_pointer(doc, pointer)
+    except jsonpointer.JsonPointerException:
+        return 0  # the copy itself fails as upstream's does
+    return bounded_size(value, budget)
 
 
 def json_patch(doc: dict[str, Any], patch_ops: Any) -> dict[str, Any]:
@@ -27,7 +39,13 @@ def json_patch(doc: dict[str, Any], patch_ops: Any) -> dict[str, Any]:
     if len(ops) > MAX_OPERATIONS:
         raise too_many_operations(len(ops), MAX_OPERATIONS)
     result: Any = orjson.loads(orjson.dumps(doc))
+    copied = 0
     for op in ops:
+        if op.get("op") == "copy" and isinstance(op.get("from"), str):
+            copied += _copy_size(result, op["from"], COPY_LIMIT - copied)
+            if copied > COPY_LIMIT:
+                raise PatchError(413, "RequestEntityTooLarge", "Request entity too large: Unable to complete the "
+                                 f"copy, the accumulated size increase of copy exceeds the limit {COPY_LIMIT}")
         try:
             result = _apply_one(result, op)
         except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException, KeyError, IndexError,
