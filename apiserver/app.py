@@ -51,8 +51,12 @@ async def _answer(server: ApiServer, request: web.Request) -> web.StreamResponse
         return await _dispatch(server, request)
     except StatusError as exc:
         return status_response(exc)
-    except web.HTTPException:
-        raise
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        if exc.status == 413:  # aiohttp's own limit, e.g. a gzip body that inflates past 3 MiB
+            return status_response(errors.too_large())
+        return status_response(StatusError(exc.status, exc.reason.replace(" ", ""), exc.text or exc.reason, {}))
     except (ConnectionResetError, TimeoutError) as exc:
         log.debug("client went away: %s", exc)
         raise
@@ -65,13 +69,18 @@ async def _dispatch(server: ApiServer, request: web.Request) -> web.StreamRespon
     path = request.path
     info = parse_request_info(request.method, path, request.query)
     user = await server.authenticate(request)
-    await server.authorize(request, user, info)
-    if not info.is_resource:
-        return await _non_resource(server, request, info.verb)
-    res = server.resources.lookup(info.api_group, info.api_version, info.resource)
-    if res is None or not _routed(res, info, path):
-        raise StatusError(404, "NotFound", "the server could not find the requested resource", {})
-    return await server.resource_handler.handle(request, info, res, user)
+    leave = server.inflight.enter(info, request.query, user)
+    try:
+        await server.authorize(request, user, info)
+        if not info.is_resource:
+            return await _non_resource(server, request, info.verb)
+        res = server.resources.lookup(info.api_group, info.api_version, info.resource)
+        if res is None or not _routed(res, info, path):
+            raise StatusError(404, "NotFound", "the server could not find the requested resource", {})
+        return await server.resource_handler.handle(request, info, res, user)
+    finally:
+        if leave is not None:
+            leave()
 
 
 def _routed(res: Any, info: Any, path: str) -> bool:

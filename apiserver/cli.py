@@ -27,6 +27,10 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
     serve.add_argument("--audit-log", default=None, help="write audit.k8s.io events to this file as JSON lines")
     serve.add_argument("--service-cluster-ip-range", default="10.0.0.0/24",
                        help="CIDR that Service cluster IPs are allocated from (default 10.0.0.0/24)")
+    serve.add_argument("--max-requests-inflight", type=int, default=400,
+                       help="non-mutating requests served at once; more answer 429 (default 400, 0: no limit)")
+    serve.add_argument("--max-mutating-requests-inflight", type=int, default=200,
+                       help="mutating requests served at once; more answer 429 (default 200, 0: no limit)")
     serve.add_argument("--no-controllers", action="store_true", help="do not run the built-in controllers")
     serve.add_argument("--etcd-servers", default="", help="comma-separated etcd client URLs: keep every object "
                        "in etcd instead of the data dir's SQLite store (several servers may share one etcd)")
@@ -43,7 +47,8 @@ async def serve(args: argparse.Namespace) -> None:
                           service_cidr=args.service_cluster_ip_range,
                           etcd_servers=[u for u in args.etcd_servers.split(",") if u], etcd_prefix=args.etcd_prefix,
                           etcd_cafile=args.etcd_cafile, etcd_certfile=args.etcd_certfile,
-                          etcd_keyfile=args.etcd_keyfile)
+                          etcd_keyfile=args.etcd_keyfile, max_requests_inflight=args.max_requests_inflight,
+                          max_mutating_requests_inflight=args.max_mutating_requests_inflight)
     server = ApiServer(config)
     try:
         await server.start()

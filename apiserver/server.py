@@ -21,6 +21,8 @@ from . import datadir
 from .app import build_app
 from .discovery import Discovery
 from .handlers.resource import ResourceHandler
+from .http import protocol
+from .http.inflight import InflightLimiter
 from .registry.cache import HISTORY_EVENTS, ObjectCache
 from .registry.generic import Registry, WriteOptions
 from .requestinfo import RequestInfo
@@ -44,6 +46,10 @@ class ServerConfig:
     service_cidr: str = "10.0.0.0/24"
     node_port_range: tuple[int, int] = (30000, 32767)
     watch_history: int = HISTORY_EVENTS  # recent events the cache keeps for watches from a past revision
+    request_header_timeout: float = 32.0  # a connection's first request headers must arrive within this
+    idle_timeout: float = 90.0  # idle kept-alive connections are closed after this
+    max_requests_inflight: int = 400  # non-mutating requests being served at once (429 beyond), as upstream
+    max_mutating_requests_inflight: int = 200
     etcd_servers: list[str] = field(default_factory=list)  # keep objects in etcd instead of SQLite
     etcd_prefix: str = "/registry"
     etcd_cafile: str | None = None
@@ -88,6 +94,8 @@ class ApiServer:
         self.url = ""
         self._runner: web.AppRunner | None = None
         self._data_dir_lock: Any = None
+        self.inflight = InflightLimiter(self.config.max_requests_inflight,
+                                        self.config.max_mutating_requests_inflight)
         self._unsubscribe: Callable[[], None] | None = None
         self.background: list[asyncio.Task[Any]] = []
         self.on_stop: list[Callable[[], Awaitable[None]]] = []
@@ -122,7 +130,10 @@ class ApiServer:
         self.resource_handler = ResourceHandler(self)
         await self.bootstrap()
         app = build_app(self)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        asyncio.get_running_loop().set_exception_handler(protocol.loop_exception_handler)
+        self._runner = protocol.GuardedRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0,
+                                              header_timeout=self.config.request_header_timeout,
+                                              keepalive_timeout=self.config.idle_timeout)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.config.address, self.config.port, ssl_context=self.ssl_context,
                            reuse_address=True, backlog=1024)
