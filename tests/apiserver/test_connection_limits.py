@@ -52,7 +52,7 @@ def _closed_by_server(sock: socket.socket, within: float) -> bool:
         while sock.recv(65536):
             pass
         return True
-    except (TimeoutError, socket.timeout):
+    except TimeoutError:
         return False
     except OSError:
         return True
