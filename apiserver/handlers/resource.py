@@ -176,9 +176,12 @@ class ResourceHandler:
             body["kind"], body["apiVersion"] = "PartialObjectMetadataList", f"meta.k8s.io/{target.version}"
             return responses.encode_dict(body, target)
         if target.media == "application/json" and all(serves_raw(res, e.obj, e.revision) for e in result.items):
-            body_bytes = responses.list_body(res, res.api_version, result.items, result.revision,
-                                             result.continue_token, result.remaining)
-            return web.Response(body=body_bytes, headers={**responses.HEADERS, "Content-Type": "application/json"})
+            parts = responses.list_parts(res, res.api_version, result.items, result.revision,
+                                         result.continue_token, result.remaining)
+            headers = {**responses.HEADERS, "Content-Type": "application/json"}
+            if sum(len(p) for p in parts) <= STREAM_LISTS_OVER:
+                return web.Response(body=b"".join(parts), headers=headers)
+            return await stream_parts(request, parts, headers)
         body = responses.list_dict(res, res.api_version, [self.served(res, e.obj) for e in result.items],
                                    result.revision, result.continue_token, result.remaining)
         return responses.encode_dict(body, target)
@@ -277,6 +280,27 @@ class ResourceHandler:
         deleted = await self.registry.delete_collection(res, namespace, labels, fields, options, opts)
         body = responses.list_dict(res, res.api_version, deleted, self.registry.cache.revision, "", None)
         return responses.encode_dict(body, target)
+
+
+STREAM_LISTS_OVER = 1 << 20
+"""A list larger than this many bytes is written in pieces (no whole copy; other requests run in between)."""
+
+
+async def stream_parts(request: web.Request, parts: list[bytes], headers: dict[str, str]) -> web.StreamResponse:
+    response = web.StreamResponse(headers=headers)
+    await response.prepare(request)
+    batch: list[bytes] = []
+    size = 0
+    for part in parts:
+        batch.append(part)
+        size += len(part)
+        if size >= STREAM_LISTS_OVER:
+            await response.write(b"".join(batch))
+            batch, size = [], 0
+    if batch:
+        await response.write(b"".join(batch))
+    await response.write_eof()
+    return response
 
 
 def _check_list_options(query: Any) -> None:

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from ..server import ApiServer
 
 BOOKMARK_INTERVAL = 5.0
+WRITE_BATCH = 1 << 20  # frames are written in batches of about this many bytes
 DEFAULT_TIMEOUT = 1800.0
 
 
@@ -253,7 +254,8 @@ async def _pump(watcher: Any, response: web.StreamResponse, encoder: Encoder, la
             if bookmarks and deadline - loop.time() > 0:
                 await response.write(encoder.raw("BOOKMARK", _bookmark(res, server.cache.revision)))
             continue
-        frames = []
+        frames: list[bytes] = []
+        size = 0
         while True:
             if event is None:  # overflowed: end the stream, the client re-watches
                 if frames:
@@ -261,8 +263,10 @@ async def _pump(watcher: Any, response: web.StreamResponse, encoder: Encoder, la
                 return
             event_type = _classify(event, labels, fields, name)
             if event_type:
-                frames.append(encoder.event(event, event_type))
-            if queue.empty():
+                frame = encoder.event(event, event_type)
+                frames.append(frame)
+                size += len(frame)
+            if queue.empty() or size >= WRITE_BATCH:
                 break
             event = queue.get_nowait()
         if frames:

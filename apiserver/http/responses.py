@@ -61,6 +61,12 @@ def list_body(res: ResourceType, api_version: str, items: list[Entry], revision:
     Items of built-in kinds go without kind and apiVersion, as upstream's typed lists carry them (stored objects
     begin with exactly those two fields, so they are cut off the bytes, not re-encoded); custom resources keep them.
     """
+    return b"".join(list_parts(res, api_version, items, revision, continue_token, remaining))
+
+
+def list_parts(res: ResourceType, api_version: str, items: list[Entry], revision: int, continue_token: str,
+               remaining: int | None) -> list[bytes]:
+    """The pieces of `list_body` in order (a large list is streamed piece by piece, never joined whole)."""
     meta: dict[str, Any] = {"resourceVersion": str(revision)}
     if continue_token:
         meta["continue"] = continue_token
@@ -72,7 +78,13 @@ def list_body(res: ResourceType, api_version: str, items: list[Entry], revision:
     else:
         type_meta = b'{"kind":' + orjson.dumps(res.kind) + b',"apiVersion":' + orjson.dumps(api_version) + b","
         raws = [e.item_raw or _untyped(e, type_meta) for e in items]
-    return head[:-1] + b',"items":[' + b",".join(raws) + b"]}"
+    parts = [head[:-1] + b',"items":[']
+    for i, raw in enumerate(raws):
+        if i:
+            parts.append(b",")
+        parts.append(raw)  # the stored bytes themselves: nothing is copied until the final write
+    parts.append(b"]}")
+    return parts
 
 
 def _untyped(entry: Entry, type_meta: bytes) -> bytes:

@@ -19,7 +19,9 @@ import orjson
 from store import Event, KeyValue
 
 HISTORY_EVENTS = 20_000
+HISTORY_BYTES = 64 << 20  # the history also stops at this many bytes of objects (older watches: the store)
 WATCHER_QUEUE = 10_000
+WATCHER_BYTES = 16 << 20  # a watcher this far behind (in bytes of objects) is ended, as upstream ends slow ones
 
 
 @dataclass(slots=True)
@@ -84,22 +86,29 @@ class CacheWatcher:
         self.collection = collection
         self.prefix = f"{collection}{namespace}/" if namespace else collection
         self.queue: asyncio.Queue[CacheEvent | None] = asyncio.Queue()  # bounded by hand in push()
+        self.behind = 0  # bytes of objects queued since the queue was last empty
         self.ended = False
 
     def push(self, event: CacheEvent) -> None:
         if self.ended or not event.key.startswith(self.prefix):
             return
-        if self.queue.qsize() >= WATCHER_QUEUE:
-            # A slow watcher never stalls writers or others: it is ended and must re-watch.
-            self.end()
+        if self.queue.empty():
+            self.behind = 0
+        self.behind += len(event.raw)
+        if self.queue.qsize() >= WATCHER_QUEUE or self.behind > WATCHER_BYTES:
+            # A slow watcher never stalls writers or others: it is ended (its backlog dropped, not copied) and
+            # re-watches from the last event it received, which the history still holds.
+            self.end(drop_backlog=True)
             return
         self.queue.put_nowait(event)
 
-    def end(self) -> None:
+    def end(self, drop_backlog: bool = False) -> None:
         """Stop this watcher; its reader sees None and finishes the stream."""
         if not self.ended:
             self.ended = True
             self.cache.unwatch(self)
+            while drop_backlog and not self.queue.empty():
+                self.queue.get_nowait()
             self.queue.put_nowait(None)
 
     def close(self) -> None:
@@ -109,10 +118,12 @@ class CacheWatcher:
 class ObjectCache:
     """Current objects by collection and key, a bounded history of recent events, and the watchers."""
 
-    def __init__(self, history_events: int = HISTORY_EVENTS) -> None:
+    def __init__(self, history_events: int = HISTORY_EVENTS, history_bytes: int = HISTORY_BYTES) -> None:
         self.revision = 0
         self._collections: dict[str, dict[str, Entry]] = {}
         self._history: deque[CacheEvent] = deque(maxlen=history_events)
+        self._history_bytes = 0
+        self._history_limit = history_bytes
         self._watchers: dict[str, set[CacheWatcher]] = {}
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
 
@@ -138,10 +149,20 @@ class ObjectCache:
             else:
                 objects.pop(kv.key, None)
             self.revision = kv.mod_revision
-            self._history.append(cache_event)
+            self._remember(cache_event)
             for watcher in tuple(self._watchers.get(collection, ())):
                 watcher.push(cache_event)
         self._wake_waiters()
+
+    def _remember(self, event: CacheEvent) -> None:
+        """Keep `event` in the history, which is bounded by count and by bytes of objects."""
+        history = self._history
+        if len(history) == history.maxlen:
+            self._history_bytes -= len(history[0].raw)
+        history.append(event)
+        self._history_bytes += len(event.raw)
+        while self._history_bytes > self._history_limit and len(history) > 1:
+            self._history_bytes -= len(history.popleft().raw)
 
     def _wake_waiters(self) -> None:
         if not self._waiters:

@@ -1,0 +1,51 @@
+"""Memory stays bounded (issue #10 item 14): the watch history by bytes, a slow watcher's backlog by bytes (it is
+ended and re-watches, its backlog dropped rather than copied), and large lists are streamed in pieces."""
+
+from __future__ import annotations
+
+import urllib.request
+
+from apiserver.registry import cache as cache_module
+from apiserver.registry.cache import ObjectCache
+from controllers.client import ResourceRef
+from store import Event, KeyValue
+
+CONFIGMAPS = ResourceRef("", "v1", "configmaps")
+BIG = "x" * (256 << 10)
+
+
+def _put(key: str, revision: int, payload: str) -> Event:
+    value = b'{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"big"},"data":{"k":"' + payload.encode() + \
+        b'"}}'
+    return Event("PUT", KeyValue(key, value, 1, revision, revision), None)
+
+
+def test_watch_history_is_bounded_by_bytes():
+    cache = ObjectCache(history_events=1000, history_bytes=4 << 20)
+    for revision in range(1, 101):  # 100 writes of a 256 KiB object: 25 MiB, of which 4 MiB are kept
+        cache.apply([_put("/registry/core/configmaps/ns/big", revision, BIG)])
+    assert cache._history_bytes <= 4 << 20
+    assert cache.history_since(99) is not None and len(cache.history_since(99)) == 1
+    assert cache.history_since(1) is None  # older: served from the store instead
+
+
+def test_a_slow_watcher_is_ended_by_bytes_and_its_backlog_dropped(monkeypatch):
+    monkeypatch.setattr(cache_module, "WATCHER_BYTES", 2 << 20)
+    cache = ObjectCache()
+    slow = cache.watch("/registry/core/configmaps/", None)
+    for revision in range(1, 20):
+        cache.apply([_put("/registry/core/configmaps/ns/big", revision, BIG)])
+    assert slow.ended
+    assert slow.queue.qsize() == 1 and slow.queue.get_nowait() is None
+
+
+def test_large_lists_are_streamed(mini_kube_session, kube_namespace):
+    for i in range(6):
+        mini_kube_session.client.create(CONFIGMAPS, {"metadata": {"name": f"big-{i}"}, "data": {"k": BIG}},
+                                        kube_namespace)
+    with urllib.request.urlopen(f"{mini_kube_session.url}/api/v1/namespaces/{kube_namespace}/configmaps") as reply:
+        assert reply.headers.get("Transfer-Encoding") == "chunked"
+        listed = __import__("orjson").loads(reply.read())
+    assert [i["metadata"]["name"] for i in listed["items"]] == [f"big-{i}" for i in range(6)]
+    small = mini_kube_session.client.list(CONFIGMAPS, kube_namespace, limit="1")
+    assert len(small["items"]) == 1 and small["metadata"]["continue"]
