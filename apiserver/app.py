@@ -17,7 +17,7 @@ from .errors import StatusError
 from .handlers import system
 from .http.negotiation import MAX_BODY
 from .http.responses import status_response
-from .requestinfo import parse_request_info
+from .requestinfo import REQUEST_INFO_KEY, parse_request_info
 
 if TYPE_CHECKING:
     from .server import ApiServer
@@ -68,6 +68,7 @@ async def _answer(server: ApiServer, request: web.Request) -> web.StreamResponse
 async def _dispatch(server: ApiServer, request: web.Request) -> web.StreamResponse:
     path = request.path
     info = parse_request_info(request.method, path, request.query)
+    request[REQUEST_INFO_KEY] = info
     user = await server.authenticate(request)
     leave = server.inflight.enter(info, request.query, user)
     try:

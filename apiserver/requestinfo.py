@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import unquote
 
+from aiohttp import web
+
 SPECIAL_VERBS = {"proxy", "watch"}
 NAMESPACE_SUBRESOURCES = {"status", "finalize"}
 METHOD_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete", "GET": "get", "HEAD": "get"}
@@ -78,3 +80,7 @@ def parse_request_info(method: str, path: str, query: dict[str, str]) -> Request
     elif info.verb == "get" and _truthy(query.get("watch")):
         info.verb = "watch"
     return info
+
+
+REQUEST_INFO_KEY = web.RequestKey("mini-kube.request-info", object)
+"""Where the request's parsed RequestInfo is kept on the aiohttp request (for the audit of early failures)."""

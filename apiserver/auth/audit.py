@@ -5,6 +5,7 @@ Off unless a path is given. Writing happens on a background thread, so request h
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import queue
 import threading
@@ -71,11 +72,19 @@ def make_event(*, user: UserInfo, attrs: AttributesLike, request_uri: str, code:
 
 
 class AuditLog:
-    """Appends events to `path` from a writer thread; a no-op when `path` is None."""
+    """Appends events to `path` from a writer thread; a no-op when `path` is None.
+
+    Failure policy: requests never wait for the audit log. When the file cannot be written (disk full, removed)
+    or more than MAX_QUEUED events wait, events are dropped: `dropped` counts them and a warning says so (at
+    most once per LOG_INTERVAL); the writer keeps going and reopens the file on the next batch.
+    """
+
+    MAX_QUEUED = 10_000
 
     def __init__(self, path: str | Path | None) -> None:
         self.path = Path(path) if path else None
-        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._queue: queue.Queue[Any] = queue.Queue(self.MAX_QUEUED)
+        self.dropped = 0
         self._thread: threading.Thread | None = None
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -87,24 +96,42 @@ class AuditLog:
         return self.path is not None
 
     def log(self, event: dict[str, Any]) -> None:
-        """Queue one event; returns immediately."""
+        """Queue one event; returns immediately (dropping it, counted, when the writer is too far behind)."""
         if self._thread is not None:
-            self._queue.put(event)
+            try:
+                self._queue.put_nowait(event)
+            except queue.Full:
+                self._drop(1, "the audit writer is behind")
+
+    def _drop(self, count: int, why: str) -> None:
+        self.dropped += count
+        from apiserver.http.protocol import RATE_LIMITED
+
+        RATE_LIMITED.warning("audit-drop", "audit: %s; %d events dropped so far", why, self.dropped)
 
     def _run(self) -> None:
         assert self.path is not None
-        with self.path.open("ab", buffering=0) as f:
-            while True:
-                item = self._queue.get()
-                batch = [item]
-                while not self._queue.empty():
-                    batch.append(self._queue.get())
-                stop = any(i is _STOP for i in batch)
-                lines = b"".join(orjson.dumps(i) + b"\n" for i in batch if i is not _STOP)
-                if lines:
-                    f.write(lines)
-                if stop:
-                    return
+        handle = None
+        while True:
+            batch = [self._queue.get()]
+            while not self._queue.empty():
+                batch.append(self._queue.get_nowait())
+            stop = any(i is _STOP for i in batch)
+            events = [i for i in batch if i is not _STOP]
+            if events:
+                try:
+                    handle = handle or self.path.open("ab", buffering=0)
+                    handle.write(b"".join(orjson.dumps(i) + b"\n" for i in events))
+                except OSError as exc:
+                    self._drop(len(events), f"cannot write {self.path}: {exc.strerror or exc}")
+                    if handle is not None:
+                        with contextlib.suppress(OSError):
+                            handle.close()
+                    handle = None
+            if stop:
+                if handle is not None:
+                    handle.close()
+                return
 
     def close(self, timeout: float = 5.0) -> None:
         """Flush what is queued and stop the writer."""

@@ -38,6 +38,7 @@ from apiserver.auth.sa_token import ServiceAccountTokens
 from apiserver.auth.tokenrequest import token_request
 from apiserver.auth.user import UserInfo
 from apiserver.errors import StatusError, unauthorized
+from apiserver.requestinfo import REQUEST_INFO_KEY
 
 if TYPE_CHECKING:
     from apiserver.server import ApiServer
@@ -78,10 +79,17 @@ class Auditor:
         self.log = AuditLog(path)
 
     def record_response(self, request: web.Request, status: int) -> None:
-        """The per-response hook (`config.extra["audit_hook"]`): who and what come from the request."""
+        """The per-response hook (`config.extra["audit_hook"]`): who and what come from the request. Requests
+        refused before authorization (failed authentication, refused impersonation) are recorded too, with the
+        requester if known and an empty user otherwise, as upstream does."""
         acting = request.get(ACTING)
         if acting is not None:
             self.record(request, acting[0], acting[1], status)
+            return
+        info = request.get(REQUEST_INFO_KEY)
+        if info is not None:
+            original = request.get(ORIGINAL_USER)
+            self.record(request, original or UserInfo(""), info, status)
 
     def record(self, request: web.Request, user: Any, info: Any, status: int, error: StatusError | None = None) -> None:
         if not self.log.enabled or not isinstance(user, UserInfo):
@@ -89,7 +97,7 @@ class Auditor:
         original = request.get(ORIGINAL_USER)
         peer = request.remote or ""
         self.log.log(make_event(
-            user=original or user, impersonated=user if original else None, attrs=info,
+            user=original or user, impersonated=user if original and original is not user else None, attrs=info,
             request_uri=str(request.rel_url), code=status, received=request.get(RECEIVED) or dt.datetime.now(dt.UTC),
             audit_id=request.headers.get("Audit-ID"), source_ips=[peer] if peer else [],
             user_agent=request.headers.get("User-Agent", ""), status_reason=error.reason if error else "",
@@ -127,10 +135,11 @@ def install(server: ApiServer, *, pki_hosts: list[str] | None = None) -> None:
         except AuthenticationError as e:
             log.debug("authentication failed: %s", e)
             raise unauthorized() from e
+        request[ORIGINAL_USER] = user  # audited as the requester even if impersonation is refused
         acting = impersonate(request.headers.items(), user, rbac.authorize)
         if acting is None:
+            del request[ORIGINAL_USER]
             return user
-        request[ORIGINAL_USER] = user
         return acting
 
     async def authorize(request: web.Request, user: Any, info: Any) -> None:
