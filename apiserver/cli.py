@@ -79,7 +79,7 @@ async def until_signalled() -> None:
 
 async def start_controllers(server: ApiServer) -> None:
     """Run the built-in controllers in-process, talking to this server over HTTP like any client."""
-    from controllers.manager import Manager
+    from mini_kube.controllers.manager import Manager
 
     from .kubeconfig import client_for
 
@@ -90,8 +90,8 @@ async def start_controllers(server: ApiServer) -> None:
 
 async def run_controllers(args: argparse.Namespace) -> None:
     """`mini-kube controllers --kubeconfig F`: the controller manager as its own process."""
-    from controllers.client import ApiClient
-    from controllers.manager import Manager
+    from mini_kube.controllers.client import ApiClient
+    from mini_kube.controllers.manager import Manager
 
     manager = Manager(ApiClient.from_kubeconfig(args.kubeconfig, user_agent="mini-kube-controllers"))
     await manager.start()

@@ -30,7 +30,7 @@ from .registry.generic import WriteOptions
 from .resources import ResourceType
 
 if TYPE_CHECKING:
-    from store import Event
+    from mini_kube.store import Event
 
     from .server import ApiServer
 

@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-
-from apiserver.gofmt import go_quote, go_strings
+from mini_kube.apiserver.gofmt import go_quote, go_strings
 
 
 def go_field_value(value: Any) -> str:

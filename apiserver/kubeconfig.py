@@ -42,7 +42,7 @@ def client_for(server: ApiServer) -> Any:
     """An ApiClient with the server's admin credentials (for in-process components)."""
     import tempfile
 
-    from controllers.client import ApiClient
+    from mini_kube.controllers.client import ApiClient
 
     handle = tempfile.NamedTemporaryFile("w", suffix=".kubeconfig", delete=False)  # noqa: SIM115
     handle.close()

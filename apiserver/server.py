@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
-
-from store import Store
+from mini_kube.store import Store
 
 from . import datadir
 from .app import build_app
@@ -157,8 +156,8 @@ class ApiServer:
         config = self.config
         if not config.etcd_servers:
             return await Store.open(config.store_path)
-        from store.etcd_client import TlsOptions
-        from store.etcd_store import EtcdStore
+        from mini_kube.store.etcd_client import TlsOptions
+        from mini_kube.store.etcd_store import EtcdStore
 
         tls = TlsOptions(config.etcd_cafile, config.etcd_certfile, config.etcd_keyfile) \
             if config.etcd_cafile or config.etcd_certfile else None

@@ -51,7 +51,7 @@ SERVER_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECO
 
 
 def start_minikube(tmp: str, port: int) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "apiserver.cli", "serve", "--insecure-http", "--no-controllers",
+    return subprocess.Popen([sys.executable, "-m", "mini_kube.apiserver.cli", "serve", "--insecure-http", "--no-controllers",
                              "--data-dir", tmp, "--port", str(port), "--kubeconfig", f"{tmp}/kubeconfig"],
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=SERVER_ENV)
 
@@ -116,9 +116,9 @@ async def crud(url: str, n: int) -> dict[str, float]:
 
 async def in_process_start() -> float:
     """Seconds from ApiServer.start() to serving, on a new data dir, with the modules already imported."""
-    import apiserver.auth.install  # noqa: F401 - imported by start(); timed apart from it
-    import apiserver.registry.setup  # noqa: F401
-    from apiserver.server import ApiServer, ServerConfig
+    import mini_kube.apiserver.auth.install  # noqa: F401 - imported by start(); timed apart from it
+    import mini_kube.apiserver.registry.setup  # noqa: F401
+    from mini_kube.apiserver.server import ApiServer, ServerConfig
 
     with tempfile.TemporaryDirectory() as tmp:
         server = ApiServer(ServerConfig(port=0, data_dir=tmp, insecure_http=True))

@@ -41,7 +41,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "state"
-        server = subprocess.Popen([sys.executable, "-m", "apiserver.cli", "serve", "--data-dir", str(data),
+        server = subprocess.Popen([sys.executable, "-m", "mini_kube.apiserver.cli", "serve", "--data-dir", str(data),
                                    "--port", str(_port()), "--no-controllers"], stdout=subprocess.PIPE,
                                   stderr=subprocess.DEVNULL, text=True)
         try:
@@ -51,7 +51,7 @@ def main() -> None:
             pods = "\n---\n".join(
                 f'{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"p{i}"}},'
                 f'"spec":{{"containers":[{{"name":"c","image":"i"}}]}}}}' for i in range(20))
-            subprocess.run([sys.executable, "-m", "kubectl_lite.cli", "--kubeconfig", kubeconfig, "create", "-f",
+            subprocess.run([sys.executable, "-m", "mini_kube.kubectl_lite.cli", "--kubeconfig", kubeconfig, "create", "-f",
                             "-"], input=pods, text=True, env=env, capture_output=True, check=True)
             lite_cmd = [shutil.which("kubectl-lite", path=str(Path(sys.executable).parent)) or "kubectl-lite",
                         "--kubeconfig", kubeconfig, "get", "pods"]

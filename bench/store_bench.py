@@ -28,8 +28,8 @@ import aiosqlite
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from store import Op, Store  # noqa: E402
-from store.sqlite_log import INSERT_SQL, SCHEMA  # noqa: E402
+from mini_kube.store import Op, Store  # noqa: E402
+from mini_kube.store.sqlite_log import INSERT_SQL, SCHEMA  # noqa: E402
 
 
 async def bare_loop(path: str, n: int, value: bytes) -> float:

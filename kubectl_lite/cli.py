@@ -48,7 +48,7 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     modules = [COMMAND_MODULES[command]] if command in COMMAND_MODULES else sorted(set(COMMAND_MODULES.values()))
     for name in dict.fromkeys(modules):
-        module = importlib.import_module(f"kubectl_lite.commands.{name}")
+        module = importlib.import_module(f"mini_kube.kubectl_lite.commands.{name}")
         (getattr(module, "add_parsers", None) or module.add_parser)(sub, common)
     return parser
 

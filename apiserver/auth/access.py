@@ -10,12 +10,11 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
-
-from apiserver.auth import reviews
-from apiserver.auth.rbac import RBAC_GROUP, RbacAuthorizer
+from mini_kube.apiserver.auth import reviews
+from mini_kube.apiserver.auth.rbac import RBAC_GROUP, RbacAuthorizer
 
 if TYPE_CHECKING:
-    from apiserver.server import ApiServer
+    from mini_kube.apiserver.server import ApiServer
 
 
 class CacheRbacSource:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from apiserver.admission.chain import AdmissionPlugin, Attributes
-from apiserver.auth.escalation import check_binding, check_role
-from apiserver.auth.rbac import RBAC_GROUP, RbacAuthorizer
-from apiserver.auth.user import UserInfo
+from mini_kube.apiserver.admission.chain import AdmissionPlugin, Attributes
+from mini_kube.apiserver.auth.escalation import check_binding, check_role
+from mini_kube.apiserver.auth.rbac import RBAC_GROUP, RbacAuthorizer
+from mini_kube.apiserver.auth.user import UserInfo
 
 ROLES = ("roles", "clusterroles")
 BINDINGS = ("rolebindings", "clusterrolebindings")

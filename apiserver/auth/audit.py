@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-
-from apiserver.auth.rbac import AttributesLike
-from apiserver.auth.user import UserInfo
+from mini_kube.apiserver.auth.rbac import AttributesLike
+from mini_kube.apiserver.auth.user import UserInfo
 
 _STOP = object()
 
@@ -105,7 +104,7 @@ class AuditLog:
 
     def _drop(self, count: int, why: str) -> None:
         self.dropped += count
-        from apiserver.http.protocol import RATE_LIMITED
+        from mini_kube.apiserver.http.protocol import RATE_LIMITED
 
         RATE_LIMITED.warning("audit-drop", "audit: %s; %d events dropped so far", why, self.dropped)
 

@@ -18,10 +18,9 @@ from typing import Protocol
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
-
-from apiserver.auth.sa_token import ObjectLookup, ServiceAccountTokens, TokenError
-from apiserver.auth.user import ANONYMOUS_USER, UserInfo, with_authenticated_group
-from apiserver.errors import StatusError, unauthorized
+from mini_kube.apiserver.auth.sa_token import ObjectLookup, ServiceAccountTokens, TokenError
+from mini_kube.apiserver.auth.user import ANONYMOUS_USER, UserInfo, with_authenticated_group
+from mini_kube.apiserver.errors import StatusError, unauthorized
 
 log = logging.getLogger(__name__)
 

@@ -12,8 +12,8 @@ import copy
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from apiserver.validation.meta import SELECTOR_OPERATORS
-from apiserver.validation.meta import selector_matches as _label_selector_matches
+from mini_kube.apiserver.validation.meta import SELECTOR_OPERATORS
+from mini_kube.apiserver.validation.meta import selector_matches as _label_selector_matches
 
 RBAC_GROUP = "rbac.authorization.k8s.io"
 RBAC_API_VERSION = f"{RBAC_GROUP}/v1"

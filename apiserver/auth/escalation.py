@@ -11,8 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
-
-from apiserver.auth.rbac import (
+from mini_kube.apiserver.auth.rbac import (
     RBAC_GROUP,
     Attributes,
     RbacAuthorizer,
@@ -20,8 +19,8 @@ from apiserver.auth.rbac import (
     aggregate_errors,
     forbidden_status,
 )
-from apiserver.auth.user import UserInfo, is_superuser
-from apiserver.errors import StatusError, not_found
+from mini_kube.apiserver.auth.user import UserInfo, is_superuser
+from mini_kube.apiserver.errors import StatusError, not_found
 
 FULL_AUTHORITY: tuple[Rule, ...] = (
     {"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]},

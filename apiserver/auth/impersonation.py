@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
-from apiserver.auth.rbac import Attributes, AttributesLike, Decision, forbidden
-from apiserver.auth.user import (
+from mini_kube.apiserver.auth.rbac import Attributes, AttributesLike, Decision, forbidden
+from mini_kube.apiserver.auth.user import (
     ALL_AUTHENTICATED,
     ALL_UNAUTHENTICATED,
     ANONYMOUS,
@@ -17,7 +17,7 @@ from apiserver.auth.user import (
     service_account_groups,
     split_service_account_username,
 )
-from apiserver.errors import StatusError
+from mini_kube.apiserver.errors import StatusError
 
 USER_HEADER = "impersonate-user"
 UID_HEADER = "impersonate-uid"

@@ -18,11 +18,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
-
-from apiserver.auth import bootstrap
-from apiserver.auth.access import CacheRbacSource, install_reviews
-from apiserver.auth.audit import AuditLog, make_event
-from apiserver.auth.authn import (
+from mini_kube.apiserver.auth import bootstrap
+from mini_kube.apiserver.auth.access import CacheRbacSource, install_reviews
+from mini_kube.apiserver.auth.audit import AuditLog, make_event
+from mini_kube.apiserver.auth.authn import (
     AuthenticationError,
     Authenticator,
     Credentials,
@@ -31,17 +30,17 @@ from apiserver.auth.authn import (
     TokenFileAuthenticator,
     X509Authenticator,
 )
-from apiserver.auth.impersonation import impersonate
-from apiserver.auth.pki import ensure_pki, kubeconfig_yaml, server_ssl_context
-from apiserver.auth.rbac import RBAC_GROUP, RbacAuthorizer, forbidden
-from apiserver.auth.sa_token import ServiceAccountTokens
-from apiserver.auth.tokenrequest import token_request
-from apiserver.auth.user import UserInfo
-from apiserver.errors import StatusError, unauthorized
-from apiserver.requestinfo import REQUEST_INFO_KEY
+from mini_kube.apiserver.auth.impersonation import impersonate
+from mini_kube.apiserver.auth.pki import ensure_pki, kubeconfig_yaml, server_ssl_context
+from mini_kube.apiserver.auth.rbac import RBAC_GROUP, RbacAuthorizer, forbidden
+from mini_kube.apiserver.auth.sa_token import ServiceAccountTokens
+from mini_kube.apiserver.auth.tokenrequest import token_request
+from mini_kube.apiserver.auth.user import UserInfo
+from mini_kube.apiserver.errors import StatusError, unauthorized
+from mini_kube.apiserver.requestinfo import REQUEST_INFO_KEY
 
 if TYPE_CHECKING:
-    from apiserver.server import ApiServer
+    from mini_kube.apiserver.server import ApiServer
 
 log = logging.getLogger("mini-kube.auth")
 
@@ -152,7 +151,7 @@ def install(server: ApiServer, *, pki_hosts: list[str] | None = None) -> None:
     server.authorizer = authorize
     install_reviews(server, rbac)
     server.subresource_handlers[("", "serviceaccounts", "token")] = _token_handler(tokens)
-    from apiserver.auth.admission import RbacEscalation
+    from mini_kube.apiserver.auth.admission import RbacEscalation
 
     if server.registry is not None and server.registry.admission is not None:
         server.registry.admission.plugins.append(RbacEscalation(rbac))
@@ -164,7 +163,7 @@ def install(server: ApiServer, *, pki_hosts: list[str] | None = None) -> None:
 
 def _add_escalation_plugin(rbac: RbacAuthorizer):  # noqa: ANN202
     async def hook(server: ApiServer) -> None:
-        from apiserver.auth.admission import RbacEscalation
+        from mini_kube.apiserver.auth.admission import RbacEscalation
 
         if server.registry.admission is not None:
             server.registry.admission.plugins.append(RbacEscalation(rbac))
@@ -181,18 +180,18 @@ def _closer(auditor: Auditor):  # noqa: ANN202
 
 def _token_handler(tokens: ServiceAccountTokens):  # noqa: ANN202
     async def handle(handler: Any, request: web.Request, info: Any, res: Any, user: Any, target: Any) -> web.Response:
-        from apiserver.handlers.resource import read_body
-        from apiserver.http import responses
-        from apiserver.http.negotiation import decode_body
+        from mini_kube.apiserver.handlers.resource import read_body
+        from mini_kube.apiserver.http import responses
+        from mini_kube.apiserver.http.negotiation import decode_body
 
         if info.verb != "create":
-            from apiserver.errors import method_not_allowed
+            from mini_kube.apiserver.errors import method_not_allowed
 
             raise method_not_allowed()
         service_account = handler.registry.get(res, info.namespace, info.name).obj
         body = decode_body(await read_body(request), request.headers.get("Content-Type"))
         if not isinstance(body, dict):
-            from apiserver.errors import bad_request
+            from mini_kube.apiserver.errors import bad_request
 
             raise bad_request("TokenRequest must be an object")
         result = token_request(body, service_account, tokens, _object_getter(handler.server))
@@ -203,7 +202,7 @@ def _token_handler(tokens: ServiceAccountTokens):  # noqa: ANN202
 
 async def _bootstrap_policy(server: ApiServer) -> None:
     """Create missing default RBAC objects, then keep aggregated ClusterRoles up to date."""
-    from apiserver.registry.generic import WriteOptions
+    from mini_kube.apiserver.registry.generic import WriteOptions
 
     opts = WriteOptions(field_manager="kube-apiserver")
     for obj in bootstrap.default_objects():
@@ -220,7 +219,7 @@ async def _bootstrap_policy(server: ApiServer) -> None:
 
 async def aggregate_now(server: ApiServer) -> None:
     """Run the ClusterRole aggregation controller once."""
-    from apiserver.registry.generic import WriteOptions
+    from mini_kube.apiserver.registry.generic import WriteOptions
 
     res = server.resources.lookup(RBAC_GROUP, "v1", "clusterroles")
     assert res is not None

@@ -22,8 +22,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
-
-from apiserver.auth.user import SYSTEM_MASTERS
+from mini_kube.apiserver.auth.user import SYSTEM_MASTERS
 
 ADMIN_USER = "kubernetes-admin"
 CA_DAYS = 3650

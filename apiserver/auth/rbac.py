@@ -11,8 +11,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from apiserver.auth.user import UserInfo, is_superuser, service_account_username
-from apiserver.errors import StatusError
+from mini_kube.apiserver.auth.user import UserInfo, is_superuser, service_account_username
+from mini_kube.apiserver.errors import StatusError
 
 Rule = Mapping[str, Any]
 RBAC_GROUP = "rbac.authorization.k8s.io"
@@ -281,21 +281,21 @@ class RbacAuthorizer:
     def check_escalation(self, user: UserInfo, rules: list[Rule], namespace: str, *, resource: str = "roles",
                          name: str = "") -> StatusError | None:
         """403 unless `user` holds all `rules` in `namespace` (see `apiserver.auth.escalation`)."""
-        from apiserver.auth.escalation import check_escalation
+        from mini_kube.apiserver.auth.escalation import check_escalation
 
         return check_escalation(self, user, rules, namespace, resource=resource, name=name)
 
     def check_role(self, user: UserInfo, role: Mapping[str, Any], *, namespace: str = "",
                    old: Mapping[str, Any] | None = None) -> StatusError | None:
         """Guard a Role/ClusterRole create or update (escalate verb, held rules, aggregationRule)."""
-        from apiserver.auth.escalation import check_role
+        from mini_kube.apiserver.auth.escalation import check_role
 
         return check_role(self, user, role, namespace=namespace, old=old)
 
     def check_binding(self, user: UserInfo, binding: Mapping[str, Any], *, namespace: str = "",
                       old: Mapping[str, Any] | None = None) -> StatusError | None:
         """Guard a RoleBinding/ClusterRoleBinding create or update (bind verb or held rules)."""
-        from apiserver.auth.escalation import check_binding
+        from mini_kube.apiserver.auth.escalation import check_binding
 
         return check_binding(self, user, binding, namespace=namespace, old=old)
 

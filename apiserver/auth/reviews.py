@@ -10,9 +10,9 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from apiserver.auth.rbac import Attributes, AttributesLike, Decision, Rule, aggregate_errors
-from apiserver.auth.user import UserInfo
-from apiserver.errors import FieldError, StatusError, bad_request, invalid
+from mini_kube.apiserver.auth.rbac import Attributes, AttributesLike, Decision, Rule, aggregate_errors
+from mini_kube.apiserver.auth.user import UserInfo
+from mini_kube.apiserver.errors import FieldError, StatusError, bad_request, invalid
 
 AUTHZ_GROUP = "authorization.k8s.io"
 AUTHZ_VERSION = f"{AUTHZ_GROUP}/v1"

@@ -17,8 +17,7 @@ from typing import Any
 import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-
-from apiserver.auth.user import UserInfo, service_account_groups, service_account_username
+from mini_kube.apiserver.auth.user import UserInfo, service_account_groups, service_account_username
 
 DEFAULT_ISSUER = "https://kubernetes.default.svc.cluster.local"
 LEEWAY_SECONDS = 60

@@ -6,8 +6,8 @@ import datetime as dt
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from apiserver.auth.sa_token import BoundObject, ServiceAccountTokens
-from apiserver.errors import FieldError, StatusError, bad_request, conflict, invalid, not_found
+from mini_kube.apiserver.auth.sa_token import BoundObject, ServiceAccountTokens
+from mini_kube.apiserver.errors import FieldError, StatusError, bad_request, conflict, invalid, not_found
 
 DEFAULT_EXPIRATION = 3600
 MIN_EXPIRATION = 600

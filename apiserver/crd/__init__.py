@@ -14,9 +14,9 @@ Wiring into the server: `apiserver/registry/strategies/crd.py` and `custom.py` (
 `apiserver/crd_controller.py` (the resource table follows the stored CRDs; CRD deletion).
 """
 
-from apiserver.crd.printers import TablePrinter
-from apiserver.crd.rows import resource_rows
-from apiserver.crd.schema_validation import VersionSchema
-from apiserver.crd.validation import crd_defaults, crd_status, validate_crd
+from mini_kube.apiserver.crd.printers import TablePrinter
+from mini_kube.apiserver.crd.rows import resource_rows
+from mini_kube.apiserver.crd.schema_validation import VersionSchema
+from mini_kube.apiserver.crd.validation import crd_defaults, crd_status, validate_crd
 
 __all__ = ["TablePrinter", "VersionSchema", "crd_defaults", "crd_status", "resource_rows", "validate_crd"]

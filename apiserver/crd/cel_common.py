@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from apiserver.crd import cel_library
-from apiserver.crd.cel_engine import cel
+from mini_kube.apiserver.crd import cel_library
+from mini_kube.apiserver.crd.cel_engine import cel
 
 if TYPE_CHECKING:
     import cel as cel_types

@@ -7,10 +7,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from apiserver.crd import cel_library
-from apiserver.crd.cel_common import MACRO, blank_strings, compile_checked, issue
-from apiserver.crd.fieldpath import valid_field_path
-from apiserver.crd.structural import Node
+from mini_kube.apiserver.crd import cel_library
+from mini_kube.apiserver.crd.cel_common import MACRO, blank_strings, compile_checked, issue
+from mini_kube.apiserver.crd.fieldpath import valid_field_path
+from mini_kube.apiserver.crd.structural import Node
 
 if TYPE_CHECKING:
     import cel as cel_types

@@ -16,7 +16,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 from urllib.parse import urlsplit
 
-from apiserver.crd.cel_engine import stdlib
+from mini_kube.apiserver.crd.cel_engine import stdlib
 
 _QTAG = "\x00quantity:"
 _UTAG = "\x00url:"

@@ -16,14 +16,14 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from apiserver.crd import gofmt
-from apiserver.crd.cel_common import runtime_error
-from apiserver.crd.cel_compile import CompiledRule, compile_rule, escape
-from apiserver.crd.cel_engine import cel
-from apiserver.crd.listtype import map_key, map_list_index
-from apiserver.crd.openapi_validation import _strict_equal
-from apiserver.crd.structural import MISSING, Node
-from apiserver.errors import FieldError
+from mini_kube.apiserver.crd import gofmt
+from mini_kube.apiserver.crd.cel_common import runtime_error
+from mini_kube.apiserver.crd.cel_compile import CompiledRule, compile_rule, escape
+from mini_kube.apiserver.crd.cel_engine import cel
+from mini_kube.apiserver.crd.listtype import map_key, map_list_index
+from mini_kube.apiserver.crd.openapi_validation import _strict_equal
+from mini_kube.apiserver.crd.structural import MISSING, Node
+from mini_kube.apiserver.errors import FieldError
 
 if TYPE_CHECKING:
     import cel as cel_types

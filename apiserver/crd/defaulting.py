@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from apiserver.crd.structural import MISSING, Node
+from mini_kube.apiserver.crd.structural import MISSING, Node
 
 
 def deep_copy(value: Any) -> Any:

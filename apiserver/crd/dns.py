@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from apiserver.validation import names
+from mini_kube.apiserver.validation import names
 
 dns1035_label = partial(names.is_dns1035_label, newline_ok=True)
 dns1123_label = partial(names.is_dns1123_label, newline_ok=True, dots_hint=False)

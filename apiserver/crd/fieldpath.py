@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from apiserver.crd.structural import Node
+from mini_kube.apiserver.crd.structural import Node
 
 _TOKEN = re.compile(r"'(?:[^'\\]|\\.)*'|[.\[\]]|[^.\[\]']+")
 _ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "'": "'", "\\": "\\"}

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from apiserver.errors import FieldError
-from apiserver.gofmt import go_float, go_number, go_quote, go_sharp, go_type
+from mini_kube.apiserver.errors import FieldError
+from mini_kube.apiserver.gofmt import go_float, go_number, go_quote, go_sharp, go_type
 
 __all__ = ["go_float", "go_number", "go_quote", "go_sharp", "go_type", "go_plain", "go_value", "invalid",
            "invalid_raw", "type_invalid", "duplicate", "not_supported", "too_many", "too_long", "required",

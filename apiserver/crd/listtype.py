@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-
-from apiserver.crd import gofmt
-from apiserver.crd.structural import Node
-from apiserver.errors import FieldError
+from mini_kube.apiserver.crd import gofmt
+from mini_kube.apiserver.crd.structural import Node
+from mini_kube.apiserver.errors import FieldError
 
 _UNSPECIFIED = ("<unspecified>",)
 

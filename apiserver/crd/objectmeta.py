@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from apiserver.crd import dns, gofmt
-from apiserver.crd.structural import Node
-from apiserver.errors import FieldError
+from mini_kube.apiserver.crd import dns, gofmt
+from mini_kube.apiserver.crd.structural import Node
+from mini_kube.apiserver.errors import FieldError
 
 NameFn = Callable[[str, bool], list[str]]
 TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024

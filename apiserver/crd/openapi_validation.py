@@ -11,11 +11,10 @@ import math
 from typing import Any
 
 import orjson
-
-from apiserver.crd import formats, gofmt
-from apiserver.crd.listtype import map_key, map_list_index
-from apiserver.crd.structural import MISSING, Node
-from apiserver.errors import FieldError
+from mini_kube.apiserver.crd import formats, gofmt
+from mini_kube.apiserver.crd.listtype import map_key, map_list_index
+from mini_kube.apiserver.crd.structural import MISSING, Node
+from mini_kube.apiserver.errors import FieldError
 
 _JSON_TYPES = {bool: "boolean", str: "string", int: "integer", float: "number", list: "array", dict: "object",
                type(None): "null"}

@@ -14,14 +14,13 @@ import functools
 from typing import Any
 
 import orjson
-
-from apiserver.crd import gofmt
-from apiserver.crd.jsonpath import JSONPath, JSONPathError, compile_path
+from mini_kube.apiserver.crd import gofmt
+from mini_kube.apiserver.crd.jsonpath import JSONPath, JSONPathError, compile_path
 
 
 @functools.cache
 def _meta_doc(field: str) -> str:
-    from apiserver.schema.definitions import definitions
+    from mini_kube.apiserver.schema.definitions import definitions
     props = definitions()["io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"]["properties"]
     return props[field]["description"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from apiserver.crd.structural import MISSING, Node
+from mini_kube.apiserver.crd.structural import MISSING, Node
 
 META_FIELDS = frozenset({"apiVersion", "kind", "metadata"})
 OBJECT_META_FIELDS = frozenset({

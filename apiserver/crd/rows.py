@@ -14,9 +14,9 @@ import functools
 import re
 from typing import Any
 
-from apiserver.crd.printers import TablePrinter
-from apiserver.crd.schema_validation import VersionSchema
-from apiserver.resources import CRUD_VERBS, SUB_RW, ResourceType, Subresource
+from mini_kube.apiserver.crd.printers import TablePrinter
+from mini_kube.apiserver.crd.schema_validation import VersionSchema
+from mini_kube.apiserver.resources import CRUD_VERBS, SUB_RW, ResourceType, Subresource
 
 _KUBE_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
 _TYPE_RANK = {"alpha": 0, "beta": 1, None: 2}

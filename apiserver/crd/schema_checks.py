@@ -10,17 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from apiserver.crd import gofmt, objectmeta
-from apiserver.crd.cel_compile import compile_rule
-from apiserver.crd.cel_validation import CelValidator
-from apiserver.crd.defaulting import deep_copy
-from apiserver.crd.fieldpath import valid_field_path
-from apiserver.crd.openapi_validation import OpenAPIValidator
-from apiserver.crd.pruning import prune_value
-from apiserver.crd.structural import MISSING, compile_schema
-from apiserver.crd.structural_checks import validate_structural
-from apiserver.errors import FieldError
-from apiserver.gofmt import go_ptr
+from mini_kube.apiserver.crd import gofmt, objectmeta
+from mini_kube.apiserver.crd.cel_compile import compile_rule
+from mini_kube.apiserver.crd.cel_validation import CelValidator
+from mini_kube.apiserver.crd.defaulting import deep_copy
+from mini_kube.apiserver.crd.fieldpath import valid_field_path
+from mini_kube.apiserver.crd.openapi_validation import OpenAPIValidator
+from mini_kube.apiserver.crd.pruning import prune_value
+from mini_kube.apiserver.crd.structural import MISSING, compile_schema
+from mini_kube.apiserver.crd.structural_checks import validate_structural
+from mini_kube.apiserver.errors import FieldError
+from mini_kube.apiserver.gofmt import go_ptr
 
 OPENAPI_V3_TYPES = ["array", "boolean", "integer", "number", "object", "string"]
 ALLOWED_AT_ROOT_WITH_STATUS = [

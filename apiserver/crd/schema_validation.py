@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from apiserver.crd import gofmt, listtype, objectmeta
-from apiserver.crd.cel_validation import CelValidator
-from apiserver.crd.defaulting import apply_defaults, deep_copy
-from apiserver.crd.openapi_validation import OpenAPIValidator
-from apiserver.crd.pruning import Pruner
-from apiserver.crd.structural import MISSING, Node, compile_schema
-from apiserver.errors import FieldError
+from mini_kube.apiserver.crd import gofmt, listtype, objectmeta
+from mini_kube.apiserver.crd.cel_validation import CelValidator
+from mini_kube.apiserver.crd.defaulting import apply_defaults, deep_copy
+from mini_kube.apiserver.crd.openapi_validation import OpenAPIValidator
+from mini_kube.apiserver.crd.pruning import Pruner
+from mini_kube.apiserver.crd.structural import MISSING, Node, compile_schema
+from mini_kube.apiserver.errors import FieldError
 
 _BLOCKING = frozenset({"FieldValueNotSupported", "FieldValueRequired", "FieldValueTooLong", "FieldValueTooMany",
                        "FieldValueTypeInvalid"})

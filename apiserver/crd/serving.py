@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from apiserver.crd.defaulting import deep_copy
-from apiserver.resources import ResourceType
+from mini_kube.apiserver.crd.defaulting import deep_copy
+from mini_kube.apiserver.resources import ResourceType
 
 
 def serves_raw(res: ResourceType, obj: dict[str, Any], revision: int) -> bool:

@@ -13,9 +13,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from apiserver.crd import gofmt
-from apiserver.crd.jsonpath import compile_path
-from apiserver.errors import StatusError, bad_request
+from mini_kube.apiserver.crd import gofmt
+from mini_kube.apiserver.crd.jsonpath import compile_path
+from mini_kube.apiserver.errors import StatusError, bad_request
 
 INVALID_SPEC_REPLICAS = -2147483648
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from apiserver.crd import gofmt
-from apiserver.crd.structural import go_regexp
-from apiserver.errors import FieldError
+from mini_kube.apiserver.crd import gofmt
+from mini_kube.apiserver.crd.structural import go_regexp
+from mini_kube.apiserver.errors import FieldError
 
 ROOT, ITEM, FIELD = "root", "item", "field"
 _INT_OR_STRING_ANY_OF = [{"type": "integer"}, {"type": "string"}]

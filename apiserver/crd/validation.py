@@ -17,13 +17,13 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
-from apiserver.crd import dns, gofmt
-from apiserver.crd.fieldpath import valid_field_path
-from apiserver.crd.objectmeta import object_meta_errors
-from apiserver.crd.schema_checks import validation_errors
-from apiserver.crd.structural import compile_schema
-from apiserver.errors import FieldError
-from apiserver.gofmt import go_ptr, go_strings
+from mini_kube.apiserver.crd import dns, gofmt
+from mini_kube.apiserver.crd.fieldpath import valid_field_path
+from mini_kube.apiserver.crd.objectmeta import object_meta_errors
+from mini_kube.apiserver.crd.schema_checks import validation_errors
+from mini_kube.apiserver.crd.structural import compile_schema
+from mini_kube.apiserver.errors import FieldError
+from mini_kube.apiserver.gofmt import go_ptr, go_strings
 
 PRINTER_COLUMN_TYPES = ["boolean", "date", "integer", "number", "string"]
 PRINTER_COLUMN_FORMATS = ["byte", "date", "date-time", "double", "float", "int32", "int64", "password"]

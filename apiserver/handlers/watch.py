@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 from aiohttp import web
-
-from store import CompactedError
+from mini_kube.store import CompactedError
 
 from .. import errors
 from ..crd.serving import served, serves_raw

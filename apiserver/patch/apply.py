@@ -23,17 +23,16 @@ from datetime import datetime
 from typing import Any
 
 import orjson
-
-from apiserver.patch import fieldpath, managed
-from apiserver.patch.conflicts import Conflict, conflict_error
-from apiserver.patch.empty import empty_object
-from apiserver.patch.errors import bad_request, internal
-from apiserver.patch.fieldpath import Trie
-from apiserver.patch.fieldset import compare, ensure_named_fields, to_field_set, validate_applied
-from apiserver.patch.managed import APPLY, Managed, ManagerEntry, ManagerKey
-from apiserver.patch.schema_walk import SchemaNode, deduced
-from apiserver.patch.typed_merge import MISSING, merge, remove_items
-from apiserver.patch.update import STRIP, drop_path, record_update
+from mini_kube.apiserver.patch import fieldpath, managed
+from mini_kube.apiserver.patch.conflicts import Conflict, conflict_error
+from mini_kube.apiserver.patch.empty import empty_object
+from mini_kube.apiserver.patch.errors import bad_request, internal
+from mini_kube.apiserver.patch.fieldpath import Trie
+from mini_kube.apiserver.patch.fieldset import compare, ensure_named_fields, to_field_set, validate_applied
+from mini_kube.apiserver.patch.managed import APPLY, Managed, ManagerEntry, ManagerKey
+from mini_kube.apiserver.patch.schema_walk import SchemaNode, deduced
+from mini_kube.apiserver.patch.typed_merge import MISSING, merge, remove_items
+from mini_kube.apiserver.patch.update import STRIP, drop_path, record_update
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 BEFORE_FIRST_APPLY = "before-first-apply"

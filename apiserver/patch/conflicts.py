@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from apiserver.patch.errors import PatchError
-from apiserver.patch.fieldpath import path_string
-from apiserver.patch.managed import UPDATE, ManagerKey
+from mini_kube.apiserver.patch.errors import PatchError
+from mini_kube.apiserver.patch.fieldpath import path_string
+from mini_kube.apiserver.patch.managed import UPDATE, ManagerKey
 
 Conflict = tuple[ManagerKey, tuple[str, ...]]
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from apiserver.patch.schema_walk import SchemaNode
-from apiserver.schema.definitions import REF_PREFIX, definitions
-from apiserver.schema.go_shapes import always_written
+from mini_kube.apiserver.patch.schema_walk import SchemaNode
+from mini_kube.apiserver.schema.definitions import REF_PREFIX, definitions
+from mini_kube.apiserver.schema.go_shapes import always_written
 
 
 def empty_object(schema: SchemaNode | None) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from apiserver.errors import StatusError
+from mini_kube.apiserver.errors import StatusError
 
 # What k8s.io/apimachinery's NewGenericServerResponse says for a 422 with no more information.
 GENERIC_422 = "the server rejected our request due to an error in our request"

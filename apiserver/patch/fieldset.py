@@ -14,8 +14,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from apiserver.patch.fieldpath import SELF, Trie, insert, is_member, key_element, path_string, value_element
-from apiserver.patch.schema_walk import SchemaNode, deduced
+from mini_kube.apiserver.patch.fieldpath import (
+    SELF,
+    Trie,
+    insert,
+    is_member,
+    key_element,
+    path_string,
+    value_element,
+)
+from mini_kube.apiserver.patch.schema_walk import SchemaNode, deduced
 
 MISSING: Any = object()
 

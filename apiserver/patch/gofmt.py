@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from apiserver.gofmt import go_v
+from mini_kube.apiserver.gofmt import go_v
 
 __all__ = ["go_v"]

@@ -14,10 +14,9 @@ from typing import Any
 import jsonpatch
 import jsonpointer
 import orjson
-
-from apiserver.gofmt import json_kind
-from apiserver.http.limits import bounded_size
-from apiserver.patch.errors import PatchError, bad_request, too_many_operations, unprocessable
+from mini_kube.apiserver.gofmt import json_kind
+from mini_kube.apiserver.http.limits import bounded_size
+from mini_kube.apiserver.patch.errors import PatchError, bad_request, too_many_operations, unprocessable
 
 MAX_OPERATIONS = 10000
 COPY_LIMIT = 3 * 1024 * 1024

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from apiserver.patch import fieldpath
-from apiserver.patch.fieldpath import Trie
+from mini_kube.apiserver.patch import fieldpath
+from mini_kube.apiserver.patch.fieldpath import Trie
 
 APPLY = "Apply"
 UPDATE = "Update"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from apiserver.patch.errors import bad_request
+from mini_kube.apiserver.patch.errors import bad_request
 
 BAD_PATCH = "Invalid JSON Patch"
 

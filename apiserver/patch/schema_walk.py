@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from apiserver.schema.definitions import REF_PREFIX, definitions
+from mini_kube.apiserver.schema.definitions import REF_PREFIX, definitions
 
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 RAW_EXTENSION = "io.k8s.apimachinery.pkg.runtime.RawExtension"

@@ -15,10 +15,15 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-
-from apiserver.gofmt import go_reflect_type, go_v, json_kind
-from apiserver.patch.errors import PatchError, bad_request, internal, unprocessable, unsupported_patch_type
-from apiserver.patch.schema_walk import SchemaNode, deduced
+from mini_kube.apiserver.gofmt import go_reflect_type, go_v, json_kind
+from mini_kube.apiserver.patch.errors import (
+    PatchError,
+    bad_request,
+    internal,
+    unprocessable,
+    unsupported_patch_type,
+)
+from mini_kube.apiserver.patch.schema_walk import SchemaNode, deduced
 
 DIRECTIVE = "$patch"
 DELETE_FROM = "$deleteFromPrimitiveList"

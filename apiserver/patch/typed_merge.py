@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from apiserver.patch.fieldpath import SELF, Trie, is_member
-from apiserver.patch.fieldset import MISSING, element_key, is_empty_value, shape
-from apiserver.patch.schema_walk import SchemaNode, deduced
+from mini_kube.apiserver.patch.fieldpath import SELF, Trie, is_member
+from mini_kube.apiserver.patch.fieldset import MISSING, element_key, is_empty_value, shape
+from mini_kube.apiserver.patch.schema_walk import SchemaNode, deduced
 
 
 def merge(lhs: Any, rhs: Any, node: SchemaNode | None) -> Any:

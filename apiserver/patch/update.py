@@ -15,12 +15,12 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from apiserver.patch import fieldpath, managed
-from apiserver.patch.empty import empty_object
-from apiserver.patch.fieldpath import Trie
-from apiserver.patch.fieldset import MISSING, compare
-from apiserver.patch.managed import UPDATE, Managed, ManagerEntry
-from apiserver.patch.schema_walk import SchemaNode, deduced
+from mini_kube.apiserver.patch import fieldpath, managed
+from mini_kube.apiserver.patch.empty import empty_object
+from mini_kube.apiserver.patch.fieldpath import Trie
+from mini_kube.apiserver.patch.fieldset import MISSING, compare
+from mini_kube.apiserver.patch.managed import UPDATE, Managed, ManagerEntry
+from mini_kube.apiserver.patch.schema_walk import SchemaNode, deduced
 
 STRIP: Trie = {
     "f:apiVersion": {}, "f:kind": {},

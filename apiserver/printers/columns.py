@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from apiserver.printers.docs import AGE_DOC, NAME_DOC, Doc, describe
+from mini_kube.apiserver.printers.docs import AGE_DOC, NAME_DOC, Doc, describe
 
 
 @dataclass(frozen=True, slots=True)

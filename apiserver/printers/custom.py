@@ -7,10 +7,9 @@ from collections.abc import Callable
 from typing import Any
 
 import orjson
-
-from apiserver.printers.columns import NAME, Column
-from apiserver.printers.docs import AGE_DOC
-from apiserver.printers.humanize import UNKNOWN, epoch, since
+from mini_kube.apiserver.printers.columns import NAME, Column
+from mini_kube.apiserver.printers.docs import AGE_DOC
+from mini_kube.apiserver.printers.humanize import UNKNOWN, epoch, since
 
 _TOKEN = re.compile(r"\.([^.\[\]]+)|\[(\d+)\]|\['([^']*)'\]|\[\"([^\"]*)\"\]")
 _MISSING = object()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from apiserver.printers.legacy_docs import LEGACY_DOCS
-from apiserver.schema.definitions import definitions
+from mini_kube.apiserver.printers.legacy_docs import LEGACY_DOCS
+from mini_kube.apiserver.schema.definitions import definitions
 
 _PREFIX = {"meta/v1": "io.k8s.apimachinery.pkg.apis.meta.v1"}
 

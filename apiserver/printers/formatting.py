@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from apiserver.validation.names import is_qualified_name, is_valid_label_value
+from mini_kube.apiserver.validation.names import is_qualified_name, is_valid_label_value
 
 NONE = "<none>"
 UNSET = "<unset>"

@@ -6,13 +6,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from apiserver.printers import columns as c
-from apiserver.printers import rows_apps as apps
-from apiserver.printers import rows_cluster as cluster
-from apiserver.printers import rows_core as core
-from apiserver.printers import rows_pod as pod
-from apiserver.printers.custom import custom_columns
-from apiserver.resources import ResourceType
+from mini_kube.apiserver.printers import columns as c
+from mini_kube.apiserver.printers import rows_apps as apps
+from mini_kube.apiserver.printers import rows_cluster as cluster
+from mini_kube.apiserver.printers import rows_core as core
+from mini_kube.apiserver.printers import rows_pod as pod
+from mini_kube.apiserver.printers.custom import custom_columns
+from mini_kube.apiserver.resources import ResourceType
 
 RowFn = Callable[[dict[str, Any], float], list]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from apiserver.printers.formatting import (
+from mini_kube.apiserver.printers.formatting import (
     NONE,
     UNSET,
     bool_text,
@@ -15,8 +15,8 @@ from apiserver.printers.formatting import (
     int_or_string,
     selector_string,
 )
-from apiserver.printers.humanize import elapsed, since
-from apiserver.validation.quantity import canonical
+from mini_kube.apiserver.printers.humanize import elapsed, since
+from mini_kube.apiserver.validation.quantity import canonical
 
 Obj = dict[str, Any]
 

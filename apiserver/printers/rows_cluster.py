@@ -4,9 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from apiserver.printers.formatting import NONE, UNSET, dig, format_selector, go_selector_struct, with_more
-from apiserver.printers.humanize import human_duration, since
-from apiserver.validation.quantity import canonical
+from mini_kube.apiserver.printers.formatting import (
+    NONE,
+    UNSET,
+    dig,
+    format_selector,
+    go_selector_struct,
+    with_more,
+)
+from mini_kube.apiserver.printers.humanize import human_duration, since
+from mini_kube.apiserver.validation.quantity import canonical
 
 Obj = dict[str, Any]
 _DEFAULT_CLASS = ("storageclass.kubernetes.io/is-default-class", "storageclass.beta.kubernetes.io/is-default-class")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from apiserver.printers.formatting import NONE, container_cells, dig, format_labels
-from apiserver.printers.humanize import epoch, human_duration, since
+from mini_kube.apiserver.printers.formatting import NONE, container_cells, dig, format_labels
+from mini_kube.apiserver.printers.humanize import epoch, human_duration, since
 
 Obj = dict[str, Any]
 _TERMINAL = ("Succeeded", "Failed")

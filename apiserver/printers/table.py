@@ -6,9 +6,9 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, Literal
 
-from apiserver.printers.humanize import now_seconds
-from apiserver.printers.registry import printer_for
-from apiserver.resources import ResourceType
+from mini_kube.apiserver.printers.humanize import now_seconds
+from mini_kube.apiserver.printers.registry import printer_for
+from mini_kube.apiserver.resources import ResourceType
 
 IncludeObject = Literal["Metadata", "Object", "None"]
 PARTIAL_KIND = "PartialObjectMetadata"

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-
-from store import Event, KeyValue
+from mini_kube.store import Event, KeyValue
 
 HISTORY_EVENTS = 20_000
 HISTORY_BYTES = 64 << 20  # the history also stops at this many bytes of objects (older watches: the store)

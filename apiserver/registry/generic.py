@@ -16,9 +16,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
-
-from store import ConflictError, KeyExistsError, KeyNotFoundError, Store, ValueTooLargeError
-from store.errors import CompactedError, FutureRevisionError
+from mini_kube.store import ConflictError, KeyExistsError, KeyNotFoundError, Store, ValueTooLargeError
+from mini_kube.store.errors import CompactedError, FutureRevisionError
 
 from .. import errors
 from ..errors import StatusError

@@ -13,7 +13,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from apiserver.schema.described import described_default
+from mini_kube.apiserver.schema.described import described_default
 
 Rule = Callable[[dict[str, Any]], None]
 

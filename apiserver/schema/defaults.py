@@ -14,10 +14,10 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from apiserver.schema import default_rules, go_shapes
-from apiserver.schema.default_table import DESCRIBED_DEFAULTS
-from apiserver.schema.definitions import definitions, references, resolve
-from apiserver.schema.described import NO_DEFAULT, described_default
+from mini_kube.apiserver.schema import default_rules, go_shapes
+from mini_kube.apiserver.schema.default_table import DESCRIBED_DEFAULTS
+from mini_kube.apiserver.schema.definitions import definitions, references, resolve
+from mini_kube.apiserver.schema.described import NO_DEFAULT, described_default
 
 # Definitions whose integer fields are Go values, not pointers: 0 there means "unset".
 ZERO_MEANS_UNSET = frozenset({"io.k8s.api.core.v1.Probe"})

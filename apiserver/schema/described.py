@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from apiserver.schema.definitions import REF_PREFIX, definitions
+from mini_kube.apiserver.schema.definitions import REF_PREFIX, definitions
 
 NO_DEFAULT: Any = object()
 

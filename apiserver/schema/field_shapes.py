@@ -12,7 +12,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from apiserver.schema.definitions import REF_PREFIX, definitions
+from mini_kube.apiserver.schema.definitions import REF_PREFIX, definitions
 
 ANY, STRUCT, MAP, LIST, STRING, INTEGER, NUMBER, BOOLEAN, INT_OR_STRING, QUANTITY = range(10)
 

@@ -13,10 +13,9 @@ import re
 from typing import Any
 
 import orjson
-
-from apiserver.gofmt import json_kind
-from apiserver.schema import field_shapes as fs
-from apiserver.schema.field_shapes import Shape
+from mini_kube.apiserver.gofmt import json_kind
+from mini_kube.apiserver.schema import field_shapes as fs
+from mini_kube.apiserver.schema.field_shapes import Shape
 
 
 def _join(path: str, key: str) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from apiserver.schema.definitions import REF_PREFIX, definitions, references
+from mini_kube.apiserver.schema.definitions import REF_PREFIX, definitions, references
 
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 _TIMES = {"io.k8s.apimachinery.pkg.apis.meta.v1.Time", "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime"}

@@ -8,7 +8,7 @@ into one `Warning: 299 - "..."` header each, Ignore into nothing.
 
 from __future__ import annotations
 
-from apiserver.errors import StatusError, bad_request
+from mini_kube.apiserver.errors import StatusError, bad_request
 
 STRICT, WARN, IGNORE = "Strict", "Warn", "Ignore"
 MODES = (STRICT, WARN, IGNORE)

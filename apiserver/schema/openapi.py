@@ -14,12 +14,18 @@ import weakref
 from typing import Any
 
 import orjson
-
-from apiserver.resources import ResourceRegistry, ResourceType
-from apiserver.schema import openapi_schemas as schemas
-from apiserver.schema.definitions import KUBERNETES_VERSION, definition_name
-from apiserver.schema.openapi_paths import DELETE_OPTIONS, PATCH, RESOURCE_LIST, STATUS, PathBuilder, Target
-from apiserver.schema.openapi_proto import ACCEPT_TYPES, MEDIA_TYPE, encode_document
+from mini_kube.apiserver.resources import ResourceRegistry, ResourceType
+from mini_kube.apiserver.schema import openapi_schemas as schemas
+from mini_kube.apiserver.schema.definitions import KUBERNETES_VERSION, definition_name
+from mini_kube.apiserver.schema.openapi_paths import (
+    DELETE_OPTIONS,
+    PATCH,
+    RESOURCE_LIST,
+    STATUS,
+    PathBuilder,
+    Target,
+)
+from mini_kube.apiserver.schema.openapi_proto import ACCEPT_TYPES, MEDIA_TYPE, encode_document
 
 TITLE = "Kubernetes"
 VERSION = f"v{KUBERNETES_VERSION}"

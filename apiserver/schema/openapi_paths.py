@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from apiserver.resources import ResourceType, Subresource
-from apiserver.schema.definitions import definition_name, definitions
+from mini_kube.apiserver.resources import ResourceType, Subresource
+from mini_kube.apiserver.schema.definitions import definition_name, definitions
 
 PATCH_TYPES = ("application/apply-patch+yaml", "application/json-patch+json", "application/merge-patch+json",
                "application/strategic-merge-patch+json")

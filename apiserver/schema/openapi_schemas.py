@@ -14,7 +14,7 @@ import copy
 import functools
 from typing import Any
 
-from apiserver.schema.definitions import REF_PREFIX, definitions
+from mini_kube.apiserver.schema.definitions import REF_PREFIX, definitions
 
 V3_PREFIX = "#/components/schemas/"
 V2_PREFIX = "#/definitions/"

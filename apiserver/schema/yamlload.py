@@ -46,7 +46,7 @@ _Loader.add_constructor("tag:yaml.org,2002:map", _mapping)
 
 def load_yaml(data: bytes | str) -> tuple[Any, list[str]]:
     """The one document in `data` and its duplicate-key messages (yaml.YAMLError if malformed)."""
-    from apiserver.http.limits import check_yaml
+    from mini_kube.apiserver.http.limits import check_yaml
 
     check_yaml(data)
     loader = _Loader(data)

@@ -11,7 +11,7 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
-from controllers.client import ApiClient, Connection, ResourceRef
+from mini_kube.controllers.client import ApiClient, Connection, ResourceRef
 
 from ..kubeconfig import write_kubeconfig
 from ..server import ApiServer, ServerConfig

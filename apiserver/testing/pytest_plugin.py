@@ -11,8 +11,7 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-
-from controllers.client import ApiError, ResourceRef
+from mini_kube.controllers.client import ApiError, ResourceRef
 
 from .cluster import MiniKube
 

@@ -5,7 +5,7 @@ Entry points (create when `old` is None): `validate_metadata(resource, obj, old)
 `validate_object_meta`, `validate_object_meta_update`, the `is_*` format checks and the per-kind name rules.
 """
 
-from apiserver.validation.kinds import (
+from mini_kube.apiserver.validation.kinds import (
     RULES,
     metadata_errors,
     name_validator,
@@ -13,14 +13,14 @@ from apiserver.validation.kinds import (
     validate_all,
     validate_metadata,
 )
-from apiserver.validation.meta import (
+from mini_kube.apiserver.validation.meta import (
     validate_annotations,
     validate_label_selector,
     validate_labels,
     validate_object_meta,
     validate_object_meta_update,
 )
-from apiserver.validation.names import (
+from mini_kube.apiserver.validation.names import (
     is_c_identifier,
     is_config_map_key,
     is_dns1035_label,
@@ -38,7 +38,7 @@ from apiserver.validation.names import (
     name_is_dns_subdomain,
     path_segment_name,
 )
-from apiserver.validation.network import is_valid_cidr, is_valid_ip, validate_non_special_ip
+from mini_kube.apiserver.validation.network import is_valid_cidr, is_valid_ip, validate_non_special_ip
 
 __all__ = [
     "RULES", "metadata_errors", "name_validator", "validate", "validate_all", "validate_metadata", "validate_annotations", "validate_label_selector", "validate_labels",

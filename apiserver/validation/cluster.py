@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from apiserver.validation.errs import (
+from mini_kube.apiserver.validation.errs import (
     IMMUTABLE,
     FieldError,
     duplicate,
@@ -15,19 +15,19 @@ from apiserver.validation.errs import (
     required,
     too_many,
 )
-from apiserver.validation.meta import (
+from mini_kube.apiserver.validation.meta import (
     kube_finalizer,
     validate_dns1123_label,
     validate_labels,
     validate_qualified_name,
 )
-from apiserver.validation.names import (
+from mini_kube.apiserver.validation.names import (
     is_dns1123_label,
     is_dns1123_subdomain,
     is_qualified_name,
     is_valid_port_num,
 )
-from apiserver.validation.network import (
+from mini_kube.apiserver.validation.network import (
     PROTOCOLS,
     is_valid_ip,
     is_valid_ipv4,
@@ -35,7 +35,7 @@ from apiserver.validation.network import (
     validate_non_special_ip,
     validate_protocol,
 )
-from apiserver.validation.quantity import parse_quantity
+from mini_kube.apiserver.validation.quantity import parse_quantity
 
 Obj = dict[str, Any]
 ADDRESS_TYPES = ("FQDN", "IPv4", "IPv6")

@@ -7,8 +7,16 @@ import binascii
 import json
 from typing import Any
 
-from apiserver.validation.errs import IMMUTABLE, FieldError, each, forbidden, invalid, required, too_long
-from apiserver.validation.names import is_config_map_key
+from mini_kube.apiserver.validation.errs import (
+    IMMUTABLE,
+    FieldError,
+    each,
+    forbidden,
+    invalid,
+    required,
+    too_long,
+)
+from mini_kube.apiserver.validation.names import is_config_map_key
 
 Obj = dict[str, Any]
 MAX_SIZE = 1024 * 1024

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from apiserver.errors import FieldError, forbidden, not_supported, required
-from apiserver.gofmt import go_quote
+from mini_kube.apiserver.errors import FieldError, forbidden, not_supported, required
+from mini_kube.apiserver.gofmt import go_quote
 
 NEGATIVE = "must be greater than or equal to 0"
 IMMUTABLE = "field is immutable"

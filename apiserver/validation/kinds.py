@@ -11,18 +11,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from apiserver.resources import ResourceType, builtin_resources
-from apiserver.validation import cluster, config, policy, rbac, services, workloads
-from apiserver.validation.errs import FieldError, forbidden
-from apiserver.validation.meta import NameValidator, validate_object_meta, validate_object_meta_update
-from apiserver.validation.names import (
+from mini_kube.apiserver.resources import ResourceType, builtin_resources
+from mini_kube.apiserver.validation import cluster, config, policy, rbac, services, workloads
+from mini_kube.apiserver.validation.errs import FieldError, forbidden
+from mini_kube.apiserver.validation.meta import (
+    NameValidator,
+    validate_object_meta,
+    validate_object_meta_update,
+)
+from mini_kube.apiserver.validation.names import (
     name_is_dns1035_label,
     name_is_dns_label,
     name_is_dns_subdomain,
     path_segment_name,
 )
-from apiserver.validation.pods import validate_pod, validate_pod_template_spec, validate_pod_update
-from apiserver.validation.quantity import parse_quantity
+from mini_kube.apiserver.validation.pods import validate_pod, validate_pod_template_spec, validate_pod_update
+from mini_kube.apiserver.validation.quantity import parse_quantity
 
 Obj = dict[str, Any]
 Check = Callable[[Obj], list[FieldError]]

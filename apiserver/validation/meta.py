@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
-from apiserver.validation.errs import (
+from mini_kube.apiserver.validation.errs import (
     IMMUTABLE,
     FieldError,
     each,
@@ -18,7 +18,7 @@ from apiserver.validation.errs import (
     required,
     too_long,
 )
-from apiserver.validation.names import (
+from mini_kube.apiserver.validation.names import (
     is_dns1123_label,
     is_qualified_name,
     is_valid_label_value,

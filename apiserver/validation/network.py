@@ -6,8 +6,8 @@ import ipaddress
 import re
 from typing import Any
 
-from apiserver.validation.errs import FieldError, each, invalid, not_supported, required
-from apiserver.validation.names import is_valid_port_name, is_valid_port_num
+from mini_kube.apiserver.validation.errs import FieldError, each, invalid, not_supported, required
+from mini_kube.apiserver.validation.names import is_valid_port_name, is_valid_port_num
 
 PROTOCOLS = ("SCTP", "TCP", "UDP")
 _LEADING_ZEROS = re.compile(r"(^|\.)0+(\d)")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from apiserver.validation.errs import (
+from mini_kube.apiserver.validation.errs import (
     FieldError,
     duplicate,
     each,
@@ -20,8 +20,8 @@ from apiserver.validation.errs import (
     raw,
     required,
 )
-from apiserver.validation.meta import validate_annotations, validate_dns1123_label, validate_labels
-from apiserver.validation.names import (
+from mini_kube.apiserver.validation.meta import validate_annotations, validate_dns1123_label, validate_labels
+from mini_kube.apiserver.validation.names import (
     inclusive_range_error,
     is_config_map_key,
     is_dns1123_subdomain,
@@ -31,8 +31,8 @@ from apiserver.validation.names import (
     is_valid_port_num,
     name_is_dns_subdomain,
 )
-from apiserver.validation.network import validate_port_num_or_name, validate_protocol
-from apiserver.validation.quantity import parse_quantity
+from mini_kube.apiserver.validation.network import validate_port_num_or_name, validate_protocol
+from mini_kube.apiserver.validation.quantity import parse_quantity
 
 Obj = dict[str, Any]
 MAX_INT32 = 2**31 - 1

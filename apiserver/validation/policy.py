@@ -4,9 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from apiserver.validation.errs import FieldError, each, forbidden, invalid, not_supported, raw, required
-from apiserver.validation.meta import validate_label_selector
-from apiserver.validation.names import (
+from mini_kube.apiserver.validation.errs import (
+    FieldError,
+    each,
+    forbidden,
+    invalid,
+    not_supported,
+    raw,
+    required,
+)
+from mini_kube.apiserver.validation.meta import validate_label_selector
+from mini_kube.apiserver.validation.names import (
     is_dns1123_subdomain,
     is_valid_port_name,
     is_valid_port_num,
@@ -14,8 +22,13 @@ from apiserver.validation.names import (
     name_is_dns1035_label,
     path_segment_name,
 )
-from apiserver.validation.network import is_valid_cidr, parse_ip, validate_port_num_or_name, validate_protocol
-from apiserver.validation.workloads import at_most_100, int_or_percent
+from mini_kube.apiserver.validation.network import (
+    is_valid_cidr,
+    parse_ip,
+    validate_port_num_or_name,
+    validate_protocol,
+)
+from mini_kube.apiserver.validation.workloads import at_most_100, int_or_percent
 
 Obj = dict[str, Any]
 PATH_TYPES = ("Exact", "ImplementationSpecific", "Prefix")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from apiserver.validation.errs import FieldError, each, invalid, not_supported, raw, required
-from apiserver.validation.meta import validate_label_selector
-from apiserver.validation.names import name_is_dns_subdomain, path_segment_name
+from mini_kube.apiserver.validation.errs import FieldError, each, invalid, not_supported, raw, required
+from mini_kube.apiserver.validation.meta import validate_label_selector
+from mini_kube.apiserver.validation.names import name_is_dns_subdomain, path_segment_name
 
 Obj = dict[str, Any]
 GROUP = "rbac.authorization.k8s.io"

@@ -4,10 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from apiserver.validation.errs import FieldError, duplicate, forbidden, invalid, not_supported, raw, required
-from apiserver.validation.meta import validate_dns1123_label, validate_labels, validate_qualified_name
-from apiserver.validation.names import is_dns1123_subdomain, is_valid_port_num
-from apiserver.validation.network import (
+from mini_kube.apiserver.validation.errs import (
+    FieldError,
+    duplicate,
+    forbidden,
+    invalid,
+    not_supported,
+    raw,
+    required,
+)
+from mini_kube.apiserver.validation.meta import (
+    validate_dns1123_label,
+    validate_labels,
+    validate_qualified_name,
+)
+from mini_kube.apiserver.validation.names import is_dns1123_subdomain, is_valid_port_num
+from mini_kube.apiserver.validation.network import (
     is_valid_ip,
     parse_ip,
     validate_non_special_ip,

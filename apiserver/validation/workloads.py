@@ -10,7 +10,7 @@ import re
 import zoneinfo
 from typing import Any
 
-from apiserver.validation.errs import (
+from mini_kube.apiserver.validation.errs import (
     IMMUTABLE,
     NEGATIVE,
     FieldError,
@@ -21,15 +21,15 @@ from apiserver.validation.errs import (
     raw,
     required,
 )
-from apiserver.validation.meta import (
+from mini_kube.apiserver.validation.meta import (
     selector_is_empty,
     selector_matches,
     validate_annotations,
     validate_label_selector,
     validate_labels,
 )
-from apiserver.validation.names import is_valid_percent
-from apiserver.validation.pods import validate_pod_template_spec
+from mini_kube.apiserver.validation.names import is_valid_percent
+from mini_kube.apiserver.validation.pods import validate_pod_template_spec
 
 Obj = dict[str, Any]
 NO_MATCH = "`selector` does not match template `labels`"

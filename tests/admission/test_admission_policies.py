@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 import pytest
+from mini_kube.controllers.client import ApiError, ResourceRef
 
-from controllers.client import ApiError, ResourceRef
 from tests.admission.hooks import BINDINGS, CONFIGMAPS, NAMESPACES, POLICIES
 from tests.helpers import kubectl
 

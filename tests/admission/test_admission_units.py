@@ -8,14 +8,17 @@ from typing import Any
 
 import orjson
 import pytest
-
-from apiserver.admission import review
-from apiserver.admission.chain import Attributes
-from apiserver.admission.config_validation import validate_binding, validate_policy, validate_resources
-from apiserver.admission.expressions import Activation, EvaluationError, compile_expression
-from apiserver.admission.matching import rule_matches
-from apiserver.registry.generic import WriteOptions
-from apiserver.resources import ResourceRegistry, builtin_resources
+from mini_kube.apiserver.admission import review
+from mini_kube.apiserver.admission.chain import Attributes
+from mini_kube.apiserver.admission.config_validation import (
+    validate_binding,
+    validate_policy,
+    validate_resources,
+)
+from mini_kube.apiserver.admission.expressions import Activation, EvaluationError, compile_expression
+from mini_kube.apiserver.admission.matching import rule_matches
+from mini_kube.apiserver.registry.generic import WriteOptions
+from mini_kube.apiserver.resources import ResourceRegistry, builtin_resources
 
 RESOURCES = ResourceRegistry(builtin_resources())
 

@@ -9,8 +9,8 @@ import time
 
 import orjson
 import pytest
+from mini_kube.controllers.client import ApiError, ResourceRef
 
-from controllers.client import ApiError, ResourceRef
 from tests.admission.hooks import (
     CONFIGMAPS,
     MUTATING,

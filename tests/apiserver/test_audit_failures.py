@@ -11,8 +11,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from apiserver.auth.audit import AuditLog
-from apiserver.testing import MiniKube
+from mini_kube.apiserver.auth.audit import AuditLog
+from mini_kube.apiserver.testing import MiniKube
 
 
 def _request(kube, path: str, headers: dict[str, str], cert: bool = False) -> int:

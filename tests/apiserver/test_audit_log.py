@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import time
 
-from apiserver.testing import MiniKube
+from mini_kube.apiserver.testing import MiniKube
+
 from tests.helpers import kubectl
 
 

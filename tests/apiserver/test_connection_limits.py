@@ -13,9 +13,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
-from apiserver.testing import MiniKube
-from controllers.client import ResourceRef
+from mini_kube.apiserver.testing import MiniKube
+from mini_kube.controllers.client import ResourceRef
 
 SERVICEACCOUNTS = ResourceRef("", "v1", "serviceaccounts")
 

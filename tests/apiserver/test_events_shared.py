@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from controllers.client import ResourceRef
+from mini_kube.controllers.client import ResourceRef
+
 from tests.helpers import kubectl
 
 CORE = ResourceRef("", "v1", "events")

@@ -9,8 +9,7 @@ import urllib.error
 import urllib.request
 
 import pytest
-
-from apiserver.http.limits import MAX_DEPTH
+from mini_kube.apiserver.http.limits import MAX_DEPTH
 
 
 def _send(kube, method: str, path: str, body: bytes, content_type: str) -> tuple[int, dict, float]:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import urllib.request
 
-from apiserver.registry import cache as cache_module
-from apiserver.registry.cache import ObjectCache
-from controllers.client import ResourceRef
-from store import Event, KeyValue
+from mini_kube.apiserver.registry import cache as cache_module
+from mini_kube.apiserver.registry.cache import ObjectCache
+from mini_kube.controllers.client import ResourceRef
+from mini_kube.store import Event, KeyValue
 
 CONFIGMAPS = ResourceRef("", "v1", "configmaps")
 BIG = "x" * (256 << 10)

@@ -8,8 +8,8 @@ import urllib.request
 
 import orjson
 import pytest
+from mini_kube.controllers.client import ResourceRef
 
-from controllers.client import ResourceRef
 from tests.helpers import kubectl
 
 PODS = ResourceRef("", "v1", "pods")

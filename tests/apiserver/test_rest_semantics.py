@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from controllers.client import ApiError, ResourceRef
+from mini_kube.controllers.client import ApiError, ResourceRef
 
 CM = ResourceRef("", "v1", "configmaps")
 NS = ResourceRef("", "v1", "namespaces", namespaced=False)

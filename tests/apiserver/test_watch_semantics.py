@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import aiohttp
 import orjson
-
-from controllers.client import ResourceRef
+from mini_kube.controllers.client import ResourceRef
 
 CM = ResourceRef("", "v1", "configmaps")
 
@@ -66,7 +65,7 @@ def test_send_initial_events_ends_with_bookmark(mini_kube_session, kube_namespac
 
 
 def test_send_initial_events_requires_not_older_than(mini_kube_session, kube_namespace):
-    from controllers.client import ApiError
+    from mini_kube.controllers.client import ApiError
 
     try:
         mini_kube_session.client.request("GET", CM.path(kube_namespace),
@@ -78,7 +77,7 @@ def test_send_initial_events_requires_not_older_than(mini_kube_session, kube_nam
 
 
 def test_watch_from_compacted_revision_is_410():
-    from apiserver.testing import MiniKube
+    from mini_kube.apiserver.testing import MiniKube
 
     with MiniKube(controllers=False, watch_history=2) as kube:
         client = kube.client
@@ -94,7 +93,7 @@ def test_watch_from_compacted_revision_is_410():
 
 
 def test_watch_older_than_the_cache_reads_store_history():
-    from apiserver.testing import MiniKube
+    from mini_kube.apiserver.testing import MiniKube
 
     with MiniKube(controllers=False, watch_history=2) as kube:
         client = kube.client

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from apiserver.auth.pki import Pki, ensure_pki
+from mini_kube.apiserver.auth.pki import Pki, ensure_pki
 
 
 @pytest.fixture(scope="session")

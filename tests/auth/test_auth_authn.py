@@ -12,8 +12,7 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-
-from apiserver.auth.authn import (
+from mini_kube.apiserver.auth.authn import (
     AuthenticationError,
     Authenticator,
     Credentials,
@@ -22,9 +21,9 @@ from apiserver.auth.authn import (
     X509Authenticator,
     bearer_token,
 )
-from apiserver.auth.pki import ensure_pki, issue_client_cert
-from apiserver.auth.sa_token import BoundObject, ServiceAccountTokens, TokenError, key_id
-from apiserver.auth.user import UserInfo
+from mini_kube.apiserver.auth.pki import ensure_pki, issue_client_cert
+from mini_kube.apiserver.auth.sa_token import BoundObject, ServiceAccountTokens, TokenError, key_id
+from mini_kube.apiserver.auth.user import UserInfo
 
 
 def _der(cert_pem: bytes) -> bytes:

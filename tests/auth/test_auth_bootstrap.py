@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
-
-from apiserver.auth import bootstrap
-from apiserver.auth.rbac import Attributes, RbacAuthorizer, StaticSource
-from apiserver.auth.user import ANONYMOUS_USER, UserInfo
+from mini_kube.apiserver.auth import bootstrap
+from mini_kube.apiserver.auth.rbac import Attributes, RbacAuthorizer, StaticSource
+from mini_kube.apiserver.auth.user import ANONYMOUS_USER, UserInfo
 
 
 @pytest.fixture(scope="module")

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
-
-from apiserver.auth.escalation import compact, compact_string, covers
-from apiserver.auth.rbac import RbacAuthorizer, StaticSource
-from apiserver.auth.user import UserInfo
+from mini_kube.apiserver.auth.escalation import compact, compact_string, covers
+from mini_kube.apiserver.auth.rbac import RbacAuthorizer, StaticSource
+from mini_kube.apiserver.auth.user import UserInfo
 
 G = "rbac.authorization.k8s.io"
 ALICE = UserInfo("alice", "", ("system:authenticated",))

@@ -7,13 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
-
-from apiserver.auth.audit import AuditLog, make_event
-from apiserver.auth.impersonation import checks, impersonate, impersonated_user, parse_headers
-from apiserver.auth.rbac import Attributes, RbacAuthorizer, StaticSource
-from apiserver.auth.user import UserInfo
-from apiserver.errors import StatusError
-from apiserver.requestinfo import parse_request_info
+from mini_kube.apiserver.auth.audit import AuditLog, make_event
+from mini_kube.apiserver.auth.impersonation import checks, impersonate, impersonated_user, parse_headers
+from mini_kube.apiserver.auth.rbac import Attributes, RbacAuthorizer, StaticSource
+from mini_kube.apiserver.auth.user import UserInfo
+from mini_kube.apiserver.errors import StatusError
+from mini_kube.apiserver.requestinfo import parse_request_info
 
 G = "rbac.authorization.k8s.io"
 OPS = UserInfo("ops", "", ("system:authenticated",))
@@ -146,8 +145,7 @@ def test_audit_log_off_by_default(tmp_path: Path) -> None:
 
 def test_auditor_hook_records_the_acting_user(tmp_path: Path) -> None:
     from aiohttp.test_utils import make_mocked_request
-
-    from apiserver.auth.install import ACTING, Auditor
+    from mini_kube.apiserver.auth.install import ACTING, Auditor
 
     auditor = Auditor(str(tmp_path / "a.log"))
     request = make_mocked_request("DELETE", "/api/v1/namespaces/dev/configmaps/c1",

@@ -10,8 +10,13 @@ from pathlib import Path
 import yaml
 from cryptography import x509
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
-
-from apiserver.auth.pki import ADMIN_USER, ensure_pki, issue_client_cert, kubeconfig_yaml, server_ssl_context
+from mini_kube.apiserver.auth.pki import (
+    ADMIN_USER,
+    ensure_pki,
+    issue_client_cert,
+    kubeconfig_yaml,
+    server_ssl_context,
+)
 
 
 def _sans(cert: x509.Certificate) -> tuple[set[str], set[str]]:

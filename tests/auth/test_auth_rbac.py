@@ -6,10 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-
-from apiserver.auth.rbac import Attributes, RbacAuthorizer, StaticSource, forbidden, rule_allows
-from apiserver.auth.user import UserInfo
-from apiserver.requestinfo import parse_request_info
+from mini_kube.apiserver.auth.rbac import Attributes, RbacAuthorizer, StaticSource, forbidden, rule_allows
+from mini_kube.apiserver.auth.user import UserInfo
+from mini_kube.apiserver.requestinfo import parse_request_info
 
 REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "http"
 

@@ -7,13 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
-
-from apiserver.auth import bootstrap, reviews
-from apiserver.auth.rbac import RbacAuthorizer, StaticSource
-from apiserver.auth.sa_token import ServiceAccountTokens
-from apiserver.auth.tokenrequest import token_request
-from apiserver.auth.user import UserInfo
-from apiserver.errors import StatusError
+from mini_kube.apiserver.auth import bootstrap, reviews
+from mini_kube.apiserver.auth.rbac import RbacAuthorizer, StaticSource
+from mini_kube.apiserver.auth.sa_token import ServiceAccountTokens
+from mini_kube.apiserver.auth.tokenrequest import token_request
+from mini_kube.apiserver.auth.user import UserInfo
+from mini_kube.apiserver.errors import StatusError
 
 REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "protobuf"
 G = "rbac.authorization.k8s.io"

@@ -7,9 +7,8 @@ import urllib.error
 import urllib.request
 
 import pytest
-
-from apiserver.testing import MiniKube
-from controllers.client import ResourceRef
+from mini_kube.apiserver.testing import MiniKube
+from mini_kube.controllers.client import ResourceRef
 
 NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
 ROLEBINDINGS = ResourceRef("rbac.authorization.k8s.io", "v1", "rolebindings")

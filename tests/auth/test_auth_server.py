@@ -10,10 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from apiserver.auth.install import install
-from apiserver.auth.pki import Pki, kubeconfig_yaml
-from apiserver.testing import MiniKube
+from mini_kube.apiserver.auth.install import install
+from mini_kube.apiserver.auth.pki import Pki, kubeconfig_yaml
+from mini_kube.apiserver.testing import MiniKube
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None or shutil.which("curl") is None,
                                 reason="needs kubectl and curl")

@@ -12,10 +12,15 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
-
-from apiserver.auth.authn import AuthenticationError, Authenticator, Credentials, X509Authenticator
-from apiserver.auth.pki import Pki, ensure_pki, issue_client_cert, kubeconfig_yaml, server_ssl_context
-from apiserver.auth.reviews import self_subject_review
+from mini_kube.apiserver.auth.authn import AuthenticationError, Authenticator, Credentials, X509Authenticator
+from mini_kube.apiserver.auth.pki import (
+    Pki,
+    ensure_pki,
+    issue_client_cert,
+    kubeconfig_yaml,
+    server_ssl_context,
+)
+from mini_kube.apiserver.auth.reviews import self_subject_review
 
 pytestmark = pytest.mark.skipif(shutil.which("curl") is None, reason="curl not installed")
 

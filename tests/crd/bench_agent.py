@@ -5,8 +5,8 @@ from __future__ import annotations
 import copy
 import time
 
-from apiserver.crd.schema_validation import VersionSchema
-from apiserver.crd.validation import crd_defaults
+from mini_kube.apiserver.crd.schema_validation import VersionSchema
+from mini_kube.apiserver.crd.validation import crd_defaults
 
 CRD = {
     "metadata": {"name": "agents.example.com"},

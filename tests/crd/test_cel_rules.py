@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from apiserver.crd.cel_compile import compile_rule, escape
-from apiserver.crd.cel_validation import CelValidator
-from apiserver.crd.schema_validation import VersionSchema
-from apiserver.crd.structural import compile_schema
+from mini_kube.apiserver.crd.cel_compile import compile_rule, escape
+from mini_kube.apiserver.crd.cel_validation import CelValidator
+from mini_kube.apiserver.crd.schema_validation import VersionSchema
+from mini_kube.apiserver.crd.structural import compile_schema
 
 SPEC = {
     "type": "object",

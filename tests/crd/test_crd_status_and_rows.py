@@ -5,9 +5,14 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from apiserver.crd.lifecycle import CLEANUP_FINALIZER, cleanup_finished, cleanup_started, mark_for_deletion
-from apiserver.crd.rows import resource_rows, version_priority
-from apiserver.crd.validation import crd_defaults, crd_status, validate_crd
+from mini_kube.apiserver.crd.lifecycle import (
+    CLEANUP_FINALIZER,
+    cleanup_finished,
+    cleanup_started,
+    mark_for_deletion,
+)
+from mini_kube.apiserver.crd.rows import resource_rows, version_priority
+from mini_kube.apiserver.crd.validation import crd_defaults, crd_status, validate_crd
 
 NOW = "2026-11-22T02:21:02Z"
 

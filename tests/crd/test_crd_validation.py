@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from apiserver.crd.validation import crd_defaults, validate_crd
+from mini_kube.apiserver.crd.validation import crd_defaults, validate_crd
 
 
 def errors(crd: dict[str, Any], old: dict[str, Any] | None = None) -> list[str]:

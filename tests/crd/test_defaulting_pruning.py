@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from apiserver.crd.schema_validation import VersionSchema
+from mini_kube.apiserver.crd.schema_validation import VersionSchema
 
 
 def schema(props: dict[str, Any], **extra: Any) -> VersionSchema:

@@ -6,10 +6,9 @@ import datetime
 from typing import Any
 
 import pytest
-
-from apiserver.crd.jsonpath import JSONPathError, compile_path
-from apiserver.crd.printers import TablePrinter, age, human_duration, scale_columns, table
-from apiserver.crd.rows import resource_rows
+from mini_kube.apiserver.crd.jsonpath import JSONPathError, compile_path
+from mini_kube.apiserver.crd.printers import TablePrinter, age, human_duration, scale_columns, table
+from mini_kube.apiserver.crd.rows import resource_rows
 
 NOW = datetime.datetime(2026, 11, 22, 2, 9, 5, tzinfo=datetime.UTC)
 POD_LIKE = {

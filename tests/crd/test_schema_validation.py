@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from apiserver.crd.schema_validation import VersionSchema
-from apiserver.errors import invalid_object
+from mini_kube.apiserver.crd.schema_validation import VersionSchema
+from mini_kube.apiserver.errors import invalid_object
 
 
 def errors_of(schema: dict[str, Any], value: Any, old: Any = None) -> list[str]:

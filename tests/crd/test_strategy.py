@@ -6,8 +6,7 @@ import copy
 from typing import Any
 
 import pytest
-
-from apiserver.crd.strategy import (
+from mini_kube.apiserver.crd.strategy import (
     apply_scale,
     field_set,
     prepare_for_create,
@@ -15,7 +14,7 @@ from apiserver.crd.strategy import (
     prepare_for_update,
     scale_of,
 )
-from apiserver.errors import StatusError
+from mini_kube.apiserver.errors import StatusError
 
 OLD = {"apiVersion": "example.com/v1", "kind": "Agent",
        "metadata": {"name": "a1", "namespace": "demo", "generation": 1, "resourceVersion": "5", "uid": "u",

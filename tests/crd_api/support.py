@@ -13,8 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from apiserver.testing import MiniKube
-from controllers.client import ResourceRef
+from mini_kube.apiserver.testing import MiniKube
+from mini_kube.controllers.client import ResourceRef
+
 from tests.helpers import kubectl
 
 CRDS = ResourceRef("apiextensions.k8s.io", "v1", "customresourcedefinitions", namespaced=False)
@@ -180,7 +181,7 @@ class Cluster:
 
     def get(self, path: str) -> tuple[int, Any]:
         """GET a raw API path: (status, decoded body)."""
-        from controllers.client import ApiError
+        from mini_kube.controllers.client import ApiError
 
         try:
             return 200, self.client.request("GET", path)

@@ -7,8 +7,8 @@ import json
 from typing import Any
 
 import pytest
+from mini_kube.controllers.client import ApiError, ResourceRef
 
-from controllers.client import ApiError, ResourceRef
 from tests.crd_api.support import AGENT, Cluster
 
 W1 = """\

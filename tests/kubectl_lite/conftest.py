@@ -32,7 +32,7 @@ class Pair:
     def lite(self, *args: str, input: str | None = None, env: dict[str, str] | None = None,
              namespaced: bool = True) -> subprocess.CompletedProcess[str]:
         ns = ["-n", self.namespace] if namespaced else []
-        return subprocess.run([sys.executable, "-m", "kubectl_lite.cli", "--kubeconfig", self.kubeconfig, *ns,
+        return subprocess.run([sys.executable, "-m", "mini_kube.kubectl_lite.cli", "--kubeconfig", self.kubeconfig, *ns,
                                *args], capture_output=True, text=True, input=input, timeout=60,
                               env={**os.environ, "KUBECTL_LITE_CACHE_DIR": str(self.cache), **(env or {})})
 

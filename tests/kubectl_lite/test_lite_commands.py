@@ -11,8 +11,8 @@ import textwrap
 from pathlib import Path
 
 import yaml
+from mini_kube.controllers.client import ResourceRef
 
-from controllers.client import ResourceRef
 from tests.helpers import kubectl_binary
 
 
@@ -114,7 +114,7 @@ def test_config_commands_merge_kubeconfig_files_like_kubectl(pair, tmp_path: Pat
         return subprocess.run([*tool, *args], capture_output=True, text=True,
                               env={**os.environ, **env, "KUBECTL_LITE_CACHE_DIR": str(pair.cache)})
 
-    lite, real = [sys.executable, "-m", "kubectl_lite.cli"], [kubectl_binary()]
+    lite, real = [sys.executable, "-m", "mini_kube.kubectl_lite.cli"], [kubectl_binary()]
     for args in (("config", "get-contexts"), ("config", "current-context"), ("config", "view")):
         assert run(lite, *args).stdout == run(real, *args).stdout, args
     assert run(lite, "config", "use-context", "other").stdout == 'Switched to context "other".\n'

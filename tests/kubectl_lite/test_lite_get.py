@@ -79,7 +79,7 @@ def test_errors_and_empty_results_match_kubectl(pair):
 
 def test_watch_prints_the_table_then_changes(pair):
     _seed(pair)
-    proc = subprocess.Popen([sys.executable, "-m", "kubectl_lite.cli", "--kubeconfig", pair.kubeconfig, "-n",
+    proc = subprocess.Popen([sys.executable, "-m", "mini_kube.kubectl_lite.cli", "--kubeconfig", pair.kubeconfig, "-n",
                              pair.namespace, "get", "cm", "-w"], stdout=subprocess.PIPE, text=True,
                             env={"KUBECTL_LITE_CACHE_DIR": str(pair.cache), "PATH": "/usr/bin:/bin"})
     try:

@@ -23,7 +23,7 @@ def _free_port() -> int:
 @pytest.fixture
 def served(tmp_path: Path):
     data = tmp_path / "state"
-    proc = subprocess.Popen([sys.executable, "-m", "apiserver.cli", "serve", "--data-dir", str(data), "--port",
+    proc = subprocess.Popen([sys.executable, "-m", "mini_kube.apiserver.cli", "serve", "--data-dir", str(data), "--port",
                              str(_free_port()), "--no-controllers"], stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True)
     line = proc.stdout.readline()
@@ -34,7 +34,7 @@ def served(tmp_path: Path):
 
 
 def _lite(kubeconfig: Path, *args: str, cache: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kubectl_lite.cli", "--kubeconfig", str(kubeconfig), *args],
+    return subprocess.run([sys.executable, "-m", "mini_kube.kubectl_lite.cli", "--kubeconfig", str(kubeconfig), *args],
                           capture_output=True, text=True, timeout=60,
                           env={**os.environ, "KUBECTL_LITE_CACHE_DIR": str(cache), "HOME": str(cache)})
 
@@ -42,7 +42,7 @@ def _lite(kubeconfig: Path, *args: str, cache: Path) -> subprocess.CompletedProc
 def test_https_with_client_certificates_and_tokens(served: Path, tmp_path: Path):
     cache = tmp_path / "cache"
     created = subprocess.run(
-        [sys.executable, "-m", "kubectl_lite.cli", "--kubeconfig", str(served), "apply", "-f", "-"],
+        [sys.executable, "-m", "mini_kube.kubectl_lite.cli", "--kubeconfig", str(served), "apply", "-f", "-"],
         input='{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"robot"}}', capture_output=True,
         text=True, env={**os.environ, "KUBECTL_LITE_CACHE_DIR": str(cache), "HOME": str(cache)})
     assert created.stdout == "serviceaccount/robot serverside-applied\n", created.stderr
@@ -64,7 +64,7 @@ def test_https_with_client_certificates_and_tokens(served: Path, tmp_path: Path)
 
 
 def test_get_does_not_import_the_async_stack():
-    code = ("import sys, kubectl_lite.cli as c; c.build_parser('get'); "
-            "print(sorted(m for m in ('aiohttp', 'apiserver', 'controllers') if m in sys.modules))")
+    code = ("import sys, mini_kube.kubectl_lite.cli as c; c.build_parser('get'); print(sorted(m for m in "
+            "('aiohttp', 'mini_kube.apiserver', 'mini_kube.controllers') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from apiserver.patch.schema_walk import SchemaNode
+from mini_kube.apiserver.patch.schema_walk import SchemaNode
 
 # A test type shaped like upstream's strategicpatch test "MergeItem": lists merged by `name`,
 # replaced lists, merged and replaced scalar lists, a plain map and retainKeys fields.

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from mini_kube.apiserver.patch import PatchError, SchemaNode, server_side_apply, update_managed_fields
 
-from apiserver.patch import PatchError, SchemaNode, server_side_apply, update_managed_fields
 from tests.helpers import reference_file
 
 T1, T2, T3 = "2026-11-22T02:08:47Z", "2026-11-22T02:08:48Z", "2026-11-22T02:12:57Z"

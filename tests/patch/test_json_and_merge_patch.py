@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from apiserver.patch import PatchError, create_merge_patch, json_patch, merge_patch
+from mini_kube.apiserver.patch import PatchError, create_merge_patch, json_patch, merge_patch
 
 DOC = {"metadata": {"name": "c", "labels": {"a": "1"}}, "data": {"k": "v"}, "list": [1, 2, 3]}
 

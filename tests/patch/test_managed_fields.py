@@ -6,9 +6,15 @@ import copy
 import timeit
 
 import yaml
+from mini_kube.apiserver.patch import (
+    SchemaNode,
+    fieldpath,
+    merge_patch,
+    strategic_merge_patch,
+    update_managed_fields,
+)
+from mini_kube.apiserver.patch.schema_walk import deduced
 
-from apiserver.patch import SchemaNode, fieldpath, merge_patch, strategic_merge_patch, update_managed_fields
-from apiserver.patch.schema_walk import deduced
 from tests.helpers import reference_file
 
 T1, T2 = "2026-11-22T02:08:47Z", "2026-11-22T02:08:48Z"

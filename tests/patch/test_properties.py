@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from apiserver.patch import SchemaNode, create_merge_patch, fieldpath, merge_patch, strategic_merge_patch
-from apiserver.patch.fieldset import MISSING, compare, to_field_set
-from apiserver.patch.schema_walk import deduced
+from mini_kube.apiserver.patch import (
+    SchemaNode,
+    create_merge_patch,
+    fieldpath,
+    merge_patch,
+    strategic_merge_patch,
+)
+from mini_kube.apiserver.patch.fieldset import MISSING, compare, to_field_set
+from mini_kube.apiserver.patch.schema_walk import deduced
 
 _elements = st.sampled_from(["f:a", "f:b", "f:c", 'k:{"name":"x"}', 'v:"y"'])
 _paths = st.lists(st.tuples(*[_elements] * 1) | st.tuples(_elements, _elements)
@@ -68,7 +73,7 @@ def test_compare_reports_nothing_for_equal_objects_and_covers_new_fields(a, b):
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["m1", "m2", "m3"]), _docs), min_size=1, max_size=5))
 def test_update_managers_never_share_a_field(writes):
-    from apiserver.patch import update_managed_fields
+    from mini_kube.apiserver.patch import update_managed_fields
 
     obj = None
     for i, (manager, doc) in enumerate(writes):
@@ -84,7 +89,7 @@ def test_update_managers_never_share_a_field(writes):
 @settings(max_examples=150, deadline=None)
 @given(_docs)
 def test_reapplying_the_same_configuration_changes_nothing(doc):
-    from apiserver.patch import server_side_apply
+    from mini_kube.apiserver.patch import server_side_apply
 
     config = {"apiVersion": "x/v1", "kind": "K", "metadata": {"name": "n"},
               **{k: v for k, v in doc.items() if k not in ("apiVersion", "kind", "metadata")}}

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
-from apiserver.patch import SchemaNode
-from apiserver.patch.schema_walk import deduced
+from mini_kube.apiserver.patch import SchemaNode
+from mini_kube.apiserver.patch.schema_walk import deduced
 
 
 def test_builtin_navigation_and_patch_metadata(pod):

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from apiserver.patch import PatchError, SchemaNode, strategic_merge_patch
+from mini_kube.apiserver.patch import PatchError, SchemaNode, strategic_merge_patch
 
 SMP = strategic_merge_patch
 

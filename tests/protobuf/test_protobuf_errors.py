@@ -8,10 +8,15 @@ import pytest
 from conftest import VECTORS, vector_names
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from apiserver.codecs.protobuf import ProtobufError, bad_request_status, decode, decode_watch_stream, encode
-from apiserver.codecs.protobuf.envelope import MAGIC, parse_unknown, wrap_unknown
-from apiserver.codecs.protobuf.wire import LEN, VARINT, append_len, key, varint
+from mini_kube.apiserver.codecs.protobuf import (
+    ProtobufError,
+    bad_request_status,
+    decode,
+    decode_watch_stream,
+    encode,
+)
+from mini_kube.apiserver.codecs.protobuf.envelope import MAGIC, parse_unknown, wrap_unknown
+from mini_kube.apiserver.codecs.protobuf.wire import LEN, VARINT, append_len, key, varint
 
 
 def ld(num: int, payload: bytes) -> bytes:

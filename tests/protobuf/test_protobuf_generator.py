@@ -9,9 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from apiserver.codecs.protobuf import generate
-from apiserver.codecs.protobuf.messages import TABLE_PATH
+from mini_kube.apiserver.codecs.protobuf import generate
+from mini_kube.apiserver.codecs.protobuf.messages import TABLE_PATH
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -186,7 +185,7 @@ UPSTREAM_ENV = "MINI_KUBE_K8S_SOURCES"
 def test_committed_table_is_reproducible(tmp_path: Path) -> None:
     src = Path(os.environ[UPSTREAM_ENV])
     out = tmp_path / "messages.json"
-    subprocess.run([sys.executable, "-m", "apiserver.codecs.protobuf.generate",
+    subprocess.run([sys.executable, "-m", "mini_kube.apiserver.codecs.protobuf.generate",
                     "--api-dir", str(src / "api"), "--apimachinery-dir", str(src / "apimachinery"),
                     "--apiextensions-dir", str(src / "apiextensions-apiserver"),
                     "--kube-aggregator-dir", str(src / "kube-aggregator"),

@@ -22,8 +22,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 from conftest import REPO
-
-from apiserver.codecs.protobuf import CONTENT_TYPE, ProtobufError, decode, encode
+from mini_kube.apiserver.codecs.protobuf import CONTENT_TYPE, ProtobufError, decode, encode
 
 KUBECTL = shutil.which("kubectl")
 HTTP_REF = REPO.parent / "shared" / "reference" / "http"

@@ -12,10 +12,9 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from apiserver.codecs.protobuf import decode, encode, supports
-from apiserver.codecs.protobuf import special as sp
-from apiserver.codecs.protobuf.messages import (
+from mini_kube.apiserver.codecs.protobuf import decode, encode, supports
+from mini_kube.apiserver.codecs.protobuf import special as sp
+from mini_kube.apiserver.codecs.protobuf.messages import (
     BOOL,
     BYTES,
     DOUBLE,

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import pytest
-
-from apiserver.codecs.protobuf import ProtobufError, decode, encode, encode_list, supports
-from apiserver.codecs.protobuf import special as sp
-from apiserver.codecs.protobuf.decode import decode_special
-from apiserver.codecs.protobuf.encode import encode_special
-from apiserver.codecs.protobuf.envelope import parse_unknown, wrap_unknown
-from apiserver.codecs.protobuf.messages import table
-from apiserver.codecs.protobuf.wire import LEN, append_len, key, varint
+from mini_kube.apiserver.codecs.protobuf import ProtobufError, decode, encode, encode_list, supports
+from mini_kube.apiserver.codecs.protobuf import special as sp
+from mini_kube.apiserver.codecs.protobuf.decode import decode_special
+from mini_kube.apiserver.codecs.protobuf.encode import encode_special
+from mini_kube.apiserver.codecs.protobuf.envelope import parse_unknown, wrap_unknown
+from mini_kube.apiserver.codecs.protobuf.messages import table
+from mini_kube.apiserver.codecs.protobuf.wire import LEN, append_len, key, varint
 
 
 def rt(obj: dict) -> dict:

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import load_pair, vector_names
-
-from apiserver.codecs.protobuf import decode, encode, supports
+from mini_kube.apiserver.codecs.protobuf import decode, encode, supports
 
 NAMES = vector_names() or ["<no vectors>"]
 

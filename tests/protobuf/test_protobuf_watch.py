@@ -7,8 +7,7 @@ import struct
 from pathlib import Path
 
 import pytest
-
-from apiserver.codecs.protobuf import (
+from mini_kube.apiserver.codecs.protobuf import (
     WATCH_CONTENT_TYPE,
     ProtobufError,
     WatchStreamDecoder,

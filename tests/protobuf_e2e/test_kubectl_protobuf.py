@@ -64,7 +64,7 @@ def test_auth_can_i_uses_protobuf_review(mini_kube_session):
 
 
 def test_garbled_protobuf_body_is_400_and_stores_nothing(mini_kube_session, kube_namespace):
-    from controllers.client import ApiError, ResourceRef
+    from mini_kube.controllers.client import ApiError, ResourceRef
 
     cms = ResourceRef("", "v1", "configmaps")
     for body in (b"k8s\x00\x0a\x05garbage", b"not-protobuf-at-all", b"k8s\x00"):
@@ -77,8 +77,7 @@ def test_garbled_protobuf_body_is_400_and_stores_nothing(mini_kube_session, kube
 
 def test_protobuf_get_list_and_watch_stream(mini_kube_session, kube_namespace):
     import aiohttp
-
-    from apiserver.codecs import protobuf
+    from mini_kube.apiserver.codecs import protobuf
 
     kubectl(mini_kube_session, "create", "configmap", "pb-w", "--from-literal=a=1", "-n", kube_namespace)
     base = f"{mini_kube_session.url}/api/v1/namespaces/{kube_namespace}/configmaps"

@@ -5,11 +5,10 @@ from __future__ import annotations
 import copy
 
 import pytest
-
-from apiserver.schema.default_rules import image_tag
-from apiserver.schema.default_table import DESCRIBED_DEFAULTS
-from apiserver.schema.defaults import apply_defaults, described_values
-from apiserver.schema.described import NO_DEFAULT, described_default, parse_default
+from mini_kube.apiserver.schema.default_rules import image_tag
+from mini_kube.apiserver.schema.default_table import DESCRIBED_DEFAULTS
+from mini_kube.apiserver.schema.defaults import apply_defaults, described_values
+from mini_kube.apiserver.schema.described import NO_DEFAULT, described_default, parse_default
 
 APPS = "io.k8s.api.apps.v1."
 CORE = "io.k8s.api.core.v1."
@@ -300,8 +299,8 @@ def test_every_reference_object_reads_back_like_the_real_server():
     import json
 
     import yaml
+    from mini_kube.apiserver.schema.definitions import definition_name
 
-    from apiserver.schema.definitions import definition_name
     from tests.helpers import REFERENCE
 
     source = REFERENCE / "protobuf" / "objects.yaml"

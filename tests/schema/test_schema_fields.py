@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import orjson
 import pytest
-
-from apiserver.errors import StatusError
-from apiserver.schema.field_shapes import custom_shape
-from apiserver.schema.fields import (
+from mini_kube.apiserver.errors import StatusError
+from mini_kube.apiserver.schema.field_shapes import custom_shape
+from mini_kube.apiserver.schema.fields import (
     duplicate_fields,
     may_have_duplicates,
     strict_problems,
     type_errors,
     unknown_fields,
 )
-from apiserver.schema.messages import field_validation, warning_header, yaml_problems
-from apiserver.schema.yamlload import load_yaml
+from mini_kube.apiserver.schema.messages import field_validation, warning_header, yaml_problems
+from mini_kube.apiserver.schema.yamlload import load_yaml
 
 DEPLOY = "io.k8s.api.apps.v1.Deployment"
 CM = "io.k8s.api.core.v1.ConfigMap"

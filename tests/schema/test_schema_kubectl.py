@@ -7,9 +7,9 @@ import time
 import urllib.request
 
 import pytest
+from mini_kube.apiserver.resources import ResourceType
+from mini_kube.apiserver.schema import openapi
 
-from apiserver.resources import ResourceType
-from apiserver.schema import openapi
 from tests.helpers import kubectl
 
 DEPLOY = """apiVersion: apps/v1

@@ -8,9 +8,8 @@ import sys
 
 import orjson
 import pytest
-
-from apiserver.resources import ResourceRegistry, ResourceType, builtin_resources
-from apiserver.schema import openapi
+from mini_kube.apiserver.resources import ResourceRegistry, ResourceType, builtin_resources
+from mini_kube.apiserver.schema import openapi
 
 AGENT_SCHEMA = {"type": "object", "properties": {
     "spec": {"type": "object", "required": ["model"], "properties": {

@@ -5,9 +5,8 @@ from __future__ import annotations
 import itertools
 
 import pytest
-
-from store import Store
-from store.etcd_store import EtcdStore
+from mini_kube.store import Store
+from mini_kube.store.etcd_store import EtcdStore
 
 _prefixes = itertools.count()
 

@@ -11,7 +11,7 @@ import asyncio
 import random
 import sys
 
-from store import ConflictError, KeyExistsError, KeyNotFoundError, Store
+from mini_kube.store import ConflictError, KeyExistsError, KeyNotFoundError, Store
 
 
 async def worker(s: Store, tag: str, n: int, rng: random.Random) -> None:

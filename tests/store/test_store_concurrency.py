@@ -5,8 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
-from store import ConflictError, Event, KeyExistsError, Store
+from mini_kube.store import ConflictError, Event, KeyExistsError, Store
 
 
 async def test_cas_rounds_have_exactly_one_winner(any_store: Store):

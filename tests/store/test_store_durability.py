@@ -11,9 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from store import CompactedError, Store
-from store.retention import Retention
+from mini_kube.store import CompactedError, Store
+from mini_kube.store.retention import Retention
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent.parent

@@ -5,8 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
-from store import (
+from mini_kube.store import (
     CompactedError,
     ConflictError,
     Event,
@@ -19,7 +18,7 @@ from store import (
     StoreClosedError,
     ValueTooLargeError,
 )
-from store.etcd_store import REVISION_SENTINEL, EtcdStore
+from mini_kube.store.etcd_store import REVISION_SENTINEL, EtcdStore
 
 
 async def test_empty_store(any_store: Store):

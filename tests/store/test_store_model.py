@@ -10,8 +10,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
-
-from store import (
+from mini_kube.store import (
     CompactedError,
     ConflictError,
     Event,

@@ -6,10 +6,9 @@ import asyncio
 import random
 
 import pytest
-
-from store import CompactedError, Event, Op, Store, StoreClosedError, Watch, WatchOverflowError
-from store import watch as watch_module
-from store.etcd_store import EtcdStore
+from mini_kube.store import CompactedError, Event, Op, Store, StoreClosedError, Watch, WatchOverflowError
+from mini_kube.store import watch as watch_module
+from mini_kube.store.etcd_store import EtcdStore
 
 
 def summary(events: list[Event]) -> list[tuple]:

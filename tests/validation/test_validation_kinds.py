@@ -6,8 +6,7 @@ import base64
 import copy
 
 import pytest
-
-from apiserver.validation import validate_all as validate
+from mini_kube.apiserver.validation import validate_all as validate
 
 META = {"name": "x", "namespace": "ns"}
 POD_SPEC = {"containers": [{"name": "app", "image": "nginx"}]}

@@ -6,11 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-
-from apiserver.errors import invalid_object
-from apiserver.validation import name_validator, validate_object_meta, validate_object_meta_update
-from apiserver.validation import validate_all as validate
-from apiserver.validation.names import name_is_dns_subdomain
+from mini_kube.apiserver.errors import invalid_object
+from mini_kube.apiserver.validation import name_validator, validate_object_meta, validate_object_meta_update
+from mini_kube.apiserver.validation import validate_all as validate
+from mini_kube.apiserver.validation.names import name_is_dns_subdomain
 
 REPO = Path(__file__).resolve().parents[2]
 REFERENCE = next((p for p in (Path("/work/shared/reference"), REPO.parent / "shared" / "reference") if p.is_dir()),
@@ -31,7 +30,7 @@ def test_bad_configmap_name_gives_the_real_422_body():
 @pytest.mark.skipif(REFERENCE is None, reason="reference captures not available")
 def test_list_values_render_like_go_slices():
     expected = json.loads((REFERENCE / "http" / "svc-clusterip-conflict-422.body").read_text())
-    from apiserver.validation.errs import invalid
+    from mini_kube.apiserver.validation.errs import invalid
 
     err = invalid("spec.clusterIPs", ["10.0.0.1"], "failed to allocate IP 10.0.0.1: provided IP is already allocated")
     assert err.body() == expected["details"]["causes"][0]["message"]
@@ -129,9 +128,9 @@ def test_name_rules_per_kind(kind, group, name, ok):
 
 
 def test_metadata_and_kind_rules_are_separate_entry_points():
-    from apiserver.resources import ResourceType, builtin_resources
-    from apiserver.validation import validate as kind_rules
-    from apiserver.validation import validate_metadata
+    from mini_kube.apiserver.resources import ResourceType, builtin_resources
+    from mini_kube.apiserver.validation import validate as kind_rules
+    from mini_kube.apiserver.validation import validate_metadata
 
     cm = next(r for r in builtin_resources() if r.kind == "ConfigMap")
     bad = {"metadata": {"name": "Bad_Name", "namespace": "ns", "finalizers": ["custom"]}, "data": {"k k": "v"}}

@@ -14,8 +14,7 @@ import time
 from typing import Any
 
 import orjson
-
-from store import KeyExistsError, StoreError
+from mini_kube.store import KeyExistsError, StoreError
 
 PREFIX = "/mini-kube.dev/allocations/"
 STALE_SECONDS = 60.0

@@ -1,0 +1,15 @@
+"""Package layout: the top-level folders are installed as subpackages of `mini_kube` (see mini_kube/__init__.py).
+
+pyproject.toml holds everything else; only this mapping needs code (setuptools' package discovery cannot add
+a prefix)."""
+
+from setuptools import find_packages, setup
+
+FOLDERS = ["apiserver", "store", "controllers", "proxy", "ccm", "kubectl_lite"]
+
+setup(
+    packages=["mini_kube"] + [f"mini_kube.{name}" for folder in FOLDERS
+                              for name in [folder, *(f"{folder}.{sub}" for sub in find_packages(folder))]],
+    package_dir={"mini_kube": "mini_kube", **{f"mini_kube.{folder}": folder for folder in FOLDERS}},
+    package_data={"mini_kube.apiserver.codecs.protobuf": ["messages.json"]},
+)
