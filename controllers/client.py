@@ -13,11 +13,14 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import aiohttp
 import orjson
 import yaml
+
+from .refs import ResourceRef
+
+__all__ = ["ApiClient", "ApiError", "Connection", "ResourceRef"]
 
 
 class ApiError(Exception):
@@ -31,27 +34,6 @@ class ApiError(Exception):
     @property
     def reason(self) -> str:
         return str(self.body.get("reason", ""))
-
-
-@dataclass(frozen=True, slots=True)
-class ResourceRef:
-    """Where a resource lives: group, version, plural and scope."""
-
-    group: str
-    version: str
-    plural: str
-    namespaced: bool = True
-
-    def path(self, namespace: str | None = None, name: str | None = None, subresource: str = "") -> str:
-        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
-        if self.namespaced and namespace:
-            base += f"/namespaces/{quote(namespace, safe='')}"
-        base += f"/{self.plural}"
-        if name:
-            base += f"/{quote(name, safe='')}"
-        if subresource:
-            base += f"/{subresource}"
-        return base
 
 
 def _materialize(data_b64: str | None, path: str | None, suffix: str) -> str | None:

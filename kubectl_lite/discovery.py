@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..controllers.refs import ResourceRef
 from .transport import Transport
 
 AGGREGATED = ("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
@@ -46,15 +47,7 @@ class Resource:
         return f"{self.plural}.{self.group}" if self.group else self.plural
 
     def path(self, namespace: str | None = None, name: str | None = None, subresource: str = "") -> str:
-        from urllib.parse import quote
-
-        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
-        if self.namespaced and namespace:
-            base += f"/namespaces/{quote(namespace, safe='')}"
-        base += f"/{self.plural}"
-        if name:
-            base += f"/{quote(name, safe='')}"
-        return base + (f"/{subresource}" if subresource else "")
+        return ResourceRef(self.group, self.version, self.plural, self.namespaced).path(namespace, name, subresource)
 
 
 def _parse(doc: dict[str, Any], out: list[Resource], all_versions: dict[str, list[str]]) -> None:
