@@ -32,6 +32,8 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
     serve.add_argument("--max-mutating-requests-inflight", type=int, default=200,
                        help="mutating requests served at once; more answer 429 (default 200, 0: no limit)")
     serve.add_argument("--no-controllers", action="store_true", help="do not run the built-in controllers")
+    serve.add_argument("--controllers", default="*", help="the built-in controllers to run in-process: '*' (all), "
+                       "names, '-name' to leave one out")
     serve.add_argument("--etcd-servers", default="", help="comma-separated etcd client URLs: keep every object "
                        "in etcd instead of the data dir's SQLite store (several servers may share one etcd)")
     serve.add_argument("--etcd-prefix", default="/registry", help="the etcd key prefix for this cluster's objects")
@@ -59,7 +61,7 @@ async def serve(args: argparse.Namespace) -> None:
     if kubeconfig:
         write_kubeconfig(server, kubeconfig)
     if not args.no_controllers:
-        await start_controllers(server)
+        await start_controllers(server, args.controllers)
     logging.getLogger("mini-kube").info("serving on %s (kubeconfig %s)", server.url, kubeconfig)
     print(f"mini-kube API server ready at {server.url}" + (f", kubeconfig: {kubeconfig}" if kubeconfig else ""),
           flush=True)
@@ -77,13 +79,13 @@ async def until_signalled() -> None:
     await stop.wait()
 
 
-async def start_controllers(server: ApiServer) -> None:
+async def start_controllers(server: ApiServer, names: str = "*") -> None:
     """Run the built-in controllers in-process, talking to this server over HTTP like any client."""
     from mini_kube.controllers.manager import Manager
 
     from .kubeconfig import client_for
 
-    manager = Manager(client_for(server))
+    manager = Manager(client_for(server), names=names)
     server.background.append(asyncio.create_task(manager.start(), name="controller-manager"))
     server.on_stop.append(manager.stop)
 
@@ -93,7 +95,14 @@ async def run_controllers(args: argparse.Namespace) -> None:
     from mini_kube.controllers.client import ApiClient
     from mini_kube.controllers.manager import Manager
 
-    manager = Manager(ApiClient.from_kubeconfig(args.kubeconfig, user_agent="mini-kube-controllers"))
+    try:
+        manager = Manager(ApiClient.from_kubeconfig(args.kubeconfig, user_agent="mini-kube-controllers"),
+                          names=args.controllers, leader_elect=args.leader_elect,
+                          lease_duration=args.leader_elect_lease_duration,
+                          renew_deadline=args.leader_elect_renew_deadline,
+                          retry_period=args.leader_elect_retry_period)
+    except ValueError as exc:
+        raise SystemExit(f"mini-kube: {exc}") from None
     await manager.start()
     await until_signalled()
     await manager.stop()
@@ -106,6 +115,16 @@ def build_parser() -> argparse.ArgumentParser:
     _serve_parser(sub)
     ctrl = sub.add_parser("controllers", help="run the built-in controllers against a server")
     ctrl.add_argument("--kubeconfig", required=True, help="kubeconfig of the API server to control")
+    ctrl.add_argument("--controllers", default="*", help="controllers to run: '*' (all), names, '-name' to "
+                      "leave one out (e.g. '*,-garbagecollector')")
+    ctrl.add_argument("--leader-elect", action="store_true", help="act only while holding the "
+                      "kube-system/kube-controller-manager Lease, so several managers never both act")
+    ctrl.add_argument("--leader-elect-lease-duration", type=float, default=15.0,
+                      help="seconds a leader's lease lasts without renewal (default 15)")
+    ctrl.add_argument("--leader-elect-renew-deadline", type=float, default=10.0,
+                      help="seconds the leader keeps trying to renew before it stops acting (default 10)")
+    ctrl.add_argument("--leader-elect-retry-period", type=float, default=2.0,
+                      help="seconds between attempts to acquire or renew (default 2)")
     return parser
 
 

@@ -6,9 +6,13 @@ JSON to the REST API: CRUD, patch, list with paging, and watch streams.
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import errno
+import os
 import ssl
 import tempfile
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,11 +24,12 @@ import yaml
 
 from .refs import ResourceRef
 
-__all__ = ["ApiClient", "ApiError", "Connection", "ResourceRef"]
+__all__ = ["AlreadyExists", "ApiClient", "ApiError", "BadRequest", "Conflict", "Connection", "Forbidden", "Gone",
+           "Invalid", "NotFound", "ResourceRef", "TooManyRequests", "Unauthorized"]
 
 
 class ApiError(Exception):
-    """A non-2xx answer, with the Status body the server sent."""
+    """A non-2xx answer, with the Status body the server sent. `ApiError.of` picks the typed subclass."""
 
     def __init__(self, status: int, body: dict[str, Any]) -> None:
         super().__init__(f"{status} {body.get('reason', '')}: {body.get('message', '')}")
@@ -34,6 +39,77 @@ class ApiError(Exception):
     @property
     def reason(self) -> str:
         return str(self.body.get("reason", ""))
+
+    @staticmethod
+    def of(status: int, body: dict[str, Any]) -> ApiError:
+        """The most specific error class for an answer (AlreadyExists before Conflict: both are 409)."""
+        if status == 409 and body.get("reason") == "AlreadyExists":
+            return AlreadyExists(status, body)
+        return _BY_STATUS.get(status, ApiError)(status, body)
+
+
+class BadRequest(ApiError):
+    """400."""
+
+
+class Unauthorized(ApiError):
+    """401."""
+
+
+class Forbidden(ApiError):
+    """403."""
+
+
+class NotFound(ApiError):
+    """404."""
+
+
+class Conflict(ApiError):
+    """409: a stale resourceVersion (or another conflict)."""
+
+
+class AlreadyExists(Conflict):
+    """409 AlreadyExists."""
+
+
+class Gone(ApiError):
+    """410: the resourceVersion is too old (re-list)."""
+
+
+class Invalid(ApiError):
+    """422."""
+
+
+class TooManyRequests(ApiError):
+    """429."""
+
+
+_BY_STATUS: dict[int, type[ApiError]] = {400: BadRequest, 401: Unauthorized, 403: Forbidden, 404: NotFound,
+                                         409: Conflict, 410: Gone, 422: Invalid, 429: TooManyRequests}
+RETRIED_STATUSES = {429, 500, 502, 503, 504}
+SA_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+
+
+class TokenBucket:
+    """`qps` requests per second on average, `burst` at once (client-go's default client rate limiter)."""
+
+    def __init__(self, qps: float, burst: int) -> None:
+        self.qps = qps
+        self.burst = burst
+        self._tokens = float(burst)
+        self._stamp = time.monotonic()
+
+    async def take(self) -> None:
+        if self.qps <= 0:
+            return
+        while True:
+            now = time.monotonic()
+            self._tokens = min(self.burst, self._tokens + (now - self._stamp) * self.qps)
+            self._stamp = now
+            if self._tokens >= 1:
+                self._tokens -= 1
+                return
+            await asyncio.sleep((1 - self._tokens) / self.qps)
 
 
 def _materialize(data_b64: str | None, path: str | None, suffix: str) -> str | None:
@@ -54,6 +130,7 @@ class Connection:
     server: str
     ssl_context: ssl.SSLContext | bool | None = None
     token: str | None = None
+    ca_pem: bytes | None = None  # the CA bundle that verifies the server (published to namespaces)
 
     @classmethod
     def from_kubeconfig(cls, path: str | Path, context: str | None = None) -> Connection:
@@ -75,15 +152,33 @@ class Connection:
             key = _materialize(user.get("client-key-data"), user.get("client-key"), ".key")
             if cert and key and isinstance(ssl_ctx, ssl.SSLContext):
                 ssl_ctx.load_cert_chain(cert, key)
-        return cls(server, ssl_ctx, user.get("token"))
+        ca = cluster.get("certificate-authority-data")
+        ca_pem = base64.b64decode(ca) if ca else (Path(cluster["certificate-authority"]).read_bytes()
+                                                   if cluster.get("certificate-authority") else None)
+        return cls(server, ssl_ctx, user.get("token"), ca_pem)
+
+    @classmethod
+    def in_cluster(cls) -> Connection:
+        """A pod's own credentials: the service-account token and CA, KUBERNETES_SERVICE_HOST/PORT."""
+        host, port = os.environ.get("KUBERNETES_SERVICE_HOST"), os.environ.get("KUBERNETES_SERVICE_PORT")
+        if not host or not port or not (SA_DIR / "token").exists():
+            raise RuntimeError("not running in a cluster: KUBERNETES_SERVICE_HOST/PORT or the token are missing")
+        host = f"[{host}]" if ":" in host else host
+        ssl_ctx = ssl.create_default_context(cafile=str(SA_DIR / "ca.crt")) if (SA_DIR / "ca.crt").exists() \
+            else False
+        ca_pem = (SA_DIR / "ca.crt").read_bytes() if (SA_DIR / "ca.crt").exists() else None
+        return cls(f"https://{host}:{port}", ssl_ctx, (SA_DIR / "token").read_text().strip(), ca_pem)
 
 
 class ApiClient:
     """Async Kubernetes REST client over one pooled aiohttp session."""
 
-    def __init__(self, connection: Connection, *, user_agent: str = "mini-kube") -> None:
+    def __init__(self, connection: Connection, *, user_agent: str = "mini-kube", qps: float = 0, burst: int = 100,
+                 retries: int = 5) -> None:
         self.connection = connection
         self.user_agent = user_agent
+        self.limiter = TokenBucket(qps, burst)  # qps 0: unlimited (in-process components)
+        self.retries = retries
         self._session: aiohttp.ClientSession | None = None
 
     @classmethod
@@ -114,10 +209,37 @@ class ApiClient:
 
     async def request(self, method: str, path: str, *, body: Any = None, params: dict[str, str] | None = None,
                       content_type: str = "application/json", accept: str = "application/json") -> Any:
+        """One API call; 429 and 5xx answers and broken connections are retried with back-off (writes only on
+        429/503, which say the request was not processed), honouring Retry-After."""
         data = body if isinstance(body, bytes | str) or body is None else orjson.dumps(body)
         headers = {"Accept": accept}
         if data is not None:
             headers["Content-Type"] = content_type
+        safe = method in ("GET", "HEAD")
+        delay = 0.05
+        for attempt in range(self.retries + 1):
+            await self.limiter.take()
+            try:
+                return await self._once(method, path, data, params, headers)
+            except ApiError as exc:
+                retry = exc.status in (429, 503) or (safe and exc.status in RETRIED_STATUSES)
+                if not retry or attempt == self.retries:
+                    raise
+                after = exc.body.get("details", {}).get("retryAfterSeconds") if isinstance(exc.body, dict) else None
+                await asyncio.sleep(float(after) if after else delay)
+            except (aiohttp.ClientConnectionError, asyncio.TimeoutError) as exc:  # noqa: UP041
+                # a kept-alive connection the server closed (it restarted) fails before anything is sent:
+                # any request may go again once, on a new connection; otherwise only reads are retried
+                stale = attempt == 0 and (isinstance(exc, aiohttp.ServerDisconnectedError) or (
+                    isinstance(exc, aiohttp.ClientOSError) and exc.errno == errno.EPIPE))
+                if not (safe or stale) or attempt == self.retries:
+                    raise
+                await asyncio.sleep(0 if stale else delay)
+            delay = min(delay * 2, 2.0)
+        raise AssertionError("unreachable")
+
+    async def _once(self, method: str, path: str, data: Any, params: dict[str, str] | None,
+                    headers: dict[str, str]) -> Any:
         async with self.session.request(method, path, data=data, params=params, headers=headers) as response:
             raw = await response.read()
             if response.status >= 400:
@@ -125,7 +247,10 @@ class ApiClient:
                     status = orjson.loads(raw)
                 except orjson.JSONDecodeError:
                     status = {"message": raw.decode(errors="replace")}
-                raise ApiError(response.status, status)
+                if response.headers.get("Retry-After") and isinstance(status, dict):
+                    status.setdefault("details", {}).setdefault("retryAfterSeconds",
+                                                                 response.headers["Retry-After"])
+                raise ApiError.of(response.status, status)
             if not raw:
                 return None
             if response.content_type == "application/json":
@@ -157,6 +282,17 @@ class ApiClient:
                      body: dict[str, Any] | None = None) -> Any:
         return await self.request("DELETE", ref.path(namespace, name), body=body)
 
+    async def apply(self, ref: ResourceRef, obj: dict[str, Any], namespace: str | None = None, *,
+                    field_manager: str, force: bool = False, subresource: str = "") -> Any:
+        """Server-side apply of `obj` (its fields are what `field_manager` owns)."""
+        params = {"fieldManager": field_manager, **({"force": "true"} if force else {})}
+        return await self.request("PATCH", ref.path(namespace, obj["metadata"]["name"], subresource), body=obj,
+                                  content_type="application/apply-patch+yaml", params=params)
+
+    async def replace_status(self, ref: ResourceRef, obj: dict[str, Any], namespace: str | None = None) -> Any:
+        """Write `obj`'s status through the status subresource (a conflict if it is stale)."""
+        return await self.replace(ref, obj, namespace, subresource="status")
+
     async def watch(self, ref: ResourceRef, namespace: str | None = None, *, resource_version: str = "",
                     timeout_seconds: int = 300, **params: str) -> AsyncIterator[dict[str, Any]]:
         """Yield watch events (`{"type": ..., "object": ...}`) until the server ends the stream."""
@@ -166,7 +302,7 @@ class ApiClient:
         timeout = aiohttp.ClientTimeout(total=None, sock_read=timeout_seconds + 30)
         async with self.session.get(ref.path(namespace), params=query, timeout=timeout) as response:
             if response.status >= 400:
-                raise ApiError(response.status, orjson.loads(await response.read()))
+                raise ApiError.of(response.status, orjson.loads(await response.read()))
             buffer = b""
             async for chunk in response.content.iter_any():
                 buffer += chunk

@@ -7,9 +7,9 @@ from .client import ApiClient, ResourceRef
 AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 
 
-async def served_resources(client: ApiClient) -> list[tuple[ResourceRef, list[str]]]:
-    """(resource, verbs) for the preferred version of every group."""
-    found: list[tuple[ResourceRef, list[str]]] = []
+async def served_resources(client: ApiClient) -> list[tuple[ResourceRef, list[str], str]]:
+    """(resource, verbs, kind) for the preferred version of every group."""
+    found: list[tuple[ResourceRef, list[str], str]] = []
     for prefix in ("/api", "/apis"):
         doc = await client.request("GET", prefix, accept=AGGREGATED)
         for group in doc.get("items") or ():
@@ -20,11 +20,12 @@ async def served_resources(client: ApiClient) -> list[tuple[ResourceRef, list[st
             preferred = versions[0]
             for res in preferred.get("resources") or ():
                 ref = ResourceRef(name, preferred["version"], res["resource"], res.get("scope") == "Namespaced")
-                found.append((ref, list(res.get("verbs") or ())))
+                kind = (res.get("responseKind") or {}).get("kind", "")
+                found.append((ref, list(res.get("verbs") or ()), kind))
     return found
 
 
 async def namespaced_resources(client: ApiClient) -> list[ResourceRef]:
     """Namespaced resources that can be listed and deleted as a collection."""
-    return [ref for ref, verbs in await served_resources(client)
+    return [ref for ref, verbs, _ in await served_resources(client)
             if ref.namespaced and "deletecollection" in verbs and "list" in verbs]

@@ -13,3 +13,25 @@ def etcd_server():
     server = EtcdServer()
     yield server
     server.stop()
+
+
+API_TEST_CONTROLLERS = "*,-serviceaccount,-root-ca-cert-publisher"
+"""This suite's API-level tests run every controller but the two that add objects to every namespace (the
+`default` ServiceAccount, `kube-root-ca.crt`): they list namespaces' contents exactly and watch webhook calls.
+The plugin's fixtures run all of them, as tests/controllers does."""
+
+
+@pytest.fixture(scope="session")
+def mini_kube_session():
+    from mini_kube.apiserver.testing import MiniKube
+
+    with MiniKube(controllers=API_TEST_CONTROLLERS) as kube:
+        yield kube
+
+
+@pytest.fixture
+def mini_kube():
+    from mini_kube.apiserver.testing import MiniKube
+
+    with MiniKube(controllers=API_TEST_CONTROLLERS) as kube:
+        yield kube

@@ -67,7 +67,7 @@ class SyncClient:
 class MiniKube:
     """A hermetic API server; a context manager. `.url`, `.kubeconfig`, `.client`, `.server`."""
 
-    def __init__(self, *, data_dir: str = ":memory:", insecure_http: bool = True, controllers: bool = True,
+    def __init__(self, *, data_dir: str = ":memory:", insecure_http: bool = True, controllers: bool | str = True,
                  **config: Any) -> None:
         self.controllers = controllers
         if os.environ.get(ETCD_ENV) and "etcd_servers" not in config:  # run a test suite on etcd
@@ -101,7 +101,7 @@ class MiniKube:
         if self.controllers:
             from ..cli import start_controllers
 
-            self.run(start_controllers(self.server))
+            self.run(start_controllers(self.server, "*" if self.controllers is True else self.controllers))
         self.client = SyncClient(ApiClient(Connection.from_kubeconfig(self.kubeconfig)), self._loop)
         return self
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from ..client import ApiClient, ApiError, ResourceRef
 from ..discovery import namespaced_resources
-from ..informer import Informer
+from ..informer import Informer, SharedInformerFactory
 from ..reconciler import Controller
 
 NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
@@ -16,12 +16,12 @@ FINALIZER = "kubernetes"
 class NamespaceController(Controller):
     name = "namespace"
 
-    def __init__(self, client: ApiClient) -> None:
-        super().__init__(client)
+    def __init__(self, client: ApiClient, informers: SharedInformerFactory | None = None, **kwargs: Any) -> None:
+        super().__init__(client, informers, **kwargs)
         self.namespaces: Informer | None = None
 
     def setup(self) -> None:
-        self.namespaces = self.informer(Informer(self.client, NAMESPACES))
+        self.namespaces = self.watch(NAMESPACES)
 
     async def reconcile(self, key: Any) -> None:
         assert self.namespaces is not None

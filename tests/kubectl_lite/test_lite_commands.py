@@ -79,7 +79,8 @@ def test_patch_label_annotate_scale_match_kubectl(pair):
 
 
 def test_describe_and_explain_match_kubectl(pair):
-    assert pair.kubectl("create", "configmap", "d1", "--from-literal=a=b", "--from-literal=x=y").returncode == 0
+    # one key: kubectl prints a ConfigMap's data in Go's random map order
+    assert pair.kubectl("create", "configmap", "d1", "--from-literal=a=b").returncode == 0
     assert pair.kubectl("label", "cm", "d1", "k=v").returncode == 0
     pair.same("describe", "cm", "d1")
     pair.same("describe", "ns", pair.namespace, namespaced=False)

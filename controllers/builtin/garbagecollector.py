@@ -1,0 +1,206 @@
+"""The garbage collector: the ownerReferences graph over every resource the server serves (custom ones too).
+
+- A dependent whose owners are all gone is deleted (background); references to owners that are gone are
+  dropped while another owner lives. "Gone" is confirmed with a live read (by name, same uid) before anything
+  is deleted, so an object whose owner exists is never deleted because a cache lagged.
+- Foreground deletion (`foregroundDeletion` finalizer on the owner): dependents are deleted (in foreground
+  themselves); once none with `blockOwnerDeletion` remains, the finalizer is removed and the owner goes.
+- Orphan (`orphan` finalizer): the owner's references are removed from its dependents, then the finalizer.
+Namespaced dependents may only have owners in their namespace or cluster-scoped ones, as upstream checks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+from ..client import ApiClient, ApiError, Conflict, NotFound, ResourceRef
+from ..discovery import served_resources
+from ..informer import Informer, SharedInformerFactory, object_key
+from ..reconciler import Controller, Result
+
+log = logging.getLogger("mini-kube.gc")
+FOREGROUND, ORPHAN = "foregroundDeletion", "orphan"
+IGNORED = {("", "events"), ("events.k8s.io", "events")}
+CRDS = ResourceRef("apiextensions.k8s.io", "v1", "customresourcedefinitions", namespaced=False)
+REDISCOVER_AFTER = 0.5
+
+
+def _meta(obj: dict[str, Any]) -> dict[str, Any]:
+    return obj.get("metadata") or {}
+
+
+class GarbageCollector(Controller):
+    name = "garbagecollector"
+    workers = 4
+
+    def __init__(self, client: ApiClient, informers: SharedInformerFactory | None = None, **kwargs: Any) -> None:
+        super().__init__(client, informers, **kwargs)
+        self.kinds: dict[tuple[str, str], ResourceRef] = {}  # (apiVersion group, kind) -> resource
+        self.by_uid: dict[str, tuple[Informer, str]] = {}
+        self._watched: set[ResourceRef] = set()
+        self._rediscover: asyncio.TimerHandle | None = None
+
+    # -- the graph ----------------------------------------------------------------------------------------
+    def setup(self) -> None:
+        self.watch(CRDS, enqueue=False).add_handler(lambda *_: self._schedule_discovery())
+
+    async def start(self) -> None:
+        await self._discover()
+        await super().start()
+
+    def _schedule_discovery(self) -> None:
+        if self._rediscover is None:
+            loop = asyncio.get_running_loop()
+            self._rediscover = loop.call_later(REDISCOVER_AFTER, lambda: loop.create_task(self._discover()))
+
+    async def _discover(self) -> None:
+        """Watch every resource that can be listed, watched and deleted (again after CRDs change)."""
+        self._rediscover = None
+        try:
+            found = await served_resources(self.client)
+        except (ApiError, OSError) as exc:
+            log.debug("gc discovery failed: %s", exc)
+            self._schedule_discovery()
+            return
+        for ref, verbs, kind in found:
+            self.kinds[(ref.group, kind)] = ref
+            if (ref.group, ref.plural) in IGNORED or ref in self._watched or "/" in ref.plural:
+                continue
+            if not {"list", "watch", "delete"} <= set(verbs):
+                continue
+            self._watched.add(ref)
+            informer = self.factory.informer(ref)
+            informer.add_handler(lambda event, old, new, inf=informer: self._observe(inf, event, old, new))
+            if informer not in self.informers:
+                self.informers.append(informer)
+            informer.start()
+
+    def _observe(self, informer: Informer, event: str, old: dict[str, Any] | None,
+                 new: dict[str, Any] | None) -> None:
+        obj = new if event != "delete" else old
+        if not obj:
+            return
+        uid = _meta(obj).get("uid")
+        if not uid:
+            return
+        if event == "delete":
+            self.by_uid.pop(uid, None)
+            for dependent in self._dependents(uid):
+                self.queue.add(("dependent", _meta(dependent).get("uid")))
+            return
+        self.by_uid[uid] = (informer, object_key(obj))
+        meta = _meta(obj)
+        if meta.get("ownerReferences"):
+            self.queue.add(("dependent", uid))
+        if meta.get("deletionTimestamp") and {FOREGROUND, ORPHAN} & set(meta.get("finalizers") or ()):
+            self.queue.add(("owner", uid))
+        if old is not None and _meta(old).get("ownerReferences") and event == "update":
+            for ref in _meta(old).get("ownerReferences") or ():  # an owner waiting in foreground re-checks
+                self.queue.add(("owner", ref.get("uid")))
+
+    def _lookup(self, uid: str) -> tuple[Informer, dict[str, Any]] | None:
+        found = self.by_uid.get(uid)
+        if found is None:
+            return None
+        informer, key = found
+        obj = informer.get(key)
+        return (informer, obj) if obj is not None and _meta(obj).get("uid") == uid else None
+
+    def _dependents(self, uid: str) -> list[dict[str, Any]]:
+        return [obj for informer in self.informers for obj in informer.by_index("owner-uid", uid)]
+
+    # -- reconcile ----------------------------------------------------------------------------------------
+    async def reconcile(self, key: Any) -> Result | None:
+        role, uid = key
+        found = self._lookup(uid)
+        if found is None:
+            return None
+        informer, obj = found
+        if role == "owner":
+            return await self._finish_owner(informer, obj)
+        return await self._check_owners(informer, obj)
+
+    async def _owner_exists(self, dependent: dict[str, Any], ref: dict[str, Any]) -> bool:
+        """Whether the referenced owner exists: the cache first, then a live read to be sure it is gone."""
+        if self._lookup(ref.get("uid", "")) is not None:
+            return True
+        group = ref.get("apiVersion", "").rpartition("/")[0]
+        resource = self.kinds.get((group, ref.get("kind", "")))
+        if resource is None:
+            return True  # an unknown kind: never delete on a guess
+        namespace = _meta(dependent).get("namespace") if resource.namespaced else None
+        try:
+            owner = await self.client.get(resource, ref.get("name", ""), namespace)
+        except NotFound:
+            return False
+        return _meta(owner).get("uid") == ref.get("uid")
+
+    async def _check_owners(self, informer: Informer, obj: dict[str, Any]) -> Result | None:
+        meta = _meta(obj)
+        refs = list(meta.get("ownerReferences") or ())
+        if not refs or meta.get("deletionTimestamp"):
+            return None
+        absent = [ref for ref in refs if not await self._owner_exists(obj, ref)]
+        if not absent:
+            return None
+        ref = informer.ref
+        if len(absent) == len(refs):
+            log.info("gc: deleting %s %s: its owners are gone", ref.plural, object_key(obj))
+            with contextlib.suppress(NotFound, Conflict):
+                await self.client.delete(ref, meta["name"], meta.get("namespace"), body={
+                    "kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background",
+                    "preconditions": {"uid": meta["uid"]}})
+            return None
+        keep = [r for r in refs if r not in absent]
+        await self._set_owner_refs(ref, obj, keep)
+        return None
+
+    async def _set_owner_refs(self, ref: ResourceRef, obj: dict[str, Any], refs: list[dict[str, Any]]) -> None:
+        meta = _meta(obj)
+        patch = {"metadata": {"ownerReferences": refs or None, "uid": meta["uid"],
+                              "resourceVersion": meta["resourceVersion"]}}
+        with contextlib.suppress(NotFound):
+            await self.client.patch(ref, meta["name"], patch, meta.get("namespace"))
+
+    async def _finish_owner(self, informer: Informer, owner: dict[str, Any]) -> Result | None:
+        meta = _meta(owner)
+        finalizers = list(meta.get("finalizers") or ())
+        uid = meta["uid"]
+        dependents = self._dependents(uid)
+        if ORPHAN in finalizers:
+            for dependent in dependents:
+                found = self._lookup(_meta(dependent).get("uid", ""))
+                if found is not None:
+                    refs = [r for r in _meta(dependent).get("ownerReferences") or () if r.get("uid") != uid]
+                    await self._set_owner_refs(found[0].ref, dependent, refs)
+            return await self._remove_finalizer(informer, owner, ORPHAN)
+        if FOREGROUND in finalizers:
+            blocking = 0
+            for dependent in dependents:
+                dmeta = _meta(dependent)
+                ref = next((r for r in dmeta.get("ownerReferences") or () if r.get("uid") == uid), {})
+                blocking += bool(ref.get("blockOwnerDeletion"))
+                found = self._lookup(dmeta.get("uid", ""))
+                if found is not None and not dmeta.get("deletionTimestamp"):
+                    with contextlib.suppress(NotFound):
+                        await self.client.delete(found[0].ref, dmeta["name"], dmeta.get("namespace"), body={
+                            "kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Foreground"})
+            if blocking:
+                return Result(requeue_after=0.5)  # dependents' deletions wake this too; this is a safety net
+            return await self._remove_finalizer(informer, owner, FOREGROUND)
+        return None
+
+    async def _remove_finalizer(self, informer: Informer, owner: dict[str, Any], finalizer: str) -> Result | None:
+        meta = _meta(owner)
+        rest = [f for f in meta.get("finalizers") or () if f != finalizer]
+        patch = {"metadata": {"finalizers": rest or None, "resourceVersion": meta["resourceVersion"]}}
+        try:
+            await self.client.patch(informer.ref, meta["name"], patch, meta.get("namespace"))
+        except NotFound:
+            return None
+        except Conflict:
+            return Result(requeue=True)
+        return None

@@ -1,0 +1,102 @@
+"""Events about objects, as controllers record them: `kubectl describe` and `kubectl get events` show them.
+
+A repeat of the same event (same object, type, reason and message) within AGGREGATION_WINDOW updates the
+existing Event's count and lastTimestamp instead of creating another, as client-go's recorder does. Writing
+happens on a background task with a bounded queue: recording never blocks a reconcile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import logging
+import secrets
+import time
+from typing import Any
+
+from .client import ApiClient, ApiError, ResourceRef
+
+log = logging.getLogger("mini-kube.events")
+EVENTS = ResourceRef("", "v1", "events")
+AGGREGATION_WINDOW = 600.0
+QUEUE_LIMIT = 1000
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class EventRecorder:
+    """`event(obj, type, reason, message)` for one component (`source.component`, `reportingComponent`)."""
+
+    def __init__(self, client: ApiClient, component: str, host: str = "") -> None:
+        self.client = client
+        self.component = component
+        self.host = host
+        self._queue: asyncio.Queue[tuple[dict[str, Any], str, str, str]] = asyncio.Queue(QUEUE_LIMIT)
+        self._seen: dict[tuple[str, str, str, str], tuple[str, str, int, float]] = {}
+        self._task: asyncio.Task[None] | None = None
+        self.dropped = 0
+
+    def event(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
+        """Record an event about `obj` (returns at once)."""
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._run(), name=f"events-{self.component}")
+        try:
+            self._queue.put_nowait((obj, type_, reason, message))
+        except asyncio.QueueFull:
+            self.dropped += 1
+
+    async def flush(self) -> None:
+        """Wait until every recorded event is written (tests, shutdown)."""
+        await self._queue.join()
+
+    async def close(self) -> None:
+        if self._task is not None:
+            with contextlib.suppress(asyncio.TimeoutError, TimeoutError):  # noqa: UP041
+                await asyncio.wait_for(self._queue.join(), 5)
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    async def _run(self) -> None:
+        while True:
+            item = await self._queue.get()
+            try:
+                await self._write(*item)
+            except Exception as exc:  # an event is best effort
+                log.debug("event not written: %s", exc)
+            finally:
+                self._queue.task_done()
+
+    async def _write(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
+        meta = obj.get("metadata") or {}
+        namespace = meta.get("namespace") or "default"
+        key = (meta.get("uid", ""), type_, reason, message)
+        seen = self._seen.get(key)
+        now = _now()
+        if seen is not None and time.monotonic() - seen[3] < AGGREGATION_WINDOW:
+            name, ns, count, _ = seen
+            try:
+                await self.client.patch(EVENTS, name, {"count": count + 1, "lastTimestamp": now}, ns)
+                self._seen[key] = (name, ns, count + 1, time.monotonic())
+                return
+            except ApiError:
+                pass  # gone (expired or deleted): create a new one
+        name = f"{meta.get('name', 'object')}.{secrets.token_hex(8)}"
+        api_version = obj.get("apiVersion", "")
+        event = {
+            "metadata": {"name": name, "namespace": namespace},
+            "involvedObject": {"kind": obj.get("kind", ""), "namespace": meta.get("namespace"),
+                               "name": meta.get("name"), "uid": meta.get("uid"), "apiVersion": api_version,
+                               "resourceVersion": meta.get("resourceVersion")},
+            "reason": reason, "message": message, "type": type_, "count": 1,
+            "firstTimestamp": now, "lastTimestamp": now,
+            "source": {"component": self.component, **({"host": self.host} if self.host else {})},
+            "reportingComponent": self.component, "reportingInstance": self.host,
+        }
+        event["involvedObject"] = {k: v for k, v in event["involvedObject"].items() if v}
+        await self.client.create(EVENTS, event, namespace)
+        if len(self._seen) > 10_000:
+            self._seen.clear()
+        self._seen[key] = (name, namespace, 1, time.monotonic())

@@ -1,0 +1,119 @@
+"""Leader election on a coordination.k8s.io Lease, as client-go's: acquire when the lease is free or expired,
+renew every `retry_period`, stop acting when a renewal has not succeeded within `renew_deadline`, and release
+on exit (an empty holder), so two processes never both act and a successor need not wait out the lease."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from .client import AlreadyExists, ApiClient, ApiError, Conflict, NotFound, ResourceRef
+
+log = logging.getLogger("mini-kube.leaderelection")
+LEASES = ResourceRef("coordination.k8s.io", "v1", "leases")
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def _micro(t: dt.datetime) -> str:
+    return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _parse(text: str | None) -> dt.datetime | None:
+    if not text:
+        return None
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+class LeaderElector:
+    """Runs `lead()` while holding the lease `namespace/name`; `lead` is cancelled if leadership is lost."""
+
+    def __init__(self, client: ApiClient, name: str, identity: str, *, namespace: str = "kube-system",
+                 lease_duration: float = 15.0, renew_deadline: float = 10.0, retry_period: float = 2.0) -> None:
+        self.client = client
+        self.name, self.namespace, self.identity = name, namespace, identity
+        self.lease_duration, self.renew_deadline, self.retry_period = lease_duration, renew_deadline, retry_period
+        self.leading = asyncio.Event()
+        self.transitions = 0
+
+    def _spec(self, lease: dict[str, Any] | None) -> dict[str, Any]:
+        now = _micro(_now())
+        spec = dict((lease or {}).get("spec") or {})
+        if spec.get("holderIdentity") != self.identity:
+            spec["acquireTime"] = now
+            spec["leaseTransitions"] = int(spec.get("leaseTransitions", 0)) + (1 if lease else 0)
+        spec.update(holderIdentity=self.identity, leaseDurationSeconds=int(self.lease_duration), renewTime=now)
+        return spec
+
+    async def try_acquire_or_renew(self) -> bool:
+        """One attempt: True if this process holds the lease afterwards."""
+        try:
+            lease = await self.client.get(LEASES, self.name, self.namespace)
+        except NotFound:
+            try:
+                await self.client.create(LEASES, {"metadata": {"name": self.name}, "spec": self._spec(None)},
+                                         self.namespace)
+                return True
+            except AlreadyExists:
+                return False
+        spec = lease.get("spec") or {}
+        holder = spec.get("holderIdentity")
+        renewed = _parse(spec.get("renewTime")) or _parse(spec.get("acquireTime"))
+        duration = float(spec.get("leaseDurationSeconds") or self.lease_duration)
+        expired = renewed is None or (_now() - renewed).total_seconds() > duration
+        if holder and holder != self.identity and not expired:
+            return False
+        lease["spec"] = self._spec(lease)
+        try:
+            await self.client.replace(LEASES, lease, self.namespace)  # compare-and-swap on resourceVersion
+            return True
+        except Conflict:
+            return False
+
+    async def release(self) -> None:
+        """Give the lease up (only if still ours), so another process takes over at once."""
+        with contextlib.suppress(ApiError, OSError):
+            lease = await self.client.get(LEASES, self.name, self.namespace)
+            if (lease.get("spec") or {}).get("holderIdentity") == self.identity:
+                lease["spec"]["holderIdentity"] = ""
+                lease["spec"]["leaseDurationSeconds"] = 1
+                await self.client.replace(LEASES, lease, self.namespace)
+
+    async def run(self, lead: Callable[[], Awaitable[None]]) -> None:
+        """Acquire, then run `lead` while renewing; returns after losing the lease (or when cancelled)."""
+        while not await self._attempt():
+            await asyncio.sleep(self.retry_period)
+        self.transitions += 1
+        self.leading.set()
+        log.info("%s became the leader of %s/%s", self.identity, self.namespace, self.name)
+        task = asyncio.create_task(lead(), name=f"leader-{self.name}")
+        try:
+            await self._renew_until_lost(task)
+        finally:
+            self.leading.clear()
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            await self.release()
+
+    async def _attempt(self) -> bool:
+        try:
+            return await self.try_acquire_or_renew()
+        except (ApiError, OSError, asyncio.TimeoutError) as exc:  # noqa: UP041
+            log.debug("lease %s: %s", self.name, exc)
+            return False
+
+    async def _renew_until_lost(self, task: asyncio.Task[None]) -> None:
+        last = asyncio.get_running_loop().time()
+        while not task.done():
+            await asyncio.sleep(self.retry_period)
+            if await self._attempt():
+                last = asyncio.get_running_loop().time()
+            elif asyncio.get_running_loop().time() - last > self.renew_deadline:
+                log.warning("%s lost the lease %s/%s", self.identity, self.namespace, self.name)
+                return

@@ -1,0 +1,143 @@
+"""The housekeeping controllers end to end, through real kubectl: cascading deletes in all three modes, a new
+namespace's ServiceAccount and CA ConfigMap, EndpointSlices and Endpoints following Pods."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from mini_kube.apiserver.testing import MiniKube
+from mini_kube.controllers.client import ApiError, ResourceRef
+
+from tests.helpers import kubectl
+
+CONFIGMAPS = ResourceRef("", "v1", "configmaps")
+SECRETS = ResourceRef("", "v1", "secrets")
+PODS = ResourceRef("", "v1", "pods")
+SERVICES = ResourceRef("", "v1", "services")
+SLICES = ResourceRef("discovery.k8s.io", "v1", "endpointslices")
+ENDPOINTS = ResourceRef("", "v1", "endpoints")
+
+
+def eventually(check, timeout: float = 10.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            result = check()
+            if result:
+                return result
+        except (ApiError, AssertionError, KeyError, IndexError):
+            if time.monotonic() > deadline:
+                raise
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.05)
+
+
+def _owned(kube, namespace: str, owner: dict, names: list[str], block: bool = False) -> None:
+    ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": owner["metadata"]["name"],
+           "uid": owner["metadata"]["uid"], **({"blockOwnerDeletion": True} if block else {})}
+    for name in names:
+        kube.client.create(SECRETS, {"metadata": {"name": name, "ownerReferences": [ref]}}, namespace)
+
+
+def _exists(kube, ref: ResourceRef, name: str, namespace: str) -> bool:
+    try:
+        kube.client.get(ref, name, namespace)
+        return True
+    except ApiError as exc:
+        if exc.status == 404:
+            return False
+        raise
+
+
+@pytest.mark.parametrize("cascade", ["background", "foreground"])
+def test_cascading_delete_removes_dependents(mini_kube_session, kube_namespace, cascade):
+    kube, ns = mini_kube_session, kube_namespace
+    owner = kube.client.create(CONFIGMAPS, {"metadata": {"name": "owner"}}, ns)
+    _owned(kube, ns, owner, ["d1", "d2"], block=cascade == "foreground")
+    kubectl(kube, "-n", ns, "delete", "configmap", "owner", f"--cascade={cascade}", "--timeout=20s")
+    if cascade == "foreground":  # kubectl waited for the owner, which goes only after its dependents
+        assert not _exists(kube, SECRETS, "d1", ns) and not _exists(kube, SECRETS, "d2", ns)
+    eventually(lambda: not _exists(kube, SECRETS, "d1", ns) and not _exists(kube, SECRETS, "d2", ns))
+    assert not _exists(kube, CONFIGMAPS, "owner", ns)
+
+
+def test_orphan_delete_keeps_dependents_without_the_reference(mini_kube_session, kube_namespace):
+    kube, ns = mini_kube_session, kube_namespace
+    owner = kube.client.create(CONFIGMAPS, {"metadata": {"name": "owner"}}, ns)
+    _owned(kube, ns, owner, ["kept"])
+    kubectl(kube, "-n", ns, "delete", "configmap", "owner", "--cascade=orphan", "--timeout=20s")
+    assert not _exists(kube, CONFIGMAPS, "owner", ns)
+    kept = kube.client.get(SECRETS, "kept", ns)
+    assert not kept["metadata"].get("ownerReferences")
+
+
+def test_an_owner_that_still_exists_keeps_its_dependents(mini_kube_session, kube_namespace):
+    kube, ns = mini_kube_session, kube_namespace
+    live = kube.client.create(CONFIGMAPS, {"metadata": {"name": "live"}}, ns)
+    gone_ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "gone", "uid": "00000000-dead"}
+    live_ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "live", "uid": live["metadata"]["uid"]}
+    kube.client.create(SECRETS, {"metadata": {"name": "two-owners", "ownerReferences": [live_ref, gone_ref]}}, ns)
+    kube.client.create(SECRETS, {"metadata": {"name": "orphaned", "ownerReferences": [gone_ref]}}, ns)
+    eventually(lambda: not _exists(kube, SECRETS, "orphaned", ns))
+    eventually(lambda: kube.client.get(SECRETS, "two-owners", ns)["metadata"]["ownerReferences"] == [live_ref])
+
+
+def test_a_new_namespace_gets_its_service_account_and_ca(tmp_path):
+    with MiniKube(insecure_http=False, data_dir=str(tmp_path)) as kube:
+        kubectl(kube, "create", "namespace", "fresh")
+        eventually(lambda: kubectl(kube, "-n", "fresh", "get", "serviceaccount", "default", check=False)
+                   .returncode == 0)
+        ca = eventually(lambda: kube.client.get(CONFIGMAPS, "kube-root-ca.crt", "fresh")["data"]["ca.crt"])
+        assert ca == (tmp_path / "pki" / "ca.crt").read_text()
+        kubectl(kube, "-n", "fresh", "delete", "serviceaccount", "default")
+        eventually(lambda: kube.client.get(ResourceRef("", "v1", "serviceaccounts"), "default", "fresh"))
+
+
+def _pod(kube, ns: str, name: str, ip: str, ready: bool) -> None:
+    kube.client.create(PODS, {"metadata": {"name": name, "labels": {"app": "web"}}, "spec": {"containers": [
+        {"name": "c", "image": "nginx", "ports": [{"name": "http", "containerPort": 8080}]}]}}, ns)
+    _set_status(kube, ns, name, ip, ready)
+
+
+def _set_status(kube, ns: str, name: str, ip: str, ready: bool) -> None:
+    status = {"phase": "Running", "podIP": ip, "podIPs": [{"ip": ip}],
+              "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}
+    kube.client.patch(PODS, name, {"status": status}, ns, subresource="status")
+
+
+def _slice(kube, ns: str) -> dict:
+    listed = kube.client.list(SLICES, ns, labelSelector="kubernetes.io/service-name=web")["items"]
+    assert len(listed) == 1
+    return listed[0]
+
+
+def test_endpoint_slices_and_endpoints_follow_pods(mini_kube_session, kube_namespace):
+    kube, ns = mini_kube_session, kube_namespace
+    kube.client.create(SERVICES, {"metadata": {"name": "web"}, "spec": {"selector": {"app": "web"}, "ports": [
+        {"name": "http", "port": 80, "targetPort": "http"}]}}, ns)
+    empty = eventually(lambda: _slice(kube, ns))
+    assert not empty.get("endpoints") and empty["metadata"]["labels"]["endpointslice.kubernetes.io/managed-by"] \
+        == "endpointslice-controller.k8s.io"
+    assert empty["metadata"]["ownerReferences"][0]["kind"] == "Service"
+    _pod(kube, ns, "a", "10.244.0.5", ready=True)
+    _pod(kube, ns, "b", "10.244.0.6", ready=False)
+
+    def conditions():
+        sl = _slice(kube, ns)
+        return {e["addresses"][0]: e["conditions"]["ready"] for e in sl.get("endpoints") or ()} == {
+            "10.244.0.5": True, "10.244.0.6": False} and sl
+    found = eventually(conditions)
+    assert found["ports"] == [{"name": "http", "port": 8080, "protocol": "TCP"}]
+    endpoints = eventually(lambda: kube.client.get(ENDPOINTS, "web", ns)["subsets"])
+    assert [a["ip"] for a in endpoints[0]["addresses"]] == ["10.244.0.5"]
+    assert [a["ip"] for a in endpoints[0]["notReadyAddresses"]] == ["10.244.0.6"]
+    assert endpoints[0]["ports"] == [{"name": "http", "port": 8080, "protocol": "TCP"}]
+    _set_status(kube, ns, "b", "10.244.0.6", ready=True)
+    eventually(lambda: all(e["conditions"]["ready"] for e in _slice(kube, ns)["endpoints"]))
+    kube.client.delete(PODS, "a", ns)
+    eventually(lambda: [e["addresses"][0] for e in _slice(kube, ns)["endpoints"]] == ["10.244.0.6"])
+    described = kubectl(kube, "-n", ns, "get", "endpoints", "web", "-o", "json").stdout
+    assert json.loads(described)["subsets"][0]["addresses"][0]["ip"] == "10.244.0.6"

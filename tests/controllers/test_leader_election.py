@@ -1,0 +1,76 @@
+"""Two `mini-kube controllers --leader-elect` processes: one acts, and when it is killed the other takes over
+within the lease duration (and only then acts)."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+
+from mini_kube.apiserver.testing import MiniKube
+from mini_kube.controllers.client import ResourceRef
+
+LEASES = ResourceRef("coordination.k8s.io", "v1", "leases")
+SERVICEACCOUNTS = ResourceRef("", "v1", "serviceaccounts")
+NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
+
+
+def _manager(kubeconfig: str, identity_hint: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "mini_kube.apiserver.cli", "controllers", "--kubeconfig",
+                             kubeconfig, "--controllers", "serviceaccount", "--leader-elect",
+                             "--leader-elect-lease-duration", "2", "--leader-elect-renew-deadline", "1.5",
+                             "--leader-elect-retry-period", "0.2"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, text=True, env={"HOSTNAME_HINT": identity_hint,
+                                                                      "PATH": "/usr/bin:/bin"})
+
+
+def _holder(kube) -> str:
+    try:
+        return kube.client.get(LEASES, "kube-controller-manager", "kube-system")["spec"].get("holderIdentity") or ""
+    except Exception:
+        return ""
+
+
+def _wait(predicate, timeout: float) -> float:
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        if predicate():
+            return time.monotonic() - started
+        time.sleep(0.05)
+    raise AssertionError("timed out")
+
+
+def test_one_leader_acts_and_the_other_takes_over_when_it_dies():
+    with MiniKube(controllers=False) as kube:
+        first = _manager(kube.kubeconfig, "a")
+        second = _manager(kube.kubeconfig, "b")
+        try:
+            _wait(lambda: _holder(kube), 15)
+            leader = _holder(kube)
+            pids = {first.pid: first, second.pid: second}
+            active = next(p for pid, p in pids.items() if leader.endswith(f"_{pid}"))
+            standby = next(p for p in pids.values() if p is not active)
+            kube.client.create(NAMESPACES, {"metadata": {"name": "one"}})
+            _wait(lambda: _exists(kube, "one"), 10)
+            active.send_signal(signal.SIGKILL)  # no release: the lease must expire
+            active.wait(10)
+            took = _wait(lambda: _holder(kube).endswith(f"_{standby.pid}"), 15)
+            assert took < 2 + 1.5 + 1  # lease duration, plus a retry period or so
+            kube.client.create(NAMESPACES, {"metadata": {"name": "two"}})
+            _wait(lambda: _exists(kube, "two"), 10)
+            lease = kube.client.get(LEASES, "kube-controller-manager", "kube-system")
+            assert lease["spec"]["leaseTransitions"] >= 1
+        finally:
+            for proc in (first, second):
+                if proc.poll() is None:
+                    proc.send_signal(signal.SIGTERM)
+                    proc.wait(15)
+
+
+def _exists(kube, namespace: str) -> bool:
+    try:
+        kube.client.get(SERVICEACCOUNTS, "default", namespace)
+        return True
+    except Exception:
+        return False
