@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from typing import Any
+
+import orjson
 
 from .client import ApiClient, ApiError, Gone, ResourceRef
 
@@ -23,6 +25,32 @@ log = logging.getLogger("mini-kube.informer")
 Handler = Callable[[str, dict[str, Any] | None, dict[str, Any] | None], None]
 IndexFunc = Callable[[dict[str, Any]], Iterable[str]]
 WATCH_TIMEOUT = 300
+
+
+class CompactStore(MutableMapping[str, dict[str, Any]]):
+    """key -> object, kept as JSON bytes (about the objects' own size) and decoded on each read, so a reader
+    gets its own copy and cannot change the cache by accident."""
+
+    def __init__(self) -> None:
+        self._raw: dict[str, bytes] = {}
+
+    def __getitem__(self, key: str) -> dict[str, Any]:
+        return orjson.loads(self._raw[key])
+
+    def __setitem__(self, key: str, obj: dict[str, Any]) -> None:
+        self._raw[key] = orjson.dumps(obj)
+
+    def __delitem__(self, key: str) -> None:
+        del self._raw[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._raw
 
 
 class DeletedFinalStateUnknown(dict):  # type: ignore[type-arg]
@@ -54,7 +82,7 @@ class Informer:
         self.namespace = namespace
         self.label_selector = label_selector
         self.resync = resync
-        self.objects: dict[str, dict[str, Any]] = {}
+        self.objects = CompactStore()
         self.handlers: list[Handler] = []
         self.synced = asyncio.Event()
         self.resource_version = ""
@@ -117,7 +145,7 @@ class Informer:
             self._call(handler, event, old, new)
 
     def _store(self, key: str, obj: dict[str, Any]) -> dict[str, Any] | None:
-        old = self.objects.get(key)
+        old = self.objects.get(key) if key in self.objects else None
         self.objects[key] = obj
         self._index(key, old, obj)
         return old
