@@ -100,10 +100,16 @@ async def run_controllers(args: argparse.Namespace) -> None:
                           names=args.controllers, leader_elect=args.leader_elect,
                           lease_duration=args.leader_elect_lease_duration,
                           renew_deadline=args.leader_elect_renew_deadline,
-                          retry_period=args.leader_elect_retry_period)
+                          retry_period=args.leader_elect_retry_period,
+                          options={"nodelifecycle": {"grace_period": args.node_monitor_grace_period,
+                                                     "default_toleration": args.default_unreachable_toleration_seconds}})
     except ValueError as exc:
         raise SystemExit(f"mini-kube: {exc}") from None
     await manager.start()
+    if args.health_address:
+        host, _, port = args.health_address.rpartition(":")
+        bound = await manager.serve_health(host or "127.0.0.1", int(port))
+        print(f"mini-kube controllers: health on http://{host or '127.0.0.1'}:{bound}/healthz", flush=True)
     await until_signalled()
     await manager.stop()
 
@@ -119,6 +125,12 @@ def build_parser() -> argparse.ArgumentParser:
                       "leave one out (e.g. '*,-garbagecollector')")
     ctrl.add_argument("--leader-elect", action="store_true", help="act only while holding the "
                       "kube-system/kube-controller-manager Lease, so several managers never both act")
+    ctrl.add_argument("--health-address", default="", help="serve /healthz and /readyz on HOST:PORT (PORT 0: any "
+                      "free port; default: not served)")
+    ctrl.add_argument("--node-monitor-grace-period", type=float, default=40.0,
+                      help="seconds without a Lease renewal before a node is marked unreachable (default 40)")
+    ctrl.add_argument("--default-unreachable-toleration-seconds", type=float, default=300.0,
+                      help="how long Pods without their own toleration stay on an unreachable node (default 300)")
     ctrl.add_argument("--leader-elect-lease-duration", type=float, default=15.0,
                       help="seconds a leader's lease lasts without renewal (default 15)")
     ctrl.add_argument("--leader-elect-renew-deadline", type=float, default=10.0,

@@ -15,6 +15,7 @@ from .builtin.accounts import RootCAPublisher, ServiceAccountController
 from .builtin.endpoints import EndpointsController, EndpointSliceController
 from .builtin.garbagecollector import GarbageCollector
 from .builtin.namespace import NamespaceController
+from .builtin.nodelifecycle import NodeLifecycleController
 from .client import ApiClient
 from .informer import SharedInformerFactory
 from .leaderelection import LeaderElector
@@ -29,6 +30,7 @@ CONTROLLERS: dict[str, type[Controller]] = {
     "root-ca-cert-publisher": RootCAPublisher,
     "endpoint": EndpointsController,
     "endpointslice": EndpointSliceController,
+    "nodelifecycle": NodeLifecycleController,
 }
 LEASE_NAME = "kube-controller-manager"
 
@@ -49,15 +51,20 @@ class Manager:
 
     def __init__(self, client: ApiClient, controllers: list[Controller] | None = None, *, names: str = "*",
                  leader_elect: bool = False, identity: str = "", lease_duration: float = 15.0,
-                 renew_deadline: float = 10.0, retry_period: float = 2.0) -> None:
+                 renew_deadline: float = 10.0, retry_period: float = 2.0,
+                 options: dict[str, dict[str, Any]] | None = None) -> None:
         self.client = client
         self.informers = SharedInformerFactory(client)
-        self.controllers = controllers if controllers is not None else [
-            CONTROLLERS[name](client, self.informers) for name in select(names)]
+        self.options = options or {}
+        self.controllers = controllers if controllers is not None else [self._make(name) for name in select(names)]
         self.elector = LeaderElector(client, LEASE_NAME, identity or f"{socket.gethostname()}_{os.getpid()}",
                                      lease_duration=lease_duration, renew_deadline=renew_deadline,
                                      retry_period=retry_period) if leader_elect else None
         self._election: asyncio.Task[None] | None = None
+        self._health: Any = None
+
+    def _make(self, name: str) -> Controller:
+        return CONTROLLERS[name](self.client, self.informers, **self.options.get(name, {}))
 
     async def _run_controllers(self) -> None:
         await asyncio.gather(*(c.start() for c in self.controllers))
@@ -81,7 +88,7 @@ class Manager:
 
     async def _stop_controllers(self) -> None:
         await asyncio.gather(*(c.stop() for c in self.controllers), return_exceptions=True)
-        self.controllers = [type(c)(self.client, self.informers) for c in self.controllers]  # fresh for a new term
+        self.controllers = [self._make(c.name) for c in self.controllers]  # fresh ones for a next term
 
     async def stop(self) -> None:
         if self._election is not None:
@@ -90,7 +97,34 @@ class Manager:
                 await self._election
         await asyncio.gather(*(c.stop() for c in self.controllers), return_exceptions=True)
         await self.informers.stop()
+        if self._health is not None:
+            await self._health.cleanup()
         await self.client.close()
+
+    async def serve_health(self, host: str, port: int) -> int:
+        """/healthz (the manager runs) and /readyz (its controllers' caches are synced; with leader election,
+        a standby is ready too) on host:port; returns the port."""
+        from aiohttp import web
+
+        def ready() -> bool:
+            if self.elector is not None and not self.elector.leading.is_set():
+                return True
+            return all(i.synced.is_set() for c in self.controllers for i in c.informers)
+
+        async def healthz(_: web.Request) -> web.Response:
+            return web.Response(text="ok")
+
+        async def readyz(_: web.Request) -> web.Response:
+            return web.Response(text="ok") if ready() else web.Response(status=503, text="informers not synced")
+
+        app = web.Application()
+        app.router.add_get("/healthz", healthz)
+        app.router.add_get("/readyz", readyz)
+        self._health = web.AppRunner(app, access_log=None)
+        await self._health.setup()
+        site = web.TCPSite(self._health, host, port)
+        await site.start()
+        return self._health.addresses[0][1]
 
     def describe(self) -> dict[str, Any]:
         return {"controllers": [c.name for c in self.controllers], "leader": bool(self.elector and

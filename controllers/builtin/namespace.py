@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from ..client import ApiClient, ApiError, ResourceRef
@@ -11,6 +12,18 @@ from ..reconciler import Controller
 
 NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
 FINALIZER = "kubernetes"
+
+
+def _condition(kind: str, true: bool, reason_true: str, message_true: str, reason_false: str,
+               message_false: str) -> dict[str, Any]:
+    return {"type": kind, "status": "True" if true else "False", "lastTransitionTime": _now(),
+            "reason": reason_true if true else reason_false, "message": message_true if true else message_false}
+
+
+def _now() -> str:
+    import datetime as dt
+
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class NamespaceController(Controller):
@@ -30,16 +43,23 @@ class NamespaceController(Controller):
             return
         if FINALIZER not in ((ns.get("spec") or {}).get("finalizers") or ()):
             return
-        remaining = 0
+        remaining: dict[str, int] = {}
+        finalizers: dict[str, int] = {}
         for ref in await namespaced_resources(self.client):
             try:
                 await self.client.request("DELETE", ref.path(key))
-                listed = await self.client.list(ref, key, limit="1")
+                listed = await self.client.list(ref, key)
             except ApiError as exc:
                 if exc.status in (404, 405):
                     continue
                 raise
-            remaining += len(listed.get("items") or ())
+            items = listed.get("items") or ()
+            if items:
+                remaining[ref.plural + (f".{ref.group}" if ref.group else ".")] = len(items)
+                for item in items:
+                    for finalizer in (item.get("metadata") or {}).get("finalizers") or ():
+                        finalizers[finalizer] = finalizers.get(finalizer, 0) + 1
+        await self._report(ns, remaining, finalizers)
         if remaining:
             self.queue.add_after(key, 0.2)  # objects with finalizers are still going away
             return
@@ -51,3 +71,28 @@ class NamespaceController(Controller):
         except ApiError as exc:
             if exc.status != 404:
                 raise
+
+    async def _report(self, ns: dict[str, Any], remaining: dict[str, int], finalizers: dict[str, int]) -> None:
+        """The deletion conditions the real namespace controller reports while it empties a namespace."""
+        content = ", ".join(f"{name} has {count} resource instances" for name, count in sorted(remaining.items()))
+        held = ", ".join(f"{name} in {count} resource instances" for name, count in sorted(finalizers.items()))
+        conditions = [
+            _condition("NamespaceDeletionDiscoveryFailure", False, "", "", "ResourcesDiscovered",
+                       "All resources successfully discovered"),
+            _condition("NamespaceDeletionGroupVersionParsingFailure", False, "", "", "ParsedGroupVersions",
+                       "All legacy kube types successfully parsed"),
+            _condition("NamespaceDeletionContentFailure", False, "", "", "ContentDeleted",
+                       "All content successfully deleted, may be waiting on finalization"),
+            _condition("NamespaceContentRemaining", bool(remaining), "SomeResourcesRemain",
+                       f"Some resources are remaining: {content}", "ContentRemoved", "All content successfully removed"),
+            _condition("NamespaceFinalizersRemaining", bool(finalizers), "SomeFinalizersRemain",
+                       f"Some content in the namespace has finalizers remaining: {held}", "ContentHasNoFinalizers",
+                       "All content-preserving finalizers finished"),
+        ]
+        old = {c.get("type"): c for c in (ns.get("status") or {}).get("conditions") or ()}
+        if all((old.get(c["type"]) or {}).get("status") == c["status"] and (old.get(c["type"]) or {}).get(
+                "message") == c["message"] for c in conditions):
+            return
+        with contextlib.suppress(ApiError):
+            await self.client.patch(NAMESPACES, ns["metadata"]["name"], {"status": {"conditions": conditions}},
+                                    subresource="status")

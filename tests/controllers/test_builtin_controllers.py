@@ -141,3 +141,22 @@ def test_endpoint_slices_and_endpoints_follow_pods(mini_kube_session, kube_names
     eventually(lambda: [e["addresses"][0] for e in _slice(kube, ns)["endpoints"]] == ["10.244.0.6"])
     described = kubectl(kube, "-n", ns, "get", "endpoints", "web", "-o", "json").stdout
     assert json.loads(described)["subsets"][0]["addresses"][0]["ip"] == "10.244.0.6"
+
+
+def test_namespace_deletion_reports_its_conditions(mini_kube_session):
+    kube = mini_kube_session
+    namespaces = ResourceRef("", "v1", "namespaces", namespaced=False)
+    kube.client.create(namespaces, {"metadata": {"name": "held"}})
+    kube.client.create(CONFIGMAPS, {"metadata": {"name": "stuck", "finalizers": ["example.com/hold"]}}, "held")
+    kubectl(kube, "delete", "namespace", "held", "--wait=false")
+
+    def remaining():
+        conditions = {c["type"]: c for c in kube.client.get(namespaces, "held")["status"].get("conditions") or ()}
+        return conditions.get("NamespaceContentRemaining", {}).get("status") == "True" and conditions
+    conditions = eventually(remaining)
+    assert conditions["NamespaceContentRemaining"]["message"] == \
+        "Some resources are remaining: configmaps. has 1 resource instances"
+    assert conditions["NamespaceFinalizersRemaining"]["message"] == \
+        "Some content in the namespace has finalizers remaining: example.com/hold in 1 resource instances"
+    kube.client.patch(CONFIGMAPS, "stuck", {"metadata": {"finalizers": None}}, "held")
+    eventually(lambda: "held" not in [n["metadata"]["name"] for n in kube.client.list(namespaces)["items"]])

@@ -41,6 +41,22 @@ def _wait(predicate, timeout: float) -> float:
     raise AssertionError("timed out")
 
 
+def test_the_controllers_process_serves_health_and_stops_on_sigterm():
+    import urllib.request
+
+    with MiniKube(controllers=False) as kube:
+        proc = subprocess.Popen([sys.executable, "-m", "mini_kube.apiserver.cli", "controllers", "--kubeconfig",
+                                 kube.kubeconfig, "--health-address", "127.0.0.1:0"], stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, text=True)
+        try:
+            url = proc.stdout.readline().strip().rsplit(" ", 1)[1]
+            assert urllib.request.urlopen(url, timeout=5).read() == b"ok"
+            _wait(lambda: urllib.request.urlopen(url.replace("healthz", "readyz"), timeout=5).status == 200, 10)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(15) == 0
+
+
 def test_one_leader_acts_and_the_other_takes_over_when_it_dies():
     with MiniKube(controllers=False) as kube:
         first = _manager(kube.kubeconfig, "a")
