@@ -20,6 +20,8 @@ from .client import ApiClient
 from .informer import SharedInformerFactory
 from .leaderelection import LeaderElector
 from .reconciler import Controller
+from .workloads.deployment import DeploymentController
+from .workloads.replicaset import ReplicaSetController
 
 log = logging.getLogger("mini-kube.manager")
 
@@ -31,6 +33,8 @@ CONTROLLERS: dict[str, type[Controller]] = {
     "endpoint": EndpointsController,
     "endpointslice": EndpointSliceController,
     "nodelifecycle": NodeLifecycleController,
+    "replicaset": ReplicaSetController,
+    "deployment": DeploymentController,
 }
 LEASE_NAME = "kube-controller-manager"
 

@@ -1,0 +1,1 @@
+"""Workload controllers: ReplicaSet and Deployment (StatefulSet, DaemonSet, Job and CronJob are still to come)."""

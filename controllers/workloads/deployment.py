@@ -1,0 +1,262 @@
+"""The Deployment controller: ReplicaSets per Pod template, rolled as kube-controller-manager rolls them.
+
+- The new ReplicaSet is the one whose template (less `pod-template-hash`) equals the Deployment's; it is created
+  as `<deployment>-<hash>` with the next `deployment.kubernetes.io/revision`.
+- RollingUpdate: maxSurge rounds up and maxUnavailable down (both 0 means 1 unavailable); the new ReplicaSet
+  grows while the total stays within replicas + maxSurge, old ones shrink while availability stays at least
+  replicas - maxUnavailable. Recreate: old ReplicaSets go to 0 and their Pods go before the new one grows.
+- Paused Deployments only scale; old ReplicaSets beyond revisionHistoryLimit are deleted.
+- Status: replicas, updatedReplicas, readyReplicas, availableReplicas, unavailableReplicas,
+  observedGeneration and the Available and Progressing conditions (ProgressDeadlineExceeded after
+  progressDeadlineSeconds without progress), so `kubectl rollout status` works as on a real cluster.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import datetime as dt
+import math
+from typing import Any
+
+from ..client import AlreadyExists, Conflict, NotFound, ResourceRef
+from ..reconciler import Controller, Result
+from .common import controller_of, controller_ref, meta, now, parse_time, selector_matches, template_hash
+
+DEPLOYMENTS = ResourceRef("apps", "v1", "deployments")
+REPLICASETS = ResourceRef("apps", "v1", "replicasets")
+REVISION = "deployment.kubernetes.io/revision"
+HASH = "pod-template-hash"
+
+
+def resolve(value: Any, total: int, round_up: bool) -> int:
+    """An int-or-percent of `total`, rounded as upstream rounds it."""
+    if isinstance(value, str) and value.endswith("%"):
+        exact = int(value[:-1]) * total / 100
+        return math.ceil(exact) if round_up else math.floor(exact)
+    return int(value or 0)
+
+
+def surge_and_unavailable(d: dict[str, Any]) -> tuple[int, int]:
+    spec = d.get("spec") or {}
+    replicas = int(spec.get("replicas", 1))
+    rolling = ((spec.get("strategy") or {}).get("rollingUpdate") or {})
+    surge = resolve(rolling.get("maxSurge", "25%"), replicas, True)
+    unavailable = resolve(rolling.get("maxUnavailable", "25%"), replicas, False)
+    if surge == 0 and unavailable == 0:
+        unavailable = 1
+    return surge, unavailable
+
+
+def plain_template(template: dict[str, Any]) -> dict[str, Any]:
+    """A Pod template without the `pod-template-hash` label (to compare a ReplicaSet's with the Deployment's)."""
+    result = copy.deepcopy(template)
+    labels = (result.get("metadata") or {}).get("labels")
+    if labels:
+        labels.pop(HASH, None)
+    return result
+
+
+def revision(rs: dict[str, Any]) -> int:
+    return int((meta(rs).get("annotations") or {}).get(REVISION, 0) or 0)
+
+
+def _condition(kind: str, status: str, reason: str, message: str, old: dict[str, Any] | None) -> dict[str, Any]:
+    stamp = now()
+    transition = old.get("lastTransitionTime") if old and old.get("status") == status else stamp
+    update = old.get("lastUpdateTime") if old and old.get("reason") == reason and old.get("message") == message \
+        else stamp
+    return {"type": kind, "status": status, "lastUpdateTime": update, "lastTransitionTime": transition,
+            "reason": reason, "message": message}
+
+
+class DeploymentController(Controller):
+    name = "deployment"
+    workers = 4
+
+    def setup(self) -> None:
+        self.deployments = self.watch(DEPLOYMENTS)
+        self.replicasets = self.watch(REPLICASETS, enqueue=self.enqueue_owner("Deployment"))
+
+    def _owned(self, d: dict[str, Any]) -> list[dict[str, Any]]:
+        uid = meta(d)["uid"]
+        return [rs for rs in self.replicasets.by_index("owner-uid", uid)
+                if (controller_of(rs) or {}).get("uid") == uid]
+
+    async def reconcile(self, key: Any) -> Result | None:
+        d = self.deployments.get(key)
+        if d is None or meta(d).get("deletionTimestamp"):
+            return None
+        await self._adopt(d)
+        owned = self._owned(d)
+        new = next((rs for rs in owned if plain_template((rs.get("spec") or {}).get("template") or {})
+                    == plain_template((d.get("spec") or {}).get("template") or {})), None)
+        spec = d.get("spec") or {}
+        if spec.get("paused"):
+            if new is not None:
+                await self._scale(d, new, int(spec.get("replicas", 1)) - sum(
+                    (rs.get("spec") or {}).get("replicas", 0) for rs in owned if rs is not new))
+            return await self._status(d, self._owned(d), new, paused=True)
+        if new is None:
+            new = await self._create_new(d, owned)
+            if new is None:
+                return Result(requeue=True)
+        old = [rs for rs in owned if meta(rs)["uid"] != meta(new)["uid"]]
+        if ((spec.get("strategy") or {}).get("type") or "RollingUpdate") == "Recreate":
+            await self._recreate(d, new, old)
+        else:
+            await self._roll(d, new, old)
+        await self._clean_history(d, old)
+        return await self._status(d, self._owned(d), new)
+
+    async def _adopt(self, d: dict[str, Any]) -> None:
+        selector = (d.get("spec") or {}).get("selector")
+        for rs in self.replicasets.list(meta(d)["namespace"]):
+            if controller_of(rs) is None and selector_matches(selector, meta(rs).get("labels")):
+                refs = list(meta(rs).get("ownerReferences") or ()) + [controller_ref(d)]
+                with contextlib.suppress(NotFound, Conflict):
+                    await self.client.patch(REPLICASETS, meta(rs)["name"], {"metadata": {
+                        "ownerReferences": refs, "resourceVersion": meta(rs)["resourceVersion"]}}, meta(rs)["namespace"])
+
+    async def _create_new(self, d: dict[str, Any], owned: list[dict[str, Any]]) -> dict[str, Any] | None:
+        spec = d.get("spec") or {}
+        template = copy.deepcopy(spec.get("template") or {})
+        collisions = int((d.get("status") or {}).get("collisionCount") or 0)
+        digest = template_hash(template, collisions)
+        template.setdefault("metadata", {}).setdefault("labels", {})[HASH] = digest
+        selector = copy.deepcopy(spec.get("selector") or {})
+        selector.setdefault("matchLabels", {})[HASH] = digest
+        next_revision = max((revision(rs) for rs in owned), default=0) + 1
+        replicas = int(spec.get("replicas", 1))
+        surge, _ = surge_and_unavailable(d)
+        strategy = (spec.get("strategy") or {}).get("type") or "RollingUpdate"
+        total = sum((rs.get("spec") or {}).get("replicas", 0) for rs in owned)
+        start = replicas if not owned else (0 if strategy == "Recreate" else max(0, min(replicas,
+                                                                                          replicas + surge - total)))
+        body = {"metadata": {"name": f"{meta(d)['name']}-{digest}", "labels": template["metadata"]["labels"],
+                             "annotations": {REVISION: str(next_revision),
+                                             "deployment.kubernetes.io/desired-replicas": str(replicas),
+                                             "deployment.kubernetes.io/max-replicas": str(replicas + surge)},
+                             "ownerReferences": [controller_ref(d)]},
+                "spec": {"replicas": start, "minReadySeconds": spec.get("minReadySeconds", 0),
+                         "selector": selector, "template": template}}
+        try:
+            created = await self.client.create(REPLICASETS, body, meta(d)["namespace"])
+        except AlreadyExists:
+            return None  # a hash collision or a stale cache: look again
+        self.events.event(d, "Normal", "ScalingReplicaSet",
+                          f"Scaled up replica set {meta(created)['name']} from 0 to {start}")
+        return created
+
+    async def _scale(self, d: dict[str, Any], rs: dict[str, Any], replicas: int) -> None:
+        replicas = max(replicas, 0)
+        current = int((rs.get("spec") or {}).get("replicas", 0))
+        if replicas == current:
+            return
+        with contextlib.suppress(NotFound, Conflict):
+            await self.client.patch(REPLICASETS, meta(rs)["name"], {"spec": {"replicas": replicas}},
+                                    meta(rs)["namespace"], subresource="scale")
+            word = "up" if replicas > current else "down"
+            self.events.event(d, "Normal", "ScalingReplicaSet",
+                              f"Scaled {word} replica set {meta(rs)['name']} from {current} to {replicas}")
+
+    async def _recreate(self, d: dict[str, Any], new: dict[str, Any], old: list[dict[str, Any]]) -> None:
+        for rs in old:
+            await self._scale(d, rs, 0)
+        if all(not (rs.get("status") or {}).get("replicas") for rs in old):
+            await self._scale(d, new, int((d.get("spec") or {}).get("replicas", 1)))
+
+    async def _roll(self, d: dict[str, Any], new: dict[str, Any], old: list[dict[str, Any]]) -> None:
+        replicas = int((d.get("spec") or {}).get("replicas", 1))
+        surge, unavailable = surge_and_unavailable(d)
+        every = [new, *old]
+        total = sum(int((rs.get("spec") or {}).get("replicas", 0)) for rs in every)
+        new_size = int((new.get("spec") or {}).get("replicas", 0))
+        if new_size < replicas:
+            grow = min(replicas - new_size, replicas + surge - total)
+            if grow > 0:
+                await self._scale(d, new, new_size + grow)
+                total += grow
+        elif new_size > replicas:
+            await self._scale(d, new, replicas)
+            total -= new_size - replicas
+        available = sum(int((rs.get("status") or {}).get("availableReplicas") or 0) for rs in every)
+        removable = available - (replicas - unavailable)
+        # old Pods that are not even available may go at once, whatever the budget
+        for rs in sorted(old, key=revision):
+            size = int((rs.get("spec") or {}).get("replicas", 0))
+            if size == 0:
+                continue
+            unhealthy = size - int((rs.get("status") or {}).get("availableReplicas") or 0)
+            cut = min(size, max(unhealthy, 0) + max(removable, 0))
+            if cut > 0:
+                await self._scale(d, rs, size - cut)
+                removable -= max(cut - max(unhealthy, 0), 0)
+
+    async def _clean_history(self, d: dict[str, Any], old: list[dict[str, Any]]) -> None:
+        limit = int((d.get("spec") or {}).get("revisionHistoryLimit", 10))
+        idle = sorted((rs for rs in old if not (rs.get("spec") or {}).get("replicas")
+                       and not (rs.get("status") or {}).get("replicas")), key=revision)
+        for rs in idle[:max(len(idle) - limit, 0)]:
+            with contextlib.suppress(NotFound):
+                await self.client.delete(REPLICASETS, meta(rs)["name"], meta(rs)["namespace"])
+
+    async def _status(self, d: dict[str, Any], owned: list[dict[str, Any]], new: dict[str, Any] | None,
+                      paused: bool = False) -> Result | None:
+        spec = d.get("spec") or {}
+        replicas = int(spec.get("replicas", 1))
+        _, unavailable = surge_and_unavailable(d)
+        count = lambda field, rss: sum(int((rs.get("status") or {}).get(field) or 0) for rs in rss)  # noqa: E731
+        status: dict[str, Any] = {
+            "observedGeneration": meta(d).get("generation", 1),
+            "replicas": count("replicas", owned),
+            "updatedReplicas": count("replicas", [new] if new else []),
+            "readyReplicas": count("readyReplicas", owned),
+            "availableReplicas": count("availableReplicas", owned),
+        }
+        status["unavailableReplicas"] = max(replicas - status["availableReplicas"], 0)
+        old_conditions = {c.get("type"): c for c in (d.get("status") or {}).get("conditions") or ()}
+        available = status["availableReplicas"] >= replicas - unavailable
+        conditions = [_condition("Available", "True" if available else "False",
+                                 "MinimumReplicasAvailable" if available else "MinimumReplicasUnavailable",
+                                 "Deployment has minimum availability." if available else
+                                 "Deployment does not have minimum availability.", old_conditions.get("Available"))]
+        progressing = old_conditions.get("Progressing")
+        requeue: float | None = None
+        if paused:
+            conditions.append(_condition("Progressing", "Unknown", "DeploymentPaused", "Deployment is paused",
+                                         progressing))
+        elif new is not None:
+            name = meta(new)["name"]
+            complete = (status["updatedReplicas"] == replicas and status["replicas"] == replicas
+                        and status["availableReplicas"] >= replicas)
+            if complete:
+                condition = _condition("Progressing", "True", "NewReplicaSetAvailable",
+                                       f'ReplicaSet "{name}" has successfully progressed.', progressing)
+            else:
+                condition = _condition("Progressing", "True", "ReplicaSetUpdated",
+                                       f'ReplicaSet "{name}" is progressing.', progressing)
+                deadline = float(spec.get("progressDeadlineSeconds", 600))
+                changed = dict(status) != {k: (d.get("status") or {}).get(k) for k in status}
+                since = parse_time((progressing or {}).get("lastUpdateTime"))
+                if progressing and not changed and since and \
+                        (dt.datetime.now(dt.UTC) - since).total_seconds() > deadline:
+                    condition = _condition("Progressing", "False", "ProgressDeadlineExceeded",
+                                           f'ReplicaSet "{name}" has timed out progressing.', progressing)
+                elif not changed and progressing and progressing.get("reason") == "ProgressDeadlineExceeded":
+                    condition = progressing
+                else:
+                    requeue = deadline
+            conditions.append(condition)
+        status["conditions"] = conditions
+        current = d.get("status") or {}
+        comparable = {k: v for k, v in status.items() if k != "conditions"}
+        if any(current.get(k) != v for k, v in comparable.items()) or [
+                (c["type"], c["status"], c["reason"]) for c in conditions] != [
+                (c.get("type"), c.get("status"), c.get("reason")) for c in current.get("conditions") or ()]:
+            body = {k: v for k, v in status.items() if v or k in ("observedGeneration", "replicas", "conditions")}
+            body["collisionCount"] = current.get("collisionCount")
+            body = {k: v for k, v in body.items() if v is not None}
+            with contextlib.suppress(NotFound, Conflict):
+                await self.client.replace_status(DEPLOYMENTS, {**d, "status": body}, meta(d)["namespace"])
+        return Result(requeue_after=requeue) if requeue else None

@@ -1,0 +1,164 @@
+"""The ReplicaSet controller: Pods to match `replicas`, as kube-controller-manager's.
+
+Creates Pods from the template (named `<rs>-<random>`, owned by the ReplicaSet) or deletes the surplus ranked
+as upstream ranks them (unscheduled, pending, not ready, newest first); adopts matching orphans and releases
+owned Pods that no longer match; waits for its own creations and deletions to show in the cache (expectations)
+before acting again; reports replicas, fullyLabeledReplicas, readyReplicas, availableReplicas (minReadySeconds)
+and observedGeneration through the status subresource.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+from ..client import ApiClient, Conflict, NotFound, ResourceRef
+from ..informer import SharedInformerFactory
+from ..reconciler import Controller, Result
+from .common import (
+    Expectations,
+    controller_of,
+    controller_ref,
+    deletion_rank,
+    is_active,
+    is_available,
+    is_ready,
+    meta,
+    selector_matches,
+)
+
+REPLICASETS = ResourceRef("apps", "v1", "replicasets")
+PODS = ResourceRef("", "v1", "pods")
+BURST = 100  # creations or deletions started at once (upstream's burstReplicas is 500, in growing batches)
+
+
+def pod_from_template(owner: dict[str, Any], template: dict[str, Any]) -> dict[str, Any]:
+    tmeta = template.get("metadata") or {}
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"generateName": f"{meta(owner)['name']}-", "labels": dict(tmeta.get("labels") or {}),
+                         "annotations": dict(tmeta.get("annotations") or {}) or None,
+                         "ownerReferences": [controller_ref(owner)]},
+            "spec": template.get("spec") or {}}
+
+
+class ReplicaSetController(Controller):
+    name = "replicaset"
+    workers = 4
+
+    def __init__(self, client: ApiClient, informers: SharedInformerFactory | None = None, **kwargs: Any) -> None:
+        super().__init__(client, informers, **kwargs)
+        self.expectations = Expectations()
+
+    def setup(self) -> None:
+        self.replicasets = self.watch(REPLICASETS)
+        self.pods = self.watch(PODS, enqueue=False)
+        self.pods.add_handler(self._pod_changed)
+
+    def _pod_changed(self, event: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
+        pod = new if event != "delete" else old
+        if not pod:
+            return
+        owner = controller_of(pod)
+        namespace = meta(pod).get("namespace")
+        if owner is not None and owner.get("kind") == "ReplicaSet":
+            key = f"{namespace}/{owner['name']}"
+            if event == "add":
+                self.expectations.lower(key, adds=1)
+            elif event == "delete":
+                self.expectations.lower(key, deletes=1)
+            self.queue.add(key)
+            return
+        for rs in self.replicasets.list(namespace):  # an orphan: the ReplicaSets that could adopt it
+            if selector_matches((rs.get("spec") or {}).get("selector"), meta(pod).get("labels")):
+                self.queue.add(f"{namespace}/{meta(rs)['name']}")
+
+    async def reconcile(self, key: Any) -> Result | None:
+        rs = self.replicasets.get(key)
+        if rs is None:
+            self.expectations.forget(key)
+            return None
+        namespace = meta(rs)["namespace"]
+        pods = await self._claim(rs, self.pods.list(namespace))
+        active = [p for p in pods if is_active(p)]
+        if self.expectations.satisfied(key) and not meta(rs).get("deletionTimestamp"):
+            await self._scale(key, rs, active)
+        return await self._write_status(rs, active)
+
+    async def _claim(self, rs: dict[str, Any], pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The ReplicaSet's Pods: owned ones that still match, plus matching orphans it adopts."""
+        uid = meta(rs)["uid"]
+        selector = (rs.get("spec") or {}).get("selector")
+        mine = []
+        for pod in pods:
+            owner = controller_of(pod)
+            matches = selector_matches(selector, meta(pod).get("labels"))
+            if owner is not None and owner.get("uid") == uid:
+                if matches:
+                    mine.append(pod)
+                else:  # no longer matches: release it
+                    refs = [r for r in meta(pod).get("ownerReferences") or () if r.get("uid") != uid]
+                    with contextlib.suppress(NotFound, Conflict):
+                        await self.client.patch(PODS, meta(pod)["name"], {"metadata": {
+                            "ownerReferences": refs or None, "resourceVersion": meta(pod)["resourceVersion"]}},
+                            meta(pod)["namespace"])
+            elif owner is None and matches and is_active(pod) and not meta(rs).get("deletionTimestamp"):
+                refs = list(meta(pod).get("ownerReferences") or ()) + [controller_ref(rs)]
+                with contextlib.suppress(NotFound, Conflict):
+                    adopted = await self.client.patch(PODS, meta(pod)["name"], {"metadata": {
+                        "ownerReferences": refs, "resourceVersion": meta(pod)["resourceVersion"]}},
+                        meta(pod)["namespace"])
+                    mine.append(adopted)
+        return mine
+
+    async def _scale(self, key: str, rs: dict[str, Any], active: list[dict[str, Any]]) -> None:
+        wanted = int((rs.get("spec") or {}).get("replicas", 1))
+        diff = wanted - len(active)
+        namespace = meta(rs)["namespace"]
+        if diff > 0:
+            count = min(diff, BURST)
+            self.expectations.expect(key, adds=count)
+            template = (rs.get("spec") or {}).get("template") or {}
+            body = pod_from_template(rs, template)
+            results = await asyncio.gather(*(self.client.create(PODS, body, namespace) for _ in range(count)),
+                                           return_exceptions=True)
+            failed = sum(isinstance(r, BaseException) for r in results)
+            if failed:
+                self.expectations.lower(key, adds=failed)
+                self.events.event(rs, "Warning", "FailedCreate", f"Error creating: {next(r for r in results if isinstance(r, BaseException))}")
+            created = [r for r in results if isinstance(r, dict)]
+            for pod in created:
+                self.events.event(rs, "Normal", "SuccessfulCreate", f"Created pod: {meta(pod)['name']}")
+        elif diff < 0:
+            victims = sorted(active, key=deletion_rank)[:min(-diff, BURST)]
+            self.expectations.expect(key, deletes=len(victims))
+            for pod in victims:
+                try:
+                    await self.client.delete(PODS, meta(pod)["name"], namespace)
+                    self.events.event(rs, "Normal", "SuccessfulDelete", f"Deleted pod: {meta(pod)['name']}")
+                except NotFound:
+                    self.expectations.lower(key, deletes=1)
+
+    async def _write_status(self, rs: dict[str, Any], active: list[dict[str, Any]]) -> Result | None:
+        spec = rs.get("spec") or {}
+        min_ready = float(spec.get("minReadySeconds") or 0)
+        template_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+        status = {
+            "replicas": len(active),
+            "fullyLabeledReplicas": sum(all((meta(p).get("labels") or {}).get(k) == v
+                                            for k, v in template_labels.items()) for p in active),
+            "readyReplicas": sum(is_ready(p) for p in active),
+            "availableReplicas": sum(is_available(p, min_ready) for p in active),
+            "observedGeneration": meta(rs).get("generation", 1),
+        }
+        current = rs.get("status") or {}
+        if any(current.get(k, 0) != v for k, v in status.items()):
+            body = {**{k: v for k, v in current.items() if k not in status}, **status}
+            for k in ("readyReplicas", "availableReplicas", "fullyLabeledReplicas"):
+                if not body.get(k):
+                    body.pop(k, None)  # omitempty, as upstream writes them
+            with contextlib.suppress(NotFound, Conflict):
+                await self.client.replace_status(REPLICASETS, {**rs, "status": body}, meta(rs)["namespace"])
+        if min_ready > 0 and status["readyReplicas"] > status["availableReplicas"]:
+            return Result(requeue_after=min_ready)  # become available later without another event
+        return None
