@@ -332,7 +332,10 @@ class Registry:
         expected = self._parse_rv(rv) if rv else current.revision
         if expected != current.revision:
             raise errors.conflict(res.group_resource, name, errors.STALE)
-        result = await self._write_update(res, namespace, current, obj, opts)
+        try:
+            result = await self._write_update(res, namespace, current, obj, opts)
+        except ConflictError:  # another write landed between the read and the compare-and-swap
+            raise errors.conflict(res.group_resource, name, errors.STALE) from None
         return result, False
 
     async def guaranteed_update(self, res: ResourceType, namespace: str | None, name: str,

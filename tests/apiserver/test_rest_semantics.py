@@ -195,3 +195,29 @@ def test_status_subresource_writes_status_only_and_records_its_manager(mini_kube
     assert ("status-writer", "status") in managers
     main = client.patch(deploy, "st", {"status": {"replicas": 7}}, kube_namespace)
     assert main["status"]["replicas"] == 3  # the main endpoint ignores status
+
+
+def test_concurrent_status_updates_conflict_rather_than_fail(mini_kube_session, kube_namespace):
+    """Writers racing with the same resourceVersion: one wins, the others get 409, never a 500."""
+    import concurrent.futures
+
+    from mini_kube.controllers.client import ApiError
+
+    rss = ResourceRef("apps", "v1", "replicasets")
+    template = {"metadata": {"labels": {"a": "race"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    current = mini_kube_session.client.create(rss, {"metadata": {"name": "race"}, "spec": {
+        "replicas": 0, "selector": {"matchLabels": {"a": "race"}}, "template": template}}, kube_namespace)
+
+    def write(i: int) -> int:
+        body = {**current, "status": {"replicas": i + 1, "observedGeneration": 1}}
+        try:
+            mini_kube_session.client.replace(rss, body, kube_namespace, subresource="status")
+            return 200
+        except ApiError as exc:
+            return exc.status
+
+    for _ in range(5):
+        with concurrent.futures.ThreadPoolExecutor(16) as pool:
+            codes = list(pool.map(write, range(32)))
+        assert set(codes) <= {200, 409} and codes.count(200) <= 1, codes
+        current = mini_kube_session.client.get(rss, "race", kube_namespace)

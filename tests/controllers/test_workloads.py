@@ -4,13 +4,14 @@ maxUnavailable, rollout status, history, undo, scale, pause/resume, and deletion
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import threading
 import time
 
 import pytest
-
 from mini_kube.controllers.client import ApiError, ResourceRef
+
 from tests.helpers import kubectl
 
 PODS = ResourceRef("", "v1", "pods")
@@ -42,11 +43,9 @@ class StandInKubelet:
                     ip = next(self.ips)
                     status = {"phase": "Running", "podIP": ip, "podIPs": [{"ip": ip}], "conditions": [
                         {"type": "Ready", "status": "True", "lastTransitionTime": stamp}]}
-                    try:
+                    with contextlib.suppress(ApiError):
                         self.kube.client.patch(PODS, pod["metadata"]["name"], {"status": status}, self.namespace,
                                                subresource="status")
-                    except ApiError:
-                        pass
             time.sleep(0.05)
 
     def __enter__(self) -> StandInKubelet:
@@ -56,6 +55,24 @@ class StandInKubelet:
     def __exit__(self, *exc: object) -> None:
         self.running = False
         self.thread.join(5)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A cluster with every controller, as the pytest plugin and `mini-kube serve` run them."""
+    from mini_kube.apiserver.testing import MiniKube
+
+    with MiniKube() as kube:
+        yield kube
+
+
+@pytest.fixture
+def namespace(cluster):
+    import uuid
+
+    name = f"w-{uuid.uuid4().hex[:8]}"
+    cluster.client.create(ResourceRef("", "v1", "namespaces", namespaced=False), {"metadata": {"name": name}})
+    return name
 
 
 def eventually(check, timeout: float = 20.0):
@@ -72,8 +89,8 @@ def _pods(kube, ns: str) -> list[dict]:
     return [p for p in kube.client.list(PODS, ns)["items"] if not p["metadata"].get("deletionTimestamp")]
 
 
-def test_replicaset_keeps_its_count_and_adopts_orphans(mini_kube_session, kube_namespace):
-    kube, ns = mini_kube_session, kube_namespace
+def test_replicaset_keeps_its_count_and_adopts_orphans(cluster, namespace):
+    kube, ns = cluster, namespace
     kube.client.create(PODS, {"metadata": {"name": "orphan", "labels": {"app": "rs"}}, "spec": {
         "containers": [{"name": "c", "image": "i"}]}}, ns)
     kube.client.create(REPLICASETS, {"metadata": {"name": "rs"}, "spec": {
@@ -93,8 +110,8 @@ def test_replicaset_keeps_its_count_and_adopts_orphans(mini_kube_session, kube_n
     assert status["replicas"] == 1 and status["observedGeneration"] == 2
 
 
-def test_deployment_rolls_out_through_kubectl(mini_kube_session, kube_namespace):
-    kube, ns = mini_kube_session, kube_namespace
+def test_deployment_rolls_out_through_kubectl(cluster, namespace):
+    kube, ns = cluster, namespace
     with StandInKubelet(kube, ns) as kubelet:
         kubectl(kube, "-n", ns, "create", "deployment", "web", "--image=nginx:1", "--replicas=4")
         done = kubectl(kube, "-n", ns, "rollout", "status", "deploy/web", "--timeout=30s")
@@ -130,8 +147,8 @@ def test_deployment_rolls_out_through_kubectl(mini_kube_session, kube_namespace)
 
 
 @pytest.mark.parametrize("strategy", ["Recreate"])
-def test_recreate_removes_old_pods_first(mini_kube_session, kube_namespace, strategy):
-    kube, ns = mini_kube_session, kube_namespace
+def test_recreate_removes_old_pods_first(cluster, namespace, strategy):
+    kube, ns = cluster, namespace
     with StandInKubelet(kube, ns):
         kube.client.create(DEPLOYMENTS, {"metadata": {"name": "r"}, "spec": {
             "replicas": 2, "strategy": {"type": strategy}, "selector": {"matchLabels": {"app": "r"}},
