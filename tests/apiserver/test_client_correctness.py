@@ -104,3 +104,18 @@ def test_status_bodies_are_gos_bytes(mini_kube_session, kube_namespace):
     status, body = _raw(mini_kube_session, "DELETE", f"/apis/apps/v1/namespaces/{kube_namespace}/deployments/d")
     assert status == 200 and body.endswith(b"}\n")
     assert list(orjson.loads(body)["details"]) == ["name", "group", "kind", "uid"]
+
+
+def test_status_details_of_grouped_resources_keep_gos_field_order(mini_kube_session, kube_namespace):
+    """metav1.StatusDetails is written name, group, kind, uid, causes: the group of a grouped resource comes
+    before its kind in every error Status, not after it."""
+    status, body = _raw(mini_kube_session, "GET", f"/apis/apps/v1/namespaces/{kube_namespace}/deployments/none")
+    assert status == 404
+    assert b'"details":{"name":"none","group":"apps","kind":"deployments"},"code":404}\n' in body
+    manifest = b'{"metadata":{"name":"twice"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role",' \
+               b'"name":"r"},"subjects":[]}'
+    path = f"/apis/rbac.authorization.k8s.io/v1/namespaces/{kube_namespace}/rolebindings"
+    _raw(mini_kube_session, "POST", path, manifest)
+    status, body = _raw(mini_kube_session, "POST", path, manifest)
+    assert status == 409
+    assert list(orjson.loads(body)["details"]) == ["name", "group", "kind"]
