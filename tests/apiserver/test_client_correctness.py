@@ -119,3 +119,17 @@ def test_status_details_of_grouped_resources_keep_gos_field_order(mini_kube_sess
     status, body = _raw(mini_kube_session, "POST", path, manifest)
     assert status == 409
     assert list(orjson.loads(body)["details"]) == ["name", "group", "kind"]
+
+
+def test_struct_valued_status_fields_are_written_as_go_writes_them(mini_kube_session):
+    """A Node created bare is served with the NodeStatus structs Go always writes (daemonEndpoints,
+    nodeInfo) and their non-omitempty zero fields, as a real apiserver answers."""
+    name = "zero-values-node"
+    status, body = _raw(mini_kube_session, "POST", "/api/v1/nodes", b'{"metadata":{"name":"%s"}}' % name.encode())
+    assert status == 201
+    try:
+        node_status = orjson.loads(_raw(mini_kube_session, "GET", f"/api/v1/nodes/{name}")[1])["status"]
+        assert node_status["daemonEndpoints"] == {"kubeletEndpoint": {"Port": 0}}
+        assert node_status["nodeInfo"]["kubeletVersion"] == "" and len(node_status["nodeInfo"]) == 10
+    finally:
+        _raw(mini_kube_session, "DELETE", f"/api/v1/nodes/{name}")
