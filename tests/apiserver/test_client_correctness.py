@@ -133,3 +133,19 @@ def test_struct_valued_status_fields_are_written_as_go_writes_them(mini_kube_ses
         assert node_status["nodeInfo"]["kubeletVersion"] == "" and len(node_status["nodeInfo"]) == 10
     finally:
         _raw(mini_kube_session, "DELETE", f"/api/v1/nodes/{name}")
+
+
+def test_new_volumes_and_claims_are_pending(api, kube_namespace):
+    """Upstream serves a new PersistentVolume as Pending since a transition time, and a new claim as Pending
+    (defaulted after its status is reset), never an empty status."""
+    core = kubernetes.client.CoreV1Api(api)
+    claim = core.create_namespaced_persistent_volume_claim(kube_namespace, {"metadata": {"name": "claim"}, "spec": {
+        "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}})
+    assert claim.status.phase == "Pending"
+    name = f"{kube_namespace}-pv"
+    volume = core.create_persistent_volume({"metadata": {"name": name}, "spec": {
+        "capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/srv"}}})
+    try:
+        assert volume.status.phase == "Pending" and volume.status.last_phase_transition_time is not None
+    finally:
+        core.delete_persistent_volume(name)
