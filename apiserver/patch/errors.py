@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mini_kube.apiserver.errors import StatusError
+from mini_kube.apiserver.errors import StatusError, go_ordered_details
 
 # What k8s.io/apimachinery's NewGenericServerResponse says for a 422 with no more information.
 GENERIC_422 = "the server rejected our request due to an error in our request"
@@ -33,7 +33,7 @@ class PatchError(StatusError):
         if self.reason:
             body["reason"] = self.reason
         if self.details is not None:
-            body["details"] = self.details
+            body["details"] = go_ordered_details(self.details)
         body["code"] = self.code
         return body
 

@@ -15,6 +15,7 @@ from .strategies.event import convert as convert_event
 from .strategies.namespace import NamespaceStrategy
 from .strategies.pod import PodStrategy
 from .strategies.service import ServiceStrategy
+from .strategies.volume import PersistentVolumeClaimStrategy, PersistentVolumeStrategy
 
 if TYPE_CHECKING:
     from ..server import ApiServer
@@ -27,6 +28,8 @@ def configure(server: ApiServer) -> None:
         ("", "Namespace"): NamespaceStrategy(),
         ("", "Pod"): PodStrategy(),
         ("", "Service"): ServiceStrategy(config.service_cidr, config.node_port_range),
+        ("", "PersistentVolume"): PersistentVolumeStrategy(),
+        ("", "PersistentVolumeClaim"): PersistentVolumeClaimStrategy(),
         ("apiextensions.k8s.io", "CustomResourceDefinition"): CrdStrategy(),
         ("events.k8s.io", "Event"): EventsV1Strategy(),
     })

@@ -3,7 +3,7 @@
 A new ReplicaSet is served as `status: {replicas: 0}`, not `status: {}`: Go writes every struct field that lacks
 `omitempty`, and clients generated from the OpenAPI (the official Python client) refuse objects whose required
 fields are missing. The upstream definitions mark those fields `required`; a few optional ones are written all
-the same (listed in NON_OMITEMPTY). Scalars get their zero value wherever their enclosing object is present.
+the same (go_shapes.ZERO_FIELDS). Scalars get their zero value wherever their enclosing object is present.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import functools
 from typing import Any
 
 from .definitions import REF_PREFIX, definitions
+from .go_shapes import STRUCT_FIELDS, ZERO_FIELDS
 
 ZERO = {"integer": 0, "number": 0, "boolean": False, "string": ""}
-NON_OMITEMPTY = {"io.k8s.api.apps.v1.StatefulSetStatus": ("availableReplicas",)}
 
 
 def _ref(schema: dict[str, Any]) -> str | None:
@@ -35,13 +35,21 @@ def _fillable(schema: dict[str, Any] | None) -> bool:
         schema.get("format") != "date-time"
 
 
+def _structs(name: str) -> tuple[str, ...]:
+    """Struct-valued (non-pointer) fields of `name`: Go writes them as `{}` and their own zero fields."""
+    props = (definitions().get(name) or {}).get("properties") or {}
+    return tuple(p for p in STRUCT_FIELDS.get(name, ()) if p in props and _ref(props[p]) is not None and
+                 not _ref(props[p]).endswith((".Time", ".MicroTime")))
+
+
 @functools.cache
 def _plan(name: str) -> tuple[tuple[tuple[str, Any], ...], tuple[tuple[str, str, bool], ...]]:
-    """(scalar fields to fill, children to descend: (field, definition, is_list)) for one definition."""
+    """(fields to fill, children to descend: (field, definition, is_list)) for one definition."""
     schema = definitions().get(name) or {}
     props = schema.get("properties") or {}
-    wanted = set(schema.get("required") or ()) | set(NON_OMITEMPTY.get(name, ()))
-    scalars = tuple((p, ZERO[_type(props[p])]) for p in sorted(wanted) if _fillable(props.get(p)))
+    wanted = set(schema.get("required") or ()) - set(ZERO_FIELDS.get(name, {}))
+    scalars = tuple((p, ZERO[_type(props[p])]) for p in sorted(wanted) if _fillable(props.get(p))) + \
+        tuple(ZERO_FIELDS.get(name, {}).items()) + tuple((p, None) for p in _structs(name))
     children = []
     for prop, sub in props.items():
         target, is_list = _ref(sub), False
@@ -57,8 +65,8 @@ def _has_work(name: str, seen: frozenset[str]) -> bool:
         return False
     schema = definitions().get(name) or {}
     props = schema.get("properties") or {}
-    wanted = set(schema.get("required") or ()) | set(NON_OMITEMPTY.get(name, ()))
-    if any(_fillable(props.get(p)) for p in wanted):
+    wanted = set(schema.get("required") or ())
+    if any(_fillable(props.get(p)) for p in wanted) or _structs(name) or name in ZERO_FIELDS:
         return True
     for sub in props.values():
         target = _ref(sub) or (_ref(sub.get("items") or {}) if _type(sub) == "array" else None)
@@ -74,7 +82,7 @@ def fill_zero_values(definition: str, obj: Any) -> None:
     scalars, children = _plan(definition)
     for prop, zero in scalars:
         if prop not in obj:
-            obj[prop] = zero
+            obj[prop] = {} if zero is None else zero
     for prop, child, is_list in children:
         value = obj.get(prop)
         if is_list and isinstance(value, list):

@@ -104,3 +104,48 @@ def test_status_bodies_are_gos_bytes(mini_kube_session, kube_namespace):
     status, body = _raw(mini_kube_session, "DELETE", f"/apis/apps/v1/namespaces/{kube_namespace}/deployments/d")
     assert status == 200 and body.endswith(b"}\n")
     assert list(orjson.loads(body)["details"]) == ["name", "group", "kind", "uid"]
+
+
+def test_status_details_of_grouped_resources_keep_gos_field_order(mini_kube_session, kube_namespace):
+    """metav1.StatusDetails is written name, group, kind, uid, causes: the group of a grouped resource comes
+    before its kind in every error Status, not after it."""
+    status, body = _raw(mini_kube_session, "GET", f"/apis/apps/v1/namespaces/{kube_namespace}/deployments/none")
+    assert status == 404
+    assert b'"details":{"name":"none","group":"apps","kind":"deployments"},"code":404}\n' in body
+    manifest = b'{"metadata":{"name":"twice"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role",' \
+               b'"name":"r"},"subjects":[]}'
+    path = f"/apis/rbac.authorization.k8s.io/v1/namespaces/{kube_namespace}/rolebindings"
+    _raw(mini_kube_session, "POST", path, manifest)
+    status, body = _raw(mini_kube_session, "POST", path, manifest)
+    assert status == 409
+    assert list(orjson.loads(body)["details"]) == ["name", "group", "kind"]
+
+
+def test_struct_valued_status_fields_are_written_as_go_writes_them(mini_kube_session):
+    """A Node created bare is served with the NodeStatus structs Go always writes (daemonEndpoints,
+    nodeInfo) and their non-omitempty zero fields, as a real apiserver answers."""
+    name = "zero-values-node"
+    status, body = _raw(mini_kube_session, "POST", "/api/v1/nodes", b'{"metadata":{"name":"%s"}}' % name.encode())
+    assert status == 201
+    try:
+        node_status = orjson.loads(_raw(mini_kube_session, "GET", f"/api/v1/nodes/{name}")[1])["status"]
+        assert node_status["daemonEndpoints"] == {"kubeletEndpoint": {"Port": 0}}
+        assert node_status["nodeInfo"]["kubeletVersion"] == "" and len(node_status["nodeInfo"]) == 10
+    finally:
+        _raw(mini_kube_session, "DELETE", f"/api/v1/nodes/{name}")
+
+
+def test_new_volumes_and_claims_are_pending(api, kube_namespace):
+    """Upstream serves a new PersistentVolume as Pending since a transition time, and a new claim as Pending
+    (defaulted after its status is reset), never an empty status."""
+    core = kubernetes.client.CoreV1Api(api)
+    claim = core.create_namespaced_persistent_volume_claim(kube_namespace, {"metadata": {"name": "claim"}, "spec": {
+        "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}})
+    assert claim.status.phase == "Pending"
+    name = f"{kube_namespace}-pv"
+    volume = core.create_persistent_volume({"metadata": {"name": name}, "spec": {
+        "capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/srv"}}})
+    try:
+        assert volume.status.phase == "Pending" and volume.status.last_phase_transition_time is not None
+    finally:
+        core.delete_persistent_volume(name)
