@@ -137,6 +137,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="seconds the leader keeps trying to renew before it stops acting (default 10)")
     ctrl.add_argument("--leader-elect-retry-period", type=float, default=2.0,
                       help="seconds between attempts to acquire or renew (default 2)")
+    from mini_kube.proxy.cli import add_parser as add_proxy_parser
+
+    add_proxy_parser(sub)
     return parser
 
 
@@ -147,6 +150,10 @@ def main(argv: list[str] | None = None) -> int:
         asyncio.run(serve(args))
     elif args.command == "controllers":
         asyncio.run(run_controllers(args))
+    elif args.command == "proxy":
+        from mini_kube.proxy.cli import run as run_proxy
+
+        asyncio.run(run_proxy(args))
     return 0
 
 
