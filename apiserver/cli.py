@@ -175,6 +175,9 @@ def build_parser() -> argparse.ArgumentParser:
     ctrl.add_argument("--leader-elect-retry-period", type=float, default=2.0,
                       help="seconds between attempts to acquire or renew (default 2)")
     _operator_parser(sub)
+    from mini_kube.proxy.cli import add_parser as add_proxy_parser
+
+    add_proxy_parser(sub)
     return parser
 
 
@@ -187,6 +190,10 @@ def main(argv: list[str] | None = None) -> int:
         asyncio.run(run_controllers(args))
     elif args.command == "operator":
         asyncio.run(run_operator(args))
+    elif args.command == "proxy":
+        from mini_kube.proxy.cli import run as run_proxy
+
+        asyncio.run(run_proxy(args))
     return 0
 
 
