@@ -126,6 +126,9 @@ class ApiServer:
         from .handlers.pod_streams import install as install_pod_streams
 
         install_pod_streams(self)
+        from .handlers.pod_eviction import install as install_eviction
+
+        install_eviction(self)
         self.resource_handler = ResourceHandler(self)
         await self.bootstrap()
         app = build_app(self)
