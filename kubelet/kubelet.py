@@ -147,6 +147,7 @@ class Kubelet:
             await self.server.stop()
         await self.events.recorder.close()
         await self.runtime.close()
+        await self.client.close()
 
     async def register(self) -> None:
         """Create the Node, or take over an existing one of the same name (its status refreshed)."""

@@ -46,8 +46,9 @@ def setns(path: str, nstype: int = CLONE_NEWNET) -> None:
 class Holder:
     """A process that keeps new namespaces alive: `unshare --net [--mount] sleep infinity`."""
 
-    def __init__(self, *, mount: bool = False, netns: str | None = None) -> None:
-        args = ["unshare", "--net"] + (["--mount", "--propagation", "private"] if mount else [])
+    def __init__(self, *, mount: bool = False, uts: bool = False, netns: str | None = None) -> None:
+        args = ["unshare", "--net"] + (["--mount", "--propagation", "private"] if mount else []) + (
+            ["--uts"] if uts else [])
         if netns is not None:  # only a mount namespace, inside an existing network namespace
             args = ["nsenter", f"--net={netns}", "unshare", "--mount", "--propagation", "private"]
         self.proc = subprocess.Popen([*args, "sleep", "infinity"], stdin=subprocess.DEVNULL,
