@@ -111,6 +111,10 @@ class Informer:
                 index.setdefault(value, set()).add(key)
         self._indices[name] = index
 
+    def index_keys(self, name: str, value: str) -> list[str]:
+        """The keys of the objects whose `name` index holds `value` (no object decoded)."""
+        return sorted(self._indices[name].get(value, ()))
+
     def by_index(self, name: str, value: str) -> list[dict[str, Any]]:
         keys = self._indices[name].get(value, ())
         return [self.objects[k] for k in sorted(keys) if k in self.objects]
