@@ -12,7 +12,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-
 from mini_kube.network.cluster import ClusterNetwork
 from mini_kube.network.namespaces import can_make_namespaces, socket_in
 
