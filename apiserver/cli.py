@@ -149,6 +149,43 @@ async def run_controllers(args: argparse.Namespace) -> None:
     await manager.stop()
 
 
+async def run_operator(args: argparse.Namespace) -> None:
+    """`mini-kube operator [--kubeconfig F]`: the Agent operator (in-cluster config without a kubeconfig)."""
+    from mini_kube.controllers.agent.operator import Operator
+    from mini_kube.controllers.client import ApiClient, Connection
+
+    try:
+        connection = Connection.from_kubeconfig(args.kubeconfig) if args.kubeconfig else Connection.in_cluster()
+    except (OSError, RuntimeError, KeyError, StopIteration) as exc:
+        raise SystemExit(f"mini-kube: {exc}") from None
+    operator = Operator(ApiClient(connection, user_agent="mini-kube-agent-operator", qps=args.qps,
+                                  burst=max(1, int(args.qps * 2))),
+                        leader_elect=args.leader_elect, lease_namespace=args.leader_elect_namespace,
+                        workers=args.workers, lease_duration=args.leader_elect_lease_duration,
+                        renew_deadline=args.leader_elect_renew_deadline, retry_period=args.leader_elect_retry_period)
+    await operator.start()
+    if args.health_address:
+        host, _, port = args.health_address.rpartition(":")
+        bound = await operator.serve_status(host or "127.0.0.1", int(port))
+        print(f"mini-kube operator: status on http://{host or '127.0.0.1'}:{bound}/status", flush=True)
+    await until_signalled()
+    await operator.stop()
+
+
+def _operator_parser(sub: argparse._SubParsersAction) -> None:
+    op = sub.add_parser("operator", help="run the Agent operator (deploy/agent-operator/) against a server")
+    op.add_argument("--kubeconfig", default="", help="kubeconfig of the API server (default: in-cluster config)")
+    op.add_argument("--leader-elect", action="store_true", help="act only while holding the agent-operator Lease")
+    op.add_argument("--leader-elect-namespace", default="", help="namespace of the Lease (default: $POD_NAMESPACE, "
+                    "else kube-system)")
+    op.add_argument("--leader-elect-lease-duration", type=float, default=15.0)
+    op.add_argument("--leader-elect-renew-deadline", type=float, default=10.0)
+    op.add_argument("--leader-elect-retry-period", type=float, default=2.0)
+    op.add_argument("--health-address", default="", help="serve /healthz, /readyz and /status on HOST:PORT")
+    op.add_argument("--workers", type=int, default=0, help="Agents reconciled at once (default 16)")
+    op.add_argument("--qps", type=float, default=0, help="client requests per second (default 0: unlimited)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """`mini-kube` and its subcommands."""
     parser = argparse.ArgumentParser(prog="mini-kube", description="a small, real Kubernetes control plane")
@@ -180,6 +217,10 @@ def build_parser() -> argparse.ArgumentParser:
                      "127.1.2.100-199 (default: 127.A.B.100-199 of the cluster network)")
     ccm.add_argument("--health-interval", type=float, default=1.0,
                      help="seconds between load balancer health checks of the nodes (default 1)")
+    _operator_parser(sub)
+    from mini_kube.proxy.cli import add_parser as add_proxy_parser
+
+    add_proxy_parser(sub)
     return parser
 
 
@@ -192,6 +233,12 @@ def main(argv: list[str] | None = None) -> int:
         asyncio.run(run_controllers(args))
     elif args.command == "ccm":
         asyncio.run(run_ccm(args))
+    elif args.command == "operator":
+        asyncio.run(run_operator(args))
+    elif args.command == "proxy":
+        from mini_kube.proxy.cli import run as run_proxy
+
+        asyncio.run(run_proxy(args))
     return 0
 
 

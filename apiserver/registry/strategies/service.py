@@ -123,11 +123,11 @@ class ServiceStrategy(Strategy):
             used.add(chosen)
             self._reserve_port(ctx, chosen)
             port["nodePort"] = chosen
-        return errs + self._allocate_health_check_port(ctx, spec, used)
+        return errs + self._allocate_health_port(ctx, spec, used)
 
-    def _allocate_health_check_port(self, ctx: WriteContext, spec: dict[str, Any], used: set[int]) -> list[FieldError]:
-        """A LoadBalancer with externalTrafficPolicy Local gets spec.healthCheckNodePort (where kube-proxy answers
-        the load balancer's health checks), from the node port range as upstream allocates it."""
+    def _allocate_health_port(self, ctx: WriteContext, spec: dict[str, Any], used: set[int]) -> list[FieldError]:
+        """`healthCheckNodePort`, from the node port range, for LoadBalancer Services whose
+        externalTrafficPolicy is Local (dropped when the Service no longer needs one, as upstream does)."""
         if spec.get("type") != "LoadBalancer" or spec.get("externalTrafficPolicy") != "Local":
             spec.pop("healthCheckNodePort", None)
             return []
@@ -165,8 +165,8 @@ class ServiceStrategy(Strategy):
                 carried = old_ports.get((port.get("port"), port.get("protocol")))
                 if not port.get("nodePort") and carried:
                     port["nodePort"] = carried
-            if not spec.get("healthCheckNodePort") and old_spec.get("healthCheckNodePort"):
-                spec["healthCheckNodePort"] = old_spec["healthCheckNodePort"]
+        if old_spec.get("healthCheckNodePort") and not spec.get("healthCheckNodePort"):
+            spec["healthCheckNodePort"] = old_spec["healthCheckNodePort"]
 
     async def before_write(self, ctx: WriteContext, new: dict[str, Any], old: dict[str, Any] | None) -> None:
         spec = new.setdefault("spec", {})
