@@ -13,6 +13,7 @@ from .strategies.custom import CustomResourceStrategy
 from .strategies.event import EventsV1Strategy
 from .strategies.event import convert as convert_event
 from .strategies.namespace import NamespaceStrategy
+from .strategies.node import NodeStrategy
 from .strategies.pod import PodStrategy
 from .strategies.service import ServiceStrategy
 from .strategies.volume import PersistentVolumeClaimStrategy, PersistentVolumeStrategy
@@ -26,6 +27,7 @@ def configure(server: ApiServer) -> None:
     registry = server.registry
     registry.strategies.update({
         ("", "Namespace"): NamespaceStrategy(),
+        ("", "Node"): NodeStrategy(),
         ("", "Pod"): PodStrategy(),
         ("", "Service"): ServiceStrategy(config.service_cidr, config.node_port_range),
         ("", "PersistentVolume"): PersistentVolumeStrategy(),

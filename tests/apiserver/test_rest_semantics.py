@@ -222,36 +222,3 @@ def test_concurrent_status_updates_conflict_rather_than_fail(mini_kube_session, 
         assert set(codes) <= {200, 409} and codes.count(200) <= 1, codes
         current = mini_kube_session.client.get(rss, "race", kube_namespace)
 
-
-def test_concurrent_patches_without_a_resource_version_all_apply(mini_kube_session, kube_namespace):
-    """Patches and server-side applies carry no precondition: one that loses the compare-and-swap to a
-    concurrent write is applied again to the newer object (as upstream's GuaranteedUpdate), never a 409."""
-    import concurrent.futures
-
-    from mini_kube.controllers.client import ApiError
-
-    cms = ResourceRef("", "v1", "configmaps")
-    mini_kube_session.client.create(cms, {"metadata": {"name": "race-patch"}}, kube_namespace)
-
-    def write(i: int) -> int:
-        try:
-            if i % 2:
-                mini_kube_session.client.patch(cms, "race-patch", {"data": {f"k{i}": "v"}}, kube_namespace)
-            else:
-                mini_kube_session.client.patch(cms, "race-patch", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
-                    "name": "race-patch"}, "data": {f"k{i}": "v"}}, kube_namespace,
-                    patch_type="application/apply-patch+yaml", fieldManager=f"m{i}")
-            return 200
-        except ApiError as exc:
-            return exc.status
-
-    with concurrent.futures.ThreadPoolExecutor(16) as pool:
-        codes = list(pool.map(write, range(48)))
-    assert set(codes) == {200}, codes
-    assert len(mini_kube_session.client.get(cms, "race-patch", kube_namespace)["data"]) == 48
-    stale = mini_kube_session.client.get(cms, "race-patch", kube_namespace)["metadata"]["resourceVersion"]
-    mini_kube_session.client.patch(cms, "race-patch", {"data": {"x": "1"}}, kube_namespace)
-    with pytest.raises(ApiError) as conflict:  # a patch that names a resourceVersion is still a precondition
-        mini_kube_session.client.patch(cms, "race-patch", {"metadata": {"resourceVersion": stale}, "data": {"y": "1"}},
-                                       kube_namespace)
-    assert conflict.value.status == 409
