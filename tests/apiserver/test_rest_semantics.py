@@ -221,4 +221,3 @@ def test_concurrent_status_updates_conflict_rather_than_fail(mini_kube_session, 
             codes = list(pool.map(write, range(100 * round_, 100 * round_ + 32)))
         assert set(codes) <= {200, 409} and codes.count(200) <= 1, codes
         current = mini_kube_session.client.get(rss, "race", kube_namespace)
-
