@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 
 import aiohttp
 from aiohttp import web
-
 from mini_kube.network.namespaces import _die_with_parent, socket_in
 
 from . import channels, logs
@@ -234,7 +233,7 @@ class KubeletServer:
     async def _attach(self, ws: web.WebSocketResponse, request: web.Request, worker: PodWorker, record: Any) -> None:
         """Follow the container's output from now on; stdin goes to the container's own stdin."""
         container = record.container
-        path = Path(getattr(container, "log").path) if hasattr(container, "log") else None
+        path = Path(container.log.path) if hasattr(container, "log") else None
         if path is None:
             await ws.send_bytes(channels.frame(channels.ERROR, channels.failure("attach is not possible here")))
             return
@@ -348,7 +347,7 @@ class KubeletServer:
                 out = {k: v for k, v in answer.headers.items() if k.lower() not in (
                     "transfer-encoding", "content-length", "connection", "content-encoding")}
                 return web.Response(status=answer.status, body=body, headers=out)
-        except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             return _bad(f"error trying to reach pod: {exc}", 503)
 
 

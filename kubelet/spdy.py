@@ -12,14 +12,7 @@ from dataclasses import dataclass
 SYN_STREAM, SYN_REPLY, RST_STREAM, SETTINGS, PING, GOAWAY, HEADERS, WINDOW_UPDATE = 1, 2, 3, 4, 6, 7, 8, 9
 FLAG_FIN = 0x01
 VERSION = 3
-_WORDS = (
-    'options|head|post|put|delete|trace|accept|accept-charset|accept-encoding|accept-language|'
-    'accept-ranges|age|allow|authorization|cache-control|connection|content-base|content-encoding|'
-    'content-language|content-length|content-location|content-md5|content-range|content-type|date|etag|'
-    'expect|expires|from|host|if-match|if-modified-since|if-none-match|if-range|if-unmodified-since|'
-    'last-modified|location|max-forwards|pragma|proxy-authenticate|proxy-authorization|range|referer|'
-    'retry-after|server|te|trailer|transfer-encoding|upgrade|user-agent|vary|via|warning|'
-    'www-authenticate|method|get|status|200 OK|version|HTTP/1.1|url|public|set-cookie|keep-alive|origin').split("|")
+_WORDS = ['options', 'head', 'post', 'put', 'delete', 'trace', 'accept', 'accept-charset', 'accept-encoding', 'accept-language', 'accept-ranges', 'age', 'allow', 'authorization', 'cache-control', 'connection', 'content-base', 'content-encoding', 'content-language', 'content-length', 'content-location', 'content-md5', 'content-range', 'content-type', 'date', 'etag', 'expect', 'expires', 'from', 'host', 'if-match', 'if-modified-since', 'if-none-match', 'if-range', 'if-unmodified-since', 'last-modified', 'location', 'max-forwards', 'pragma', 'proxy-authenticate', 'proxy-authorization', 'range', 'referer', 'retry-after', 'server', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'user-agent', 'vary', 'via', 'warning', 'www-authenticate', 'method', 'get', 'status', '200 OK', 'version', 'HTTP/1.1', 'url', 'public', 'set-cookie', 'keep-alive', 'origin']
 _TAIL = (
     '100101201202205206300302303304305306307402405406407408409410411412413414415416417502504505203 Non-Au'
     'thoritative Information204 No Content301 Moved Permanently400 Bad Request401 Unauthorized403 Forbidd'
