@@ -9,6 +9,7 @@ import logging
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 from .datadir import StartupError
 from .kubeconfig import write_kubeconfig
@@ -34,6 +35,9 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
     serve.add_argument("--no-controllers", action="store_true", help="do not run the built-in controllers")
     serve.add_argument("--controllers", default="*", help="the built-in controllers to run in-process: '*' (all), "
                        "names, '-name' to leave one out")
+    serve.add_argument("--no-ccm", action="store_true", help="do not run the cloud-controller-manager in-process")
+    serve.add_argument("--lb-pool", default="", help="load balancer addresses (127.0.0.0/8 only), e.g. "
+                       "127.1.2.100-199 (default: 127.A.B.100-199 of the cluster network)")
     serve.add_argument("--etcd-servers", default="", help="comma-separated etcd client URLs: keep every object "
                        "in etcd instead of the data dir's SQLite store (several servers may share one etcd)")
     serve.add_argument("--etcd-prefix", default="/registry", help="the etcd key prefix for this cluster's objects")
@@ -62,6 +66,8 @@ async def serve(args: argparse.Namespace) -> None:
         write_kubeconfig(server, kubeconfig)
     if not args.no_controllers:
         await start_controllers(server, args.controllers)
+    if not args.no_ccm:
+        await start_ccm(server, lb_pool=args.lb_pool or None)
     logging.getLogger("mini-kube").info("serving on %s (kubeconfig %s)", server.url, kubeconfig)
     print(f"mini-kube API server ready at {server.url}" + (f", kubeconfig: {kubeconfig}" if kubeconfig else ""),
           flush=True)
@@ -88,6 +94,35 @@ async def start_controllers(server: ApiServer, names: str = "*") -> None:
     manager = Manager(client_for(server), names=names)
     server.background.append(asyncio.create_task(manager.start(), name="controller-manager"))
     server.on_stop.append(manager.stop)
+
+
+async def start_ccm(server: ApiServer, **options: Any) -> Any:
+    """Run the cloud-controller-manager in-process (over HTTP like any client); returns it."""
+    from mini_kube.ccm.manager import CloudControllerManager
+
+    from .kubeconfig import client_for
+
+    manager = CloudControllerManager(client_for(server), **options)
+    server.background.append(asyncio.create_task(manager.start(), name="cloud-controller-manager"))
+    server.on_stop.append(manager.stop)
+    return manager
+
+
+async def run_ccm(args: argparse.Namespace) -> None:
+    """`mini-kube ccm --kubeconfig F`: the cloud-controller-manager as its own process."""
+    from mini_kube.ccm.manager import CloudControllerManager
+    from mini_kube.controllers.client import ApiClient
+
+    try:
+        manager = CloudControllerManager(ApiClient.from_kubeconfig(args.kubeconfig, user_agent="mini-kube-ccm"),
+                                         lb_pool=args.lb_pool or None, controllers=args.controllers,
+                                         health_interval=args.health_interval)
+    except ValueError as exc:
+        raise SystemExit(f"mini-kube: {exc}") from None
+    await manager.start()
+    print(f"mini-kube cloud-controller-manager running: {', '.join(manager.names)}", flush=True)
+    await until_signalled()
+    await manager.stop()
 
 
 async def run_controllers(args: argparse.Namespace) -> None:
@@ -174,6 +209,14 @@ def build_parser() -> argparse.ArgumentParser:
                       help="seconds the leader keeps trying to renew before it stops acting (default 10)")
     ctrl.add_argument("--leader-elect-retry-period", type=float, default=2.0,
                       help="seconds between attempts to acquire or renew (default 2)")
+    ccm = sub.add_parser("ccm", help="run the cloud-controller-manager (a fake cloud) against a server")
+    ccm.add_argument("--kubeconfig", required=True, help="kubeconfig of the API server")
+    ccm.add_argument("--controllers", default="*", help="'*' or names of cloud-node-controller, "
+                     "cloud-node-lifecycle-controller, service-lb-controller ('-name' leaves one out)")
+    ccm.add_argument("--lb-pool", default="", help="load balancer addresses (127.0.0.0/8 only), e.g. "
+                     "127.1.2.100-199 (default: 127.A.B.100-199 of the cluster network)")
+    ccm.add_argument("--health-interval", type=float, default=1.0,
+                     help="seconds between load balancer health checks of the nodes (default 1)")
     _operator_parser(sub)
     from mini_kube.proxy.cli import add_parser as add_proxy_parser
 
@@ -188,6 +231,8 @@ def main(argv: list[str] | None = None) -> int:
         asyncio.run(serve(args))
     elif args.command == "controllers":
         asyncio.run(run_controllers(args))
+    elif args.command == "ccm":
+        asyncio.run(run_ccm(args))
     elif args.command == "operator":
         asyncio.run(run_operator(args))
     elif args.command == "proxy":

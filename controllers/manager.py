@@ -21,6 +21,7 @@ from .informer import SharedInformerFactory
 from .leaderelection import LeaderElector
 from .reconciler import Controller
 from .workloads.deployment import DeploymentController
+from .workloads.disruption import DisruptionController
 from .workloads.replicaset import ReplicaSetController
 
 log = logging.getLogger("mini-kube.manager")
@@ -35,6 +36,7 @@ CONTROLLERS: dict[str, type[Controller]] = {
     "nodelifecycle": NodeLifecycleController,
     "replicaset": ReplicaSetController,
     "deployment": DeploymentController,
+    "disruption": DisruptionController,
 }
 LEASE_NAME = "kube-controller-manager"
 
