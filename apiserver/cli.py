@@ -197,9 +197,12 @@ def _operator_parser(sub: argparse._SubParsersAction) -> None:
     op.add_argument("--leader-elect", action="store_true", help="act only while holding the agent-operator Lease")
     op.add_argument("--leader-elect-namespace", default="", help="namespace of the Lease (default: $POD_NAMESPACE, "
                     "else kube-system)")
-    op.add_argument("--leader-elect-lease-duration", type=float, default=15.0)
-    op.add_argument("--leader-elect-renew-deadline", type=float, default=10.0)
-    op.add_argument("--leader-elect-retry-period", type=float, default=2.0)
+    op.add_argument("--leader-elect-lease-duration", type=float, default=15.0,
+                    help="seconds a leader's lease lasts without renewal (default 15)")
+    op.add_argument("--leader-elect-renew-deadline", type=float, default=10.0,
+                    help="seconds the leader keeps trying to renew before giving up (default 10)")
+    op.add_argument("--leader-elect-retry-period", type=float, default=2.0,
+                    help="seconds between attempts to acquire or renew (default 2)")
     op.add_argument("--health-address", default="", help="serve /healthz, /readyz and /status on HOST:PORT")
     op.add_argument("--workers", type=int, default=0, help="Agents reconciled at once (default 16)")
     op.add_argument("--qps", type=float, default=0, help="client requests per second (default 0: unlimited)")
