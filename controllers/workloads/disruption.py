@@ -6,7 +6,8 @@ ReplicationController, Deployment, ReplicaSet, StatefulSet, else any kind throug
 many are (Ready, not terminating, not just evicted), and so `disruptionsAllowed`, the DisruptionAllowed
 condition (SufficientPods / InsufficientPods, SyncFailed on errors) and `disruptedPods` (evictions the API
 server approved, dropped once the Pod is gone or after DELETION_TIMEOUT). The eviction subresource spends the
-budget this controller computes.
+budget this controller computes. A `DisruptionTarget` condition left on a Pod that was never deleted is set back
+to False after STALE_DISRUPTION_TIMEOUT.
 """
 
 from __future__ import annotations
@@ -32,6 +33,24 @@ DELETION_TIMEOUT = 120.0  # seconds an approved eviction may take before the Pod
 STATUS_ORDER = ("observedGeneration", "disruptedPods", "disruptionsAllowed", "currentHealthy", "desiredHealthy",
                 "expectedPods", "conditions")
 APPS_GROUPS = ("apps", "extensions")
+
+
+POD_KEY = "pod:"  # queue keys of Pods whose DisruptionTarget condition may be stale (the others are budgets)
+STALE_DISRUPTION_TIMEOUT = 120.0  # upstream's DefaultStalePodDisruptionTimeout
+STALE_FIELD_MANAGER = "DisruptionController"
+
+
+def stale_disruption_in(pod: dict[str, Any]) -> float | None:
+    """Seconds until the Pod's DisruptionTarget=True condition counts as stale (0: it does now); None when it
+    has none that can go stale (terminating or terminal Pods, conditions the kubelet set)."""
+    if meta(pod).get("deletionTimestamp") or (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+        return None
+    cond = next((c for c in (pod.get("status") or {}).get("conditions") or ()
+                 if c.get("type") == "DisruptionTarget"), None)
+    if cond is None or cond.get("status") != "True" or cond.get("reason") == "TerminationByKubelet":
+        return None
+    since = parse_time(cond.get("lastTransitionTime")) or dt.datetime.now(dt.UTC)
+    return max(STALE_DISRUPTION_TIMEOUT - (dt.datetime.now(dt.UTC) - since).total_seconds(), 0.0)
 
 
 class SyncError(Exception):
@@ -137,9 +156,13 @@ class DisruptionController(Controller):
             for pdb in self.pdbs.list(namespace):
                 if pdb_selects(pdb, meta(pod).get("labels")):
                     self.queue.add(f"{namespace}/{meta(pdb)['name']}")
+        if new is not None and event != "delete" and stale_disruption_in(new) is not None:
+            self.queue.add(f"{POD_KEY}{meta(new)['namespace']}/{meta(new)['name']}")
 
     # -- reconcile ----------------------------------------------------------------------------------
     async def reconcile(self, key: Any) -> Result | None:
+        if key.startswith(POD_KEY):
+            return await self._reset_stale_disruption(key.removeprefix(POD_KEY))
         pdb = self.pdbs.get(key)
         if pdb is None:
             return None
@@ -150,6 +173,20 @@ class DisruptionController(Controller):
         except (SyncError, ApiError) as exc:
             await self._fail_safe(pdb, str(exc))
             raise
+
+    async def _reset_stale_disruption(self, key: str) -> Result | None:
+        """A DisruptionTarget condition left on a Pod that was not deleted goes back to False after a while."""
+        pod = self.pods.get(key)
+        wait = stale_disruption_in(pod) if pod is not None else None
+        if pod is None or wait is None:
+            return None
+        if wait > 0:
+            return Result(requeue_after=wait)
+        await self.client.apply(PODS, {"apiVersion": "v1", "kind": "Pod", "metadata": {
+            "name": meta(pod)["name"], "namespace": meta(pod)["namespace"]}, "status": {"conditions": [{
+                "type": "DisruptionTarget", "status": "False", "lastTransitionTime": now()}]}},
+            meta(pod)["namespace"], field_manager=STALE_FIELD_MANAGER, force=True, subresource="status")
+        return None
 
     async def _sync(self, pdb: dict[str, Any]) -> Result | None:
         namespace = meta(pdb)["namespace"]

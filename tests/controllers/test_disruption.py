@@ -316,6 +316,31 @@ def test_pending_pods_are_evicted_freely(cluster, core):
         kube.client.get(PODS, "waiting", ns)
 
 
+def test_stale_disruption_target_is_reset(cluster, ns):
+    kube = cluster
+    kube.client.create(PODS, {"metadata": {"name": "kept"}, "spec": {"containers": [{"name": "c", "image": "i"}]}},
+                       ns)
+    eventually(lambda: kube.client.get(PODS, "kept", ns)["status"]["phase"] == "Running")
+    old = (dt.datetime.now(dt.UTC) - dt.timedelta(minutes=3)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    recent = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    kube.client.create(PODS, {"metadata": {"name": "fresh"}, "spec": {"containers": [{"name": "c", "image": "i"}]}},
+                       ns)
+    eventually(lambda: kube.client.get(PODS, "fresh", ns)["status"]["phase"] == "Running")
+    for name, stamp in (("kept", old), ("fresh", recent)):
+        kube.client.patch(PODS, name, {"status": {"conditions": [{
+            "type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI",
+            "message": "Eviction API: evicting", "lastTransitionTime": stamp}]}}, ns, subresource="status",
+            patch_type="application/strategic-merge-patch+json")
+
+    def target(name: str) -> dict:
+        return next(c for c in kube.client.get(PODS, name, ns)["status"]["conditions"]
+                    if c["type"] == "DisruptionTarget")
+    eventually(lambda: target("kept")["status"] == "False")
+    managers = [m["manager"] for m in kube.client.get(PODS, "kept", ns)["metadata"]["managedFields"]]
+    assert "DisruptionController" in managers
+    assert target("fresh")["status"] == "True"  # not stale yet (two minutes)
+
+
 def _node(kube, name: str) -> None:
     with contextlib.suppress(ApiError):
         kube.client.create(NODES, {"metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}}})
@@ -336,6 +361,11 @@ def test_kubectl_drain_waits_for_the_budget(cluster, ns):
     _node(kube, "node-a")
     deployment(kube, ns, "api", 2, node="node-a")
     eventually(lambda: len(ready_pods(kube, ns, "app=api")) == 2)
+    # a server-side dry run evicts nothing and leaves the node schedulable
+    dry = kubectl(kube, "drain", "node-a", "--ignore-daemonsets", "--dry-run=server", "--timeout=10s")
+    assert dry.stdout.splitlines()[-1] == "node/node-a drained (server dry run)"
+    assert len(live_pods(kube, ns, "app=api")) == 2
+    assert not kube.client.get(NODES, "node-a")["spec"].get("unschedulable")
     kubectl(kube, "-n", ns, "create", "pdb", "api", "--selector=app=api", "--min-available=2")
     pdb_status(kube, ns, "api", observedGeneration=1, currentHealthy=2)
     before = {p["metadata"]["name"] for p in live_pods(kube, ns)}
