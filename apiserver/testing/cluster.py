@@ -68,10 +68,12 @@ class MiniKube:
     """A hermetic API server; a context manager. `.url`, `.kubeconfig`, `.client`, `.server`."""
 
     def __init__(self, *, data_dir: str = ":memory:", insecure_http: bool = True, controllers: bool | str = True,
-                 ccm: bool | dict[str, Any] = False, **config: Any) -> None:
+                 ccm: bool | dict[str, Any] = False, dns: bool | dict[str, Any] = False, **config: Any) -> None:
         self.controllers = controllers
         self.ccm_options = ccm  # True or CloudControllerManager options: run the cloud-controller-manager
         self.ccm: Any = None
+        self.dns_options = dns  # True or ClusterDNS options (host_address, port, ...): run the cluster DNS
+        self.dns: Any = None
         if os.environ.get(ETCD_ENV) and "etcd_servers" not in config:  # run a test suite on etcd
             config["etcd_servers"] = os.environ[ETCD_ENV].split(",")
             config["etcd_prefix"] = f"/mini-kube-test-{uuid.uuid4().hex[:12]}"
@@ -108,6 +110,11 @@ class MiniKube:
             from ..cli import start_ccm
 
             self.ccm = self.run(start_ccm(self.server, **(self.ccm_options if isinstance(self.ccm_options, dict)
+                                                          else {})))
+        if self.dns_options:
+            from ..cli import start_dns
+
+            self.dns = self.run(start_dns(self.server, **(self.dns_options if isinstance(self.dns_options, dict)
                                                           else {})))
         self.client = SyncClient(ApiClient(Connection.from_kubeconfig(self.kubeconfig)), self._loop)
         return self
