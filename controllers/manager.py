@@ -20,8 +20,10 @@ from .client import ApiClient
 from .informer import SharedInformerFactory
 from .leaderelection import LeaderElector
 from .reconciler import Controller
+from .workloads.daemonset import DaemonSetController
 from .workloads.deployment import DeploymentController
 from .workloads.replicaset import ReplicaSetController
+from .workloads.statefulset import StatefulSetController
 
 log = logging.getLogger("mini-kube.manager")
 
@@ -35,6 +37,8 @@ CONTROLLERS: dict[str, type[Controller]] = {
     "nodelifecycle": NodeLifecycleController,
     "replicaset": ReplicaSetController,
     "deployment": DeploymentController,
+    "statefulset": StatefulSetController,
+    "daemonset": DaemonSetController,
 }
 LEASE_NAME = "kube-controller-manager"
 
