@@ -14,6 +14,7 @@ from .strategies.daemonset import DaemonSetStrategy
 from .strategies.event import EventsV1Strategy
 from .strategies.event import convert as convert_event
 from .strategies.namespace import NamespaceStrategy
+from .strategies.node import NodeStrategy
 from .strategies.pod import PodStrategy
 from .strategies.service import ServiceStrategy
 from .strategies.volume import PersistentVolumeClaimStrategy, PersistentVolumeStrategy
@@ -27,6 +28,7 @@ def configure(server: ApiServer) -> None:
     registry = server.registry
     registry.strategies.update({
         ("", "Namespace"): NamespaceStrategy(),
+        ("", "Node"): NodeStrategy(),
         ("", "Pod"): PodStrategy(),
         ("", "Service"): ServiceStrategy(config.service_cidr, config.node_port_range),
         ("", "PersistentVolume"): PersistentVolumeStrategy(),
