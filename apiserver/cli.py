@@ -35,6 +35,11 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
     serve.add_argument("--no-controllers", action="store_true", help="do not run the built-in controllers")
     serve.add_argument("--controllers", default="*", help="the built-in controllers to run in-process: '*' (all), "
                        "names, '-name' to leave one out")
+    serve.add_argument("--nodes", type=int, default=1, help="nodes to run in-process, each a kubelet and a "
+                       "kube-proxy (default 1; 0: none)")
+    from mini_kube.kubelet.cli import add_node_options
+
+    add_node_options(serve)
     serve.add_argument("--no-ccm", action="store_true", help="do not run the cloud-controller-manager in-process")
     serve.add_argument("--lb-pool", default="", help="load balancer addresses (127.0.0.0/8 only), e.g. "
                        "127.1.2.100-199 (default: 127.A.B.100-199 of the cluster network)")
@@ -69,6 +74,8 @@ async def serve(args: argparse.Namespace) -> None:
         write_kubeconfig(server, kubeconfig)
     if not args.no_controllers:
         await start_controllers(server, args.controllers)
+    if args.nodes > 0:
+        await start_nodes(server, args.nodes, runtime=args.node_runtime, root=args.node_root_dir)
     if not args.no_ccm:
         await start_ccm(server, lb_pool=args.lb_pool or None)
     if not args.no_dns:
@@ -99,6 +106,18 @@ async def start_controllers(server: ApiServer, names: str = "*") -> None:
     manager = Manager(client_for(server), names=names)
     server.background.append(asyncio.create_task(manager.start(), name="controller-manager"))
     server.on_stop.append(manager.stop)
+
+
+async def start_nodes(server: ApiServer, count: int, **options: Any) -> Any:
+    """Run `count` nodes (kubelet + kube-proxy each) in-process; returns them."""
+    from mini_kube.kubelet.cli import node_names, start_in_process
+
+    from .kubeconfig import client_for
+
+    nodes = await start_in_process(lambda: client_for(server), node_names(count),
+                                   service_cidr=server.config.service_cidr, **options)
+    server.on_stop.insert(0, nodes.stop)
+    return nodes
 
 
 async def start_ccm(server: ApiServer, **options: Any) -> Any:
@@ -216,9 +235,12 @@ def _operator_parser(sub: argparse._SubParsersAction) -> None:
     op.add_argument("--leader-elect", action="store_true", help="act only while holding the agent-operator Lease")
     op.add_argument("--leader-elect-namespace", default="", help="namespace of the Lease (default: $POD_NAMESPACE, "
                     "else kube-system)")
-    op.add_argument("--leader-elect-lease-duration", type=float, default=15.0)
-    op.add_argument("--leader-elect-renew-deadline", type=float, default=10.0)
-    op.add_argument("--leader-elect-retry-period", type=float, default=2.0)
+    op.add_argument("--leader-elect-lease-duration", type=float, default=15.0,
+                    help="seconds a leader's lease lasts without renewal (default 15)")
+    op.add_argument("--leader-elect-renew-deadline", type=float, default=10.0,
+                    help="seconds the leader keeps trying to renew before giving up (default 10)")
+    op.add_argument("--leader-elect-retry-period", type=float, default=2.0,
+                    help="seconds between attempts to acquire or renew (default 2)")
     op.add_argument("--health-address", default="", help="serve /healthz, /readyz and /status on HOST:PORT")
     op.add_argument("--workers", type=int, default=0, help="Agents reconciled at once (default 16)")
     op.add_argument("--qps", type=float, default=0, help="client requests per second (default 0: unlimited)")
@@ -265,6 +287,9 @@ def build_parser() -> argparse.ArgumentParser:
     from mini_kube.proxy.cli import add_parser as add_proxy_parser
 
     add_proxy_parser(sub)
+    from mini_kube.kubelet.cli import add_parser as add_node_parser
+
+    add_node_parser(sub)
     return parser
 
 
@@ -281,6 +306,10 @@ def main(argv: list[str] | None = None) -> int:
         asyncio.run(run_dns(args))
     elif args.command == "operator":
         asyncio.run(run_operator(args))
+    elif args.command == "node":
+        from mini_kube.kubelet.cli import run as run_node
+
+        asyncio.run(run_node(args))
     elif args.command == "proxy":
         from mini_kube.proxy.cli import run as run_proxy
 
