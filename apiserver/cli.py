@@ -137,7 +137,8 @@ async def run_controllers(args: argparse.Namespace) -> None:
                           renew_deadline=args.leader_elect_renew_deadline,
                           retry_period=args.leader_elect_retry_period,
                           options={"nodelifecycle": {"grace_period": args.node_monitor_grace_period,
-                                                     "default_toleration": args.default_unreachable_toleration_seconds}})
+                                                     "default_toleration": args.default_unreachable_toleration_seconds},
+                                   "podgc": {"terminated_pod_gc_threshold": args.terminated_pod_gc_threshold}})
     except ValueError as exc:
         raise SystemExit(f"mini-kube: {exc}") from None
     await manager.start()
@@ -203,6 +204,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="seconds without a Lease renewal before a node is marked unreachable (default 40)")
     ctrl.add_argument("--default-unreachable-toleration-seconds", type=float, default=300.0,
                       help="how long Pods without their own toleration stay on an unreachable node (default 300)")
+    ctrl.add_argument("--terminated-pod-gc-threshold", type=int, default=12500,
+                      help="terminated Pods kept before the pod garbage collector deletes them (0: never; "
+                      "default 12500)")
     ctrl.add_argument("--leader-elect-lease-duration", type=float, default=15.0,
                       help="seconds a leader's lease lasts without renewal (default 15)")
     ctrl.add_argument("--leader-elect-renew-deadline", type=float, default=10.0,

@@ -16,6 +16,7 @@ from .builtin.endpoints import EndpointsController, EndpointSliceController
 from .builtin.garbagecollector import GarbageCollector
 from .builtin.namespace import NamespaceController
 from .builtin.nodelifecycle import NodeLifecycleController
+from .builtin.podgc import PodGCController
 from .client import ApiClient
 from .informer import SharedInformerFactory
 from .leaderelection import LeaderElector
@@ -37,6 +38,7 @@ CONTROLLERS: dict[str, type[Controller]] = {
     "replicaset": ReplicaSetController,
     "deployment": DeploymentController,
     "disruption": DisruptionController,
+    "podgc": PodGCController,
 }
 LEASE_NAME = "kube-controller-manager"
 
