@@ -21,9 +21,11 @@ from .client import ApiClient
 from .informer import SharedInformerFactory
 from .leaderelection import LeaderElector
 from .reconciler import Controller
+from .workloads.daemonset import DaemonSetController
 from .workloads.deployment import DeploymentController
 from .workloads.disruption import DisruptionController
 from .workloads.replicaset import ReplicaSetController
+from .workloads.statefulset import StatefulSetController
 
 log = logging.getLogger("mini-kube.manager")
 
@@ -38,6 +40,8 @@ CONTROLLERS: dict[str, type[Controller]] = {
     "replicaset": ReplicaSetController,
     "deployment": DeploymentController,
     "disruption": DisruptionController,
+    "statefulset": StatefulSetController,
+    "daemonset": DaemonSetController,
     "podgc": PodGCController,
 }
 LEASE_NAME = "kube-controller-manager"
