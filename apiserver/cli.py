@@ -32,6 +32,7 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
     serve.add_argument("--max-mutating-requests-inflight", type=int, default=200,
                        help="mutating requests served at once; more answer 429 (default 200, 0: no limit)")
     serve.add_argument("--no-controllers", action="store_true", help="do not run the built-in controllers")
+    serve.add_argument("--no-scheduler", action="store_true", help="do not run the scheduler in-process")
     serve.add_argument("--controllers", default="*", help="the built-in controllers to run in-process: '*' (all), "
                        "names, '-name' to leave one out")
     serve.add_argument("--etcd-servers", default="", help="comma-separated etcd client URLs: keep every object "
@@ -62,6 +63,8 @@ async def serve(args: argparse.Namespace) -> None:
         write_kubeconfig(server, kubeconfig)
     if not args.no_controllers:
         await start_controllers(server, args.controllers)
+    if not args.no_scheduler:
+        await start_scheduler(server)
     logging.getLogger("mini-kube").info("serving on %s (kubeconfig %s)", server.url, kubeconfig)
     print(f"mini-kube API server ready at {server.url}" + (f", kubeconfig: {kubeconfig}" if kubeconfig else ""),
           flush=True)
@@ -88,6 +91,19 @@ async def start_controllers(server: ApiServer, names: str = "*") -> None:
     manager = Manager(client_for(server), names=names)
     server.background.append(asyncio.create_task(manager.start(), name="controller-manager"))
     server.on_stop.append(manager.stop)
+
+
+async def start_scheduler(server: ApiServer) -> None:
+    """Run the scheduler in-process, over HTTP like any client."""
+    from mini_kube.controllers.scheduler import SchedulerRunner
+
+    from .kubeconfig import client_for
+
+    client = client_for(server)
+    client.user_agent = "kube-scheduler"
+    runner = SchedulerRunner(client)
+    server.background.append(asyncio.create_task(runner.start(), name="scheduler"))
+    server.on_stop.append(runner.stop)
 
 
 async def run_controllers(args: argparse.Namespace) -> None:
@@ -175,6 +191,9 @@ def build_parser() -> argparse.ArgumentParser:
     ctrl.add_argument("--leader-elect-retry-period", type=float, default=2.0,
                       help="seconds between attempts to acquire or renew (default 2)")
     _operator_parser(sub)
+    from mini_kube.controllers.scheduler.cli import add_parser as add_scheduler_parser
+
+    add_scheduler_parser(sub)
     from mini_kube.proxy.cli import add_parser as add_proxy_parser
 
     add_proxy_parser(sub)
@@ -188,6 +207,10 @@ def main(argv: list[str] | None = None) -> int:
         asyncio.run(serve(args))
     elif args.command == "controllers":
         asyncio.run(run_controllers(args))
+    elif args.command == "scheduler":
+        from mini_kube.controllers.scheduler.cli import run as run_scheduler
+
+        asyncio.run(run_scheduler(args))
     elif args.command == "operator":
         asyncio.run(run_operator(args))
     elif args.command == "proxy":

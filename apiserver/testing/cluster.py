@@ -68,8 +68,9 @@ class MiniKube:
     """A hermetic API server; a context manager. `.url`, `.kubeconfig`, `.client`, `.server`."""
 
     def __init__(self, *, data_dir: str = ":memory:", insecure_http: bool = True, controllers: bool | str = True,
-                 **config: Any) -> None:
+                 scheduler: bool = True, **config: Any) -> None:
         self.controllers = controllers
+        self.scheduler = scheduler
         if os.environ.get(ETCD_ENV) and "etcd_servers" not in config:  # run a test suite on etcd
             config["etcd_servers"] = os.environ[ETCD_ENV].split(",")
             config["etcd_prefix"] = f"/mini-kube-test-{uuid.uuid4().hex[:12]}"
@@ -102,6 +103,10 @@ class MiniKube:
             from ..cli import start_controllers
 
             self.run(start_controllers(self.server, "*" if self.controllers is True else self.controllers))
+        if self.scheduler:
+            from ..cli import start_scheduler
+
+            self.run(start_scheduler(self.server))
         self.client = SyncClient(ApiClient(Connection.from_kubeconfig(self.kubeconfig)), self._loop)
         return self
 
