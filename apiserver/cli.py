@@ -9,6 +9,7 @@ import logging
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 from .datadir import StartupError
 from .kubeconfig import write_kubeconfig
@@ -35,6 +36,14 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
     serve.add_argument("--no-scheduler", action="store_true", help="do not run the scheduler in-process")
     serve.add_argument("--controllers", default="*", help="the built-in controllers to run in-process: '*' (all), "
                        "names, '-name' to leave one out")
+    serve.add_argument("--nodes", type=int, default=1, help="nodes to run in-process, each a kubelet and a "
+                       "kube-proxy (default 1; 0: none)")
+    from mini_kube.kubelet.cli import add_node_options
+
+    add_node_options(serve)
+    serve.add_argument("--no-ccm", action="store_true", help="do not run the cloud-controller-manager in-process")
+    serve.add_argument("--lb-pool", default="", help="load balancer addresses (127.0.0.0/8 only), e.g. "
+                       "127.1.2.100-199 (default: 127.A.B.100-199 of the cluster network)")
     serve.add_argument("--etcd-servers", default="", help="comma-separated etcd client URLs: keep every object "
                        "in etcd instead of the data dir's SQLite store (several servers may share one etcd)")
     serve.add_argument("--etcd-prefix", default="/registry", help="the etcd key prefix for this cluster's objects")
@@ -65,6 +74,10 @@ async def serve(args: argparse.Namespace) -> None:
         await start_controllers(server, args.controllers)
     if not args.no_scheduler:
         await start_scheduler(server)
+    if args.nodes > 0:
+        await start_nodes(server, args.nodes, runtime=args.node_runtime, root=args.node_root_dir)
+    if not args.no_ccm:
+        await start_ccm(server, lb_pool=args.lb_pool or None)
     logging.getLogger("mini-kube").info("serving on %s (kubeconfig %s)", server.url, kubeconfig)
     print(f"mini-kube API server ready at {server.url}" + (f", kubeconfig: {kubeconfig}" if kubeconfig else ""),
           flush=True)
@@ -104,6 +117,46 @@ async def start_scheduler(server: ApiServer) -> None:
     runner = SchedulerRunner(client)
     server.background.append(asyncio.create_task(runner.start(), name="scheduler"))
     server.on_stop.append(runner.stop)
+
+async def start_nodes(server: ApiServer, count: int, **options: Any) -> Any:
+    """Run `count` nodes (kubelet + kube-proxy each) in-process; returns them."""
+    from mini_kube.kubelet.cli import node_names, start_in_process
+
+    from .kubeconfig import client_for
+
+    nodes = await start_in_process(lambda: client_for(server), node_names(count),
+                                   service_cidr=server.config.service_cidr, **options)
+    server.on_stop.insert(0, nodes.stop)
+    return nodes
+
+
+async def start_ccm(server: ApiServer, **options: Any) -> Any:
+    """Run the cloud-controller-manager in-process (over HTTP like any client); returns it."""
+    from mini_kube.ccm.manager import CloudControllerManager
+
+    from .kubeconfig import client_for
+
+    manager = CloudControllerManager(client_for(server), **options)
+    server.background.append(asyncio.create_task(manager.start(), name="cloud-controller-manager"))
+    server.on_stop.append(manager.stop)
+    return manager
+
+
+async def run_ccm(args: argparse.Namespace) -> None:
+    """`mini-kube ccm --kubeconfig F`: the cloud-controller-manager as its own process."""
+    from mini_kube.ccm.manager import CloudControllerManager
+    from mini_kube.controllers.client import ApiClient
+
+    try:
+        manager = CloudControllerManager(ApiClient.from_kubeconfig(args.kubeconfig, user_agent="mini-kube-ccm"),
+                                         lb_pool=args.lb_pool or None, controllers=args.controllers,
+                                         health_interval=args.health_interval)
+    except ValueError as exc:
+        raise SystemExit(f"mini-kube: {exc}") from None
+    await manager.start()
+    print(f"mini-kube cloud-controller-manager running: {', '.join(manager.names)}", flush=True)
+    await until_signalled()
+    await manager.stop()
 
 
 async def run_controllers(args: argparse.Namespace) -> None:
@@ -159,9 +212,12 @@ def _operator_parser(sub: argparse._SubParsersAction) -> None:
     op.add_argument("--leader-elect", action="store_true", help="act only while holding the agent-operator Lease")
     op.add_argument("--leader-elect-namespace", default="", help="namespace of the Lease (default: $POD_NAMESPACE, "
                     "else kube-system)")
-    op.add_argument("--leader-elect-lease-duration", type=float, default=15.0)
-    op.add_argument("--leader-elect-renew-deadline", type=float, default=10.0)
-    op.add_argument("--leader-elect-retry-period", type=float, default=2.0)
+    op.add_argument("--leader-elect-lease-duration", type=float, default=15.0,
+                    help="seconds a leader's lease lasts without renewal (default 15)")
+    op.add_argument("--leader-elect-renew-deadline", type=float, default=10.0,
+                    help="seconds the leader keeps trying to renew before giving up (default 10)")
+    op.add_argument("--leader-elect-retry-period", type=float, default=2.0,
+                    help="seconds between attempts to acquire or renew (default 2)")
     op.add_argument("--health-address", default="", help="serve /healthz, /readyz and /status on HOST:PORT")
     op.add_argument("--workers", type=int, default=0, help="Agents reconciled at once (default 16)")
     op.add_argument("--qps", type=float, default=0, help="client requests per second (default 0: unlimited)")
@@ -190,6 +246,14 @@ def build_parser() -> argparse.ArgumentParser:
                       help="seconds the leader keeps trying to renew before it stops acting (default 10)")
     ctrl.add_argument("--leader-elect-retry-period", type=float, default=2.0,
                       help="seconds between attempts to acquire or renew (default 2)")
+    ccm = sub.add_parser("ccm", help="run the cloud-controller-manager (a fake cloud) against a server")
+    ccm.add_argument("--kubeconfig", required=True, help="kubeconfig of the API server")
+    ccm.add_argument("--controllers", default="*", help="'*' or names of cloud-node-controller, "
+                     "cloud-node-lifecycle-controller, service-lb-controller ('-name' leaves one out)")
+    ccm.add_argument("--lb-pool", default="", help="load balancer addresses (127.0.0.0/8 only), e.g. "
+                     "127.1.2.100-199 (default: 127.A.B.100-199 of the cluster network)")
+    ccm.add_argument("--health-interval", type=float, default=1.0,
+                     help="seconds between load balancer health checks of the nodes (default 1)")
     _operator_parser(sub)
     from mini_kube.controllers.scheduler.cli import add_parser as add_scheduler_parser
 
@@ -197,6 +261,9 @@ def build_parser() -> argparse.ArgumentParser:
     from mini_kube.proxy.cli import add_parser as add_proxy_parser
 
     add_proxy_parser(sub)
+    from mini_kube.kubelet.cli import add_parser as add_node_parser
+
+    add_node_parser(sub)
     return parser
 
 
@@ -211,8 +278,14 @@ def main(argv: list[str] | None = None) -> int:
         from mini_kube.controllers.scheduler.cli import run as run_scheduler
 
         asyncio.run(run_scheduler(args))
+    elif args.command == "ccm":
+        asyncio.run(run_ccm(args))
     elif args.command == "operator":
         asyncio.run(run_operator(args))
+    elif args.command == "node":
+        from mini_kube.kubelet.cli import run as run_node
+
+        asyncio.run(run_node(args))
     elif args.command == "proxy":
         from mini_kube.proxy.cli import run as run_proxy
 

@@ -20,8 +20,11 @@ from .client import ApiClient
 from .informer import SharedInformerFactory
 from .leaderelection import LeaderElector
 from .reconciler import Controller
+from .workloads.daemonset import DaemonSetController
 from .workloads.deployment import DeploymentController
+from .workloads.disruption import DisruptionController
 from .workloads.replicaset import ReplicaSetController
+from .workloads.statefulset import StatefulSetController
 
 log = logging.getLogger("mini-kube.manager")
 
@@ -35,6 +38,9 @@ CONTROLLERS: dict[str, type[Controller]] = {
     "nodelifecycle": NodeLifecycleController,
     "replicaset": ReplicaSetController,
     "deployment": DeploymentController,
+    "disruption": DisruptionController,
+    "statefulset": StatefulSetController,
+    "daemonset": DaemonSetController,
 }
 LEASE_NAME = "kube-controller-manager"
 

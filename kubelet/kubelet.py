@@ -64,7 +64,7 @@ def _micro_now() -> str:
 
 class Kubelet:
     def __init__(self, client: ApiClient, config: KubeletConfig, runtime: Runtime, *,
-                 dialer: Any = None) -> None:
+                 dialer: Any = None, api_token: str = "", network_netns: str | None = None) -> None:
         self.client = client
         self.config = config
         self.runtime = runtime
@@ -78,6 +78,8 @@ class Kubelet:
         self.workers: dict[str, PodWorker] = {}
         self.node: dict[str, Any] | None = None
         self._dialer = dialer
+        self.api_token = api_token
+        self.network_netns = network_netns
         self.pods = Informer(client, PODS, field_selector=f"spec.nodeName={config.node_name}")
         self.services_informer = Informer(client, SERVICES)
         self._tasks: list[asyncio.Task[None]] = []
@@ -128,6 +130,14 @@ class Kubelet:
     # -- lifecycle ---------------------------------------------------------------------------------------------
     async def start(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
+        if self.api_token:
+            from .server import KubeletServer
+
+            self.server = KubeletServer(self, self.api_token)
+            try:
+                self.config.port = await self.server.start(self.address, self.config.port)
+            except OSError:  # the port is taken on this address: any free one (daemonEndpoints says which)
+                self.config.port = await self.server.start(self.address, 0)
         await self.register()
         self.services_informer.start()
         self.pods.add_handler(self._pod_event)

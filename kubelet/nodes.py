@@ -21,6 +21,7 @@ from .runtime.process import ProcessRuntime
 from .runtime.simulated import SimulatedRuntime
 
 log = logging.getLogger("mini-kube.kubelet")
+TOKEN_SECRET = "mini-kube-kubelet-api"
 
 
 def choose_runtime(wanted: str) -> str:
@@ -48,6 +49,7 @@ class NodeSet:
         self.root = root
         self.owns_root = owns_root
         self.kubelets: list[Kubelet] = []
+        self.token = ""
 
     @classmethod
     async def create(cls, client_factory: Any, *, runtime: str = "auto", root: str | None = None,
@@ -56,11 +58,14 @@ class NodeSet:
         client = client_factory()
         try:
             network = await ClusterNetwork.ensure(client, service_cidr=service_cidr, namespaces=kind == "process")
+            token = await kubelet_api_token(client)
         finally:
             await client.close()
         owns = root is None
         base = Path(root) if root else Path(tempfile.mkdtemp(prefix="mini-kube-nodes-"))
-        return cls(client_factory, network, kind, base, owns)
+        nodes = cls(client_factory, network, kind, base, owns)
+        nodes.token = token
+        return nodes
 
     def _runtime(self) -> Runtime:
         return ProcessRuntime(self.network) if self.runtime == "process" else SimulatedRuntime()
@@ -83,7 +88,8 @@ class NodeSet:
         config = KubeletConfig(node_name=name, address=self.network.node_address(index),
                                pod_cidr=self.network.pod_cidr(index), root=str(directory), **overrides)
         kubelet = Kubelet(self.client_factory(), config, self._runtime(),
-                          dialer=self._dial if self.runtime == "process" else None)
+                          dialer=self._dial if self.runtime == "process" else None, api_token=self.token,
+                          network_netns=self.network.netns)
         await kubelet.start()
         self.kubelets.append(kubelet)
         return kubelet
@@ -94,6 +100,28 @@ class NodeSet:
         self.network.close()
         if self.owns_root:
             shutil.rmtree(self.root, ignore_errors=True)
+
+
+async def kubelet_api_token(client: Any) -> str:
+    """The bearer token the API server shows the kubelets (Secret kube-system/mini-kube-kubelet-api)."""
+    import base64
+    import secrets
+
+    from mini_kube.controllers.client import AlreadyExists, NotFound, ResourceRef
+
+    ref = ResourceRef("", "v1", "secrets")
+    try:
+        found = await client.get(ref, TOKEN_SECRET, "kube-system")
+        return base64.b64decode(found["data"]["token"]).decode()
+    except NotFound:
+        token = secrets.token_urlsafe(32)
+        body = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": TOKEN_SECRET, "namespace": "kube-system"},
+                "type": "Opaque", "data": {"token": base64.b64encode(token.encode()).decode()}}
+        try:
+            await client.create(ref, body, "kube-system")
+            return token
+        except AlreadyExists:
+            return await kubelet_api_token(client)
 
 
 def node_names(count: int) -> list[str]:

@@ -10,6 +10,7 @@ from ..resources import ResourceType
 from .generic import WriteOptions, now_rfc3339
 from .strategies.crd import CrdStrategy
 from .strategies.custom import CustomResourceStrategy
+from .strategies.daemonset import DaemonSetStrategy
 from .strategies.event import EventsV1Strategy
 from .strategies.event import convert as convert_event
 from .strategies.namespace import NamespaceStrategy
@@ -32,6 +33,7 @@ def configure(server: ApiServer) -> None:
         ("", "Service"): ServiceStrategy(config.service_cidr, config.node_port_range),
         ("", "PersistentVolume"): PersistentVolumeStrategy(),
         ("", "PersistentVolumeClaim"): PersistentVolumeClaimStrategy(),
+        ("apps", "DaemonSet"): DaemonSetStrategy(),
         ("apiextensions.k8s.io", "CustomResourceDefinition"): CrdStrategy(),
         ("events.k8s.io", "Event"): EventsV1Strategy(),
     })

@@ -135,6 +135,11 @@ class ProcessRuntime(Runtime):
             *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, env=environ, preexec_fn=_die_with_parent, start_new_session=True)
 
+    def exec_command(self, container: Container, argv: list[str]) -> tuple[list[str], dict[str, str]]:
+        """The command line and environment of a process inside `container` (for `kubectl exec`)."""
+        return (["nsenter", "-t", str(container.pid), "--net", "--uts", "--mount", "--root", "--wd", "--", *argv],
+                _environ(container.pid))
+
     async def run(self, sandbox: Sandbox, container: Container, argv: list[str]) -> tuple[int, bytes]:
         proc = await self.exec(sandbox, container, argv, tty=False)
         try:

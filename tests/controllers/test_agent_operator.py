@@ -232,13 +232,13 @@ def test_a_runtime_change_reaches_its_agents_through_the_index(cluster, ns):
             kube.client.create(AGENTS, agent(f"{name}{i}", name), ns)
     eventually(lambda: all(get(kube, DEPLOYMENTS, f"{n}{i}", ns) for n in "ab" for i in range(3)))
     assert controller.agents.index_keys(BY_RUNTIME, f"{ns}/a") == [f"{ns}/a0", f"{ns}/a1", f"{ns}/a2"]
-    untouched = {i: kube.client.get(DEPLOYMENTS, f"b{i}", ns)["metadata"]["resourceVersion"] for i in range(3)}
+    untouched = {i: kube.client.get(DEPLOYMENTS, f"b{i}", ns)["metadata"]["generation"] for i in range(3)}
     kube.client.patch(SERVING_RUNTIMES, "a", {"spec": {"image": "agents:2"}}, ns)
     eventually(lambda: all(kube.client.get(DEPLOYMENTS, f"a{i}", ns)["spec"]["template"]["spec"]["containers"][0][
         "image"] == "agents:2" for i in range(3)))
     assert all(kube.client.get(DEPLOYMENTS, f"b{i}", ns)["spec"]["template"]["spec"]["containers"][0]["image"]
                == "agents:1" for i in range(3))
-    assert {i: kube.client.get(DEPLOYMENTS, f"b{i}", ns)["metadata"]["resourceVersion"] for i in range(3)} == \
+    assert {i: kube.client.get(DEPLOYMENTS, f"b{i}", ns)["metadata"]["generation"] for i in range(3)} == \
         untouched
 
 
