@@ -118,6 +118,7 @@ async def start_scheduler(server: ApiServer) -> None:
     server.background.append(asyncio.create_task(runner.start(), name="scheduler"))
     server.on_stop.append(runner.stop)
 
+
 async def start_nodes(server: ApiServer, count: int, **options: Any) -> Any:
     """Run `count` nodes (kubelet + kube-proxy each) in-process; returns them."""
     from mini_kube.kubelet.cli import node_names, start_in_process
