@@ -44,6 +44,9 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
     serve.add_argument("--no-ccm", action="store_true", help="do not run the cloud-controller-manager in-process")
     serve.add_argument("--lb-pool", default="", help="load balancer addresses (127.0.0.0/8 only), e.g. "
                        "127.1.2.100-199 (default: 127.A.B.100-199 of the cluster network)")
+    serve.add_argument("--no-dns", action="store_true", help="do not run the cluster DNS in-process")
+    serve.add_argument("--dns-port", type=int, default=53, help="port of the cluster DNS on the host's loopback "
+                       "(127.A.B.2; default 53)")
     serve.add_argument("--etcd-servers", default="", help="comma-separated etcd client URLs: keep every object "
                        "in etcd instead of the data dir's SQLite store (several servers may share one etcd)")
     serve.add_argument("--etcd-prefix", default="/registry", help="the etcd key prefix for this cluster's objects")
@@ -78,6 +81,8 @@ async def serve(args: argparse.Namespace) -> None:
         await start_nodes(server, args.nodes, runtime=args.node_runtime, root=args.node_root_dir)
     if not args.no_ccm:
         await start_ccm(server, lb_pool=args.lb_pool or None)
+    if not args.no_dns:
+        await start_dns(server, port=args.dns_port)
     logging.getLogger("mini-kube").info("serving on %s (kubeconfig %s)", server.url, kubeconfig)
     print(f"mini-kube API server ready at {server.url}" + (f", kubeconfig: {kubeconfig}" if kubeconfig else ""),
           flush=True)
@@ -141,6 +146,39 @@ async def start_ccm(server: ApiServer, **options: Any) -> Any:
     server.background.append(asyncio.create_task(manager.start(), name="cloud-controller-manager"))
     server.on_stop.append(manager.stop)
     return manager
+
+
+async def start_dns(server: ApiServer, **options: Any) -> Any:
+    """Run the cluster DNS in-process (its informers over HTTP like any client); returns it."""
+    from mini_kube.clusterdns.cluster_dns import ClusterDNS
+
+    from .kubeconfig import client_for
+
+    dns = ClusterDNS(client_for(server), **options)
+    await dns.start()
+
+    async def stop() -> None:
+        await dns.stop()
+        await dns.client.close()
+    server.on_stop.append(stop)
+    return dns
+
+
+async def run_dns(args: argparse.Namespace) -> None:
+    """`mini-kube dns --kubeconfig F`: the cluster DNS as its own process."""
+    from mini_kube.clusterdns.cluster_dns import ClusterDNS
+    from mini_kube.controllers.client import ApiClient
+
+    dns = ClusterDNS(ApiClient.from_kubeconfig(args.kubeconfig, user_agent="mini-kube-dns"),
+                     host_address=args.address or None, port=args.port, cluster_domain=args.cluster_domain)
+    await dns.start()
+    await dns.ready.wait()
+    where = f"{dns.host_address}:{dns.host_port}" if dns.host_port else "no host address"
+    print(f"mini-kube cluster DNS on {where}" + (f" and {dns.dns_ip}:53 in the cluster network"
+                                                 if dns.netns_listening else ""), flush=True)
+    await until_signalled()
+    await dns.stop()
+    await dns.client.close()
 
 
 async def run_ccm(args: argparse.Namespace) -> None:
@@ -255,6 +293,12 @@ def build_parser() -> argparse.ArgumentParser:
                      "127.1.2.100-199 (default: 127.A.B.100-199 of the cluster network)")
     ccm.add_argument("--health-interval", type=float, default=1.0,
                      help="seconds between load balancer health checks of the nodes (default 1)")
+    dns = sub.add_parser("dns", help="run the cluster DNS against a server")
+    dns.add_argument("--kubeconfig", required=True, help="kubeconfig of the API server")
+    dns.add_argument("--address", default="", help="host loopback address to answer on (default 127.A.B.2 of "
+                     "the cluster network)")
+    dns.add_argument("--port", type=int, default=53, help="port on that address (default 53; 0: any free port)")
+    dns.add_argument("--cluster-domain", default="cluster.local", help="the cluster's DNS domain")
     _operator_parser(sub)
     from mini_kube.controllers.scheduler.cli import add_parser as add_scheduler_parser
 
@@ -281,6 +325,8 @@ def main(argv: list[str] | None = None) -> int:
         asyncio.run(run_scheduler(args))
     elif args.command == "ccm":
         asyncio.run(run_ccm(args))
+    elif args.command == "dns":
+        asyncio.run(run_dns(args))
     elif args.command == "operator":
         asyncio.run(run_operator(args))
     elif args.command == "node":

@@ -70,7 +70,8 @@ class MiniKube:
     (`"simulated"`), or as processes where namespaces can be made (`"auto"`)."""
 
     def __init__(self, *, data_dir: str = ":memory:", insecure_http: bool = True, controllers: bool | str = True,
-                 scheduler: bool = True, ccm: bool | dict[str, Any] = False, nodes: int = 0,
+                 scheduler: bool = True, ccm: bool | dict[str, Any] = False, dns: bool | dict[str, Any] = False,
+                 nodes: int = 0,
                  node_runtime: str = "auto", **config: Any) -> None:
         self.controllers = controllers
         self.scheduler = scheduler
@@ -79,6 +80,8 @@ class MiniKube:
         self.nodes: Any = None
         self.ccm_options = ccm  # True or CloudControllerManager options: run the cloud-controller-manager
         self.ccm: Any = None
+        self.dns_options = dns  # True or ClusterDNS options (host_address, port, ...): run the cluster DNS
+        self.dns: Any = None
         if os.environ.get(ETCD_ENV) and "etcd_servers" not in config:  # run a test suite on etcd
             config["etcd_servers"] = os.environ[ETCD_ENV].split(",")
             config["etcd_prefix"] = f"/mini-kube-test-{uuid.uuid4().hex[:12]}"
@@ -123,6 +126,11 @@ class MiniKube:
             from ..cli import start_ccm
 
             self.ccm = self.run(start_ccm(self.server, **(self.ccm_options if isinstance(self.ccm_options, dict)
+                                                          else {})))
+        if self.dns_options:
+            from ..cli import start_dns
+
+            self.dns = self.run(start_dns(self.server, **(self.dns_options if isinstance(self.dns_options, dict)
                                                           else {})))
         self.client = SyncClient(ApiClient(Connection.from_kubeconfig(self.kubeconfig)), self._loop)
         return self
