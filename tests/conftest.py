@@ -27,7 +27,7 @@ into ReplicaSets and Pods. The plugin's fixtures run all of them, as tests/contr
 def mini_kube_session():
     from mini_kube.apiserver.testing import MiniKube
 
-    with MiniKube(controllers=API_TEST_CONTROLLERS) as kube:
+    with MiniKube(controllers=API_TEST_CONTROLLERS, scheduler=False) as kube:
         yield kube
 
 
@@ -35,5 +35,5 @@ def mini_kube_session():
 def mini_kube():
     from mini_kube.apiserver.testing import MiniKube
 
-    with MiniKube(controllers=API_TEST_CONTROLLERS) as kube:
+    with MiniKube(controllers=API_TEST_CONTROLLERS, scheduler=False) as kube:
         yield kube
