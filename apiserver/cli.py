@@ -33,6 +33,7 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
     serve.add_argument("--max-mutating-requests-inflight", type=int, default=200,
                        help="mutating requests served at once; more answer 429 (default 200, 0: no limit)")
     serve.add_argument("--no-controllers", action="store_true", help="do not run the built-in controllers")
+    serve.add_argument("--no-scheduler", action="store_true", help="do not run the scheduler in-process")
     serve.add_argument("--controllers", default="*", help="the built-in controllers to run in-process: '*' (all), "
                        "names, '-name' to leave one out")
     serve.add_argument("--nodes", type=int, default=1, help="nodes to run in-process, each a kubelet and a "
@@ -74,6 +75,8 @@ async def serve(args: argparse.Namespace) -> None:
         write_kubeconfig(server, kubeconfig)
     if not args.no_controllers:
         await start_controllers(server, args.controllers)
+    if not args.no_scheduler:
+        await start_scheduler(server)
     if args.nodes > 0:
         await start_nodes(server, args.nodes, runtime=args.node_runtime, root=args.node_root_dir)
     if not args.no_ccm:
@@ -106,6 +109,19 @@ async def start_controllers(server: ApiServer, names: str = "*") -> None:
     manager = Manager(client_for(server), names=names)
     server.background.append(asyncio.create_task(manager.start(), name="controller-manager"))
     server.on_stop.append(manager.stop)
+
+
+async def start_scheduler(server: ApiServer) -> None:
+    """Run the scheduler in-process, over HTTP like any client."""
+    from mini_kube.controllers.scheduler import SchedulerRunner
+
+    from .kubeconfig import client_for
+
+    client = client_for(server)
+    client.user_agent = "kube-scheduler"
+    runner = SchedulerRunner(client)
+    server.background.append(asyncio.create_task(runner.start(), name="scheduler"))
+    server.on_stop.append(runner.stop)
 
 
 async def start_nodes(server: ApiServer, count: int, **options: Any) -> Any:
@@ -194,7 +210,8 @@ async def run_controllers(args: argparse.Namespace) -> None:
                           renew_deadline=args.leader_elect_renew_deadline,
                           retry_period=args.leader_elect_retry_period,
                           options={"nodelifecycle": {"grace_period": args.node_monitor_grace_period,
-                                                     "default_toleration": args.default_unreachable_toleration_seconds}})
+                                                     "default_toleration": args.default_unreachable_toleration_seconds},
+                                   "podgc": {"terminated_pod_gc_threshold": args.terminated_pod_gc_threshold}})
     except ValueError as exc:
         raise SystemExit(f"mini-kube: {exc}") from None
     await manager.start()
@@ -263,6 +280,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="seconds without a Lease renewal before a node is marked unreachable (default 40)")
     ctrl.add_argument("--default-unreachable-toleration-seconds", type=float, default=300.0,
                       help="how long Pods without their own toleration stay on an unreachable node (default 300)")
+    ctrl.add_argument("--terminated-pod-gc-threshold", type=int, default=12500,
+                      help="terminated Pods kept before the pod garbage collector deletes them (0: never; "
+                      "default 12500)")
     ctrl.add_argument("--leader-elect-lease-duration", type=float, default=15.0,
                       help="seconds a leader's lease lasts without renewal (default 15)")
     ctrl.add_argument("--leader-elect-renew-deadline", type=float, default=10.0,
@@ -284,6 +304,9 @@ def build_parser() -> argparse.ArgumentParser:
     dns.add_argument("--port", type=int, default=53, help="port on that address (default 53; 0: any free port)")
     dns.add_argument("--cluster-domain", default="cluster.local", help="the cluster's DNS domain")
     _operator_parser(sub)
+    from mini_kube.controllers.scheduler.cli import add_parser as add_scheduler_parser
+
+    add_scheduler_parser(sub)
     from mini_kube.proxy.cli import add_parser as add_proxy_parser
 
     add_proxy_parser(sub)
@@ -300,6 +323,10 @@ def main(argv: list[str] | None = None) -> int:
         asyncio.run(serve(args))
     elif args.command == "controllers":
         asyncio.run(run_controllers(args))
+    elif args.command == "scheduler":
+        from mini_kube.controllers.scheduler.cli import run as run_scheduler
+
+        asyncio.run(run_scheduler(args))
     elif args.command == "ccm":
         asyncio.run(run_ccm(args))
     elif args.command == "dns":

@@ -16,6 +16,7 @@ from .builtin.endpoints import EndpointsController, EndpointSliceController
 from .builtin.garbagecollector import GarbageCollector
 from .builtin.namespace import NamespaceController
 from .builtin.nodelifecycle import NodeLifecycleController
+from .builtin.podgc import PodGCController
 from .client import ApiClient
 from .informer import SharedInformerFactory
 from .leaderelection import LeaderElector
@@ -41,6 +42,7 @@ CONTROLLERS: dict[str, type[Controller]] = {
     "disruption": DisruptionController,
     "statefulset": StatefulSetController,
     "daemonset": DaemonSetController,
+    "podgc": PodGCController,
 }
 LEASE_NAME = "kube-controller-manager"
 

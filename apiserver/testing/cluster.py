@@ -70,9 +70,11 @@ class MiniKube:
     (`"simulated"`), or as processes where namespaces can be made (`"auto"`)."""
 
     def __init__(self, *, data_dir: str = ":memory:", insecure_http: bool = True, controllers: bool | str = True,
-                 ccm: bool | dict[str, Any] = False, dns: bool | dict[str, Any] = False, nodes: int = 0,
+                 scheduler: bool = True, ccm: bool | dict[str, Any] = False, dns: bool | dict[str, Any] = False,
+                 nodes: int = 0,
                  node_runtime: str = "auto", **config: Any) -> None:
         self.controllers = controllers
+        self.scheduler = scheduler
         self.node_count = nodes  # in-process nodes (kubelet + kube-proxy each)
         self.node_runtime = node_runtime  # auto | process | simulated
         self.nodes: Any = None
@@ -112,6 +114,10 @@ class MiniKube:
             from ..cli import start_controllers
 
             self.run(start_controllers(self.server, "*" if self.controllers is True else self.controllers))
+        if self.scheduler:
+            from ..cli import start_scheduler
+
+            self.run(start_scheduler(self.server))
         if self.node_count:
             from ..cli import start_nodes
 
