@@ -20,8 +20,11 @@ from .client import ApiClient
 from .informer import SharedInformerFactory
 from .leaderelection import LeaderElector
 from .reconciler import Controller
+from .workloads.cronjob import CronJobController
 from .workloads.deployment import DeploymentController
+from .workloads.job import JobController
 from .workloads.replicaset import ReplicaSetController
+from .workloads.ttlafterfinished import TTLAfterFinishedController
 
 log = logging.getLogger("mini-kube.manager")
 
@@ -35,6 +38,9 @@ CONTROLLERS: dict[str, type[Controller]] = {
     "nodelifecycle": NodeLifecycleController,
     "replicaset": ReplicaSetController,
     "deployment": DeploymentController,
+    "job": JobController,
+    "cronjob": CronJobController,
+    "ttl-after-finished": TTLAfterFinishedController,
 }
 LEASE_NAME = "kube-controller-manager"
 

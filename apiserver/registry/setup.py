@@ -12,6 +12,7 @@ from .strategies.crd import CrdStrategy
 from .strategies.custom import CustomResourceStrategy
 from .strategies.event import EventsV1Strategy
 from .strategies.event import convert as convert_event
+from .strategies.job import JobStrategy
 from .strategies.namespace import NamespaceStrategy
 from .strategies.pod import PodStrategy
 from .strategies.service import ServiceStrategy
@@ -32,6 +33,7 @@ def configure(server: ApiServer) -> None:
         ("", "PersistentVolumeClaim"): PersistentVolumeClaimStrategy(),
         ("apiextensions.k8s.io", "CustomResourceDefinition"): CrdStrategy(),
         ("events.k8s.io", "Event"): EventsV1Strategy(),
+        ("batch", "Job"): JobStrategy(),
     })
     events_v1 = server.resources.lookup("events.k8s.io", "v1", "events")
     if events_v1 is not None:
