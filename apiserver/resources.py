@@ -92,7 +92,7 @@ class ResourceType:
 
 
 def _subresources(spec: str, kind: str) -> tuple[Subresource, ...]:
-    """Parse `status,scale,token:TokenRequest:create` into Subresource rows."""
+    """Parse `status,scale,token:TokenRequest:create,eviction:policy/v1/Eviction:create` into Subresource rows."""
     subs = []
     for item in filter(None, spec.split(",")):
         name, _, rest = item.partition(":")
@@ -102,7 +102,11 @@ def _subresources(spec: str, kind: str) -> tuple[Subresource, ...]:
             subs.append(Subresource("scale", "Scale", SUB_RW, "autoscaling", "v1"))
         else:
             sub_kind, _, verbs = rest.partition(":")
-            subs.append(Subresource(name, sub_kind or kind, tuple(verbs.split("+")) if verbs else SUB_RW))
+            group, version = "", ""
+            if "/" in sub_kind:  # another group's kind (pods/eviction speaks policy/v1 Eviction)
+                group, version, sub_kind = sub_kind.split("/")
+            subs.append(Subresource(name, sub_kind or kind, tuple(verbs.split("+")) if verbs else SUB_RW,
+                                    group, version))
     return tuple(subs)
 
 
@@ -119,7 +123,7 @@ v1 namespaces Namespace C ns - status,finalize:Namespace:update create+delete+ge
 v1 nodes Node C no - proxy:NodeProxyOptions:create+delete+get+patch+update,status -
 v1 persistentvolumeclaims PersistentVolumeClaim N pvc - status -
 v1 persistentvolumes PersistentVolume C pv - status -
-v1 pods Pod N po all attach:PodAttachOptions:create+get,binding:Binding:create,ephemeralcontainers,eviction:Eviction:create,exec:PodExecOptions:create+get,log:Pod:get,portforward:PodPortForwardOptions:create+get,proxy:PodProxyOptions:create+delete+get+patch+update,status -
+v1 pods Pod N po all attach:PodAttachOptions:create+get,binding:Binding:create,ephemeralcontainers,eviction:policy/v1/Eviction:create,exec:PodExecOptions:create+get,log:Pod:get,portforward:PodPortForwardOptions:create+get,proxy:PodProxyOptions:create+delete+get+patch+update,status -
 v1 podtemplates PodTemplate N - - - -
 v1 replicationcontrollers ReplicationController N rc all status,scale -
 v1 resourcequotas ResourceQuota N quota - status -

@@ -126,6 +126,12 @@ class ApiServer:
         from .handlers.pod_streams import install as install_pod_streams
 
         install_pod_streams(self)
+        from .handlers.pod_eviction import install as install_eviction
+
+        install_eviction(self)
+        from .handlers.pod_binding import install as install_pod_binding
+
+        install_pod_binding(self)
         self.resource_handler = ResourceHandler(self)
         await self.bootstrap()
         app = build_app(self)

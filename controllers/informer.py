@@ -76,11 +76,12 @@ class Informer:
     """Keeps `objects` (key -> object) in step with the server and calls handlers on changes."""
 
     def __init__(self, client: ApiClient, ref: ResourceRef, namespace: str | None = None,
-                 label_selector: str = "", resync: float = 0) -> None:
+                 label_selector: str = "", resync: float = 0, field_selector: str = "") -> None:
         self.client = client
         self.ref = ref
         self.namespace = namespace
         self.label_selector = label_selector
+        self.field_selector = field_selector
         self.resync = resync
         self.objects = CompactStore()
         self.handlers: list[Handler] = []
@@ -109,6 +110,10 @@ class Informer:
             for value in fn(obj):
                 index.setdefault(value, set()).add(key)
         self._indices[name] = index
+
+    def index_keys(self, name: str, value: str) -> list[str]:
+        """The keys of the objects whose `name` index holds `value` (no object decoded)."""
+        return sorted(self._indices[name].get(value, ()))
 
     def by_index(self, name: str, value: str) -> list[dict[str, Any]]:
         keys = self._indices[name].get(value, ())
@@ -177,7 +182,10 @@ class Informer:
                 self._emit("update", obj, obj)
 
     def _params(self) -> dict[str, str]:
-        return {"labelSelector": self.label_selector} if self.label_selector else {}
+        params = {"labelSelector": self.label_selector} if self.label_selector else {}
+        if self.field_selector:
+            params["fieldSelector"] = self.field_selector
+        return params
 
     async def _relist(self) -> None:
         listed = await self.client.list(self.ref, self.namespace, **self._params())
@@ -246,13 +254,15 @@ class SharedInformerFactory:
     def __init__(self, client: ApiClient, resync: float = 0) -> None:
         self.client = client
         self.resync = resync
-        self._informers: dict[tuple[ResourceRef, str | None, str], Informer] = {}
+        self._informers: dict[tuple[ResourceRef, str | None, str, str], Informer] = {}
 
-    def informer(self, ref: ResourceRef, namespace: str | None = None, label_selector: str = "") -> Informer:
-        key = (ref, namespace, label_selector)
+    def informer(self, ref: ResourceRef, namespace: str | None = None, label_selector: str = "",
+                 field_selector: str = "") -> Informer:
+        key = (ref, namespace, label_selector, field_selector)
         found = self._informers.get(key)
         if found is None:
-            found = self._informers[key] = Informer(self.client, ref, namespace, label_selector, self.resync)
+            found = self._informers[key] = Informer(self.client, ref, namespace, label_selector, self.resync,
+                                                    field_selector)
         return found
 
     def start(self) -> None:

@@ -16,14 +16,18 @@ from .builtin.endpoints import EndpointsController, EndpointSliceController
 from .builtin.garbagecollector import GarbageCollector
 from .builtin.namespace import NamespaceController
 from .builtin.nodelifecycle import NodeLifecycleController
+from .builtin.podgc import PodGCController
 from .client import ApiClient
 from .informer import SharedInformerFactory
 from .leaderelection import LeaderElector
 from .reconciler import Controller
 from .workloads.cronjob import CronJobController
+from .workloads.daemonset import DaemonSetController
 from .workloads.deployment import DeploymentController
+from .workloads.disruption import DisruptionController
 from .workloads.job import JobController
 from .workloads.replicaset import ReplicaSetController
+from .workloads.statefulset import StatefulSetController
 from .workloads.ttlafterfinished import TTLAfterFinishedController
 
 log = logging.getLogger("mini-kube.manager")
@@ -38,6 +42,10 @@ CONTROLLERS: dict[str, type[Controller]] = {
     "nodelifecycle": NodeLifecycleController,
     "replicaset": ReplicaSetController,
     "deployment": DeploymentController,
+    "disruption": DisruptionController,
+    "statefulset": StatefulSetController,
+    "daemonset": DaemonSetController,
+    "podgc": PodGCController,
     "job": JobController,
     "cronjob": CronJobController,
     "ttl-after-finished": TTLAfterFinishedController,
@@ -62,13 +70,14 @@ class Manager:
     def __init__(self, client: ApiClient, controllers: list[Controller] | None = None, *, names: str = "*",
                  leader_elect: bool = False, identity: str = "", lease_duration: float = 15.0,
                  renew_deadline: float = 10.0, retry_period: float = 2.0,
-                 options: dict[str, dict[str, Any]] | None = None) -> None:
+                 options: dict[str, dict[str, Any]] | None = None, lease_name: str = LEASE_NAME,
+                 lease_namespace: str = "kube-system") -> None:
         self.client = client
         self.informers = SharedInformerFactory(client)
         self.options = options or {}
         self.controllers = controllers if controllers is not None else [self._make(name) for name in select(names)]
-        self.elector = LeaderElector(client, LEASE_NAME, identity or f"{socket.gethostname()}_{os.getpid()}",
-                                     lease_duration=lease_duration, renew_deadline=renew_deadline,
+        self.elector = LeaderElector(client, lease_name, identity or f"{socket.gethostname()}_{os.getpid()}",
+                                     namespace=lease_namespace, lease_duration=lease_duration, renew_deadline=renew_deadline,
                                      retry_period=retry_period) if leader_elect else None
         self._election: asyncio.Task[None] | None = None
         self._health: Any = None
@@ -98,7 +107,8 @@ class Manager:
 
     async def _stop_controllers(self) -> None:
         await asyncio.gather(*(c.stop() for c in self.controllers), return_exceptions=True)
-        self.controllers = [self._make(c.name) for c in self.controllers]  # fresh ones for a next term
+        self.controllers = [type(c)(self.client, self.informers, **self.options.get(c.name, {}))
+                            for c in self.controllers]  # fresh ones for a next term
 
     async def stop(self) -> None:
         if self._election is not None:

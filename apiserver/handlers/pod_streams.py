@@ -1,6 +1,6 @@
-"""`pods/log`, `pods/exec`, `pods/attach`, `pods/portforward` and the `proxy` subresources, answered as upstream
-answers them before anything runs the pod: no node yet means an empty log and `pod x does not have a host
-assigned` for the streams. A node runtime registers its own handlers for these keys to serve real streams."""
+"""`pods/log`, `pods/exec`, `pods/attach`, `pods/portforward` and the `proxy` subresources: before anything runs
+the pod, answered as upstream answers (no node yet means an empty log and `pod x does not have a host assigned`);
+once a node runs it, relayed to that node's kubelet (handlers/kubelet_proxy.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from .. import errors
+from . import kubelet_proxy
 
 if TYPE_CHECKING:
     from ..server import ApiServer
@@ -55,19 +56,89 @@ async def log(handler: Any, request: web.Request, info: Any, res: Any, user: Any
         reason = (state.get("waiting") or {}).get("reason") or "ContainerCreating"
         raise errors.bad_request(f'container "{container}" in pod "{pod["metadata"]["name"]}" is waiting to '
                                  f"start: {reason}")
-    raise _no_backend(node)
+    kubelet = kubelet_proxy.kubelet_of(handler, node)
+    return await kubelet_proxy.logs(kubelet, request, info.namespace, pod["metadata"]["name"], container)
+
+
+def _split_name(name: str) -> tuple[str, str]:
+    """`[scheme:]name[:port]` of a proxy request -> (name, port)."""
+    parts = name.split(":")
+    if len(parts) == 3:
+        return parts[1], parts[2]
+    return parts[0], parts[1] if len(parts) == 2 else ""
+
+
+def _proxy_rest(request: web.Request, info: Any) -> str:
+    """The path after `.../<name>/proxy` (with the query string left to the relay)."""
+    marker = f"/{info.parts[0]}/{info.parts[1]}/proxy"
+    path = request.path
+    at = path.find(marker)
+    rest = path[at + len(marker):] if at >= 0 else "/"
+    return rest if rest.startswith("/") else "/" + rest
 
 
 async def stream(handler: Any, request: web.Request, info: Any, res: Any, user: Any,
                  target: Any) -> web.StreamResponse:
-    """exec, attach, portforward and pods/proxy: they need the pod's node."""
-    pod = _pod(handler, info, res)
+    """exec, attach, portforward and pods/proxy: relayed to the kubelet of the pod's node."""
+    name, port = _split_name(info.name) if info.subresource == "proxy" else (info.name, "")
+    pod = handler.registry.get(res, info.namespace, name).obj
+    container = ""
     if info.subresource in ("exec", "attach"):
-        _container(pod, request.query.get("container", ""))
+        container = _container(pod, request.query.get("container", ""))
     node = (pod.get("spec") or {}).get("nodeName")
     if not node:
         raise errors.bad_request(f"pod {pod['metadata']['name']} does not have a host assigned")
-    raise _no_backend(node)
+    kubelet = kubelet_proxy.kubelet_of(handler, node)
+    ns = info.namespace
+    if info.subresource == "portforward":
+        return await kubelet_proxy.stream(kubelet, request, f"/portForward/{ns}/{name}")
+    if info.subresource == "proxy":
+        if not port:
+            declared = [p.get("containerPort") for c in (pod.get("spec") or {}).get("containers") or ()
+                        for p in c.get("ports") or ()]
+            port = str(declared[0]) if declared else "80"
+        return await kubelet_proxy.http(kubelet, request, f"/podProxy/{ns}/{name}/{port}{_proxy_rest(request, info)}")
+    return await kubelet_proxy.stream(kubelet, request, f"/{info.subresource}/{ns}/{name}/{container}")
+
+
+async def node_proxy(handler: Any, request: web.Request, info: Any, res: Any, user: Any,
+                     target: Any) -> web.StreamResponse:
+    """nodes/proxy: any path of the node's kubelet."""
+    name, _ = _split_name(info.name)
+    handler.registry.get(res, None, name)
+    kubelet = kubelet_proxy.kubelet_of(handler, name)
+    return await kubelet_proxy.http(kubelet, request, _proxy_rest(request, info))
+
+
+async def service_proxy(handler: Any, request: web.Request, info: Any, res: Any, user: Any,
+                        target: Any) -> web.StreamResponse:
+    """services/proxy: to a ready endpoint of the service's port, through the kubelet of that pod's node."""
+    name, port_name = _split_name(info.name)
+    svc = handler.registry.get(res, info.namespace, name).obj
+    ports = (svc.get("spec") or {}).get("ports") or []
+    chosen = next((p for p in ports if port_name in (str(p.get("port")), p.get("name", ""))), None) if port_name \
+        else (ports[0] if ports else None)
+    if chosen is None:
+        raise errors.StatusError(503, "ServiceUnavailable", f'no endpoints available for service "{name}"', {})
+    slices = handler.server.resources.lookup("discovery.k8s.io", "v1", "endpointslices")
+    entries = handler.registry.cache.list(slices.key_prefix, info.namespace) if slices is not None else []
+    for entry in entries:
+        eps = entry.obj
+        if ((eps.get("metadata") or {}).get("labels") or {}).get("kubernetes.io/service-name") != name:
+            continue
+        port = next((p.get("port") for p in eps.get("ports") or () if p.get("name", "") == chosen.get("name", "")),
+                    None)
+        for endpoint in eps.get("endpoints") or ():
+            ref = endpoint.get("targetRef") or {}
+            if (endpoint.get("conditions") or {}).get("ready") is False or ref.get("kind") != "Pod" or not port:
+                continue
+            pod = kubelet_proxy._get(handler, "pods", info.namespace, ref["name"])  # noqa: SLF001
+            node = ((pod or {}).get("spec") or {}).get("nodeName")
+            if node:
+                kubelet = kubelet_proxy.kubelet_of(handler, node)
+                return await kubelet_proxy.http(
+                    kubelet, request, f"/podProxy/{info.namespace}/{ref['name']}/{port}{_proxy_rest(request, info)}")
+    raise errors.StatusError(503, "ServiceUnavailable", f'no endpoints available for service "{name}"', {})
 
 
 async def unreachable(handler: Any, request: web.Request, info: Any, res: Any, user: Any,
@@ -86,5 +157,5 @@ def install(server: ApiServer) -> None:
     handlers.setdefault(("", "pods", "log"), log)
     for sub in ("exec", "attach", "portforward", "proxy"):
         handlers.setdefault(("", "pods", sub), stream)
-    handlers.setdefault(("", "nodes", "proxy"), unreachable)
-    handlers.setdefault(("", "services", "proxy"), unreachable)
+    handlers.setdefault(("", "nodes", "proxy"), node_proxy)
+    handlers.setdefault(("", "services", "proxy"), service_proxy)

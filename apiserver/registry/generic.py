@@ -340,8 +340,9 @@ class Registry:
 
     async def guaranteed_update(self, res: ResourceType, namespace: str | None, name: str,
                                 mutate: Callable[[dict[str, Any]], Awaitable[dict[str, Any]] | dict[str, Any]],
-                                opts: WriteOptions, *, retries: int = 10) -> dict[str, Any] | Entry:
-        """Read-modify-write with retries on conflict (patches and internal updates)."""
+                                opts: WriteOptions, *, retries: int = 200) -> dict[str, Any] | Entry:
+        """Read-modify-write, again on a conflict (patches and internal updates): as upstream's GuaranteedUpdate,
+        writers racing on one object all land, one per round."""
         for _ in range(retries):
             current = self.get(res, namespace, name)
             copy = self.strategy(res).read(res, orjson.loads(current.raw))
@@ -355,10 +356,8 @@ class Registry:
                 raise errors.conflict(res.group_resource, name, errors.STALE)
             try:
                 return await self._write_update(res, namespace, current, new, opts)
-            except ConflictError:
-                if rv:
-                    raise errors.conflict(res.group_resource, name, errors.STALE) from None
-                continue
+            except ConflictError:  # another write landed first: read again (a resourceVersion the patch
+                continue  # itself carried then no longer matches, and that is the 409 above)
         raise errors.conflict(res.group_resource, name, errors.STALE)
 
     async def _write_update(self, res: ResourceType, namespace: str | None, current: Entry, new: dict[str, Any],

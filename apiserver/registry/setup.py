@@ -10,10 +10,12 @@ from ..resources import ResourceType
 from .generic import WriteOptions, now_rfc3339
 from .strategies.crd import CrdStrategy
 from .strategies.custom import CustomResourceStrategy
+from .strategies.daemonset import DaemonSetStrategy
 from .strategies.event import EventsV1Strategy
 from .strategies.event import convert as convert_event
 from .strategies.job import JobStrategy
 from .strategies.namespace import NamespaceStrategy
+from .strategies.node import NodeStrategy
 from .strategies.pod import PodStrategy
 from .strategies.service import ServiceStrategy
 from .strategies.volume import PersistentVolumeClaimStrategy, PersistentVolumeStrategy
@@ -27,10 +29,12 @@ def configure(server: ApiServer) -> None:
     registry = server.registry
     registry.strategies.update({
         ("", "Namespace"): NamespaceStrategy(),
+        ("", "Node"): NodeStrategy(),
         ("", "Pod"): PodStrategy(),
         ("", "Service"): ServiceStrategy(config.service_cidr, config.node_port_range),
         ("", "PersistentVolume"): PersistentVolumeStrategy(),
         ("", "PersistentVolumeClaim"): PersistentVolumeClaimStrategy(),
+        ("apps", "DaemonSet"): DaemonSetStrategy(),
         ("apiextensions.k8s.io", "CustomResourceDefinition"): CrdStrategy(),
         ("events.k8s.io", "Event"): EventsV1Strategy(),
         ("batch", "Job"): JobStrategy(),

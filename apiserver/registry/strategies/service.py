@@ -47,6 +47,8 @@ class ServiceStrategy(Strategy):
             for port in (svc.get("spec") or {}).get("ports") or ():
                 if port.get("nodePort"):
                     used.add(port["nodePort"])
+            if (svc.get("spec") or {}).get("healthCheckNodePort"):
+                used.add(svc["spec"]["healthCheckNodePort"])
         return used
 
     # -- allocation ------------------------------------------------------------------------------
@@ -80,17 +82,27 @@ class ServiceStrategy(Strategy):
                                 f"failed to allocate IP {requested}: provided IP is already allocated")]
             chosen = requested
         else:
-            hosts = [str(h) for h in self.network.hosts()]
-            free = [h for h in hosts if h not in used]
-            if not free:
-                raise errors.StatusError(500, "InternalError", "Internal error occurred: failed to allocate a "
-                                         "serviceIP: range is full")
-            # upstream prefers the upper part of the range for dynamic allocation
-            upper = [h for h in free if int(ipaddress.ip_address(h)) >= int(self.network.network_address) + 16]
-            chosen = random.choice(upper or free)
+            chosen = self._random_free_ip(used)
         self._reserve_ip(ctx, chosen)
         spec["clusterIP"], spec["clusterIPs"] = chosen, [chosen]
         return []
+
+    def _random_free_ip(self, used: set[str]) -> str:
+        """A free address, preferably in the upper part of the range (as upstream allocates dynamically): random
+        guesses first, so a large range (a /16) costs no walk over all its addresses; a scan when it is full."""
+        first, last = int(self.network.network_address) + 1, int(self.network.broadcast_address) - 1
+        upper = min(first + 15, last)
+        for _ in range(64):
+            guess = str(ipaddress.ip_address(random.randint(upper, last)))
+            if guess not in used:
+                return guess
+        hosts = [str(h) for h in self.network.hosts()]
+        free = [h for h in hosts if h not in used]
+        if not free:
+            raise errors.StatusError(500, "InternalError", "Internal error occurred: failed to allocate a "
+                                     "serviceIP: range is full")
+        upper_free = [h for h in free if int(ipaddress.ip_address(h)) >= upper]
+        return random.choice(upper_free or free)
 
     def _allocate_ports(self, ctx: WriteContext, spec: dict[str, Any], uid: str | None) -> list[FieldError]:
         if spec.get("type") not in NODE_PORT_TYPES:
@@ -121,7 +133,32 @@ class ServiceStrategy(Strategy):
             used.add(chosen)
             self._reserve_port(ctx, chosen)
             port["nodePort"] = chosen
-        return errs
+        return errs + self._allocate_health_port(ctx, spec, used)
+
+    def _allocate_health_port(self, ctx: WriteContext, spec: dict[str, Any], used: set[int]) -> list[FieldError]:
+        """`healthCheckNodePort`, from the node port range, for LoadBalancer Services whose
+        externalTrafficPolicy is Local (dropped when the Service no longer needs one, as upstream does)."""
+        if spec.get("type") != "LoadBalancer" or spec.get("externalTrafficPolicy") != "Local":
+            spec.pop("healthCheckNodePort", None)
+            return []
+        low, high = self.node_ports
+        wanted = spec.get("healthCheckNodePort")
+        if wanted:
+            if not low <= wanted <= high:
+                return [invalid("spec.healthCheckNodePort", wanted, f"provided port is not in the valid range. "
+                                f"The range of valid ports is {low}-{high}")]
+            if wanted in used:
+                return [invalid("spec.healthCheckNodePort", wanted, "provided port is already allocated")]
+            chosen = wanted
+        else:
+            free = [p for p in range(low, high + 1) if p not in used]
+            if not free:
+                raise errors.StatusError(500, "InternalError", "Internal error occurred: failed to allocate "
+                                         "a nodePort: range is full")
+            chosen = random.choice(free)
+        self._reserve_port(ctx, chosen)
+        spec["healthCheckNodePort"] = chosen
+        return []
 
     def prepare_for_update(self, ctx: WriteContext, new: dict[str, Any], old: dict[str, Any]) -> None:
         super().prepare_for_update(ctx, new, old)
@@ -138,6 +175,8 @@ class ServiceStrategy(Strategy):
                 carried = old_ports.get((port.get("port"), port.get("protocol")))
                 if not port.get("nodePort") and carried:
                     port["nodePort"] = carried
+        if old_spec.get("healthCheckNodePort") and not spec.get("healthCheckNodePort"):
+            spec["healthCheckNodePort"] = old_spec["healthCheckNodePort"]
 
     async def before_write(self, ctx: WriteContext, new: dict[str, Any], old: dict[str, Any] | None) -> None:
         spec = new.setdefault("spec", {})

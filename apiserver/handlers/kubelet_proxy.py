@@ -1,0 +1,140 @@
+"""Reaching a node's kubelet, as upstream's API server does: `pods/log` (HTTP, followed as it streams),
+`pods/exec|attach|portforward` (WebSocket, relayed frame for frame with the subprotocol the kubelet chose),
+`nodes/proxy`, and `pods/proxy` / `services/proxy` (HTTP through the kubelet of the pod's node, since the API
+server is not on the Pod network). The kubelet's address is the Node's InternalIP and daemonEndpoints port; it
+is shown the bearer token of Secret kube-system/mini-kube-kubelet-api."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+from typing import Any
+from urllib.parse import quote
+
+import aiohttp
+from aiohttp import web
+
+from .. import errors
+
+TOKEN_SECRET = ("kube-system", "mini-kube-kubelet-api")
+HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "upgrade", "content-length", "host", "authorization",
+               "proxy-authorization", "te", "trailer", "content-encoding"}
+STREAM_QUERY = ("command", "container", "stdin", "stdout", "stderr", "tty", "ports")
+LOG_QUERY = ("follow", "previous", "sinceSeconds", "sinceTime", "timestamps", "tailLines", "limitBytes")
+
+
+class Kubelet:
+    """Where a node's kubelet listens and how to authenticate to it."""
+
+    def __init__(self, url: str, token: str) -> None:
+        self.url = url
+        self.headers = {"Authorization": f"Bearer {token}"}
+
+
+def _get(handler: Any, plural: str, namespace: str | None, name: str) -> dict[str, Any] | None:
+    res = handler.server.resources.lookup("", "v1", plural)
+    try:
+        return handler.registry.get(res, namespace, name).obj
+    except errors.StatusError:
+        return None
+
+
+def kubelet_of(handler: Any, node_name: str) -> Kubelet:
+    """The kubelet of `node_name`, or 503 as upstream's `error dialing backend`."""
+    node = _get(handler, "nodes", None, node_name)
+    secret = _get(handler, "secrets", *TOKEN_SECRET)
+    status = (node or {}).get("status") or {}
+    address = next((a["address"] for a in status.get("addresses") or () if a.get("type") == "InternalIP"), None)
+    port = ((status.get("daemonEndpoints") or {}).get("kubeletEndpoint") or {}).get("Port")
+    token = ((secret or {}).get("data") or {}).get("token")
+    if not (address and port and token):
+        raise errors.StatusError(503, "ServiceUnavailable",
+                                 f'error dialing backend: no kubelet serves node "{node_name}"', {})
+    return Kubelet(f"http://{address}:{port}", base64.b64decode(token).decode())
+
+
+def _query(request: web.Request, keys: tuple[str, ...]) -> list[tuple[str, str]]:
+    return [(k, v) for k, v in request.query.items() if k in keys]
+
+
+def _session(request: web.Request) -> aiohttp.ClientSession:
+    return aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None, sock_connect=10))
+
+
+async def logs(kubelet: Kubelet, request: web.Request, namespace: str, pod: str, container: str) -> web.StreamResponse:
+    url = f"{kubelet.url}/containerLogs/{quote(namespace)}/{quote(pod)}/{quote(container)}"
+    try:
+        async with _session(request) as session, session.get(url, params=_query(request, LOG_QUERY),
+                                                             headers=kubelet.headers) as answer:
+            if answer.status != 200:
+                text = (await answer.text()).strip()
+                raise errors.StatusError(answer.status if answer.status < 500 else 500,
+                                         "BadRequest" if answer.status == 400 else "NotFound" if answer.status == 404
+                                         else "InternalError", text, {})
+            response = web.StreamResponse(headers={"Content-Type": "text/plain"})
+            await response.prepare(request)
+            async for chunk in answer.content.iter_any():
+                await response.write(chunk)
+            return response
+    except aiohttp.ClientError as exc:
+        raise errors.StatusError(503, "ServiceUnavailable", f"error dialing backend: {exc}", {}) from None
+
+
+async def stream(kubelet: Kubelet, request: web.Request, path: str) -> web.StreamResponse:
+    """Relay a WebSocket (exec, attach, portforward) to the kubelet."""
+    if request.headers.get("Upgrade", "").lower() != "websocket":
+        if request.headers.get("Upgrade"):
+            raise errors.bad_request(f"unsupported upgrade {request.headers['Upgrade']!r}: mini-kube streams over "
+                                     "WebSocket (kubectl 1.30 and newer; v4/v5.channel.k8s.io)")
+        raise errors.bad_request("Upgrade request required")
+    offered = [p.strip() for p in request.headers.get("Sec-WebSocket-Protocol", "").split(",") if p.strip()]
+    session = _session(request)
+    try:
+        try:
+            upstream = await session.ws_connect(f"{kubelet.url}{path}", params=_query(request, STREAM_QUERY),
+                                                protocols=offered, headers=kubelet.headers, max_msg_size=16 << 20,
+                                                autoping=True)
+        except aiohttp.WSServerHandshakeError as exc:
+            raise errors.StatusError(exc.status if exc.status < 500 else 500, "BadRequest", exc.message, {}) from None
+        except aiohttp.ClientError as exc:
+            raise errors.StatusError(503, "ServiceUnavailable", f"error dialing backend: {exc}", {}) from None
+        chosen = upstream.protocol
+        downstream = web.WebSocketResponse(protocols=[chosen] if chosen else (), max_msg_size=16 << 20)
+        await downstream.prepare(request)
+
+        async def pipe(src: Any, dst: Any) -> None:
+            async for message in src:
+                if message.type == aiohttp.WSMsgType.BINARY:
+                    await dst.send_bytes(message.data)
+                elif message.type == aiohttp.WSMsgType.TEXT:
+                    await dst.send_str(message.data)
+                else:
+                    break
+            await dst.close()
+
+        tasks = [asyncio.create_task(pipe(upstream, downstream)), asyncio.create_task(pipe(downstream, upstream))]
+        _, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.gather(*pending, return_exceptions=True), 2)
+        for task in pending:
+            task.cancel()
+        return downstream
+    finally:
+        await session.close()
+
+
+async def http(kubelet: Kubelet, request: web.Request, path: str) -> web.Response:
+    """Relay one HTTP request (nodes/proxy, pods/proxy, services/proxy)."""
+    headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_HEADERS}
+    headers.update(kubelet.headers)
+    body = await request.read()
+    try:
+        async with _session(request) as session, session.request(
+                request.method, f"{kubelet.url}{path}", params=list(request.query.items()), headers=headers,
+                data=body or None, allow_redirects=False) as answer:
+            data = await answer.read()
+            out = {k: v for k, v in answer.headers.items() if k.lower() not in HOP_HEADERS}
+            return web.Response(status=answer.status, body=data, headers=out)
+    except aiohttp.ClientError as exc:
+        raise errors.StatusError(503, "ServiceUnavailable", f"error dialing backend: {exc}", {}) from None

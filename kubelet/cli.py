@@ -1,0 +1,82 @@
+"""`mini-kube node --name N --kubeconfig F`: one node (kubelet, and its kube-proxy unless --no-proxy) as its own
+process; and `start_in_process`, which `mini-kube serve --nodes K` and test clusters use."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from typing import Any
+
+from mini_kube.controllers.client import ApiClient
+
+from .nodes import NodeSet, node_names
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    node = sub.add_parser("node", help="run a node (kubelet and kube-proxy) against a server")
+    node.add_argument("--name", required=True, help="the Node's name")
+    node.add_argument("--kubeconfig", required=True, help="kubeconfig of the API server")
+    node.add_argument("--index", type=int, default=0, help="the node's number in the cluster: its address is "
+                      "127.A.B.(10+index), its podCIDR 10.244.(index+1).0/24 (default 0)")
+    add_node_options(node)
+    node.add_argument("--no-proxy", action="store_true", help="do not run this node's kube-proxy")
+
+
+def add_node_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--node-runtime", choices=("auto", "process", "simulated"), default="auto",
+                        help="how pods run: real processes in their own namespaces (process), a timeline with no "
+                             "processes (simulated), or process where namespaces can be made (auto, the default)")
+    parser.add_argument("--node-root-dir", default=None,
+                        help="where the kubelets keep pod files (default: a temporary directory)")
+
+
+class InProcessNodes:
+    """Kubelets (and their kube-proxies) running in this process."""
+
+    def __init__(self, nodes: NodeSet, proxies: list[Any]) -> None:
+        self.nodes = nodes
+        self.proxies = proxies
+
+    @property
+    def kubelets(self) -> list[Any]:
+        return self.nodes.kubelets
+
+    async def stop(self) -> None:
+        await asyncio.gather(*(p.stop() for p in self.proxies), return_exceptions=True)
+        await self.nodes.stop()
+
+
+async def start_in_process(client_factory: Any, names: list[str], *, runtime: str = "auto",
+                           root: str | None = None, proxy: bool = True, service_cidr: str = "10.0.0.0/24",
+                           first_index: int = 0) -> InProcessNodes:
+    """Start a kubelet (and kube-proxy) for each name."""
+    nodes = await NodeSet.create(client_factory, runtime=runtime, root=root, service_cidr=service_cidr)
+    proxies = []
+    for offset, name in enumerate(names):
+        kubelet = await nodes.add(name, first_index + offset)
+        if proxy:
+            from mini_kube.proxy.server import ProxyServer
+
+            server = ProxyServer(client_factory(), name, kubelet.address, nodes.network.netns)
+            await server.start()
+            proxies.append(server)
+    return InProcessNodes(nodes, proxies)
+
+
+async def run(args: argparse.Namespace) -> None:
+    from mini_kube.apiserver.cli import until_signalled
+
+    def client() -> ApiClient:
+        return ApiClient.from_kubeconfig(args.kubeconfig, user_agent=f"kubelet/{args.name}")
+
+    running = await start_in_process(client, [args.name], runtime=args.node_runtime, root=args.node_root_dir,
+                                     proxy=not args.no_proxy, first_index=args.index)
+    kubelet = running.kubelets[0]
+    print(f"mini-kube node {args.name} ready at {kubelet.address} ({running.nodes.runtime} runtime)", flush=True)
+    try:
+        await until_signalled()
+    finally:
+        await running.stop()
+
+
+__all__ = ["add_parser", "add_node_options", "node_names", "run", "start_in_process"]

@@ -1,0 +1,124 @@
+"""A container's first moments, inside its own mount namespace (started under `unshare --mount`): build its root
+(a tmpfs with the host's top-level directories bound in), mount its volumes at their mountPath (an overlay with
+a tmpfs upper layer on the nearest existing directory when a path does not exist, so the host never changes),
+put the Pod's /etc/hosts and /etc/resolv.conf in place, chroot, chdir and exec the command.
+
+Standard library only, run as `python -I -S containerinit.py SPEC.json`; exits 128 when the command cannot
+start (as a runtime's StartError)."""
+
+import ctypes
+import ctypes.util
+import json
+import os
+import sys
+
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
+libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+
+
+def mount(source, target, fstype, flags, data=None):
+    args = [None if v is None else v.encode() for v in (source, target, fstype)]
+    if libc.mount(args[0], args[1], args[2], flags, None if data is None else data.encode()) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"mount {source} on {target}: {os.strerror(err)}")
+
+
+class Root:
+    """The container's root directory under construction."""
+
+    def __init__(self, path, scratch):
+        self.path = path
+        self.scratch = scratch  # a tmpfs for overlay layers
+        self.overlays = 0
+
+    def build(self):
+        mount("tmpfs", self.path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
+        for entry in sorted(os.listdir("/")):
+            src, dst = "/" + entry, os.path.join(self.path, entry)
+            if os.path.islink(src):
+                os.symlink(os.readlink(src), dst)
+            elif os.path.isdir(src):
+                os.mkdir(dst)
+                mount(src, dst, None, MS_BIND | MS_REC)
+            elif os.path.isfile(src):
+                open(dst, "w").close()
+                mount(src, dst, None, MS_BIND)
+        mount("tmpfs", self.scratch, "tmpfs", 0, "mode=0755")
+
+    def inside(self, target):
+        """`target` as a path under the root, its symlinks resolved as they will be after the chroot."""
+        parts = [p for p in os.path.normpath(target).split("/") if p]
+        done = []
+        hops = 0
+        while parts:
+            part = parts.pop(0)
+            if part == "..":
+                if done:
+                    done.pop()
+                continue
+            candidate = os.path.join(self.path, *done, part)
+            if os.path.islink(candidate) and hops < 40:
+                hops += 1
+                link = os.readlink(candidate)
+                if link.startswith("/"):
+                    done = []
+                parts = [p for p in link.split("/") if p and p != "."] + parts
+                continue
+            done.append(part)
+        return os.path.join(self.path, *done)
+
+    def ensure(self, target, directory):
+        """Make `target` exist (a directory or an empty file), through an overlay where the host has no such path."""
+        path = self.inside(target)
+        if os.path.lexists(path):
+            return path
+        ancestor = os.path.dirname(path)
+        while not os.path.isdir(ancestor):
+            ancestor = os.path.dirname(ancestor)
+        if ancestor != self.path:
+            self.overlays += 1
+            upper = os.path.join(self.scratch, f"o{self.overlays}", "upper")
+            work = os.path.join(self.scratch, f"o{self.overlays}", "work")
+            os.makedirs(upper)
+            os.makedirs(work)
+            mount("overlay", ancestor, "overlay", 0, f"lowerdir={ancestor},upperdir={upper},workdir={work}")
+        if directory:
+            os.makedirs(path, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            open(path, "w").close()
+        return path
+
+    def bind(self, source, target, read_only):
+        path = self.ensure(target, os.path.isdir(source))
+        mount(source, path, None, MS_BIND | MS_REC)
+        if read_only:
+            mount(None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY)
+
+
+def main():
+    with open(sys.argv[1]) as handle:
+        spec = json.load(handle)
+    root = Root(spec["root"], spec["scratch"])
+    root.build()
+    for m in spec.get("mounts") or ():
+        root.bind(m["source"], m["target"], m.get("readOnly", False))
+    for target, source in (spec.get("files") or {}).items():
+        root.bind(source, target, False)
+    os.chroot(root.path)
+    try:
+        os.chdir(spec.get("workdir") or "/")
+    except OSError:
+        os.makedirs(spec["workdir"], exist_ok=True)
+        os.chdir(spec["workdir"])
+    argv, env = spec["argv"], spec["env"]
+    try:
+        os.execvpe(argv[0], argv, env)
+    except OSError as exc:
+        what = "executable file not found in $PATH" if isinstance(exc, FileNotFoundError) else exc.strerror
+        sys.stderr.write(f'exec: "{argv[0]}": {what}\n')
+        sys.exit(128)
+
+
+if __name__ == "__main__":
+    main()

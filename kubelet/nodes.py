@@ -1,0 +1,137 @@
+"""Starting kubelets: K in-process nodes for `serve --nodes K` and test clusters, or one for `mini-kube node`.
+Chooses the runtime (process where namespaces can be made, else simulated), joins or makes the cluster network,
+and gives each node its loopback address and podCIDR."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import shutil
+import socket
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from mini_kube.network.cluster import ClusterNetwork
+from mini_kube.network.namespaces import can_make_namespaces, socket_in
+
+from .kubelet import Kubelet, KubeletConfig
+from .runtime.base import Runtime
+from .runtime.process import ProcessRuntime
+from .runtime.simulated import SimulatedRuntime
+
+log = logging.getLogger("mini-kube.kubelet")
+TOKEN_SECRET = "mini-kube-kubelet-api"
+
+
+def choose_runtime(wanted: str) -> str:
+    """`process`, `simulated`, or `auto` (process where namespaces can be made)."""
+    if wanted != "auto":
+        if wanted == "process":
+            ok, why = can_make_namespaces()
+            if not ok:
+                raise RuntimeError(f"the process runtime needs network namespaces: {why}")
+        return wanted
+    ok, why = can_make_namespaces()
+    if not ok:
+        log.warning("simulated runtime: %s", why)
+    return "process" if ok else "simulated"
+
+
+class NodeSet:
+    """Kubelets of one process, sharing its cluster network."""
+
+    def __init__(self, client_factory: Any, network: ClusterNetwork, runtime: str, root: Path,
+                 owns_root: bool) -> None:
+        self.client_factory = client_factory
+        self.network = network
+        self.runtime = runtime
+        self.root = root
+        self.owns_root = owns_root
+        self.kubelets: list[Kubelet] = []
+        self.token = ""
+
+    @classmethod
+    async def create(cls, client_factory: Any, *, runtime: str = "auto", root: str | None = None,
+                     service_cidr: str = "10.0.0.0/24") -> NodeSet:
+        kind = choose_runtime(runtime)
+        client = client_factory()
+        try:
+            network = await ClusterNetwork.ensure(client, service_cidr=service_cidr, namespaces=kind == "process")
+            token = await kubelet_api_token(client)
+        finally:
+            await client.close()
+        owns = root is None
+        base = Path(root) if root else Path(tempfile.mkdtemp(prefix="mini-kube-nodes-"))
+        nodes = cls(client_factory, network, kind, base, owns)
+        nodes.token = token
+        return nodes
+
+    def _runtime(self) -> Runtime:
+        return ProcessRuntime(self.network) if self.runtime == "process" else SimulatedRuntime()
+
+    async def _dial(self, host: str, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        sock = socket_in(self.network.netns, socket.AF_INET, socket.SOCK_STREAM)
+        sock.setblocking(False)
+        try:
+            await asyncio.get_running_loop().sock_connect(sock, (host, port))
+        except OSError:
+            sock.close()
+            raise
+        return await asyncio.open_connection(sock=sock)
+
+    async def add(self, name: str, index: int, **overrides: Any) -> Kubelet:
+        """Start the kubelet of node `name` (the index-th node: its address and podCIDR follow)."""
+        directory = self.root / name
+        if directory.exists():
+            shutil.rmtree(directory, ignore_errors=True)  # left by a crash: its pods are gone
+        config = KubeletConfig(node_name=name, address=self.network.node_address(index),
+                               pod_cidr=self.network.pod_cidr(index), root=str(directory), **overrides)
+        kubelet = Kubelet(self.client_factory(), config, self._runtime(),
+                          dialer=self._dial if self.runtime == "process" else None, api_token=self.token,
+                          network_netns=self.network.netns)
+        await kubelet.start()
+        self.kubelets.append(kubelet)
+        return kubelet
+
+    async def stop(self) -> None:
+        await asyncio.gather(*(k.stop() for k in self.kubelets), return_exceptions=True)
+        self.kubelets.clear()
+        self.network.close()
+        if self.owns_root:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+async def kubelet_api_token(client: Any) -> str:
+    """The bearer token the API server shows the kubelets (Secret kube-system/mini-kube-kubelet-api)."""
+    import base64
+    import secrets
+
+    from mini_kube.controllers.client import AlreadyExists, NotFound, ResourceRef
+
+    ref = ResourceRef("", "v1", "secrets")
+    try:
+        found = await client.get(ref, TOKEN_SECRET, "kube-system")
+        return base64.b64decode(found["data"]["token"]).decode()
+    except NotFound:
+        token = secrets.token_urlsafe(32)
+        body = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": TOKEN_SECRET, "namespace": "kube-system"},
+                "type": "Opaque", "data": {"token": base64.b64encode(token.encode()).decode()}}
+        try:
+            await client.create(ref, body, "kube-system")
+            return token
+        except AlreadyExists:
+            return await kubelet_api_token(client)
+
+
+def node_names(count: int) -> list[str]:
+    return ["mini-kube"] if count == 1 else [f"mini-kube-{i + 1}" for i in range(count)]
+
+
+async def start_nodes(client_factory: Any, count: int, **kwargs: Any) -> NodeSet:
+    nodes = await NodeSet.create(client_factory, **kwargs)
+    for index, name in enumerate(node_names(count)):
+        await nodes.add(name, index)
+    return nodes
+
+

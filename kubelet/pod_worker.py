@@ -1,0 +1,339 @@
+"""One Pod's life on a node: sandbox, volumes, init containers in order, containers supervised with
+restartPolicy and CrashLoopBackOff back-off, probes, activeDeadlineSeconds, graceful termination, and the
+status written after every change (coalesced; only when it differs)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mini_kube.controllers.client import ApiError, NotFound, ResourceRef
+
+from . import pod_status
+from .env import EnvError, container_env, expand
+from .probes import ProbeRunner
+from .records import ContainerRecord, now
+from .runtime.base import ContainerSpec
+from .volumes import VolumeError, container_mounts, make_volumes
+
+if TYPE_CHECKING:
+    from .kubelet import Kubelet
+
+log = logging.getLogger("mini-kube.kubelet")
+PODS = ResourceRef("", "v1", "pods")
+MAX_BACKOFF = 300.0
+BACKOFF_RESET = 600.0
+
+
+def meta(obj: dict[str, Any]) -> dict[str, Any]:
+    return obj.get("metadata") or {}
+
+
+class PodWorker:
+    """Runs one Pod; `update` hands it newer versions of the Pod, `stop` ends it without a trace."""
+
+    def __init__(self, kubelet: Kubelet, pod: dict[str, Any]) -> None:
+        self.kubelet = kubelet
+        self.pod = pod
+        self.uid = meta(pod)["uid"]
+        self.name = meta(pod)["name"]
+        self.namespace = meta(pod)["namespace"]
+        spec = pod.get("spec") or {}
+        self.restart_policy = spec.get("restartPolicy") or "Always"
+        self.inits = [ContainerRecord(c["name"], c.get("image", ""), init=True) for c in spec.get("initContainers") or ()]
+        for record in self.inits:
+            record.state = {"waiting": {"reason": "PodInitializing"}}
+        self.containers = [ContainerRecord(c["name"], c.get("image", "")) for c in spec.get("containers") or ()]
+        if self.inits:
+            for record in self.containers:
+                record.state = {"waiting": {"reason": "PodInitializing"}}
+        self.specs = {c["name"]: c for c in [*(spec.get("initContainers") or ()), *(spec.get("containers") or ())]}
+        self.sandbox: Any = None
+        self.ip: str | None = None
+        self.start_time = (pod.get("status") or {}).get("startTime") or now()
+        self.override: dict[str, str] | None = None
+        self.volumes: dict[str, str] = {}
+        self.terminating = False
+        self.finished = asyncio.Event()  # containers done for good (terminal) or terminated
+        self._dirty = asyncio.Event()
+        self._written: dict[str, Any] | None = None
+        self._backoff = {r.name: 0.0 for r in self.containers + self.inits}
+        self.probes = ProbeRunner(self)
+        self._main = asyncio.create_task(self._run(), name=f"pod {self.namespace}/{self.name}")
+        self._writer = asyncio.create_task(self._write_status(), name=f"pod status {self.namespace}/{self.name}")
+        self._supervisors: list[asyncio.Task[None]] = []
+        self._deadline: asyncio.TimerHandle | None = None
+        self.mark_dirty()
+
+    # -- inputs ------------------------------------------------------------------------------------------------
+    def update(self, pod: dict[str, Any]) -> None:
+        self.pod = pod
+        if meta(pod).get("deletionTimestamp") and not self.terminating:
+            grace = meta(pod).get("deletionGracePeriodSeconds")
+            asyncio.create_task(self.terminate(30.0 if grace is None else float(grace), delete=True))
+
+    def mark_dirty(self) -> None:
+        self._dirty.set()
+
+    def record(self, name: str) -> ContainerRecord | None:
+        return next((r for r in self.containers + self.inits if r.name == name), None)
+
+    # -- the pod's life ----------------------------------------------------------------------------------------
+    @property
+    def directory(self) -> Path:
+        return self.kubelet.root / "pods" / self.uid
+
+    async def _run(self) -> None:
+        runtime = self.kubelet.runtime
+        self.ip = self.kubelet.ipam.allocate(self.uid) if not self._host_network else self.kubelet.address
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.sandbox = await runtime.create_sandbox(self.pod, self.ip, str(self.directory))
+        self.mark_dirty()
+        while not self.terminating:
+            try:
+                self.volumes = await make_volumes(self.pod, self.directory, self.kubelet.get_object,
+                                                  self.kubelet.request_token, self.kubelet.root)
+                break
+            except (VolumeError, ApiError) as exc:
+                self.kubelet.events.emit(self.pod, "FailedMount", f"MountVolume.SetUp failed: {exc}", "Warning")
+                await asyncio.sleep(2.0)
+        deadline = (self.pod.get("spec") or {}).get("activeDeadlineSeconds")
+        if deadline is not None:
+            self._deadline = asyncio.get_running_loop().call_later(float(deadline), self._deadline_exceeded)
+        for record in self.inits:
+            while not self.terminating:
+                code = await self._run_once(record)
+                if code is None or code == 0:
+                    break
+                if self.restart_policy == "Never":
+                    self._finish()
+                    return
+                await self._back_off(record, "CrashLoopBackOff")
+            if self.terminating:
+                return
+        if self.terminating:
+            return
+        for record in self.containers:
+            if record.state.get("waiting", {}).get("reason") == "PodInitializing":
+                record.state = {"waiting": {"reason": "ContainerCreating"}}
+        self._supervisors = [asyncio.create_task(self._supervise(r)) for r in self.containers]
+        await asyncio.gather(*self._supervisors, return_exceptions=True)
+        if not self.terminating:
+            self._finish()
+
+    @property
+    def _host_network(self) -> bool:
+        return bool((self.pod.get("spec") or {}).get("hostNetwork"))
+
+    def _finish(self) -> None:
+        """Every container is done for good: the Pod is terminal."""
+        if self._deadline is not None:
+            self._deadline.cancel()
+        self.mark_dirty()
+        self.finished.set()
+
+    async def _supervise(self, record: ContainerRecord) -> None:
+        while not self.terminating:
+            started = time.monotonic()
+            code = await self._run_once(record)
+            if code is None or self.terminating:
+                return
+            if not (self.restart_policy == "Always" or (self.restart_policy == "OnFailure" and code != 0)):
+                return
+            if time.monotonic() - started > BACKOFF_RESET:
+                self._backoff[record.name] = 0.0
+            await self._back_off(record, "CrashLoopBackOff")
+
+    async def _back_off(self, record: ContainerRecord, reason: str) -> None:
+        delay = self._backoff[record.name]
+        self._backoff[record.name] = min(MAX_BACKOFF, delay * 2 if delay else self.kubelet.backoff_base)
+        if delay:
+            record.set_waiting(reason, f"back-off {int(delay)}s restarting failed container={record.name} "
+                                       f"pod={self.name}_{self.namespace}({self.uid})")
+            self.kubelet.events.emit(self.pod, "BackOff", "Back-off restarting failed container "
+                                     f"{record.name} in pod {self.name}_{self.namespace}({self.uid})", "Warning")
+            self.mark_dirty()
+            await asyncio.sleep(delay)
+        record.restart_count += 1
+
+    async def _run_once(self, record: ContainerRecord) -> int | None:
+        """Start the container and wait for its exit code (None: it could not start before termination)."""
+        spec = self.specs[record.name]
+        while True:
+            try:
+                container_spec = await self._container_spec(record, spec)
+                break
+            except EnvError as exc:
+                if "terminated" in record.state:
+                    record.last_state = {"terminated": record.state["terminated"]}
+                record.state = {"waiting": {"reason": "CreateContainerConfigError", "message": str(exc)}}
+                self.kubelet.events.emit(self.pod, "Failed", f"Error: {exc}", "Warning")
+                self.mark_dirty()
+                await asyncio.sleep(2.0)
+                if self.terminating:
+                    return None
+        if self.terminating:
+            return None
+        try:
+            container = await self.kubelet.runtime.start(self.sandbox, container_spec)
+        except OSError as exc:
+            record.state = {"terminated": {"exitCode": 128, "reason": "StartError", "message": str(exc),
+                                           "startedAt": now(), "finishedAt": now()}}
+            self.kubelet.events.emit(self.pod, "Failed", f"Error: {exc}", "Warning")
+            self.mark_dirty()
+            return 128
+        if "terminated" in record.state:
+            record.last_state = {"terminated": record.state["terminated"]}
+        record.set_running(container, time.monotonic())
+        self.kubelet.events.emit(self.pod, "Started", f"Started container {record.name}")
+        if record.init:
+            record.started = True
+        else:
+            self.probes.start(record, spec)
+        self.mark_dirty()
+        code = await container.wait()
+        self.probes.stop(record)
+        record.set_terminated(code, "OOMKilled" if getattr(container, "oom_killed", False) else "")
+        self.mark_dirty()
+        return code
+
+    async def _container_spec(self, record: ContainerRecord, spec: dict[str, Any]) -> ContainerSpec:
+        env = await container_env(self._pod_with_ips(), spec, self.kubelet.get_object, self.kubelet.services(),
+                                  self.kubelet.allocatable)
+        command = [expand(a, env) for a in spec.get("command") or ()]
+        args = [expand(a, env) for a in spec.get("args") or ()]
+        argv = command + args if command else args
+        ports = [p["containerPort"] for p in spec.get("ports") or () if p.get("protocol", "TCP") == "TCP"]
+        if not argv:
+            argv = self.kubelet.standin_argv(spec.get("image", ""), ports)
+        log_dir = self.directory / "logs" / record.name
+        return ContainerSpec(name=record.name, argv=argv, env=env, workdir=spec.get("workingDir") or "/",
+                             mounts=container_mounts(spec, self.volumes),
+                             log_path=str(log_dir / f"{record.restart_count}.log"), tty=bool(spec.get("tty")),
+                             stdin=bool(spec.get("stdin")), ports=ports, hostname=self._hostname(),
+                             init=record.init)
+
+    def _hostname(self) -> str:
+        spec = self.pod.get("spec") or {}
+        return spec.get("hostname") or self.name
+
+    def _pod_with_ips(self) -> dict[str, Any]:
+        pod = dict(self.pod)
+        status = dict(pod.get("status") or {})
+        status.update({"hostIP": self.kubelet.address, "hostIPs": [{"ip": self.kubelet.address}]})
+        if self.ip:
+            status.update({"podIP": self.ip, "podIPs": [{"ip": self.ip}]})
+        pod["status"] = status
+        return pod
+
+    def _deadline_exceeded(self) -> None:
+        if self.terminating or self.finished.is_set():
+            return
+        self.override = {"phase": "Failed", "reason": "DeadlineExceeded",
+                         "message": "Pod was active on the node longer than the specified deadline"}
+        self.kubelet.events.emit(self.pod, "DeadlineExceeded", self.override["message"], "Warning")
+        asyncio.create_task(self.terminate(0.0, delete=False))
+
+    # -- ending ------------------------------------------------------------------------------------------------
+    async def terminate(self, grace: float, *, delete: bool) -> None:
+        """Stop every container (SIGTERM, then SIGKILL after `grace`), release the sandbox, and with `delete`
+        remove the Pod from the API (the final, grace-0 delete)."""
+        if self.terminating:
+            return
+        self.terminating = True
+        if self._deadline is not None:
+            self._deadline.cancel()
+        running = [r for r in self.containers + self.inits if r.running and r.container is not None]
+        for record in running:
+            self.kubelet.events.emit(self.pod, "Killing", f"Stopping container {record.name}")
+            record.container.signal(signal.SIGTERM)
+        waits = [asyncio.ensure_future(r.container.wait()) for r in running]
+        if waits:
+            _, pending = await asyncio.wait(waits, timeout=grace)
+            if pending:
+                for record in running:
+                    record.container.signal(signal.SIGKILL)
+                await asyncio.wait(pending, timeout=5)
+        self._main.cancel()
+        for task in self._supervisors:
+            task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await self._main
+        self.probes.stop_all()
+        for record, wait in zip(running, waits, strict=True):
+            if wait.done() and not wait.cancelled() and wait.exception() is None:
+                record.set_terminated(wait.result())
+        for record in self.containers:
+            if "waiting" in record.state and record.restart_count == 0 and not record.last_state:
+                record.state = {"terminated": {"exitCode": 137, "reason": "ContainerStatusUnknown",
+                                               "message": "The container could not be located when the pod was "
+                                                          "terminated", "startedAt": None, "finishedAt": now()}}
+        self.finished.set()
+        self.mark_dirty()
+        await self._flush()
+        await self._release()
+        if delete:
+            with contextlib.suppress(NotFound, ApiError):
+                await self.kubelet.client.delete(PODS, self.name, self.namespace, body={
+                    "gracePeriodSeconds": 0, "preconditions": {"uid": self.uid}})
+
+    async def _release(self) -> None:
+        if self.sandbox is not None:
+            sandbox, self.sandbox = self.sandbox, None
+            with contextlib.suppress(Exception):
+                await self.kubelet.runtime.remove_sandbox(sandbox)
+        self.kubelet.ipam.release(self.uid)
+
+    async def stop(self) -> None:
+        """The Pod is gone from the API (or the kubelet stops): kill everything at once, write nothing."""
+        self.terminating = True
+        for record in self.containers + self.inits:
+            if record.running and record.container is not None:
+                record.container.signal(signal.SIGKILL)
+        self.probes.stop_all()
+        for task in (self._main, self._writer, *self._supervisors):
+            task.cancel()
+        await asyncio.gather(self._main, self._writer, *self._supervisors, return_exceptions=True)
+        await self._release()
+
+    # -- status --------------------------------------------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        override = self.override
+        restart_policy = self.restart_policy
+        if self.terminating and self.finished.is_set() and override is None:
+            restart_policy = "Never"  # a deleted Pod's final phase: Succeeded if every container exited 0
+        return pod_status.status(self.pod, restart_policy=restart_policy, host_ip=self.kubelet.address,
+                                 pod_ip=self.ip if self.sandbox is not None or self._written else None,
+                                 start_time=self.start_time, sandbox_ready=self.sandbox is not None,
+                                 inits=self.inits, containers=self.containers, override=override)
+
+    async def _write_status(self) -> None:
+        while True:
+            await self._dirty.wait()
+            await asyncio.sleep(0)  # let changes made in the same tick land in one write
+            await self._flush()
+
+    async def _flush(self) -> None:
+        self._dirty.clear()
+        status = self.status()
+        if self._written is not None and _same(status, self._written):
+            return
+        try:
+            await self.kubelet.client.patch(PODS, self.name, {"status": status}, self.namespace,
+                                            subresource="status")
+            self._written = status
+        except NotFound:
+            return
+        except ApiError as exc:
+            log.warning("pod %s/%s: status not written: %s", self.namespace, self.name, exc)
+            await asyncio.sleep(0.5)
+            self._dirty.set()
+
+
+def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return a == b

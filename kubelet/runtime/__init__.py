@@ -1,0 +1,1 @@
+"""Container runtimes: `process` (real processes in namespaces) and `simulated` (a timeline, no processes)."""

@@ -1,0 +1,212 @@
+"""The process runtime: each Pod gets its own network (and UTS) namespace, held by a pause process, joined to the
+cluster bridge by a veth pair with the Pod's IP; each container runs as a real process in that namespace and in
+a mount namespace of its own where its volumes appear (kubelet/containerinit.py). stdout/stderr go to CRI-format
+logs; signals go to the container's whole process group. Every process started here dies with the kubelet
+(PR_SET_PDEATHSIG), and namespaces and mounts vanish with their last process."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import signal
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+from mini_kube.network.namespaces import Holder, _die_with_parent, run_in
+
+from ..logs import LogWriter
+from .base import Container, ContainerSpec, Runtime, Sandbox
+
+INIT = Path(__file__).resolve().parent.parent / "containerinit.py"
+
+
+class ProcessContainer(Container):
+    def __init__(self, proc: asyncio.subprocess.Process, log: LogWriter, pumps: list[asyncio.Task[None]]) -> None:
+        self.id = f"mini-kube://{uuid.uuid4().hex}"
+        self.proc = proc
+        self.pid = proc.pid
+        self.log = log
+        self._pumps = pumps
+        self._code: int | None = None
+        self.exited = asyncio.Event()
+        self._waiter = asyncio.ensure_future(self._reap())
+
+    async def _reap(self) -> None:
+        code = await self.proc.wait()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signal.SIGKILL)  # what the main process left behind
+        await asyncio.gather(*self._pumps, return_exceptions=True)
+        self.log.close()
+        self._code = 128 - code if code < 0 else code  # killed by signal N: 128+N, as runtimes report
+        self.exited.set()
+
+    async def wait(self) -> int:
+        await self.exited.wait()
+        assert self._code is not None
+        return self._code
+
+    def signal(self, signum: int) -> None:
+        if self.exited.is_set():
+            return
+        try:
+            os.killpg(self.pid, signum)
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signum)
+
+    def write_stdin(self, data: bytes) -> None:
+        if self.proc.stdin is not None and not self.proc.stdin.is_closing():
+            self.proc.stdin.write(data)
+
+    def close_stdin(self) -> None:
+        if self.proc.stdin is not None and not self.proc.stdin.is_closing():
+            self.proc.stdin.close()
+
+
+class ProcessRuntime(Runtime):
+    """Pods as processes in namespaces on the cluster network `network` (a ClusterNetwork)."""
+
+    name = "process"
+
+    def __init__(self, network: Any) -> None:
+        self.network = network
+
+    async def create_sandbox(self, pod: dict[str, Any], ip: str, directory: str) -> Sandbox:
+        holder = Holder(uts=True)
+        await asyncio.get_running_loop().run_in_executor(None, holder.wait_ready)
+        uid = pod["metadata"]["uid"]
+        host_side = f"v{uid.replace('-', '')[:12]}"
+        net = self.network
+        try:
+            await _ip(net.netns, f"link add {host_side} type veth peer name eth0 netns {holder.pid}\n"
+                                 f"link set {host_side} master mk0 up\n")
+            await _ip(holder.netns, f"link set lo up\naddr add {ip}/{net.prefix_length} dev eth0\n"
+                                    f"link set eth0 up\nroute add default via {net.gateway}\n")
+            hostname = (pod.get("spec") or {}).get("hostname") or pod["metadata"]["name"]
+            await _run("nsenter", f"--uts=/proc/{holder.pid}/ns/uts", "hostname", hostname[:63])
+        except OSError:
+            holder.close()
+            raise
+        base = Path(directory)
+        (base / "etc").mkdir(parents=True, exist_ok=True)
+        (base / "etc" / "hosts").write_text(_hosts(pod, ip, hostname))
+        (base / "etc" / "resolv.conf").write_text(_resolv(pod, net.dns_ip))
+        return Sandbox(uid=uid, ip=ip, directory=directory, netns=holder.netns, extra={"holder": holder})
+
+    async def start(self, sandbox: Sandbox, spec: ContainerSpec) -> Container:
+        holder: Holder = sandbox.extra["holder"]
+        base = Path(sandbox.directory)
+        run_id = uuid.uuid4().hex[:8]
+        root, scratch = base / "rootfs" / run_id, base / "scratch" / run_id
+        root.mkdir(parents=True)
+        scratch.mkdir(parents=True)
+        files = {"/etc/hosts": str(base / "etc" / "hosts"), "/etc/resolv.conf": str(base / "etc" / "resolv.conf")}
+        spec_file = base / f"container-{run_id}.json"
+        spec_file.write_text(json.dumps({"root": str(root), "scratch": str(scratch), "mounts": spec.mounts,
+                                         "files": files, "workdir": spec.workdir, "argv": spec.argv,
+                                         "env": spec.env}))
+        log = LogWriter(spec.log_path)
+        argv = ["nsenter", f"--net=/proc/{holder.pid}/ns/net", f"--uts=/proc/{holder.pid}/ns/uts", "--",
+                "unshare", "--mount", "--propagation", "private", "--",
+                sys.executable, "-I", "-S", str(INIT), str(spec_file)]
+        proc = await asyncio.create_subprocess_exec(
+            *argv, stdin=asyncio.subprocess.PIPE if spec.stdin else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, preexec_fn=_die_with_parent,
+            start_new_session=True, limit=1 << 20)
+        assert proc.stdout is not None and proc.stderr is not None
+        pumps = [asyncio.create_task(log.pump(proc.stdout, "stdout")),
+                 asyncio.create_task(log.pump(proc.stderr, "stderr"))]
+        return ProcessContainer(proc, log, pumps)
+
+    async def exec(self, sandbox: Sandbox, container: Container, argv: list[str], *, tty: bool,
+                   env: dict[str, str] | None = None) -> asyncio.subprocess.Process:
+        """A process in the container's namespaces, root and working directory, with its environment."""
+        pid = container.pid
+        environ = env if env is not None else _environ(pid)
+        command = ["nsenter", "-t", str(pid), "--net", "--uts", "--mount", "--root", "--wd", "--", *argv]
+        return await asyncio.create_subprocess_exec(
+            *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, env=environ, preexec_fn=_die_with_parent, start_new_session=True)
+
+    def exec_command(self, container: Container, argv: list[str]) -> tuple[list[str], dict[str, str]]:
+        """The command line and environment of a process inside `container` (for `kubectl exec`)."""
+        return (["nsenter", "-t", str(container.pid), "--net", "--uts", "--mount", "--root", "--wd", "--", *argv],
+                _environ(container.pid))
+
+    async def run(self, sandbox: Sandbox, container: Container, argv: list[str]) -> tuple[int, bytes]:
+        proc = await self.exec(sandbox, container, argv, tty=False)
+        try:
+            out, err = await proc.communicate()
+        except asyncio.CancelledError:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            raise
+        return proc.returncode or 0, out + err
+
+    async def remove_sandbox(self, sandbox: Sandbox) -> None:
+        holder: Holder | None = sandbox.extra.pop("holder", None)
+        if holder is not None:
+            holder.close()
+        await asyncio.get_running_loop().run_in_executor(None, shutil.rmtree, sandbox.directory, True)
+
+
+def _environ(pid: int | None) -> dict[str, str]:
+    try:
+        raw = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+    pairs = (item.split(b"=", 1) for item in raw.split(b"\0") if b"=" in item)
+    return {k.decode(errors="replace"): v.decode(errors="replace") for k, v in pairs}
+
+
+async def _ip(netns: str, script: str) -> None:
+    await asyncio.get_running_loop().run_in_executor(None, run_in, netns, script)
+
+
+async def _run(*argv: str) -> None:
+    proc = await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.DEVNULL,
+                                                stderr=asyncio.subprocess.PIPE)
+    _, err = await proc.communicate()
+    if proc.returncode:
+        raise OSError(f"{argv[0]}: {err.decode(errors='replace').strip()}")
+
+
+def _hosts(pod: dict[str, Any], ip: str, hostname: str) -> str:
+    spec = pod.get("spec") or {}
+    lines = ["# Kubernetes-managed hosts file.", "127.0.0.1\tlocalhost", "::1\tlocalhost ip6-localhost ip6-loopback",
+             "fe00::0\tip6-localnet", "fe00::0\tip6-mcastprefix", "fe00::1\tip6-allnodes", "fe00::2\tip6-allrouters"]
+    subdomain = spec.get("subdomain")
+    fqdn = f"{hostname}.{subdomain}.{pod['metadata']['namespace']}.svc.cluster.local" if subdomain else ""
+    lines.append(f"{ip}\t{fqdn + chr(9) if fqdn else ''}{hostname}")
+    for alias in spec.get("hostAliases") or ():
+        lines.append(f"\n# Entries added by HostAliases.\n{alias['ip']}\t" + "\t".join(alias.get("hostnames") or ()))
+    return "\n".join(lines) + "\n"
+
+
+def _resolv(pod: dict[str, Any], dns_ip: str) -> str:
+    spec = pod.get("spec") or {}
+    policy = spec.get("dnsPolicy") or "ClusterFirst"
+    config = spec.get("dnsConfig") or {}
+    namespace = pod["metadata"]["namespace"]
+    if policy == "Default" or (policy == "ClusterFirst" and spec.get("hostNetwork")):
+        with contextlib.suppress(OSError):
+            return Path("/etc/resolv.conf").read_text()
+    servers = [] if policy == "None" else [dns_ip]
+    search = [] if policy == "None" else [f"{namespace}.svc.cluster.local", "svc.cluster.local", "cluster.local"]
+    options = [] if policy == "None" else ["ndots:5"]
+    servers += config.get("nameservers") or []
+    search += config.get("searches") or []
+    options += [f"{o['name']}:{o['value']}" if o.get("value") else o["name"] for o in config.get("options") or ()]
+    text = "".join(f"nameserver {s}\n" for s in servers)
+    if search:
+        text = f"search {' '.join(search)}\n" + text
+    if options:
+        text += f"options {' '.join(options)}\n"
+    return text

@@ -1,0 +1,379 @@
+"""The kubelet's own HTTP API, which the API server proxies to (as upstream's does on :10250): /healthz, /pods,
+/containerLogs, /exec and /attach (WebSocket channel protocols), /portForward (WebSocket), and /podProxy (HTTP
+to a Pod's port, for the API server's pods/proxy and services/proxy: the API server is not on the Pod network).
+Every request but /healthz carries the bearer token the kubelets share with the API server."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import fcntl
+import hmac
+import json
+import os
+import pty
+import socket
+import struct
+import termios
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import aiohttp
+from aiohttp import web
+from mini_kube.network.namespaces import _die_with_parent, socket_in
+
+from . import channels, logs
+
+if TYPE_CHECKING:
+    from .kubelet import Kubelet
+    from .pod_worker import PodWorker
+
+
+def _flag(request: web.Request, name: str, default: bool = False) -> bool:
+    value = request.query.get(name)
+    return default if value is None else value.lower() in ("1", "true", "yes")
+
+
+def _bad(message: str, code: int = 400) -> web.Response:
+    return web.Response(status=code, text=message + "\n")
+
+
+class KubeletServer:
+    def __init__(self, kubelet: Kubelet, token: str) -> None:
+        self.kubelet = kubelet
+        self.token = token
+        self.app = web.Application(middlewares=[self._auth], client_max_size=16 << 20)
+        self.app.router.add_get("/healthz", self.healthz)
+        self.app.router.add_get("/pods", self.pods)
+        self.app.router.add_get("/containerLogs/{ns}/{pod}/{container}", self.container_logs)
+        for verb in ("exec", "attach"):
+            self.app.router.add_route("*", f"/{verb}/{{ns}}/{{pod}}/{{container}}", self.exec_or_attach)
+        self.app.router.add_route("*", "/portForward/{ns}/{pod}", self.port_forward)
+        self.app.router.add_route("*", "/podProxy/{ns}/{pod}/{port}/{path:.*}", self.pod_proxy)
+        self.runner: web.AppRunner | None = None
+        self.port = 0
+
+    async def start(self, host: str, port: int) -> int:
+        self.runner = web.AppRunner(self.app, access_log=None, handle_signals=False)
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, host, port, reuse_address=True)
+        await site.start()
+        server = site._server  # noqa: SLF001 - the bound port when 0 was asked
+        self.port = server.sockets[0].getsockname()[1] if server and server.sockets else port
+        return self.port
+
+    async def stop(self) -> None:
+        if self.runner is not None:
+            await self.runner.cleanup()
+
+    @web.middleware
+    async def _auth(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        if request.path != "/healthz":
+            given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+            if not given or not hmac.compare_digest(given, self.token):
+                return _bad("Unauthorized", 401)
+        return await handler(request)
+
+    # -- simple reads ------------------------------------------------------------------------------------------
+    async def healthz(self, _: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    async def pods(self, _: web.Request) -> web.Response:
+        items = [w.pod for w in self.kubelet.workers.values()]
+        return web.json_response({"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": items})
+
+    def _worker(self, request: web.Request) -> PodWorker | None:
+        ns, name = request.match_info["ns"], request.match_info["pod"]
+        return next((w for w in self.kubelet.workers.values() if w.namespace == ns and w.name == name), None)
+
+    # -- logs --------------------------------------------------------------------------------------------------
+    async def container_logs(self, request: web.Request) -> web.StreamResponse:
+        worker = self._worker(request)
+        name = request.match_info["container"]
+        record = worker.record(name) if worker else None
+        if worker is None or record is None:
+            return _bad(f"container {name} is not found in pod {request.match_info['pod']}", 404)
+        attempt = record.restart_count
+        if _flag(request, "previous"):
+            if attempt == 0:
+                return _bad(f'previous terminated container "{name}" in pod "{worker.name}" not found')
+            attempt -= 1
+        path = worker.directory / "logs" / name / f"{attempt}.log"
+        since = None
+        if request.query.get("sinceSeconds"):
+            since = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=int(request.query["sinceSeconds"]))
+        elif request.query.get("sinceTime"):
+            since = dt.datetime.fromisoformat(request.query["sinceTime"].replace("Z", "+00:00"))
+        tail = int(request.query["tailLines"]) if request.query.get("tailLines") else None
+        limit = int(request.query["limitBytes"]) if request.query.get("limitBytes") else None
+        timestamps = _flag(request, "timestamps")
+        data = path.read_bytes() if path.exists() else b""
+        cut = data.rfind(b"\n") + 1
+        body = logs.render(data[:cut].splitlines(keepends=True), timestamps=timestamps, since=since, tail=tail,
+                           limit_bytes=limit)
+        follow = _flag(request, "follow") and not _flag(request, "previous")
+        if not follow:
+            return web.Response(body=body, content_type="text/plain")
+        response = web.StreamResponse(headers={"Content-Type": "text/plain"})
+        await response.prepare(request)
+        await response.write(body)
+        done = asyncio.Event()
+        container = record.container
+
+        async def watch_exit() -> None:
+            if container is not None and record.running:
+                await container.wait()
+            done.set()
+
+        watcher = asyncio.create_task(watch_exit())
+        writer = getattr(container, "log", None)
+        try:
+            async for chunk in logs.follow(str(path), writer, cut, timestamps=timestamps, done=done):
+                await response.write(chunk)
+        except (ConnectionResetError, asyncio.CancelledError):
+            pass
+        finally:
+            watcher.cancel()
+        return response
+
+    # -- exec and attach ---------------------------------------------------------------------------------------
+    async def exec_or_attach(self, request: web.Request) -> web.StreamResponse:
+        worker = self._worker(request)
+        name = request.match_info["container"]
+        record = worker.record(name) if worker else None
+        if worker is None or record is None:
+            return _bad(f"container {name} is not found in pod {request.match_info['pod']}", 404)
+        if not record.running or record.container is None:
+            return _bad(f"container {name} is not running")
+        ws = web.WebSocketResponse(protocols=channels.EXEC_PROTOCOLS, max_msg_size=16 << 20, autoping=True)
+        await ws.prepare(request)
+        try:
+            if request.path.startswith("/attach/"):
+                await self._attach(ws, request, worker, record)
+            else:
+                await self._exec(ws, request, worker, record)
+        finally:
+            await ws.close()
+        return ws
+
+    async def _exec(self, ws: web.WebSocketResponse, request: web.Request, worker: PodWorker, record: Any) -> None:
+        argv = request.query.getall("command", [])
+        tty = _flag(request, "tty")
+        runtime = self.kubelet.runtime
+        if not hasattr(runtime, "exec_command"):
+            await ws.send_bytes(channels.frame(channels.ERROR, channels.failure(
+                f"the {runtime.name} runtime runs no processes: exec is not possible")))
+            return
+        command, env = runtime.exec_command(record.container, argv)
+        master = -1
+        try:
+            if tty:
+                master, slave = pty.openpty()
+
+                def child_setup() -> None:
+                    _die_with_parent()
+                    os.setsid()
+                    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+                proc = await asyncio.create_subprocess_exec(*command, stdin=slave, stdout=slave, stderr=slave,
+                                                            env=env, preexec_fn=child_setup)
+                os.close(slave)
+            else:
+                proc = await asyncio.create_subprocess_exec(
+                    *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE, env=env, preexec_fn=_die_with_parent, start_new_session=True)
+        except OSError as exc:
+            await ws.send_bytes(channels.frame(channels.ERROR, channels.failure(str(exc))))
+            return
+        pumps: list[asyncio.Task[None]] = []
+        if tty:
+            pumps.append(asyncio.create_task(_pump_fd(master, ws, channels.STDOUT)))
+        else:
+            assert proc.stdout is not None and proc.stderr is not None
+            pumps.append(asyncio.create_task(_pump(proc.stdout, ws, channels.STDOUT)))
+            pumps.append(asyncio.create_task(_pump(proc.stderr, ws, channels.STDERR)))
+        feeder = asyncio.create_task(self._feed(ws, proc, master))
+        code = await proc.wait()
+        await asyncio.wait(pumps, timeout=2)
+        feeder.cancel()
+        if master >= 0:
+            with contextlib.suppress(OSError):
+                os.close(master)
+        status = channels.success() if code == 0 else channels.exit_status(argv, code if code >= 0 else 128 - code)
+        with contextlib.suppress(ConnectionResetError):
+            await ws.send_bytes(channels.frame(channels.ERROR, status))
+
+    async def _feed(self, ws: web.WebSocketResponse, proc: asyncio.subprocess.Process, master: int) -> None:
+        """Client -> process: stdin, resize, close."""
+        async for message in ws:
+            if message.type != aiohttp.WSMsgType.BINARY or not message.data:
+                continue
+            channel, data = message.data[0], message.data[1:]
+            if channel == channels.STDIN and data:
+                if master >= 0:
+                    await asyncio.get_running_loop().run_in_executor(None, os.write, master, data)
+                elif proc.stdin is not None and not proc.stdin.is_closing():
+                    proc.stdin.write(data)
+                    with contextlib.suppress(ConnectionResetError):
+                        await proc.stdin.drain()
+            elif channel == channels.RESIZE and master >= 0:
+                with contextlib.suppress(ValueError, KeyError, OSError):
+                    size = json.loads(data)
+                    fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", size["Height"], size["Width"], 0, 0))
+            elif channel == channels.CLOSE and data[:1] == bytes([channels.STDIN]):
+                if proc.stdin is not None:
+                    proc.stdin.close()
+                elif master >= 0:
+                    with contextlib.suppress(OSError):
+                        os.write(master, b"\x04")
+        if proc.returncode is None and proc.stdin is not None:
+            proc.stdin.close()
+
+    async def _attach(self, ws: web.WebSocketResponse, request: web.Request, worker: PodWorker, record: Any) -> None:
+        """Follow the container's output from now on; stdin goes to the container's own stdin."""
+        container = record.container
+        path = Path(container.log.path) if hasattr(container, "log") else None
+        if path is None:
+            await ws.send_bytes(channels.frame(channels.ERROR, channels.failure("attach is not possible here")))
+            return
+        done = asyncio.Event()
+
+        async def feed() -> None:
+            async for message in ws:
+                if message.type == aiohttp.WSMsgType.BINARY and message.data[:1] == bytes([channels.STDIN]):
+                    container.write_stdin(message.data[1:])
+                elif message.type == aiohttp.WSMsgType.BINARY and message.data[:2] == bytes([channels.CLOSE, 0]):
+                    container.close_stdin()
+            done.set()
+
+        async def exited() -> None:
+            await container.wait()
+            done.set()
+
+        tasks = [asyncio.create_task(feed()), asyncio.create_task(exited())]
+        start = path.stat().st_size if path.exists() else 0
+        try:
+            async for chunk in logs.follow(str(path), container.log, start, timestamps=False, done=done):
+                await ws.send_bytes(channels.frame(channels.STDOUT, chunk))
+        finally:
+            for task in tasks:
+                task.cancel()
+        await ws.send_bytes(channels.frame(channels.ERROR, channels.success()))
+
+    # -- port-forward and proxy --------------------------------------------------------------------------------
+    async def _connect(self, worker: PodWorker, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """A connection to localhost:port inside the Pod's network namespace (as upstream's port-forward)."""
+        netns = getattr(worker.sandbox, "netns", None)
+        if netns is None:
+            return await asyncio.open_connection("127.0.0.1", port)
+        sock = socket_in(netns, socket.AF_INET, socket.SOCK_STREAM)
+        sock.setblocking(False)
+        try:
+            await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", port))
+        except OSError:
+            sock.close()
+            raise
+        return await asyncio.open_connection(sock=sock)
+
+    async def port_forward(self, request: web.Request) -> web.StreamResponse:
+        worker = self._worker(request)
+        if worker is None:
+            return _bad(f"pod {request.match_info['pod']} not found", 404)
+        ws = web.WebSocketResponse(protocols=channels.PORT_FORWARD_PROTOCOLS, max_msg_size=16 << 20)
+        await ws.prepare(request)
+        if ws.ws_protocol in ("SPDY/3.1+portforward.k8s.io", "portforward.k8s.io"):
+            from .spdy_forward import serve_spdy_port_forward
+
+            await serve_spdy_port_forward(ws, lambda port: self._connect(worker, port))
+            return ws
+        ports = [int(p) for value in request.query.getall("ports", []) for p in value.split(",") if p]
+        streams: dict[int, asyncio.StreamWriter] = {}
+        pumps: list[asyncio.Task[None]] = []
+        for index, port in enumerate(ports):
+            prefix = struct.pack("<H", port)
+            await ws.send_bytes(bytes([2 * index]) + prefix)
+            await ws.send_bytes(bytes([2 * index + 1]) + prefix)
+            try:
+                reader, writer = await self._connect(worker, port)
+            except OSError as exc:
+                await ws.send_bytes(bytes([2 * index + 1]) + (
+                    f"error forwarding port {port} to pod {worker.name}: {exc}").encode())
+                continue
+            streams[index] = writer
+            pumps.append(asyncio.create_task(_pump(reader, ws, 2 * index)))
+        first: set[int] = set()
+        async for message in ws:
+            if message.type != aiohttp.WSMsgType.BINARY or not message.data:
+                continue
+            channel, data = message.data[0], message.data[1:]
+            index = channel // 2
+            if channel % 2 or index not in streams:
+                continue
+            if index not in first:  # a client's first frame on a channel may carry the port
+                first.add(index)
+                if len(data) >= 2 and struct.unpack("<H", data[:2])[0] == ports[index]:
+                    data = data[2:]
+            if data:
+                streams[index].write(data)
+                with contextlib.suppress(ConnectionResetError):
+                    await streams[index].drain()
+        for writer in streams.values():
+            writer.close()
+        for task in pumps:
+            task.cancel()
+        await ws.close()
+        return ws
+
+    async def pod_proxy(self, request: web.Request) -> web.StreamResponse:
+        worker = self._worker(request)
+        if worker is None or not worker.ip:
+            return _bad(f"pod {request.match_info['pod']} not found", 404)
+        port = int(request.match_info["port"])
+        netns = self.kubelet.network_netns
+
+        def make_socket(addr_info: Any) -> socket.socket:
+            return socket_in(netns, addr_info[0], addr_info[1])
+
+        connector = aiohttp.TCPConnector(socket_factory=make_socket, force_close=True)
+        target = f"http://{worker.ip}:{port}/{request.match_info['path']}"
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in (
+            "authorization", "host", "connection", "transfer-encoding", "content-length")}
+        try:
+            async with aiohttp.ClientSession(connector=connector) as session, session.request(
+                    request.method, target, params=request.query, headers=headers, data=await request.read(),
+                    allow_redirects=False, timeout=aiohttp.ClientTimeout(total=30)) as answer:
+                body = await answer.read()
+                out = {k: v for k, v in answer.headers.items() if k.lower() not in (
+                    "transfer-encoding", "content-length", "connection", "content-encoding")}
+                return web.Response(status=answer.status, body=body, headers=out)
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            return _bad(f"error trying to reach pod: {exc}", 503)
+
+
+async def _pump(reader: asyncio.StreamReader, ws: web.WebSocketResponse, channel: int) -> None:
+    while True:
+        chunk = await reader.read(1 << 16)
+        if not chunk:
+            return
+        try:
+            await ws.send_bytes(bytes([channel]) + chunk)
+        except (ConnectionResetError, RuntimeError):
+            return
+
+
+async def _pump_fd(fd: int, ws: web.WebSocketResponse, channel: int) -> None:
+    loop = asyncio.get_running_loop()
+    while True:
+        try:
+            chunk = await loop.run_in_executor(None, os.read, fd, 1 << 16)
+        except OSError:
+            return
+        if not chunk:
+            return
+        try:
+            await ws.send_bytes(bytes([channel]) + chunk)
+        except (ConnectionResetError, RuntimeError):
+            return
+
+

@@ -1,0 +1,141 @@
+"""Network namespaces held by pause processes, and sockets made inside them.
+
+A namespace lives as long as a process in it: each is held by `sleep infinity` started under `unshare`, with
+PR_SET_PDEATHSIG so that the holder dies with the thread that started it (a crash leaves nothing behind). It is
+named by its holder: `/proc/<pid>/ns/net`. A socket belongs to the namespace of the thread that created it, so
+`socket_in` makes one in a short-lived thread that has entered the namespace; the socket then serves from any
+thread (asyncio included) and its traffic stays in that namespace.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+from functools import cache
+
+CLONE_NEWNET = 0x40000000
+CLONE_NEWNS = 0x00020000
+PR_SET_PDEATHSIG = 1
+
+_libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+
+
+def _die_with_parent() -> None:
+    """preexec_fn: the child gets SIGKILL when the thread that forked it ends."""
+    if _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
+
+
+def setns(path: str, nstype: int = CLONE_NEWNET) -> None:
+    """Move the calling thread into the namespace at `path`."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        if _libc.setns(fd, nstype) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"setns({path}): {os.strerror(err)}")
+    finally:
+        os.close(fd)
+
+
+class Holder:
+    """A process that keeps new namespaces alive: `unshare --net [--mount] sleep infinity`."""
+
+    def __init__(self, *, mount: bool = False, uts: bool = False, netns: str | None = None) -> None:
+        args = ["unshare", "--net"] + (["--mount", "--propagation", "private"] if mount else []) + (
+            ["--uts"] if uts else [])
+        if netns is not None:  # only a mount namespace, inside an existing network namespace
+            args = ["nsenter", f"--net={netns}", "unshare", "--mount", "--propagation", "private"]
+        self.proc = subprocess.Popen([*args, "sleep", "infinity"], stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                     preexec_fn=_die_with_parent, close_fds=True)
+        self.pid = self.proc.pid
+
+    @property
+    def netns(self) -> str:
+        return f"/proc/{self.pid}/ns/net"
+
+    @property
+    def mntns(self) -> str:
+        return f"/proc/{self.pid}/ns/mnt"
+
+    def wait_ready(self, timeout: float = 5.0) -> None:
+        """Wait until `sleep` runs (the namespaces exist); raises with unshare's error if it failed."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        own = os.readlink("/proc/self/ns/net")
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                err = (self.proc.stderr.read() if self.proc.stderr else b"").decode(errors="replace").strip()
+                raise OSError(f"cannot make a namespace: {err or f'exit {self.proc.returncode}'}")
+            try:
+                if os.readlink(f"/proc/{self.pid}/exe").endswith("sleep") and os.readlink(self.netns) != own:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.0005)
+        raise TimeoutError("namespace holder did not start")
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        if self.proc.stderr:
+            self.proc.stderr.close()
+
+
+def run_in(netns: str, script: str) -> None:
+    """Run `ip -batch` commands inside a network namespace (one process for all of them)."""
+    result = subprocess.run(["nsenter", f"--net={netns}", "ip", "-batch", "-"], input=script.encode(),
+                            capture_output=True, check=False)
+    if result.returncode != 0:
+        raise OSError(f"ip in {netns}: {result.stderr.decode(errors='replace').strip()}")
+
+
+def socket_in(netns: str | None, family: int = socket.AF_INET, type: int = socket.SOCK_STREAM) -> socket.socket:
+    """A socket created inside the network namespace `netns` (None: this thread's own)."""
+    if netns is None:
+        return socket.socket(family, type)
+    box: dict[str, object] = {}
+
+    def make() -> None:
+        try:
+            setns(netns)
+            box["sock"] = socket.socket(family, type)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            box["error"] = exc
+
+    thread = threading.Thread(target=make, name="socket-in-netns")
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]  # type: ignore[misc]
+    return box["sock"]  # type: ignore[return-value]
+
+
+@cache
+def can_make_namespaces() -> tuple[bool, str]:
+    """Whether this process can make network and mount namespaces (and has the tools), with the reason."""
+    for tool in ("unshare", "nsenter", "ip"):
+        if shutil.which(tool) is None:
+            return False, f"the `{tool}` command is not installed"
+    holder = None
+    try:
+        holder = Holder(mount=True)
+        holder.wait_ready()
+        run_in(holder.netns, "link add mkprobe type bridge\n")
+        return True, ""
+    except OSError as exc:
+        return False, str(exc)
+    finally:
+        if holder is not None:
+            holder.close()

@@ -1,0 +1,306 @@
+"""`ProxyServer`: the userspace kube-proxy of one node.
+
+It watches Services and EndpointSlices and keeps, for every port of every proxied Service:
+- a listener on the node's address at the NodePort (NodePort and LoadBalancer Services), forwarding to the
+  endpoints external traffic may use (`externalTrafficPolicy`);
+- with the cluster network namespace, a listener inside it on each ClusterIP:port (the namespace routes the
+  whole service range locally, so any ClusterIP binds there), forwarding to the endpoints internal traffic may
+  use (`internalTrafficPolicy`);
+- for `externalTrafficPolicy: Local`, the HTTP health check on `healthCheckNodePort`.
+
+A listener exists only while it has endpoints to forward to, so a Service without endpoints refuses
+connections at once (TCP RST; ICMP port unreachable for UDP), as upstream's REJECT rules do. Changes are
+applied as soon as the informers deliver them: endpoint changes only swap the balancer's lists (the next
+connection sees them, connections in flight are left alone), Service changes open and close listeners.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import logging
+import socket
+import time
+from collections import deque
+from typing import Any
+
+from mini_kube.controllers.client import ApiClient, ResourceRef
+from mini_kube.controllers.informer import Informer, SharedInformerFactory, object_key
+
+from .balancer import Balancer
+from .healthcheck import HttpListener, ServiceHealth, proxy_healthz
+from .model import (
+    SERVICE_NAME_LABEL,
+    ServicePort,
+    categorize,
+    local_ready_count,
+    service_ports,
+    slice_endpoints,
+)
+from .sockets import SocketIn, SocketMaker
+from .tcp import TcpListener
+from .udp import UdpListener
+
+log = logging.getLogger("mini-kube.proxy")
+SERVICES = ResourceRef("", "v1", "services")
+SLICES = ResourceRef("discovery.k8s.io", "v1", "endpointslices")
+SLICE_INDEX = "proxy-service"
+RETRY_AFTER = 1.0
+Listener = TcpListener | UdpListener
+ListenerKey = tuple[str, str, int, str]  # kind, address, port, protocol
+
+
+def _slice_service(obj: dict[str, Any]) -> tuple[str, ...]:
+    meta = obj.get("metadata") or {}
+    name = (meta.get("labels") or {}).get(SERVICE_NAME_LABEL)
+    return (f"{meta.get('namespace')}/{name}",) if name else ()
+
+
+class PortState:
+    """One ServicePort's balancer and listeners."""
+
+    __slots__ = ("port", "balancer", "listeners", "proxy")
+
+    def __init__(self, port: ServicePort, proxy: ProxyServer) -> None:
+        self.port = port
+        self.balancer = Balancer(port.affinity_timeout)
+        self.listeners: dict[ListenerKey, Listener] = {}
+        self.proxy = proxy
+
+    def note(self, listener: Listener, client: tuple[Any, ...], endpoint: Any) -> None:
+        """Record one forwarded (or refused) connection or UDP session, for `records` and traces."""
+        self.proxy.note(self.port, listener, client, endpoint)
+
+
+class ProxyServer:
+    """kube-proxy for `node_name`: NodePorts on `node_ip`, ClusterIPs inside `netns` (when given)."""
+
+    def __init__(self, client: ApiClient, node_name: str, node_ip: str, netns: str | None = None, *,
+                 informers: SharedInformerFactory | None = None, socket_in: SocketIn | None = None,
+                 healthz_port: int = 10256, udp_timeout: float = 30.0, record_limit: int = 1000) -> None:
+        self.client = client
+        self.node_name = node_name
+        self.node_ip = node_ip
+        self.netns = netns
+        self.maker = SocketMaker(netns, socket_in)
+        self.factory = informers or SharedInformerFactory(client)
+        self._own_factory = informers is None
+        self.healthz_port = healthz_port
+        self.udp_timeout = udp_timeout
+        self.records: deque[dict[str, Any]] = deque(maxlen=record_limit)
+        self.last_synced: dt.datetime | None = None
+        self.syncs = 0
+        self.services: Informer | None = None
+        self.slices: Informer | None = None
+        self._states: dict[str, dict[tuple[str, str], PortState]] = {}
+        self._health: dict[str, ServiceHealth] = {}
+        self._healthz: HttpListener | None = None
+        self._dirty: set[str] = set()
+        self._wake = asyncio.Event()
+        self._idle = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._retries: dict[str, asyncio.TimerHandle] = {}
+        self._stopped = False
+
+    # -- lifecycle -------------------------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Start watching and wait until the Services known now are programmed."""
+        self.services = self.factory.informer(SERVICES)
+        self.slices = self.factory.informer(SLICES)
+        self.slices.add_index(SLICE_INDEX, _slice_service)
+        self.services.add_handler(self._service_changed)
+        self.slices.add_handler(self._slice_changed)
+        self.maker.prime()
+        for informer in (self.services, self.slices):
+            informer.start()
+        await asyncio.gather(self.services.synced.wait(), self.slices.synced.wait())
+        self._task = asyncio.create_task(self._run(), name=f"kube-proxy-{self.node_name}")
+        self._wake.set()
+        await self.wait_idle()
+        if self.healthz_port:
+            try:
+                sock = self.maker.listening(self.node_ip, self.healthz_port, socket.SOCK_STREAM)
+            except OSError as exc:
+                log.warning("kube-proxy %s: healthz on %s:%s: %s", self.node_name, self.node_ip, self.healthz_port,
+                            exc)
+            else:
+                self._healthz = HttpListener(sock, proxy_healthz(lambda: self.last_synced))
+                await self._healthz.start()
+        log.info("kube-proxy %s: programmed %d services on %s%s", self.node_name, len(self._states), self.node_ip,
+                 f" and in {self.netns}" if self.netns else " (no cluster network: ClusterIPs not served)")
+
+    async def stop(self) -> None:
+        """Close every listener (connections in flight end with the process's loop) and stop watching."""
+        self._stopped = True
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+        for handle in self._retries.values():
+            handle.cancel()
+        for key in list(self._states):
+            for state in self._states.pop(key).values():
+                for listener in state.listeners.values():
+                    listener.close()
+        for key in list(self._health):
+            await self._close_health(key)
+        if self._healthz is not None:
+            await self._healthz.close()
+        if self._own_factory:
+            await self.factory.stop()
+        await self.maker.close()
+
+    async def wait_idle(self) -> None:
+        """Wait until every change seen so far is programmed."""
+        while not self._idle.is_set():
+            await self._idle.wait()
+
+    # -- events ----------------------------------------------------------------------------------------------
+    def _mark(self, key: str) -> None:
+        if not self._stopped:
+            self._dirty.add(key)
+            self._idle.clear()
+            self._wake.set()
+
+    def _service_changed(self, _event: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
+        self._mark(object_key(new or old or {}))
+
+    def _slice_changed(self, _event: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
+        for obj in (old, new):
+            for key in _slice_service(obj or {}):
+                self._mark(key)
+
+    # -- sync ------------------------------------------------------------------------------------------------
+    async def _run(self) -> None:
+        while True:
+            if not self._dirty:
+                self._idle.set()
+            await self._wake.wait()
+            self._wake.clear()
+            keys, self._dirty = self._dirty, set()
+            started = time.perf_counter()
+            for key in keys:
+                try:
+                    await self._sync_service(key)
+                except Exception:
+                    log.exception("kube-proxy %s: syncing %s failed; retrying", self.node_name, key)
+                    self._retry(key)
+            self.syncs += 1
+            self.last_synced = dt.datetime.now(dt.UTC)
+            log.debug("kube-proxy %s: synced %d services in %.1f ms", self.node_name, len(keys),
+                      (time.perf_counter() - started) * 1000)
+
+    def _retry(self, key: str) -> None:
+        if key not in self._retries:
+            def again() -> None:
+                self._retries.pop(key, None)
+                self._mark(key)
+            self._retries[key] = asyncio.get_running_loop().call_later(RETRY_AFTER, again)
+
+    async def _sync_service(self, key: str) -> None:
+        assert self.services is not None and self.slices is not None
+        service = self.services.get(key)
+        ports = service_ports(service) if service is not None else []
+        slices = self.slices.by_index(SLICE_INDEX, key) if ports else []
+        old_states = self._states.pop(key, {})
+        states: dict[tuple[str, str], PortState] = {}
+        all_endpoints = []
+        failed = False
+        for port in ports:
+            ident = (port.port_name, port.protocol)
+            state = old_states.pop(ident, None) or PortState(port, self)
+            state.port = port
+            endpoints = slice_endpoints(slices, port)
+            all_endpoints.append(endpoints)
+            sets = categorize(endpoints, port, self.node_name)
+            state.balancer.update(sets.internal(port), sets.external(port), port.affinity_timeout)
+            failed |= not await self._sync_listeners(state)
+            states[ident] = state
+        for state in old_states.values():
+            for listener in state.listeners.values():
+                listener.close()
+        if states:
+            self._states[key] = states
+        await self._sync_health(key, ports, all_endpoints)
+        if failed:
+            self._retry(key)
+
+    def _wanted(self, state: PortState) -> set[ListenerKey]:
+        port, wanted = state.port, set()
+        if self.netns is not None and state.balancer.internal and port.port:
+            wanted |= {("internal", ip, port.port, port.protocol) for ip in port.cluster_ips}
+        if port.node_port and state.balancer.external:
+            wanted.add(("external", self.node_ip, port.node_port, port.protocol))
+        return wanted
+
+    async def _sync_listeners(self, state: PortState) -> bool:
+        """Open and close `state`'s listeners; False when one could not be opened (retried later)."""
+        wanted = self._wanted(state)
+        for key in [k for k in state.listeners if k not in wanted]:
+            state.listeners.pop(key).close()
+        for listener in state.listeners.values():
+            if isinstance(listener, UdpListener):
+                listener.endpoints_changed()
+        ok = True
+        for key in wanted - state.listeners.keys():
+            kind, ip, number, protocol = key
+            try:
+                sock = self.maker.listening(ip, number, socket.SOCK_STREAM if protocol == "TCP" else socket.SOCK_DGRAM)
+            except OSError as exc:
+                log.warning("kube-proxy %s: cannot listen on %s:%s/%s for %s: %s", self.node_name, ip, number,
+                            protocol, state.port.name, exc)
+                ok = False
+                continue
+            listener: Listener = TcpListener(state, kind, sock, self.maker) if protocol == "TCP" else \
+                UdpListener(state, kind, sock, self.maker, self.udp_timeout)
+            await listener.start()
+            state.listeners[key] = listener
+        return ok
+
+    async def _sync_health(self, key: str, ports: list[ServicePort], endpoints: list[list[Any]]) -> None:
+        number = next((p.health_check_node_port for p in ports if p.health_check_node_port), 0)
+        health = self._health.get(key)
+        if health is not None and health.port != number:
+            await self._close_health(key)
+            health = None
+        if not number:
+            return
+        if health is None:
+            namespace, _, name = key.partition("/")
+            health = ServiceHealth(namespace, name, lambda: self.last_synced is not None)
+            try:
+                sock = self.maker.listening(self.node_ip, number, socket.SOCK_STREAM)
+            except OSError as exc:
+                log.warning("kube-proxy %s: health check port %s of %s: %s", self.node_name, number, key, exc)
+                self._retry(key)
+                return
+            health.port = number
+            health.listener = HttpListener(sock, health.answer)
+            await health.listener.start()
+            self._health[key] = health
+        health.local_endpoints = local_ready_count(endpoints, self.node_name)
+
+    async def _close_health(self, key: str) -> None:
+        health = self._health.pop(key, None)
+        if health is not None and health.listener is not None:
+            with contextlib.suppress(Exception):
+                await health.listener.close()
+
+    # -- introspection ---------------------------------------------------------------------------------------
+    def note(self, port: ServicePort, listener: Listener, client: tuple[Any, ...], endpoint: Any) -> None:
+        record = {"time": dt.datetime.now(dt.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z"),
+                  "node": self.node_name, "service": port.name, "protocol": listener.protocol,
+                  "via": "ClusterIP" if listener.kind == "internal" else "NodePort",
+                  "listener": f"{listener.address[0]}:{listener.address[1]}", "client": f"{client[0]}:{client[1]}",
+                  "endpoint": str(endpoint) if endpoint is not None else None}
+        self.records.append(record)
+        log.debug("kube-proxy %s: %s %s -> %s", self.node_name, record["service"], record["client"],
+                  record["endpoint"] or "refused (no endpoint)")
+
+    def listeners(self) -> list[ListenerKey]:
+        """What is open now: (kind, address, port, protocol), kind "internal" (ClusterIP) or "external"."""
+        return sorted(key for states in self._states.values() for state in states.values()
+                      for key in state.listeners)
+
+    def health_check_ports(self) -> dict[str, int]:
+        return {key: health.port for key, health in self._health.items()}
