@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from ..client import ApiError, ResourceRef
@@ -36,6 +37,7 @@ from .api import (
 )
 from .conditions import Observed, agent_status, same_status
 
+log = logging.getLogger("mini-kube.agent-operator")
 BY_RUNTIME = "runtime"  # "<namespace>/<runtime name>"
 BY_RUNTIME_NAME = "runtime-name"  # "<runtime name>" (for ClusterServingRuntimes)
 BY_CONFIGMAP = "configmap-ref"  # "<namespace>/<configmap name>"
@@ -147,6 +149,8 @@ class AgentController(Controller):
             applied = await self.client.apply(ref, desired, meta(desired)["namespace"], field_manager=FIELD_MANAGER,
                                               force=True)
         except ApiError as exc:
+            log.warning("agent %s/%s: applying %s %s failed: %s", meta(agent)["namespace"], meta(agent)["name"],
+                        desired["kind"], meta(desired)["name"], exc)
             self.events.event(agent, "Warning", "FailedApply", f"{desired['kind']} {meta(desired)['name']}: {exc}")
             raise
         self.writes += 1
