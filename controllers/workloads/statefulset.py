@@ -31,6 +31,7 @@ CLAIMS = ResourceRef("", "v1", "persistentvolumeclaims")
 POD_NAME = "statefulset.kubernetes.io/pod-name"
 POD_INDEX = "apps.kubernetes.io/pod-index"
 ORDINAL = re.compile(r"^(.*)-([0-9]+)$")
+BURST = 100  # Parallel: Pods created or deleted at once per sync (the next sync goes on)
 
 
 def parent_and_ordinal(name: str) -> tuple[str, int]:
@@ -358,7 +359,7 @@ class StatefulSetController(Controller):
             if spec.get("volumeClaimTemplates"):
                 await self._fix_claim_owners(sts, pod, False)
         if to_create:
-            await asyncio.gather(*(self._create_pod(sts, p) for p in to_create))
+            await asyncio.gather(*(self._create_pod(sts, p) for p in to_create[:BURST]))
         for pod in condemned:
             if spec.get("volumeClaimTemplates"):
                 await self._fix_claim_owners(sts, pod, True)
@@ -374,9 +375,9 @@ class StatefulSetController(Controller):
             if monotonic:
                 await self._delete_pod(sts, pod)
                 return status()
-            deletions.append(self._delete_pod(sts, pod))
+            deletions.append(pod)
         if deletions:
-            await asyncio.gather(*deletions)
+            await asyncio.gather(*(self._delete_pod(sts, p) for p in deletions[:BURST]))
             return status()
         result = status()
         if not rolling:
