@@ -85,7 +85,7 @@ async def _transfer(address: tuple[str, int], size: int) -> int:
     return got
 
 
-async def throughput(address: tuple[str, int], count: int = 200, concurrency: int = 4) -> float:
+async def throughput(address: tuple[str, int], count: int = 400, concurrency: int = 4) -> float:
     """MiB/s of `count` 1 MiB transfers, each on a new connection, `concurrency` at a time."""
     await _transfer(address, MIB)  # warm up
     queue = list(range(count))
@@ -262,7 +262,10 @@ def main() -> None:
                 "metadata": {"name": "web-a", "labels": {"kubernetes.io/service-name": "web"}},
                 "addressType": "IPv4", "ports": [{"name": "", "port": BACKEND_PORT, "protocol": "TCP"}],
                 "endpoints": [{"addresses": [BACKEND_IP]}]}, "default")
-            proxy = subprocess.Popen([sys.executable, "-m", "mini_kube.apiserver.cli", "proxy", "--node", "n1",
+            launcher = ["-c", "import sys, uvloop; uvloop.install(); from mini_kube.apiserver.cli import main; "
+                        "sys.exit(main(sys.argv[1:]))"] if os.environ.get("PROXY_BENCH_UVLOOP") else \
+                ["-m", "mini_kube.apiserver.cli"]
+            proxy = subprocess.Popen([sys.executable, *launcher, "proxy", "--node", "n1",
                                       "--kubeconfig", kube.kubeconfig, "--node-ip", node_ip, "--netns", netns.path,
                                       "--healthz-port", "0"], stdout=subprocess.PIPE, text=True)
             procs.append(proxy)
