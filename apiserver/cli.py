@@ -78,7 +78,8 @@ async def serve(args: argparse.Namespace) -> None:
     if not args.no_scheduler:
         await start_scheduler(server)
     if args.nodes > 0:
-        await start_nodes(server, args.nodes, runtime=args.node_runtime, root=args.node_root_dir)
+        root = args.node_root_dir or (str(Path(data_dir) / "nodes") if data_dir != ":memory:" else None)
+        await start_nodes(server, args.nodes, runtime=args.node_runtime, root=root)
     if not args.no_ccm:
         await start_ccm(server, lb_pool=args.lb_pool or None)
     if not args.no_dns:
@@ -210,7 +211,8 @@ async def run_controllers(args: argparse.Namespace) -> None:
                           renew_deadline=args.leader_elect_renew_deadline,
                           retry_period=args.leader_elect_retry_period,
                           options={"nodelifecycle": {"grace_period": args.node_monitor_grace_period,
-                                                     "default_toleration": args.default_unreachable_toleration_seconds}})
+                                                     "default_toleration": args.default_unreachable_toleration_seconds},
+                                   "podgc": {"terminated_pod_gc_threshold": args.terminated_pod_gc_threshold}})
     except ValueError as exc:
         raise SystemExit(f"mini-kube: {exc}") from None
     await manager.start()
@@ -279,6 +281,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="seconds without a Lease renewal before a node is marked unreachable (default 40)")
     ctrl.add_argument("--default-unreachable-toleration-seconds", type=float, default=300.0,
                       help="how long Pods without their own toleration stay on an unreachable node (default 300)")
+    ctrl.add_argument("--terminated-pod-gc-threshold", type=int, default=12500,
+                      help="terminated Pods kept before the pod garbage collector deletes them (0: never; "
+                      "default 12500)")
     ctrl.add_argument("--leader-elect-lease-duration", type=float, default=15.0,
                       help="seconds a leader's lease lasts without renewal (default 15)")
     ctrl.add_argument("--leader-elect-renew-deadline", type=float, default=10.0,

@@ -111,7 +111,8 @@ class _Front(_Pipe):
             if self.closed:
                 return
             try:
-                _, back = await asyncio.wait_for(loop.create_connection(_Pipe, *backend), DIAL_TIMEOUT)
+                async with asyncio.timeout(DIAL_TIMEOUT):  # no extra task per connection, unlike wait_for
+                    _, back = await loop.create_connection(_Pipe, *backend)
             except (OSError, TimeoutError):
                 self.listener.on_failure(backend)
                 continue

@@ -24,12 +24,15 @@ import dns.name
 import dns.rcode
 import dns.rdataclass
 import dns.rdatatype
+import dns.rdtypes.IN.A
+import dns.rdtypes.IN.AAAA
 import dns.reversename
 import dns.rrset
 
 LB_ZONE = "lb.mini-kube.local"
 SCHEMA_VERSION = "1.1.0"
 Key = tuple[str, str]  # (namespace, name)
+ADDRESS_TYPES = {dns.rdatatype.A: dns.rdtypes.IN.A.A, dns.rdatatype.AAAA: dns.rdtypes.IN.AAAA.AAAA}
 
 
 @dataclass(frozen=True)
@@ -157,6 +160,7 @@ class ClusterRecords:
         self.slices_of[owner].add(key)
 
     def on_pod(self, event: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
+        self.serial += 1
         for obj, step in ((old, -1), (new, 1)):
             if obj is None or (step == 1 and event == "delete"):
                 continue
@@ -178,6 +182,9 @@ class ClusterRecords:
         return list(found.values())
 
     def _rrset(self, name: dns.name.Name, rdtype: int, values: list[str]) -> dns.rrset.RRset:
+        if rdtype in ADDRESS_TYPES:  # made directly: parsing text costs most of an answer
+            make = ADDRESS_TYPES[rdtype]
+            return dns.rrset.from_rdata_list(name, self.ttl, [make(dns.rdataclass.IN, rdtype, v) for v in values])
         return dns.rrset.from_text_list(name, self.ttl, dns.rdataclass.IN, rdtype, values)
 
     def _soa(self, zone: dns.name.Name) -> dns.rrset.RRset:

@@ -26,6 +26,7 @@ from .records import ClusterRecords
 
 log = logging.getLogger("mini-kube.dns")
 TCP_IDLE = 10.0
+CACHE_LIMIT = 10_000
 SocketMaker = Callable[[int, int], socket.socket]
 
 
@@ -35,9 +36,29 @@ class DnsHandler:
     def __init__(self, records: ClusterRecords) -> None:
         self.records = records
         self.counts: Counter[str] = Counter()  # by rcode name, and "requests"
+        # answers by the query's bytes after its ID, while nothing changed (records.serial): a repeated
+        # question costs a dictionary lookup
+        self._cache: dict[tuple[bool, bytes], tuple[bytes, str]] = {}
+        self._serial = -1
 
     def answer(self, wire: bytes, max_size: int | None) -> bytes | None:
         self.counts["requests"] += 1
+        if self._serial != self.records.serial:
+            self._cache.clear()
+            self._serial = self.records.serial
+        key = (max_size is None, wire[2:])
+        hit = self._cache.get(key)
+        if hit is not None:
+            self.counts[hit[1]] += 1
+            return wire[:2] + hit[0]
+        reply = self._answer(wire, max_size)
+        if reply is not None and len(wire) >= 12:
+            if len(self._cache) >= CACHE_LIMIT:
+                self._cache.clear()
+            self._cache[key] = (reply[2:], dns.rcode.to_text(reply[3] & 0xF))
+        return reply
+
+    def _answer(self, wire: bytes, max_size: int | None) -> bytes | None:
         try:
             query = dns.message.from_wire(wire)
         except dns.exception.DNSException:

@@ -240,3 +240,40 @@ def test_dns_as_its_own_process():
             proc.terminate()
             proc.wait(10)
 
+
+
+def test_dns_inside_the_cluster_network():
+    """Where Pods ask: the kube-dns ClusterIP, port 53, inside the cluster network namespace (found through
+    the ConfigMap kube-system/mini-kube-network, as `mini-kube serve` sets it up)."""
+    import asyncio
+    import socket
+
+    from mini_kube.apiserver.cli import start_dns
+    from mini_kube.apiserver.testing import MiniKube
+    from mini_kube.network.cluster import ClusterNetwork
+    from mini_kube.network.namespaces import can_make_namespaces, socket_in
+
+    possible, why = can_make_namespaces()
+    if not possible:
+        pytest.skip(f"network namespaces cannot be made here: {why}")
+    with MiniKube(controllers=False) as kube:
+        network = kube.run(ClusterNetwork.ensure(kube.client.async_client, service_cidr="10.0.0.0/24"))
+        try:
+            server = kube.run(start_dns(kube.server, port=0))
+            kube.run(asyncio.wait_for(server.ready.wait(), 10))
+            assert server.netns_listening and server.host_address == f"{network.loopback_block}.2"
+            query = dns.message.make_query("kube-dns.kube-system.svc.cluster.local", "A")
+            with socket_in(network.netns, socket.AF_INET, socket.SOCK_DGRAM) as sock:
+                assert addresses(dns.query.udp(query, "10.0.0.10", timeout=2, sock=sock)) == {"10.0.0.10"}
+            with socket_in(network.netns, socket.AF_INET, socket.SOCK_STREAM) as sock:
+                sock.settimeout(2)
+                sock.connect(("10.0.0.10", 53))
+                assert addresses(dns.query.tcp(query, "10.0.0.10", timeout=2, sock=sock)) == {"10.0.0.10"}
+            # and the host listener on the cluster's loopback block
+            answer = dns.query.udp(query, server.host_address, port=server.host_port, timeout=2)
+            assert addresses(answer) == {"10.0.0.10"}
+            # nothing of it was added to the host's own namespace
+            host_addresses = subprocess.run(["ip", "-o", "addr"], capture_output=True, text=True).stdout
+            assert "10.0.0.10" not in host_addresses and "10.244.0.1" not in host_addresses
+        finally:
+            network.close()

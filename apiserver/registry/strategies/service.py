@@ -82,17 +82,27 @@ class ServiceStrategy(Strategy):
                                 f"failed to allocate IP {requested}: provided IP is already allocated")]
             chosen = requested
         else:
-            hosts = [str(h) for h in self.network.hosts()]
-            free = [h for h in hosts if h not in used]
-            if not free:
-                raise errors.StatusError(500, "InternalError", "Internal error occurred: failed to allocate a "
-                                         "serviceIP: range is full")
-            # upstream prefers the upper part of the range for dynamic allocation
-            upper = [h for h in free if int(ipaddress.ip_address(h)) >= int(self.network.network_address) + 16]
-            chosen = random.choice(upper or free)
+            chosen = self._random_free_ip(used)
         self._reserve_ip(ctx, chosen)
         spec["clusterIP"], spec["clusterIPs"] = chosen, [chosen]
         return []
+
+    def _random_free_ip(self, used: set[str]) -> str:
+        """A free address, preferably in the upper part of the range (as upstream allocates dynamically): random
+        guesses first, so a large range (a /16) costs no walk over all its addresses; a scan when it is full."""
+        first, last = int(self.network.network_address) + 1, int(self.network.broadcast_address) - 1
+        upper = min(first + 15, last)
+        for _ in range(64):
+            guess = str(ipaddress.ip_address(random.randint(upper, last)))
+            if guess not in used:
+                return guess
+        hosts = [str(h) for h in self.network.hosts()]
+        free = [h for h in hosts if h not in used]
+        if not free:
+            raise errors.StatusError(500, "InternalError", "Internal error occurred: failed to allocate a "
+                                     "serviceIP: range is full")
+        upper_free = [h for h in free if int(ipaddress.ip_address(h)) >= upper]
+        return random.choice(upper_free or free)
 
     def _allocate_ports(self, ctx: WriteContext, spec: dict[str, Any], uid: str | None) -> list[FieldError]:
         if spec.get("type") not in NODE_PORT_TYPES:
