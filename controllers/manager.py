@@ -21,11 +21,14 @@ from .client import ApiClient
 from .informer import SharedInformerFactory
 from .leaderelection import LeaderElector
 from .reconciler import Controller
+from .workloads.cronjob import CronJobController
 from .workloads.daemonset import DaemonSetController
 from .workloads.deployment import DeploymentController
 from .workloads.disruption import DisruptionController
+from .workloads.job import JobController
 from .workloads.replicaset import ReplicaSetController
 from .workloads.statefulset import StatefulSetController
+from .workloads.ttlafterfinished import TTLAfterFinishedController
 
 log = logging.getLogger("mini-kube.manager")
 
@@ -43,6 +46,9 @@ CONTROLLERS: dict[str, type[Controller]] = {
     "statefulset": StatefulSetController,
     "daemonset": DaemonSetController,
     "podgc": PodGCController,
+    "job": JobController,
+    "cronjob": CronJobController,
+    "ttl-after-finished": TTLAfterFinishedController,
 }
 LEASE_NAME = "kube-controller-manager"
 
