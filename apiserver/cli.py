@@ -78,7 +78,8 @@ async def serve(args: argparse.Namespace) -> None:
     if not args.no_scheduler:
         await start_scheduler(server)
     if args.nodes > 0:
-        await start_nodes(server, args.nodes, runtime=args.node_runtime, root=args.node_root_dir)
+        root = args.node_root_dir or (str(Path(data_dir) / "nodes") if data_dir != ":memory:" else None)
+        await start_nodes(server, args.nodes, runtime=args.node_runtime, root=root)
     if not args.no_ccm:
         await start_ccm(server, lb_pool=args.lb_pool or None)
     if not args.no_dns:

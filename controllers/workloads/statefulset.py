@@ -31,6 +31,7 @@ CLAIMS = ResourceRef("", "v1", "persistentvolumeclaims")
 POD_NAME = "statefulset.kubernetes.io/pod-name"
 POD_INDEX = "apps.kubernetes.io/pod-index"
 ORDINAL = re.compile(r"^(.*)-([0-9]+)$")
+BURST = 100  # Parallel: Pods created or deleted at once per sync (the next sync goes on)
 
 
 def parent_and_ordinal(name: str) -> tuple[str, int]:
@@ -236,6 +237,16 @@ class StatefulSetController(Controller):
             if refs != list(meta(claim).get("ownerReferences") or ()):
                 await self._patch_meta(CLAIMS, claim, {"ownerReferences": refs or None})
 
+    async def _fix_identity(self, sts: dict[str, Any], pod: dict[str, Any], ordinal: int) -> None:
+        """Restore the identity labels of a member that lost them (identityMatches / UpdateStatefulPod)."""
+        labels = meta(pod).get("labels") or {}
+        wanted = {POD_NAME: meta(pod)["name"], POD_INDEX: str(ordinal)}
+        if all(labels.get(k) == v for k, v in wanted.items()):
+            return
+        if await self._patch_meta(PODS, pod, {"labels": wanted}) is not None:
+            self.events.event(sts, "Normal", "SuccessfulUpdate",
+                              f"update Pod {meta(pod)['name']} in StatefulSet {meta(sts)['name']} successful")
+
     async def _create_pod(self, sts: dict[str, Any], pod: dict[str, Any]) -> bool:
         """Claims, then the Pod; True when it was created."""
         name, set_name = meta(pod)["name"], meta(sts)["name"]
@@ -357,8 +368,9 @@ class StatefulSetController(Controller):
                 return status()
             if spec.get("volumeClaimTemplates"):
                 await self._fix_claim_owners(sts, pod, False)
+            await self._fix_identity(sts, pod, ordinal)
         if to_create:
-            await asyncio.gather(*(self._create_pod(sts, p) for p in to_create))
+            await asyncio.gather(*(self._create_pod(sts, p) for p in to_create[:BURST]))
         for pod in condemned:
             if spec.get("volumeClaimTemplates"):
                 await self._fix_claim_owners(sts, pod, True)
@@ -374,9 +386,9 @@ class StatefulSetController(Controller):
             if monotonic:
                 await self._delete_pod(sts, pod)
                 return status()
-            deletions.append(self._delete_pod(sts, pod))
+            deletions.append(pod)
         if deletions:
-            await asyncio.gather(*deletions)
+            await asyncio.gather(*(self._delete_pod(sts, p) for p in deletions[:BURST]))
             return status()
         result = status()
         if not rolling:

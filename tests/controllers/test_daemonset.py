@@ -81,8 +81,7 @@ def placed(kube, ns: str, ds: str) -> dict[str, str]:
     for pod in kube.client.list(PODS, ns, labelSelector=f"app={ds}")["items"]:
         if pod["metadata"].get("deletionTimestamp"):
             continue
-        terms = pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
-        node = terms["nodeSelectorTerms"][0]["matchFields"][0]["values"][0]
+        node = placed_node(pod)
         assert node not in result, f"two Pods for {node}"
         result[node] = pod["metadata"]["name"]
     return result
@@ -190,3 +189,28 @@ def test_failed_pod_is_replaced(cluster, namespace, nodes):
     events = kubectl(kube, "-n", ns, "get", "events", "-o", "custom-columns=R:.reason,M:.message", "--no-headers").stdout
     assert f"Found failed daemon pod {ns}/{first} on node {node}, will try to kill it" in events
     assert f"Deleted pod: {first}" in events
+
+
+def test_runs_on_real_nodes_with_the_scheduler_and_kubelets():
+    """With nodes (kubelets on the simulated runtime) and the scheduler, no stand-in: each daemon Pod is bound
+    to the node its affinity names, runs there, and the rollout completes."""
+    from mini_kube.apiserver.testing import MiniKube
+
+    with MiniKube(controllers="garbagecollector,daemonset", nodes=2, node_runtime="simulated") as kube:
+        kubectl(kube, "apply", "-f", "-", input=manifest("agent"))
+        out = kubectl(kube, "rollout", "status", "ds/agent", "--timeout=30s").stdout
+        assert out.strip().endswith('daemon set "agent" successfully rolled out')
+        pods = kube.client.list(PODS, "default")["items"]
+        assert sorted(p["spec"]["nodeName"] for p in pods) == sorted(
+            n["metadata"]["name"] for n in kube.client.list(NODES)["items"])
+        assert all(p["status"]["phase"] == "Running" for p in pods)
+        assert all(p["spec"]["nodeName"] == placed_node(p) for p in pods)
+        kubectl(kube, "set", "image", "ds/agent", "c=agent:2")
+        kubectl(kube, "rollout", "status", "ds/agent", "--timeout=30s")
+        eventually(lambda: {p["spec"]["containers"][0]["image"] for p in kube.client.list(PODS, "default")["items"]}
+                   == {"agent:2"})
+
+
+def placed_node(pod: dict) -> str:
+    terms = pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    return terms["nodeSelectorTerms"][0]["matchFields"][0]["values"][0]

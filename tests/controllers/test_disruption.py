@@ -162,6 +162,60 @@ def test_status_for_numbers_and_percentages(cluster, ns):
     assert condition(status)["reason"] == "InsufficientPods" and condition(status)["observedGeneration"] == 2
 
 
+def _owned_pods(kube, ns: str, owner: dict, app: str, count: int) -> None:
+    ref = {"apiVersion": owner["apiVersion"], "kind": owner["kind"], "name": owner["metadata"]["name"],
+           "uid": owner["metadata"]["uid"], "controller": True}
+    for i in range(count):
+        kube.client.create(PODS, {"metadata": {"name": f"{app}-{i}", "labels": {"app": app},
+                                               "ownerReferences": [ref]},
+                                  "spec": {"containers": [{"name": "c", "image": "i"}]}}, ns)
+
+
+def test_percentages_against_statefulsets_rcs_and_custom_scale(cluster, ns):
+    """The scale of StatefulSets and ReplicationControllers from their objects, of any other kind through its
+    scale subresource (a custom resource here); Pods made by hand so only the disruption controller acts."""
+    kube = cluster
+    sts = kube.client.create(ResourceRef("apps", "v1", "statefulsets"), {"metadata": {"name": "db"}, "spec": {
+        "replicas": 4, "serviceName": "db", "selector": {"matchLabels": {"app": "db"}},
+        "template": {"metadata": {"labels": {"app": "db"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}},
+        ns)
+    rc = kube.client.create(ResourceRef("", "v1", "replicationcontrollers"), {"metadata": {"name": "old"}, "spec": {
+        "replicas": 5, "selector": {"app": "old"},
+        "template": {"metadata": {"labels": {"app": "old"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}},
+        ns)
+    crds = ResourceRef("apiextensions.k8s.io", "v1", "customresourcedefinitions", namespaced=False)
+    with contextlib.suppress(ApiError):
+        kube.client.create(crds, {"metadata": {"name": "flocks.example.com"}, "spec": {
+            "group": "example.com", "scope": "Namespaced",
+            "names": {"plural": "flocks", "singular": "flock", "kind": "Flock", "listKind": "FlockList"},
+            "versions": [{"name": "v1", "served": True, "storage": True, "subresources": {"scale": {
+                "specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"}},
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]}})
+    flocks = ResourceRef("example.com", "v1", "flocks")
+    flock = eventually(lambda: _try(lambda: kube.client.create(flocks, {
+        "apiVersion": "example.com/v1", "kind": "Flock", "metadata": {"name": "birds"}, "spec": {"replicas": 8}}, ns)))
+    for owner, app, count in ((sts, "db", 2), (rc, "old", 5), (flock, "birds", 8)):
+        _owned_pods(kube, ns, {**owner, "apiVersion": owner.get("apiVersion") or "v1"}, app, count)
+        kubectl(kube, "-n", ns, "create", "pdb", app, f"--selector=app={app}", "--max-unavailable=25%")
+    status = pdb_status(kube, ns, "db", expectedPods=4, currentHealthy=2)
+    assert (status["desiredHealthy"], status["disruptionsAllowed"]) == (3, 0)
+    status = pdb_status(kube, ns, "old", expectedPods=5, currentHealthy=5)
+    assert (status["desiredHealthy"], status["disruptionsAllowed"]) == (3, 2)  # 25% of 5 rounds up to 2
+    status = pdb_status(kube, ns, "birds", expectedPods=8, currentHealthy=8)
+    assert (status["desiredHealthy"], status["disruptionsAllowed"]) == (6, 2)
+    kubectl(kube, "-n", ns, "scale", "flock/birds", "--replicas=12")
+    kube.client.patch(PODS, "birds-0", {"metadata": {"labels": {"touched": "yes"}}}, ns)  # the next sync
+    status = pdb_status(kube, ns, "birds", expectedPods=12, desiredHealthy=9)
+    assert status["disruptionsAllowed"] == 0
+
+
+def _try(make):
+    try:
+        return make()
+    except ApiError:
+        return None
+
+
 def test_no_pods_unmanaged_pods_and_fail_safe(cluster, ns):
     kube = cluster
     kube.client.create(PDBS, {"metadata": {"name": "empty"}, "spec": {

@@ -120,6 +120,9 @@ def test_ordered_ready_creates_one_pod_at_a_time_and_scales_down_in_reverse(clus
     assert status == {"observedGeneration": 1, "replicas": 3, "readyReplicas": 3, "currentReplicas": 3,
                       "updatedReplicas": 3, "currentRevision": revision, "updateRevision": revision,
                       "collisionCount": 0, "availableReplicas": 3}
+    kubectl(kube, "-n", ns, "label", "pod", "web-1", "statefulset.kubernetes.io/pod-name-")  # identity restored
+    eventually(lambda: kube.client.get(PODS, "web-1", ns)["metadata"]["labels"].get(
+        "statefulset.kubernetes.io/pod-name") == "web-1")
     revisions = kube.client.list(REVISIONS, ns)["items"]
     assert [(r["metadata"]["name"], r["revision"]) for r in revisions] == [(revision, 1)]
     assert revisions[0]["metadata"]["labels"]["controller.kubernetes.io/hash"] == revision.removeprefix("web-")
@@ -212,3 +215,22 @@ def test_claim_retention_policy_deletes_claims_with_their_pods(cluster, namespac
         eventually(lambda: {c["metadata"]["name"] for c in kube.client.list(CLAIMS, ns)["items"]} == {"data-kv-0"})
         kubectl(kube, "-n", ns, "delete", "sts", "kv")
         eventually(lambda: not kube.client.list(CLAIMS, ns)["items"])
+
+
+def test_ordered_rollout_on_real_nodes_with_the_scheduler_and_kubelets():
+    """With nodes (kubelets on the simulated runtime) and the scheduler, no stand-in: the Pods come up in order
+    and a rolling update completes."""
+    from mini_kube.apiserver.testing import MiniKube
+
+    with MiniKube(controllers="garbagecollector,statefulset", nodes=2, node_runtime="simulated") as kube:
+        kubectl(kube, "apply", "-f", "-", input=MANIFEST.format(name="web", replicas=3, policy="OrderedReady"))
+        kubectl(kube, "rollout", "status", "sts/web", "--timeout=30s")
+        pods = {p["metadata"]["name"]: p for p in kube.client.list(PODS, "default")["items"]}
+        assert sorted(pods) == ["web-0", "web-1", "web-2"]
+        started = [pods[f"web-{i}"]["status"]["startTime"] for i in range(3)]
+        assert started == sorted(started) and all(p["spec"].get("nodeName") for p in pods.values())
+        kubectl(kube, "set", "image", "sts/web", "c=img:2")
+        kubectl(kube, "rollout", "status", "sts/web", "--timeout=30s")
+        eventually(lambda: set(images(kube, "default").values()) == {"img:2"})
+        status = kube.client.get(STATEFULSETS, "web", "default")["status"]
+        assert status["currentRevision"] == status["updateRevision"] and status["readyReplicas"] == 3
