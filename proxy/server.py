@@ -125,7 +125,7 @@ class ProxyServer:
                 log.warning("kube-proxy %s: healthz on %s:%s: %s", self.node_name, self.node_ip, self.healthz_port,
                             exc)
             else:
-                self._healthz = HttpListener(sock, proxy_healthz(lambda: self.last_synced))
+                self._healthz = HttpListener(sock, proxy_healthz(lambda: self.last_synced, lambda: list(self.records)))
                 await self._healthz.start()
         log.info("kube-proxy %s: programmed %d services on %s%s", self.node_name, len(self._states), self.node_ip,
                  f" and in {self.netns}" if self.netns else " (no cluster network: ClusterIPs not served)")

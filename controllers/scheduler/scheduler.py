@@ -152,6 +152,14 @@ class Scheduler(Controller):
 
     # -- scheduling one Pod ------------------------------------------------------------------------------
     async def reconcile(self, key: Any) -> Result | None:
+        try:
+            return self._schedule(key)
+        except Exception:
+            log.exception("scheduling %s failed", key)
+            raise
+
+    def _schedule(self, key: str) -> Result | None:
+        """One scheduling cycle (synchronous: nothing changes the cache between reading and assuming)."""
         pod = self.pods.get(key)
         if pod is None or not self.responsible_for(pod) or self.cache.is_assumed(key) or key in self.cache.pods:
             return None

@@ -206,6 +206,25 @@ def test_half_close_and_large_transfer(cluster, proxy, ns, fleet):
     conn.close()
 
 
+def test_backpressure_bounds_what_the_proxy_holds(cluster, proxy, ns, fleet):
+    backends = fleet(1)
+    port = serve(cluster, ns, "slow", backends)
+    wait_listening(proxy, port)
+    conn = socket.create_connection((proxy.node_ip, port), timeout=10)
+    conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+    conn.sendall(b"flood 268435456\n")  # 256 MiB to a client that does not read
+    time.sleep(0.5)
+    held = backends[0].flooded
+    time.sleep(0.3)
+    assert backends[0].flooded == held  # the backend is blocked: nothing moves while the client does not read
+    assert held < 48 << 20, held  # socket buffers and one pipe, not the whole transfer
+    got = 0
+    while got < 4 << 20:  # reading again lets the transfer go on
+        got += len(conn.recv(1 << 20))
+    eventually(lambda: backends[0].flooded > held)
+    conn.close()
+
+
 def test_udp_round_robin_and_endpoint_removal(cluster, proxy, ns, fleet):
     backends = fleet(2, kind=UdpBackend)
     port = serve(cluster, ns, "dns", backends, protocol="UDP")
@@ -224,6 +243,7 @@ def test_udp_round_robin_and_endpoint_removal(cluster, proxy, ns, fleet):
     name = client.recv(100).decode().split(":")[0]
     other = next(b for b in backends if b.name != name)
     publish(cluster, ns, "dns", [endpoint(other.address[0])], other.address[1], "UDP")
+    client.settimeout(0.3)  # a reply in flight when the old session ends is lost, as UDP may lose it
 
     def moved() -> bool:
         client.send(b"y")
@@ -277,6 +297,9 @@ def test_external_traffic_policy_local_and_health_check(cluster, proxy, ns, flee
     assert refused((proxy.node_ip, port))  # endpoints elsewhere only: this node refuses
     with urllib.request.urlopen(f"http://{proxy.node_ip}:10256/healthz", timeout=2) as answer:
         assert answer.status == 200 and json.loads(answer.read())["nodeEligible"] is True
+    with urllib.request.urlopen(f"http://{proxy.node_ip}:10256/connections", timeout=2) as answer:
+        last = [r for r in json.loads(answer.read()) if r["service"] == f"{ns}/local"][-1]
+        assert last["via"] == "NodePort" and last["endpoint"] == f"{here.address[0]}:{here.address[1]}"
 
 
 def test_deleted_service_closes_listeners(cluster, proxy, ns, fleet):
@@ -303,6 +326,18 @@ def test_kubectl_create_service_nodeport(cluster, proxy, ns, fleet):
     assert {ask_name((proxy.node_ip, port)) for _ in range(4)} == {"b0", "b1"}
     kubectl(cluster, "delete", "service", "web", "-n", ns)
     wait_listening(proxy, port, present=False)
+
+
+def test_kubectl_expose_deployment_nodeport(cluster, proxy, ns, fleet):
+    backends = fleet(3, first=31)
+    target = backends[0].address[1]
+    kubectl(cluster, "create", "deployment", "api", "--image=nginx", "-n", ns)
+    kubectl(cluster, "expose", "deployment", "api", "--type=NodePort", "--port=80", f"--target-port={target}",
+            "-n", ns)
+    port = node_port(cluster, ns, "api")
+    publish(cluster, ns, "api", [endpoint(b.address[0]) for b in backends], target, name="api-pods")
+    wait_listening(proxy, port)
+    assert sorted(ask_name((proxy.node_ip, port)) for _ in range(6)) == ["b0", "b0", "b1", "b1", "b2", "b2"]
 
 
 def test_cluster_ip_inside_the_cluster_netns(cluster, proxy, netns, ns, fleet):
