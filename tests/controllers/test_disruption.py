@@ -356,6 +356,48 @@ def test_eviction_rules(cluster, ns, core):
         kube.client.get(PODS, "sick", ns)
 
 
+def test_eviction_passes_admission(cluster, core):
+    """Evictions are CREATEs of pods/eviction for admission: policies may refuse them, and a terminating
+    namespace refuses them with the NamespaceTerminating cause kubectl drain looks for."""
+    from kubernetes.client.rest import ApiException
+
+    kube = cluster
+    vap = ResourceRef("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies", namespaced=False)
+    binding = ResourceRef("admissionregistration.k8s.io", "v1", "validatingadmissionpolicybindings",
+                          namespaced=False)
+    kube.client.create(vap, {"metadata": {"name": "keep-protected"}, "spec": {
+        "failurePolicy": "Fail", "matchConstraints": {"resourceRules": [{
+            "apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods/eviction"]}]},
+        "validations": [{"expression": "object.kind == 'Eviction' && object.metadata.name != 'protected'",
+                         "message": "protected pods stay"}]}})
+    kube.client.create(binding, {"metadata": {"name": "keep-protected"}, "spec": {
+        "policyName": "keep-protected", "validationActions": ["Deny"]}})
+    ns = f"pdb-{uuid.uuid4().hex[:8]}"
+    kube.client.create(NAMESPACES, {"metadata": {"name": ns}})
+    try:
+        for name in ("protected", "other"):
+            kube.client.create(PODS, {"metadata": {"name": name, "finalizers": ["example.com/hold"]}, "spec": {
+                "containers": [{"name": "c", "image": "i"}]}}, ns)
+
+        def refused():
+            try:
+                core.create_namespaced_pod_eviction("protected", ns, _eviction("protected", ns), dry_run="All")
+            except ApiException as exc:
+                return exc
+            return None
+        assert "protected pods stay" in json.loads(eventually(refused).body)["message"]
+        kube.client.delete(NAMESPACES, ns)  # no namespace controller here: it stays Terminating
+        with pytest.raises(ApiException) as terminating:
+            core.create_namespaced_pod_eviction("other", ns, _eviction("other", ns))
+        assert terminating.value.status == 403
+        assert json.loads(terminating.value.body)["details"]["causes"][0]["reason"] == "NamespaceTerminating"
+    finally:
+        kube.client.delete(binding, "keep-protected")
+        kube.client.delete(vap, "keep-protected")
+        for name in ("protected", "other"):
+            kube.client.patch(PODS, name, {"metadata": {"finalizers": None}}, ns)
+
+
 def test_pending_pods_are_evicted_freely(cluster, core):
     kube = cluster
     ns = f"pdb-{uuid.uuid4().hex[:8]}"  # no kubelet here: the Pod stays Pending
