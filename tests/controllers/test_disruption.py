@@ -96,11 +96,14 @@ def eventually(check, timeout: float = 20.0):
         time.sleep(0.05)
 
 
-def deployment(kube, ns: str, name: str, replicas: int, node: str = "", labels: dict | None = None) -> None:
+def deployment(kube, ns: str, name: str, replicas: int, node: str = "", labels: dict | None = None,
+               scratch: bool = False) -> None:
     labels = labels or {"app": name}
     spec: dict = {"containers": [{"name": "c", "image": "nginx"}]}
     if node:
         spec["nodeName"] = node
+    if scratch:
+        spec["volumes"] = [{"name": "scratch", "emptyDir": {}}]
     kube.client.create(DEPLOYMENTS, {"metadata": {"name": name}, "spec": {
         "replicas": replicas, "selector": {"matchLabels": {"app": labels["app"]}},
         "template": {"metadata": {"labels": labels}, "spec": spec}}}, ns)
@@ -162,13 +165,13 @@ def test_status_for_numbers_and_percentages(cluster, ns):
     assert condition(status)["reason"] == "InsufficientPods" and condition(status)["observedGeneration"] == 2
 
 
-def _owned_pods(kube, ns: str, owner: dict, app: str, count: int) -> None:
+def _owned_pods(kube, ns: str, owner: dict, app: str, count: int, node: str = "") -> None:
     ref = {"apiVersion": owner["apiVersion"], "kind": owner["kind"], "name": owner["metadata"]["name"],
            "uid": owner["metadata"]["uid"], "controller": True}
+    spec: dict = {"containers": [{"name": "c", "image": "i"}], **({"nodeName": node} if node else {})}
     for i in range(count):
         kube.client.create(PODS, {"metadata": {"name": f"{app}-{i}", "labels": {"app": app},
-                                               "ownerReferences": [ref]},
-                                  "spec": {"containers": [{"name": "c", "image": "i"}]}}, ns)
+                                               "ownerReferences": [ref]}, "spec": spec}, ns)
 
 
 def test_percentages_against_statefulsets_rcs_and_custom_scale(cluster, ns):
@@ -455,16 +458,25 @@ def test_cordon_and_uncordon(cluster):
 def test_kubectl_drain_waits_for_the_budget(cluster, ns):
     kube = cluster
     _node(kube, "node-a")
-    deployment(kube, ns, "api", 2, node="node-a")
+    deployment(kube, ns, "api", 2, node="node-a", scratch=True)
+    daemons = kube.client.create(ResourceRef("apps", "v1", "daemonsets"), {"metadata": {"name": "agent"}, "spec": {
+        "selector": {"matchLabels": {"app": "agent"}}, "template": {"metadata": {"labels": {"app": "agent"}},
+                                                                      "spec": {"containers": [{"name": "c", "image": "i"}]}}}}, ns)
+    _owned_pods(kube, ns, {**daemons, "apiVersion": "apps/v1", "kind": "DaemonSet"}, "agent", 1, node="node-a")
     eventually(lambda: len(ready_pods(kube, ns, "app=api")) == 2)
+    # Pods with emptyDir data stay unless kubectl is told they may go
+    refused = kubectl(kube, "drain", "node-a", "--ignore-daemonsets", "--timeout=2s", check=False)
+    assert "cannot delete Pods with local storage (use --delete-emptydir-data to override)" in refused.stderr
+    kubectl(kube, "uncordon", "node-a")
     # a server-side dry run evicts nothing and leaves the node schedulable
-    dry = kubectl(kube, "drain", "node-a", "--ignore-daemonsets", "--dry-run=server", "--timeout=10s")
+    dry = kubectl(kube, "drain", "node-a", "--ignore-daemonsets", "--delete-emptydir-data", "--dry-run=server",
+                  "--timeout=10s")
     assert dry.stdout.splitlines()[-1] == "node/node-a drained (server dry run)"
     assert len(live_pods(kube, ns, "app=api")) == 2
     assert not kube.client.get(NODES, "node-a")["spec"].get("unschedulable")
     kubectl(kube, "-n", ns, "create", "pdb", "api", "--selector=app=api", "--min-available=2")
     pdb_status(kube, ns, "api", observedGeneration=1, currentHealthy=2)
-    before = {p["metadata"]["name"] for p in live_pods(kube, ns)}
+    before = {p["metadata"]["name"] for p in live_pods(kube, ns, "app=api")}
 
     # the budget blocks: kubectl retries every 5 s until its timeout
     blocked = kubectl(kube, "drain", "node-a", "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=2s",
@@ -473,7 +485,8 @@ def test_kubectl_drain_waits_for_the_budget(cluster, ns):
     assert "node/node-a cordoned" in blocked.stdout
     assert "Cannot evict pod as it would violate the pod's disruption budget." in blocked.stderr
     assert "global timeout reached: 2s" in blocked.stderr
-    assert {p["metadata"]["name"] for p in live_pods(kube, ns)} == before
+    assert f"Warning: ignoring DaemonSet-managed Pods: {ns}/agent-0" in blocked.stderr
+    assert {p["metadata"]["name"] for p in live_pods(kube, ns, "app=api")} == before
     assert kube.client.get(NODES, "node-a")["spec"]["unschedulable"] is True
 
     # one disruption allowed: one Pod goes at once, the other after its replacement is ready (a retry later)
@@ -492,4 +505,5 @@ def test_kubectl_drain_waits_for_the_budget(cluster, ns):
         in drained.stderr
     assert time.monotonic() - started < 20
     assert not before & {p["metadata"]["name"] for p in live_pods(kube, ns)}
+    assert "agent-0" in {p["metadata"]["name"] for p in live_pods(kube, ns)}  # DaemonSet Pods stay
     kubectl(kube, "uncordon", "node-a")
