@@ -96,11 +96,14 @@ def eventually(check, timeout: float = 20.0):
         time.sleep(0.05)
 
 
-def deployment(kube, ns: str, name: str, replicas: int, node: str = "", labels: dict | None = None) -> None:
+def deployment(kube, ns: str, name: str, replicas: int, node: str = "", labels: dict | None = None,
+               scratch: bool = False) -> None:
     labels = labels or {"app": name}
     spec: dict = {"containers": [{"name": "c", "image": "nginx"}]}
     if node:
         spec["nodeName"] = node
+    if scratch:
+        spec["volumes"] = [{"name": "scratch", "emptyDir": {}}]
     kube.client.create(DEPLOYMENTS, {"metadata": {"name": name}, "spec": {
         "replicas": replicas, "selector": {"matchLabels": {"app": labels["app"]}},
         "template": {"metadata": {"labels": labels}, "spec": spec}}}, ns)
@@ -162,13 +165,13 @@ def test_status_for_numbers_and_percentages(cluster, ns):
     assert condition(status)["reason"] == "InsufficientPods" and condition(status)["observedGeneration"] == 2
 
 
-def _owned_pods(kube, ns: str, owner: dict, app: str, count: int) -> None:
+def _owned_pods(kube, ns: str, owner: dict, app: str, count: int, node: str = "") -> None:
     ref = {"apiVersion": owner["apiVersion"], "kind": owner["kind"], "name": owner["metadata"]["name"],
            "uid": owner["metadata"]["uid"], "controller": True}
+    spec: dict = {"containers": [{"name": "c", "image": "i"}], **({"nodeName": node} if node else {})}
     for i in range(count):
         kube.client.create(PODS, {"metadata": {"name": f"{app}-{i}", "labels": {"app": app},
-                                               "ownerReferences": [ref]},
-                                  "spec": {"containers": [{"name": "c", "image": "i"}]}}, ns)
+                                               "ownerReferences": [ref]}, "spec": spec}, ns)
 
 
 def test_percentages_against_statefulsets_rcs_and_custom_scale(cluster, ns):
@@ -356,6 +359,48 @@ def test_eviction_rules(cluster, ns, core):
         kube.client.get(PODS, "sick", ns)
 
 
+def test_eviction_passes_admission(cluster, core):
+    """Evictions are CREATEs of pods/eviction for admission: policies may refuse them, and a terminating
+    namespace refuses them with the NamespaceTerminating cause kubectl drain looks for."""
+    from kubernetes.client.rest import ApiException
+
+    kube = cluster
+    vap = ResourceRef("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies", namespaced=False)
+    binding = ResourceRef("admissionregistration.k8s.io", "v1", "validatingadmissionpolicybindings",
+                          namespaced=False)
+    kube.client.create(vap, {"metadata": {"name": "keep-protected"}, "spec": {
+        "failurePolicy": "Fail", "matchConstraints": {"resourceRules": [{
+            "apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods/eviction"]}]},
+        "validations": [{"expression": "object.kind == 'Eviction' && object.metadata.name != 'protected'",
+                         "message": "protected pods stay"}]}})
+    kube.client.create(binding, {"metadata": {"name": "keep-protected"}, "spec": {
+        "policyName": "keep-protected", "validationActions": ["Deny"]}})
+    ns = f"pdb-{uuid.uuid4().hex[:8]}"
+    kube.client.create(NAMESPACES, {"metadata": {"name": ns}})
+    try:
+        for name in ("protected", "other"):
+            kube.client.create(PODS, {"metadata": {"name": name, "finalizers": ["example.com/hold"]}, "spec": {
+                "containers": [{"name": "c", "image": "i"}]}}, ns)
+
+        def refused():
+            try:
+                core.create_namespaced_pod_eviction("protected", ns, _eviction("protected", ns), dry_run="All")
+            except ApiException as exc:
+                return exc
+            return None
+        assert "protected pods stay" in json.loads(eventually(refused).body)["message"]
+        kube.client.delete(NAMESPACES, ns)  # no namespace controller here: it stays Terminating
+        with pytest.raises(ApiException) as terminating:
+            core.create_namespaced_pod_eviction("other", ns, _eviction("other", ns))
+        assert terminating.value.status == 403
+        assert json.loads(terminating.value.body)["details"]["causes"][0]["reason"] == "NamespaceTerminating"
+    finally:
+        kube.client.delete(binding, "keep-protected")
+        kube.client.delete(vap, "keep-protected")
+        for name in ("protected", "other"):
+            kube.client.patch(PODS, name, {"metadata": {"finalizers": None}}, ns)
+
+
 def test_pending_pods_are_evicted_freely(cluster, core):
     kube = cluster
     ns = f"pdb-{uuid.uuid4().hex[:8]}"  # no kubelet here: the Pod stays Pending
@@ -413,16 +458,25 @@ def test_cordon_and_uncordon(cluster):
 def test_kubectl_drain_waits_for_the_budget(cluster, ns):
     kube = cluster
     _node(kube, "node-a")
-    deployment(kube, ns, "api", 2, node="node-a")
+    deployment(kube, ns, "api", 2, node="node-a", scratch=True)
+    daemons = kube.client.create(ResourceRef("apps", "v1", "daemonsets"), {"metadata": {"name": "agent"}, "spec": {
+        "selector": {"matchLabels": {"app": "agent"}}, "template": {"metadata": {"labels": {"app": "agent"}},
+                                                                      "spec": {"containers": [{"name": "c", "image": "i"}]}}}}, ns)
+    _owned_pods(kube, ns, {**daemons, "apiVersion": "apps/v1", "kind": "DaemonSet"}, "agent", 1, node="node-a")
     eventually(lambda: len(ready_pods(kube, ns, "app=api")) == 2)
+    # Pods with emptyDir data stay unless kubectl is told they may go
+    refused = kubectl(kube, "drain", "node-a", "--ignore-daemonsets", "--timeout=2s", check=False)
+    assert "cannot delete Pods with local storage (use --delete-emptydir-data to override)" in refused.stderr
+    kubectl(kube, "uncordon", "node-a")
     # a server-side dry run evicts nothing and leaves the node schedulable
-    dry = kubectl(kube, "drain", "node-a", "--ignore-daemonsets", "--dry-run=server", "--timeout=10s")
+    dry = kubectl(kube, "drain", "node-a", "--ignore-daemonsets", "--delete-emptydir-data", "--dry-run=server",
+                  "--timeout=10s")
     assert dry.stdout.splitlines()[-1] == "node/node-a drained (server dry run)"
     assert len(live_pods(kube, ns, "app=api")) == 2
     assert not kube.client.get(NODES, "node-a")["spec"].get("unschedulable")
     kubectl(kube, "-n", ns, "create", "pdb", "api", "--selector=app=api", "--min-available=2")
     pdb_status(kube, ns, "api", observedGeneration=1, currentHealthy=2)
-    before = {p["metadata"]["name"] for p in live_pods(kube, ns)}
+    before = {p["metadata"]["name"] for p in live_pods(kube, ns, "app=api")}
 
     # the budget blocks: kubectl retries every 5 s until its timeout
     blocked = kubectl(kube, "drain", "node-a", "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=2s",
@@ -431,7 +485,8 @@ def test_kubectl_drain_waits_for_the_budget(cluster, ns):
     assert "node/node-a cordoned" in blocked.stdout
     assert "Cannot evict pod as it would violate the pod's disruption budget." in blocked.stderr
     assert "global timeout reached: 2s" in blocked.stderr
-    assert {p["metadata"]["name"] for p in live_pods(kube, ns)} == before
+    assert f"Warning: ignoring DaemonSet-managed Pods: {ns}/agent-0" in blocked.stderr
+    assert {p["metadata"]["name"] for p in live_pods(kube, ns, "app=api")} == before
     assert kube.client.get(NODES, "node-a")["spec"]["unschedulable"] is True
 
     # one disruption allowed: one Pod goes at once, the other after its replacement is ready (a retry later)
@@ -450,4 +505,5 @@ def test_kubectl_drain_waits_for_the_budget(cluster, ns):
         in drained.stderr
     assert time.monotonic() - started < 20
     assert not before & {p["metadata"]["name"] for p in live_pods(kube, ns)}
+    assert "agent-0" in {p["metadata"]["name"] for p in live_pods(kube, ns)}  # DaemonSet Pods stay
     kubectl(kube, "uncordon", "node-a")
