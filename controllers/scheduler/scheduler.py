@@ -23,7 +23,7 @@ from . import binder, preemption
 from .cache import Cache, pod_key
 from .diagnosis import NO_NODES, fit_error, truncate
 from .filters import Candidate, Failure, run_filters
-from .queue import SchedulingQueue
+from .queue import PriorityWorkQueue, SchedulingQueue
 from .scores import select_host
 
 log = logging.getLogger("mini-kube.scheduler")
@@ -84,6 +84,7 @@ class Scheduler(Controller):
                  seed: int | None = None, **kwargs: Any) -> None:
         kwargs.setdefault("events", EventRecorder(client, scheduler_name))
         super().__init__(client, informers, **kwargs)
+        self.queue = PriorityWorkQueue(self._priority)
         self.scheduler_name = scheduler_name
         self.cache = Cache()
         self.scheduling = SchedulingQueue(self.queue)
@@ -92,8 +93,12 @@ class Scheduler(Controller):
         self._inflight: set[asyncio.Task[None]] = set()
         self._housekeeping: asyncio.Task[None] | None = None
         self._next_start = 0
+        self._priorities: dict[str, int] = {}  # unscheduled Pods' spec.priority, for the queue's order
         self.scheduled = 0
         self.failures = 0
+
+    def _priority(self, key: Any) -> int:
+        return self._priorities.get(key, 0)
 
     # -- watching ------------------------------------------------------------------------------------
     def setup(self) -> None:
@@ -125,6 +130,7 @@ class Scheduler(Controller):
         key = pod_key(pod)
         if event == "delete":
             self.scheduling.done(key)
+            self._priorities.pop(key, None)
             if key in self.cache.pods:
                 self.cache.remove_pod(key)
                 self.scheduling.move_all()
@@ -135,6 +141,11 @@ class Scheduler(Controller):
                     self.cache.remove_pod(key)
                     self.scheduling.move_all()
                 return
+            self._priorities.pop(key, None)
+            if key in self.cache.pods and not self.cache.is_assumed(key) and old is not None and \
+                    _spec(old) == _spec(pod) and (old.get("metadata") or {}).get("labels") == (
+                    pod.get("metadata") or {}).get("labels"):
+                return  # a status update (the kubelet's): nothing the scheduler counts changed
             newly = key not in self.cache.pods or self.cache.is_assumed(key)
             labels_changed = old is not None and (old.get("metadata") or {}).get("labels") != (
                 pod.get("metadata") or {}).get("labels")
@@ -144,7 +155,9 @@ class Scheduler(Controller):
                 self.scheduling.move_all(lambda _key, affinity: affinity)
             return
         if not self.responsible_for(pod) or self.cache.is_assumed(key):
+            self._priorities.pop(key, None)
             return
+        self._priorities[key] = int(_spec(pod).get("priority") or 0)
         if event == "add":
             self.scheduling.add(key)
         elif _pod_facts(old) != _pod_facts(new):

@@ -199,8 +199,11 @@ class JobController(Controller):
             self.backoffs.pop(key, None)
             return None
         spec = job.get("spec") or {}
-        if is_finished(job):
+        if is_finished(job):  # none of its Pods will be counted any more: free those still held
             self.backoffs.pop(key, None)
+            for pod in self.pods.by_index("owner-uid", meta(job)["uid"]):
+                if has_finalizer(pod):
+                    await self._free_pod(f"{meta(pod)['namespace']}/{meta(pod)['name']}")
             return None
         if spec.get("managedBy") not in (None, JOB_CONTROLLER):
             return None

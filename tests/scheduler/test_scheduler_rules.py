@@ -4,6 +4,7 @@ resources on one node, preferred node affinity, required pod affinity, and what 
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -91,3 +92,15 @@ def test_existing_pods_anti_affinity_keeps_newcomers_away(kube):
         "nodes are available: 1 No preemption victims found for incoming pod.")
     kubectl(kube, "delete", "pod", "loner")
     eventually(lambda: placement(kube, "default").get("noisy") == "n1")
+
+
+def test_higher_priority_pods_are_placed_first(kube):
+    three_cpu = {"resources": {"requests": {"cpu": "3"}}}
+    for name, priority in (("low", 0), ("high", 100), ("mid", 10)):
+        apply(kube, name, container=three_cpu, priority=priority)
+    for name in ("low", "high", "mid"):
+        assert unschedulable_message(kube, "default", name) == "no nodes available to schedule pods"
+    time.sleep(1.2)  # their first back-off (1 s) is over: a new node lets them all try at once
+    add_node(kube, "only")
+    eventually(lambda: placement(kube, "default").get("high") == "only")
+    assert placement(kube, "default")["low"] is None and placement(kube, "default")["mid"] is None
