@@ -65,7 +65,7 @@ class StandInKubelet:
 def cluster():
     from mini_kube.apiserver.testing import MiniKube
 
-    with MiniKube(controllers="replicaset,deployment,disruption,garbagecollector") as kube:
+    with MiniKube(controllers="replicaset,deployment,disruption,garbagecollector", scheduler=False) as kube:
         yield kube
 
 
@@ -507,3 +507,40 @@ def test_kubectl_drain_waits_for_the_budget(cluster, ns):
     assert not before & {p["metadata"]["name"] for p in live_pods(kube, ns)}
     assert "agent-0" in {p["metadata"]["name"] for p in live_pods(kube, ns)}  # DaemonSet Pods stay
     kubectl(kube, "uncordon", "node-a")
+
+
+def test_drain_with_nodes_and_the_scheduler_keeps_the_budget():
+    """End to end on a cluster with every controller, the scheduler and two in-process (simulated) nodes: the
+    drained node's Pods are replaced on the other node one at a time, never leaving fewer Ready than the budget
+    asks for."""
+    from mini_kube.apiserver.testing import MiniKube
+
+    with MiniKube(nodes=2, node_runtime="simulated") as kube:
+        kubectl(kube, "create", "deployment", "web", "--image=nginx", "--replicas=4")
+        kubectl(kube, "rollout", "status", "deploy/web", "--timeout=30s")
+        kubectl(kube, "create", "pdb", "web", "--selector=app=web", "--min-available=3")
+        pdb_status(kube, "default", "web", disruptionsAllowed=1)
+        nodes = sorted({p["spec"]["nodeName"] for p in live_pods(kube, "default")})
+        assert len(nodes) == 2
+        drained = nodes[0]
+        lowest, stop = [4], threading.Event()
+
+        def count_ready() -> None:
+            while not stop.is_set():
+                with contextlib.suppress(ApiError, TimeoutError):
+                    lowest[0] = min(lowest[0], len(ready_pods(kube, "default", "app=web")))
+                time.sleep(0.02)
+        watcher = threading.Thread(target=count_ready, daemon=True)
+        watcher.start()
+        try:
+            result = kubectl(kube, "drain", drained, "--ignore-daemonsets", "--delete-emptydir-data",
+                             "--timeout=60s")
+        finally:
+            stop.set()
+            watcher.join(5)
+        assert result.stdout.splitlines()[-1] == f"node/{drained} drained"
+        assert lowest[0] >= 3
+        pods = eventually(lambda: len(ready_pods(kube, "default", "app=web")) == 4 and ready_pods(
+            kube, "default", "app=web"))
+        assert {p["spec"]["nodeName"] for p in pods} == {nodes[1]}
+        assert kube.client.get(NODES, drained)["spec"]["unschedulable"] is True
