@@ -325,7 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
     trace.add_argument("--kubeconfig", required=True, help="kubeconfig of the API server")
     trace.add_argument("--dns", default="", help="cluster DNS address HOST:PORT (default 127.A.B.2:53)")
     trace.add_argument("--ccm", default="", help="cloud-controller-manager status HOST:PORT (default 127.A.B.1:10258)")
-    trace.add_argument("-o", "--output", choices=["text", "json"], default="text")
+    trace.add_argument("-o", "--output", choices=["text", "json"], default="text", help="text (default) or json")
     _operator_parser(sub)
     from mini_kube.controllers.scheduler.cli import add_parser as add_scheduler_parser
 
