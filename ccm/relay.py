@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 Backend = tuple[str, int]
+Recorder = Callable[[Any, Backend, Any], None]  # (client address, backend, the relay's own address towards it)
 DIAL_TIMEOUT = 1.0
 WRITE_HIGH_WATER = 1 << 20
 UDP_IDLE_TIMEOUT = 30.0
@@ -126,7 +127,7 @@ class _Front(_Pipe):
             if back.closed:
                 self.transport.close()
                 return
-            self.listener.record(client, backend)
+            self.listener.record(client, backend, back.transport.get_extra_info("sockname"))  # type: ignore[union-attr]
             self.transport.resume_reading()
             return
         self.listener.refused += 1
@@ -137,7 +138,7 @@ class TcpListener:
     """Accepts on ip:port and relays every connection to a backend from `candidates()` (tried in order)."""
 
     def __init__(self, ip: str, port: int, candidates: Callable[[], list[Backend]],
-                 on_failure: Callable[[Backend], None], on_connection: Callable[[Any, Backend], None]) -> None:
+                 on_failure: Callable[[Backend], None], on_connection: Recorder) -> None:
         self.ip, self.port = ip, port
         self.candidates = candidates
         self.on_failure = on_failure
@@ -163,14 +164,15 @@ class TcpListener:
 class _UdpFlow(asyncio.DatagramProtocol):
     """One client's flow: a socket connected to its backend, whose answers go back to the client."""
 
-    def __init__(self, listener: UdpListener, client: Any) -> None:
-        self.listener, self.client = listener, client
+    def __init__(self, listener: UdpListener, client: Any, backend: Backend) -> None:
+        self.listener, self.client, self.backend = listener, client, backend
         self.transport: asyncio.DatagramTransport | None = None
         self.pending: list[bytes] = []
         self.used = time.monotonic()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
+        self.listener.record(self.client, self.backend, transport.get_extra_info("sockname"))
         for data in self.pending:
             self.transport.sendto(data)
         self.pending.clear()
@@ -199,7 +201,7 @@ class UdpListener(asyncio.DatagramProtocol):
     """Receives on ip:port; each client address is a flow kept on one backend until idle for a while."""
 
     def __init__(self, ip: str, port: int, candidates: Callable[[], list[Backend]],
-                 on_connection: Callable[[Any, Backend], None], idle_timeout: float = UDP_IDLE_TIMEOUT) -> None:
+                 on_connection: Recorder, idle_timeout: float = UDP_IDLE_TIMEOUT) -> None:
         self.ip, self.port = ip, port
         self.candidates = candidates
         self.record = on_connection
@@ -222,8 +224,7 @@ class UdpListener(asyncio.DatagramProtocol):
             backends = self.candidates()
             if not backends:
                 return  # nothing healthy: dropped, as a cloud load balancer does
-            flow = self.flows[addr] = _UdpFlow(self, addr)
-            self.record(addr, backends[0])
+            flow = self.flows[addr] = _UdpFlow(self, addr, backends[0])
             loop = asyncio.get_running_loop()
             task = loop.create_task(loop.create_datagram_endpoint(lambda: flow, remote_addr=backends[0]))
             task.add_done_callback(lambda t: t.cancelled() or t.exception() and self.drop(addr))

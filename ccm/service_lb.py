@@ -148,7 +148,9 @@ class ServiceLBController(Controller):
         ports = tuple(LBPort(p.get("protocol") or "TCP", int(p["port"]), int(p.get("nodePort") or 0))
                       for p in spec.get("ports") or ())
         local = spec.get("externalTrafficPolicy") == "Local"
-        return LBSpec(ports, self._backends(), int(spec.get("healthCheckNodePort") or 0) if local else 0, requested)
+        meta = svc["metadata"]
+        return LBSpec(ports, self._backends(), int(spec.get("healthCheckNodePort") or 0) if local else 0, requested,
+                      f"{meta['namespace']}/{meta['name']}")
 
     async def _pool(self) -> None:
         if not self.cloud.pool and self.pool_source is not None:

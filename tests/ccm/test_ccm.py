@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import random
 import socket
 import subprocess
 import sys
 import time
+import urllib.request
 import uuid
 
 import pytest
@@ -124,7 +126,7 @@ def cluster():
     from mini_kube.apiserver.testing import MiniKube
 
     with MiniKube(controllers=False, ccm={"lb_pool": f"{BLOCK}.100-{BLOCK}.199", "health_interval": 0.1,
-                                          "monitor_period": 0.2}) as kube:
+                                          "monitor_period": 0.2, "status_port": 0}) as kube:
         for i in range(3):
             ready_node(kube, f"node-{i}", f"{BLOCK}.{10 + i}")
         yield kube
@@ -187,6 +189,15 @@ def test_load_balancer_spreads_traffic_over_the_nodes(cluster, servers, namespac
     # kubectl shows the address as EXTERNAL-IP
     out = kubectl(cluster, "-n", namespace, "get", "service", "web").stdout
     assert ip in out
+
+    # the cloud's own view: the load balancer, its backends' health, the connections it relayed
+    status = "http://{}:{}".format(*eventually(lambda: cluster.ccm.status_address))
+    lbs = json.loads(urllib.request.urlopen(f"{status}/loadbalancers", timeout=5).read())
+    mine = next(lb for lb in lbs if lb["service"] == f"{namespace}/web")
+    assert mine["ip"] == ip and all(b["healthy"] for b in mine["backends"]) and len(mine["backends"]) == 3
+    relayed = json.loads(urllib.request.urlopen(f"{status}/connections", timeout=5).read())
+    assert {r["backend"] for r in relayed if r["listener"] == f"{ip}:8080"} == {
+        f"{BLOCK}.{10 + i}:{node_port}" for i in range(3)}
 
     # a node whose port stops answering is taken out at once: no failed request
     servers.stop(f"{BLOCK}.11", node_port)

@@ -6,6 +6,8 @@ cluster network through its ConfigMap, as in `mini-kube serve`."""
 from __future__ import annotations
 
 import contextlib
+import subprocess
+import sys
 import threading
 import time
 import urllib.request
@@ -44,8 +46,10 @@ def cluster():
     possible, why = can_make_namespaces()
     if not possible:
         pytest.skip(f"Pods need network namespaces here: {why}")
-    with MiniKube(nodes=2, node_runtime="process", ccm={"health_interval": 0.2}, dns={"port": 0}) as kube:
+    with MiniKube(nodes=2, node_runtime="process", ccm={"health_interval": 0.2, "status_port": 0},
+                  dns={"port": 0}) as kube:
         kube.run(kube.dns.ready.wait())
+        eventually(lambda: kube.ccm.status_address)
         yield kube
 
 
@@ -68,6 +72,18 @@ def test_dns_load_balancer_node_port_pod(cluster):
     pods = {p["metadata"]["name"] for p in cluster.client.list(PODS, "default", labelSelector="app=web")["items"]}
     seen = eventually(lambda: _answers(ip, 30) if _answers(ip, 30) == pods else None)
     assert seen == pods
+
+    # the same request, traced hop by hop from the components' own records (`mini-kube trace`)
+    done = subprocess.run([sys.executable, "-m", "mini_kube.apiserver.cli", "trace", "--kubeconfig", cluster.kubeconfig,
+                           "--dns", f"{cluster.dns.host_address}:{cluster.dns.host_port}", "--ccm",
+                           "{}:{}".format(*cluster.ccm.status_address), "http://web.default.lb.mini-kube.local:8080/"],
+                          capture_output=True, text=True, timeout=60)
+    lines = done.stdout.splitlines()
+    assert [line.split()[0] for line in lines] == ["dns", "client", "load", "kube-proxy", "pod", "answer"], \
+        done.stdout + done.stderr
+    pod_name = lines[4].split()[1].split("/")[1]
+    assert lines[5].endswith(f"200 OK: {pod_name}")
+    assert "(Service default/web)" in lines[2] and f"-> {ip}" in lines[0]
 
     # 3. a Pod deleted while requests flow: none fails while the Deployment replaces it
     failures: list[Exception] = []
@@ -108,8 +124,6 @@ def _answers(ip: str, count: int) -> set[str]:
 
 def test_no_address_leaks_to_the_host(cluster):
     """The load balancer and the DNS listen on the loopback range; no cluster address is on the host."""
-    import subprocess
-
     host = subprocess.run(["ip", "-o", "addr"], capture_output=True, text=True, check=True).stdout
     assert cluster.dns.host_address.startswith("127.")
     assert all(lb.ip.startswith("127.") for lb in cluster.ccm.cloud.load_balancers.values())

@@ -65,7 +65,7 @@ class StandInKubelet:
 def cluster():
     from mini_kube.apiserver.testing import MiniKube
 
-    with MiniKube(controllers="replicaset,deployment,disruption,garbagecollector") as kube:
+    with MiniKube(controllers="replicaset,deployment,disruption,garbagecollector", scheduler=False) as kube:
         yield kube
 
 
@@ -309,7 +309,7 @@ def test_eviction_rules(cluster, ns, core):
 
     kube = cluster
     for name, labels in (("run1", {"app": "x"}), ("run2", {"app": "x"}), ("sick", {"app": "y", "ready": "no"}),
-                         ("free", {"app": "free"})):
+                         ("sick2", {"app": "y", "ready": "no"}), ("well", {"app": "y"}), ("free", {"app": "free"})):
         kube.client.create(PODS, {"metadata": {"name": name, "labels": labels}, "spec": {
             "containers": [{"name": "c", "image": "i"}]}}, ns)
     eventually(lambda: len(ready_pods(kube, ns, "app=x")) >= 2)
@@ -322,7 +322,10 @@ def test_eviction_rules(cluster, ns, core):
     with pytest.raises(ApiException) as stale:
         core.create_namespaced_pod_eviction("free", ns, _eviction("free", ns, preconditions={"uid": "nope"}))
     assert stale.value.status == 409
-    core.create_namespaced_pod_eviction("free", ns, _eviction("free", ns))
+    answer = kube.client.request("POST", PODS.path(ns, "free", "eviction"), body={  # the older policy/v1beta1
+        "apiVersion": "policy/v1beta1", "kind": "Eviction", "metadata": {"name": "free"},
+        "deleteOptions": {"gracePeriodSeconds": 0}})
+    assert (answer["status"], answer["code"]) == ("Success", 201)
     # a budget that allows nothing
     pod = kube.client.get(PODS, "run1", ns)
     with pytest.raises(ApiException) as refused:
@@ -344,19 +347,29 @@ def test_eviction_rules(cluster, ns, core):
                                                        "eviction subresource does not support.")
     assert kube.client.get(PODS, "run1", ns)["metadata"]["uid"] == pod["metadata"]["uid"]
 
-    # a not-ready Pod whose budget is not met goes only with unhealthyPodEvictionPolicy: AlwaysAllow
+    # a not-ready Pod spends no budget: refused while the budget is not met (IfHealthyBudget, the default) ...
     kube.client.create(PDBS, {"metadata": {"name": "y"}, "spec": {
-        "minAvailable": 1, "selector": {"matchLabels": {"app": "y"}}}}, ns)
-    pdb_status(kube, ns, "y", observedGeneration=1, expectedPods=1)
+        "minAvailable": 2, "selector": {"matchLabels": {"app": "y"}}}}, ns)
+    pdb_status(kube, ns, "y", observedGeneration=1, expectedPods=3, currentHealthy=1)
     with pytest.raises(ApiException) as blocked:
         core.create_namespaced_pod_eviction("sick", ns, _eviction("sick", ns))
     assert blocked.value.status == 429
+    # ... let go with AlwaysAllow ...
     kubectl(kube, "-n", ns, "patch", "pdb", "y", "--type=merge", "-p",
             '{"spec":{"unhealthyPodEvictionPolicy":"AlwaysAllow"}}')
     pdb_status(kube, ns, "y", observedGeneration=2)
     core.create_namespaced_pod_eviction("sick", ns, _eviction("sick", ns))
     with pytest.raises(ApiError):
         kube.client.get(PODS, "sick", ns)
+    # ... and by default once the healthy ones meet the budget; neither spends a disruption
+    kubectl(kube, "-n", ns, "patch", "pdb", "y", "--type=merge", "-p",
+            '{"spec":{"minAvailable":1,"unhealthyPodEvictionPolicy":"IfHealthyBudget"}}')
+    status = pdb_status(kube, ns, "y", observedGeneration=3, desiredHealthy=1)
+    assert status["disruptionsAllowed"] == 0
+    core.create_namespaced_pod_eviction("sick2", ns, _eviction("sick2", ns))
+    with pytest.raises(ApiError):
+        kube.client.get(PODS, "sick2", ns)
+    assert not kube.client.get(PDBS, "y", ns)["status"].get("disruptedPods")
 
 
 def test_eviction_passes_admission(cluster, core):
@@ -507,3 +520,40 @@ def test_kubectl_drain_waits_for_the_budget(cluster, ns):
     assert not before & {p["metadata"]["name"] for p in live_pods(kube, ns)}
     assert "agent-0" in {p["metadata"]["name"] for p in live_pods(kube, ns)}  # DaemonSet Pods stay
     kubectl(kube, "uncordon", "node-a")
+
+
+def test_drain_with_nodes_and_the_scheduler_keeps_the_budget():
+    """End to end on a cluster with every controller, the scheduler and two in-process (simulated) nodes: the
+    drained node's Pods are replaced on the other node one at a time, never leaving fewer Ready than the budget
+    asks for."""
+    from mini_kube.apiserver.testing import MiniKube
+
+    with MiniKube(nodes=2, node_runtime="simulated") as kube:
+        kubectl(kube, "create", "deployment", "web", "--image=nginx", "--replicas=4")
+        kubectl(kube, "rollout", "status", "deploy/web", "--timeout=30s")
+        kubectl(kube, "create", "pdb", "web", "--selector=app=web", "--min-available=3")
+        pdb_status(kube, "default", "web", disruptionsAllowed=1)
+        nodes = sorted({p["spec"]["nodeName"] for p in live_pods(kube, "default")})
+        assert len(nodes) == 2
+        drained = nodes[0]
+        lowest, stop = [4], threading.Event()
+
+        def count_ready() -> None:
+            while not stop.is_set():
+                with contextlib.suppress(ApiError, TimeoutError):
+                    lowest[0] = min(lowest[0], len(ready_pods(kube, "default", "app=web")))
+                time.sleep(0.02)
+        watcher = threading.Thread(target=count_ready, daemon=True)
+        watcher.start()
+        try:
+            result = kubectl(kube, "drain", drained, "--ignore-daemonsets", "--delete-emptydir-data",
+                             "--timeout=60s")
+        finally:
+            stop.set()
+            watcher.join(5)
+        assert result.stdout.splitlines()[-1] == f"node/{drained} drained"
+        assert lowest[0] >= 3
+        pods = eventually(lambda: len(ready_pods(kube, "default", "app=web")) == 4 and ready_pods(
+            kube, "default", "app=web"))
+        assert {p["spec"]["nodeName"] for p in pods} == {nodes[1]}
+        assert kube.client.get(NODES, drained)["spec"]["unschedulable"] is True
