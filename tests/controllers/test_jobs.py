@@ -348,3 +348,18 @@ def test_exit_code_fails_the_job_on_a_node(node_cluster, node_ns):
     kubectl(kube, "-n", ns, "wait", "--for=condition=failed", "job/retries", "--timeout=30s")
     assert conditions(job(kube, ns, "retries"))["Failed"]["reason"] == "BackoffLimitExceeded"
     assert job(kube, ns, "retries")["status"]["failed"] == 2
+
+
+def test_server_generated_selector_and_labels_match_the_real_server(cluster, ns):
+    from tests.helpers import reference_file
+
+    want = json.loads(reference_file("protobuf/job.json").read_text())
+    body = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j1"}, "spec": {
+        "backoffLimit": 2, "activeDeadlineSeconds": 100, "template": {"spec": {
+            "restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox",
+                                                      "command": ["sh", "-c", "exit 0"]}]}}}}
+    kubectl(kube := cluster, "-n", ns, "apply", "-f", "-", input=json.dumps(body))
+    got = job(kube, ns, "j1")
+    as_reference = json.loads(json.dumps({"labels": got["metadata"]["labels"], "spec": got["spec"]}).replace(
+        got["metadata"]["uid"], want["metadata"]["uid"]))
+    assert as_reference == {"labels": want["metadata"]["labels"], "spec": want["spec"]}
