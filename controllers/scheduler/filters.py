@@ -95,6 +95,7 @@ class Candidate:
     matches_own_affinity: bool = False
     anti_domains: set[tuple[str, str]] = field(default_factory=set)
     existing_anti_domains: set[tuple[str, str]] = field(default_factory=set)
+    reserved: dict[str, list[PodInfo]] = field(default_factory=dict)  # node -> nominated Pods kept room for
     wanted: tuple[str, ...] = ()  # the resources requested, in the order their reasons are listed
     checks: tuple[Callable[[Candidate, NodeInfo], Failure | None], ...] = ()  # the filters that can fail it
 
@@ -107,6 +108,7 @@ class Candidate:
                         pod_requests(pod), host_ports(pod), list(spec.get("tolerations") or ()),
                         spec.get("nodeName") or "", dict(spec.get("nodeSelector") or {}), required)
         candidate._pod_affinity(affinity, cache)
+        candidate.reserved = cache.reserved(candidate.key, int(spec.get("priority") or 0)) if cache.nominated else {}
         scalar = sorted(k for k, v in candidate.requests.items() if v > 0 and k not in (CPU, MEMORY, STORAGE, PODS))
         candidate.wanted = tuple(k for k in (CPU, MEMORY, STORAGE) if candidate.requests.get(k, 0) > 0) + \
             tuple(scalar)
@@ -200,9 +202,16 @@ def node_ports(c: Candidate, node: NodeInfo) -> Failure | None:
 
 def node_resources_fit(c: Candidate, node: NodeInfo) -> Failure | None:
     reasons = []
-    if node.requested.get(PODS, 0) + 1 > node.allocatable.get(PODS, 0):
-        reasons.append(REASON_TOO_MANY_PODS)
     requests, allocatable, requested = c.requests, node.allocatable, node.requested
+    held = c.reserved.get(node.name)
+    if held:  # room a preemption made for a Pod of at least this priority is not this Pod's
+        requested = dict(requested)
+        for info in held:
+            requested[PODS] = requested.get(PODS, 0) + 1
+            for name, value in info.requests.items():
+                requested[name] = requested.get(name, 0) + value
+    if requested.get(PODS, 0) + 1 > allocatable.get(PODS, 0):
+        reasons.append(REASON_TOO_MANY_PODS)
     for name in c.wanted:
         if requests[name] > allocatable.get(name, 0) - requested.get(name, 0):
             reasons.append(f"Insufficient {name}")

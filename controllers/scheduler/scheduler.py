@@ -21,7 +21,7 @@ from ..informer import SharedInformerFactory
 from ..reconciler import Controller, Result
 from . import binder, preemption
 from .cache import Cache, pod_key
-from .diagnosis import NO_NODES, fit_error, truncate
+from .diagnosis import NO_NODES, TERMINATING, fit_error, truncate
 from .filters import Candidate, Failure, run_filters
 from .queue import PriorityWorkQueue, SchedulingQueue
 from .scores import select_host
@@ -156,8 +156,12 @@ class Scheduler(Controller):
             return
         if not self.responsible_for(pod) or self.cache.is_assumed(key):
             self._priorities.pop(key, None)
+            self.cache.nominated.pop(key, None)
             return
         self._priorities[key] = int(_spec(pod).get("priority") or 0)
+        nominated = (pod.get("status") or {}).get("nominatedNodeName")
+        if nominated or key in self.cache.nominated:
+            self.cache.nominate(pod, nominated)
         if event == "add":
             self.scheduling.add(key)
         elif _pod_facts(old) != _pod_facts(new):
@@ -187,7 +191,7 @@ class Scheduler(Controller):
             self._unschedulable(pod, fit_error(len(nodes), failures.values(), message), plan)
             return None
         chosen = select_host(candidate, feasible, self.rng)
-        self.cache.assume(pod, chosen.name)
+        self.cache.assume(pod, chosen.name)  # (drops a nomination too)
         self._spawn(self._bind(pod, chosen.name))
         return None
 
@@ -218,8 +222,12 @@ class Scheduler(Controller):
         nominated = None
         if plan is not None:
             nominated = plan.node
+            self.cache.nominate(pod, plan.node)
             for victim in plan.victims:
                 self._spawn(self._preempt(pod, victim.key, plan.node))
+        elif (pod.get("status") or {}).get("nominatedNodeName") and not message.endswith(TERMINATING):
+            nominated = ""  # preemption found no room: the nomination is cleared, as upstream's
+            self.cache.nominate(pod, None)
         self._spawn(binder.mark_unschedulable(self.client, pod, "Unschedulable", message, nominated))
 
     async def _preempt(self, preemptor: dict[str, Any], victim_key: str, node: str) -> None:

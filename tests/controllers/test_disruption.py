@@ -309,7 +309,7 @@ def test_eviction_rules(cluster, ns, core):
 
     kube = cluster
     for name, labels in (("run1", {"app": "x"}), ("run2", {"app": "x"}), ("sick", {"app": "y", "ready": "no"}),
-                         ("free", {"app": "free"})):
+                         ("sick2", {"app": "y", "ready": "no"}), ("well", {"app": "y"}), ("free", {"app": "free"})):
         kube.client.create(PODS, {"metadata": {"name": name, "labels": labels}, "spec": {
             "containers": [{"name": "c", "image": "i"}]}}, ns)
     eventually(lambda: len(ready_pods(kube, ns, "app=x")) >= 2)
@@ -322,7 +322,10 @@ def test_eviction_rules(cluster, ns, core):
     with pytest.raises(ApiException) as stale:
         core.create_namespaced_pod_eviction("free", ns, _eviction("free", ns, preconditions={"uid": "nope"}))
     assert stale.value.status == 409
-    core.create_namespaced_pod_eviction("free", ns, _eviction("free", ns))
+    answer = kube.client.request("POST", PODS.path(ns, "free", "eviction"), body={  # the older policy/v1beta1
+        "apiVersion": "policy/v1beta1", "kind": "Eviction", "metadata": {"name": "free"},
+        "deleteOptions": {"gracePeriodSeconds": 0}})
+    assert (answer["status"], answer["code"]) == ("Success", 201)
     # a budget that allows nothing
     pod = kube.client.get(PODS, "run1", ns)
     with pytest.raises(ApiException) as refused:
@@ -344,19 +347,29 @@ def test_eviction_rules(cluster, ns, core):
                                                        "eviction subresource does not support.")
     assert kube.client.get(PODS, "run1", ns)["metadata"]["uid"] == pod["metadata"]["uid"]
 
-    # a not-ready Pod whose budget is not met goes only with unhealthyPodEvictionPolicy: AlwaysAllow
+    # a not-ready Pod spends no budget: refused while the budget is not met (IfHealthyBudget, the default) ...
     kube.client.create(PDBS, {"metadata": {"name": "y"}, "spec": {
-        "minAvailable": 1, "selector": {"matchLabels": {"app": "y"}}}}, ns)
-    pdb_status(kube, ns, "y", observedGeneration=1, expectedPods=1)
+        "minAvailable": 2, "selector": {"matchLabels": {"app": "y"}}}}, ns)
+    pdb_status(kube, ns, "y", observedGeneration=1, expectedPods=3, currentHealthy=1)
     with pytest.raises(ApiException) as blocked:
         core.create_namespaced_pod_eviction("sick", ns, _eviction("sick", ns))
     assert blocked.value.status == 429
+    # ... let go with AlwaysAllow ...
     kubectl(kube, "-n", ns, "patch", "pdb", "y", "--type=merge", "-p",
             '{"spec":{"unhealthyPodEvictionPolicy":"AlwaysAllow"}}')
     pdb_status(kube, ns, "y", observedGeneration=2)
     core.create_namespaced_pod_eviction("sick", ns, _eviction("sick", ns))
     with pytest.raises(ApiError):
         kube.client.get(PODS, "sick", ns)
+    # ... and by default once the healthy ones meet the budget; neither spends a disruption
+    kubectl(kube, "-n", ns, "patch", "pdb", "y", "--type=merge", "-p",
+            '{"spec":{"minAvailable":1,"unhealthyPodEvictionPolicy":"IfHealthyBudget"}}')
+    status = pdb_status(kube, ns, "y", observedGeneration=3, desiredHealthy=1)
+    assert status["disruptionsAllowed"] == 0
+    core.create_namespaced_pod_eviction("sick2", ns, _eviction("sick2", ns))
+    with pytest.raises(ApiError):
+        kube.client.get(PODS, "sick2", ns)
+    assert not kube.client.get(PDBS, "y", ns)["status"].get("disruptedPods")
 
 
 def test_eviction_passes_admission(cluster, core):

@@ -204,4 +204,8 @@ def test_higher_priority_pod_preempts_a_lower_one(kube):
     eventually(lambda: "low" not in placement(kube, "default"))
     assert eventually(lambda: events_for(kube, "default", "low", "Preempted"))[0]["message"].endswith(
         "on node small")
+    # the room is kept for the nominated Pod: a newcomer of lower priority does not take it meanwhile
+    kubectl(kube, "apply", "-f", "-", input=_pod("sneaky", container=_cpu("1500m")))
     eventually(lambda: placement(kube, "default").get("high") == "small")
+    assert unschedulable_message(kube, "default", "sneaky").startswith("0/1 nodes are available: 1 Insufficient cpu.")
+    assert placement(kube, "default")["sneaky"] is None
