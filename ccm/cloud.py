@@ -93,6 +93,8 @@ class LBSpec:
     health_check_node_port: int = 0  # 0: TCP connect to each node port
     requested_ip: str = ""
     service: str = ""  # the description: which Service it serves (namespace/name)
+    source_ranges: tuple[str, ...] = ()  # clients allowed (CIDRs); empty: all
+    client_ip_affinity: bool = False  # a client's connections go to one node while it stays healthy
 
 
 async def _tcp_ok(host: str, port: int) -> bool:
@@ -144,15 +146,30 @@ class LoadBalancer:
     def port(self, key: tuple[str, int]) -> LBPort | None:
         return next((p for p in self.spec.ports if (p.protocol, p.port) == key), None)
 
-    def candidates(self, key: tuple[str, int]) -> list[Backend]:
-        """The healthy backends for the listener `key` (protocol, port), starting with the next one in turn."""
+    def allowed(self, client: str) -> bool:
+        """Whether `client` may use the load balancer (its source ranges; none: everyone)."""
+        if not self.spec.source_ranges:
+            return True
+        try:
+            address = ipaddress.ip_address(client)
+        except ValueError:
+            return False
+        return any(address in ipaddress.ip_network(r, strict=False) for r in self.spec.source_ranges)
+
+    def candidates(self, key: tuple[str, int], client: Any = None) -> list[Backend]:
+        """The healthy backends for the listener `key` (protocol, port) in the order to try them: starting with
+        the next in turn, or, with client-IP affinity, with the one the client's address maps to. None for a
+        client outside the source ranges."""
         port = self.port(key)
         ready = [b for b in self.backends(port) if b in self.healthy] if port else []
-        if not ready:
+        if not ready or (client and not self.allowed(client[0])):
             return []
-        turn = self._turn.get(key, 0)
-        self._turn[key] = turn + 1
-        start = turn % len(ready)
+        if self.spec.client_ip_affinity and client:
+            start = int(ipaddress.ip_address(client[0])) % len(ready)
+        else:
+            turn = self._turn.get(key, 0)
+            self._turn[key] = turn + 1
+            start = turn % len(ready)
         return ready[start:] + ready[:start]
 
     def failed(self, backend: Backend) -> None:
@@ -204,10 +221,10 @@ class LoadBalancer:
                 continue
             listener: TcpListener | UdpListener
             if port.protocol == "TCP":
-                listener = TcpListener(self.ip, port.port, lambda k=key: self.candidates(k), self.failed,
+                listener = TcpListener(self.ip, port.port, lambda c, k=key: self.candidates(k, c), self.failed,
                                        lambda c, b, v, k=key: self.record(k, c, b, v))
             elif port.protocol == "UDP":
-                listener = UdpListener(self.ip, port.port, lambda k=key: self.candidates(k),
+                listener = UdpListener(self.ip, port.port, lambda c, k=key: self.candidates(k, c),
                                        lambda c, b, v, k=key: self.record(k, c, b, v))
             else:
                 raise CloudError(f"protocol {port.protocol} is not supported by this cloud's load balancers")

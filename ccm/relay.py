@@ -1,5 +1,5 @@
 """The data plane of the fake cloud's load balancers: a TCP listener that joins each accepted connection to a
-backend (the first one of `candidates()` that accepts), and a UDP listener that relays each client's flow to
+backend (the first one of `candidates(client)` that accepts), and a UDP listener that relays each client's flow to
 one backend. Both work on asyncio transports directly (no stream objects): data is written on as it arrives,
 a full outgoing buffer pauses reading on the other side (backpressure), a half-close is passed on as a
 half-close, and a connection no backend takes is reset at once.
@@ -108,7 +108,7 @@ class _Front(_Pipe):
         loop = asyncio.get_running_loop()
         assert self.transport is not None
         client = self.transport.get_extra_info("peername")
-        for backend in self.listener.candidates():
+        for backend in self.listener.candidates(client):
             if self.closed:
                 return
             try:
@@ -135,9 +135,9 @@ class _Front(_Pipe):
 
 
 class TcpListener:
-    """Accepts on ip:port and relays every connection to a backend from `candidates()` (tried in order)."""
+    """Accepts on ip:port and relays every connection to a backend from `candidates(client)` (tried in order)."""
 
-    def __init__(self, ip: str, port: int, candidates: Callable[[], list[Backend]],
+    def __init__(self, ip: str, port: int, candidates: Callable[[Any], list[Backend]],
                  on_failure: Callable[[Backend], None], on_connection: Recorder) -> None:
         self.ip, self.port = ip, port
         self.candidates = candidates
@@ -200,7 +200,7 @@ class _UdpFlow(asyncio.DatagramProtocol):
 class UdpListener(asyncio.DatagramProtocol):
     """Receives on ip:port; each client address is a flow kept on one backend until idle for a while."""
 
-    def __init__(self, ip: str, port: int, candidates: Callable[[], list[Backend]],
+    def __init__(self, ip: str, port: int, candidates: Callable[[Any], list[Backend]],
                  on_connection: Recorder, idle_timeout: float = UDP_IDLE_TIMEOUT) -> None:
         self.ip, self.port = ip, port
         self.candidates = candidates
@@ -221,7 +221,7 @@ class UdpListener(asyncio.DatagramProtocol):
     def datagram_received(self, data: bytes, addr: Any) -> None:
         flow = self.flows.get(addr)
         if flow is None:
-            backends = self.candidates()
+            backends = self.candidates(addr)
             if not backends:
                 return  # nothing healthy: dropped, as a cloud load balancer does
             flow = self.flows[addr] = _UdpFlow(self, addr, backends[0])

@@ -397,3 +397,27 @@ def test_ccm_as_its_own_process():
         finally:
             proc.terminate()
             proc.wait(10)
+
+
+def test_source_ranges_and_client_ip_affinity(cluster, servers, namespace):
+    cluster.client.create(SERVICES, {"metadata": {"name": "guarded"}, "spec": {
+        "type": "LoadBalancer", "selector": {"app": "x"}, "ports": [{"port": 8080, "targetPort": 80}],
+        "loadBalancerSourceRanges": ["192.0.2.0/24"], "sessionAffinity": "ClientIP"}}, namespace)
+    svc = cluster.client.get(SERVICES, "guarded", namespace)
+    node_port = svc["spec"]["ports"][0]["nodePort"]
+    for i in range(3):
+        servers.tcp(f"{BLOCK}.{10 + i}", node_port, f"node-{i}")
+    ip = eventually(lambda: ingress_of(cluster, namespace, "guarded"))[0]["ip"]
+    time.sleep(0.3)  # healthy by now: still refused, this client is outside the source ranges
+    assert _try(ip, 8080) == b""
+    cluster.client.patch(SERVICES, "guarded", {"spec": {"loadBalancerSourceRanges": ["127.0.0.0/8"]}}, namespace)
+    eventually(lambda: _try(ip, 8080))
+    answers = {ask(ip, 8080)[:6] for _ in range(12)}
+    assert len(answers) == 1  # one client address: one node
+
+
+def test_no_node_ports_is_an_error_event(cluster, namespace):
+    cluster.client.create(SERVICES, {"metadata": {"name": "noports"}, "spec": {
+        "type": "LoadBalancer", "allocateLoadBalancerNodePorts": False, "ports": [{"port": 80}]}}, namespace)
+    eventually(lambda: "SyncLoadBalancerFailed" in reasons(cluster, namespace, "noports"))
+    assert not ingress_of(cluster, namespace, "noports")

@@ -105,7 +105,16 @@ def test_dns_load_balancer_node_port_pod(cluster):
         thread.join(10)
     assert failures == []
 
-    # 4. scaled to zero: refused at once
+    # 4. from inside a Pod: the Service's DNS name (resolv.conf -> the cluster DNS on 10.0.0.10) and its ClusterIP
+    client_pod = next(p["metadata"]["name"] for p in cluster.client.list(PODS, "default", labelSelector="app=web")[
+        "items"] if not p["metadata"].get("deletionTimestamp"))
+    script = ("import socket, urllib.request; print(socket.gethostbyname('web.default')); "
+              "print(urllib.request.urlopen('http://web.default:8080/', timeout=5).read().decode().strip())")
+    out = kubectl(cluster, "exec", client_pod, "--", "python3", "-c", script).stdout.split()
+    assert out[0] == cluster.client.get(SERVICES, "web", "default")["spec"]["clusterIP"]
+    assert out[1].startswith("web-")
+
+    # 5. scaled to zero: refused at once
     kubectl(cluster, "scale", "deployment", "web", "--replicas=0")
     eventually(lambda: not cluster.client.list(PODS, "default", labelSelector="app=web")["items"])
     started = time.monotonic()

@@ -270,6 +270,7 @@ def test_orphan_pods_matching_a_manual_selector_are_adopted(cluster, ns):
     body["spec"]["manualSelector"] = True
     body["spec"]["selector"] = {"matchLabels": {"app": "own"}}
     body["spec"]["template"]["metadata"] = {"labels": {"app": "own"}}
+    time.sleep(0.3)  # the controller's cache has seen the Pod
     kube.client.create(JOBS, body, ns)
     adopted = eventually(lambda: [p for p in pods(kube, ns) if p["metadata"].get("ownerReferences")])
     assert adopted[0]["metadata"]["name"] == "stray" and FINALIZER in adopted[0]["metadata"]["finalizers"]
