@@ -251,9 +251,10 @@ class Scheduler(Controller):
             except (ApiError, OSError, asyncio.TimeoutError) as exc:  # noqa: UP041
                 self.cache.forget(key)
                 detail = exc.body.get("message", str(exc)) if isinstance(exc, ApiError) else str(exc)
-                self.events.event(_as_pod(pod), "Warning", "FailedScheduling",
-                                  truncate(f'binding rejected: running Bind plugin "DefaultBinder": {detail}'))
+                message = f'binding rejected: running Bind plugin "DefaultBinder": {detail}'
+                self.events.event(_as_pod(pod), "Warning", "FailedScheduling", truncate(message))
                 self.scheduling.retry_later(key)
+                await binder.mark_unschedulable(self.client, pod, "SchedulerError", message)
                 return
         self.cache.finish_binding(key)
         self.scheduled += 1
