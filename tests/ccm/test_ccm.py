@@ -325,9 +325,9 @@ def test_ports_change_updates_the_listeners(cluster, servers, namespace):
     assert ingress_of(cluster, namespace, "ports")[0]["ip"] == ip  # the same address
 
 
-def _try(ip: str, port: int) -> bytes:
+def _try(ip: str, port: int, payload: bytes = b"") -> bytes:
     try:
-        return ask(ip, port)
+        return ask(ip, port, payload)
     except OSError:
         return b""
 
@@ -421,3 +421,31 @@ def test_no_node_ports_is_an_error_event(cluster, namespace):
         "type": "LoadBalancer", "allocateLoadBalancerNodePorts": False, "ports": [{"port": 80}]}}, namespace)
     eventually(lambda: "SyncLoadBalancerFailed" in reasons(cluster, namespace, "noports"))
     assert not ingress_of(cluster, namespace, "noports")
+
+
+def test_large_transfer_integrity_backpressure_and_half_close(cluster, namespace):
+    """4 MiB through the load balancer to an echo server that answers only after the client's EOF: the relay
+    must hold the data back (backpressure) rather than lose it, pass the half-close on, and keep every byte."""
+    import os as _os
+
+    svc = cluster.client.create(SERVICES, {"metadata": {"name": "bulk"}, "spec": {
+        "type": "LoadBalancer", "selector": {"app": "x"}, "ports": [{"port": 8080, "targetPort": 80}]}}, namespace)
+    node_port = svc["spec"]["ports"][0]["nodePort"]
+
+    async def start():
+        async def echo_after_eof(reader, writer):
+            data = await reader.read()  # until the client's half-close arrives
+            writer.write(data)
+            await writer.drain()
+            writer.close()
+        return await asyncio.start_server(echo_after_eof, f"{BLOCK}.12", node_port)
+    server = cluster.run(start())
+    try:
+        ip = eventually(lambda: ingress_of(cluster, namespace, "bulk"))[0]["ip"]
+        payload = _os.urandom(4 << 20)
+        eventually(lambda: _try(ip, 8080, b"x") == b"x")  # healthy
+        assert ask(ip, 8080, payload) == payload
+    finally:
+        async def close():
+            server.close()
+        cluster.run(close())
