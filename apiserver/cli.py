@@ -205,7 +205,7 @@ async def run_ccm(args: argparse.Namespace) -> None:
     try:
         manager = CloudControllerManager(ApiClient.from_kubeconfig(args.kubeconfig, user_agent="mini-kube-ccm"),
                                          lb_pool=args.lb_pool or None, controllers=args.controllers,
-                                         health_interval=args.health_interval)
+                                         health_interval=args.health_interval, status_port=args.status_port)
     except ValueError as exc:
         raise SystemExit(f"mini-kube: {exc}") from None
     await manager.start()
@@ -313,6 +313,8 @@ def build_parser() -> argparse.ArgumentParser:
                      "127.1.2.100-199 (default: 127.A.B.100-199 of the cluster network)")
     ccm.add_argument("--health-interval", type=float, default=1.0,
                      help="seconds between load balancer health checks of the nodes (default 1)")
+    ccm.add_argument("--status-port", type=int, default=10258, help="port of /healthz, /loadbalancers and "
+                     "/connections on 127.A.B.1 (default 10258; 0: any free port)")
     dns = sub.add_parser("dns", help="run the cluster DNS against a server")
     dns.add_argument("--kubeconfig", required=True, help="kubeconfig of the API server")
     dns.add_argument("--address", default="", help="host loopback address to answer on (default 127.A.B.2 of "

@@ -81,12 +81,14 @@ class CloudControllerManager:
 
     async def _serve_status(self) -> None:
         """Serve the status endpoint at <block>.1 once the address pool (hence the block) is known."""
+        pause = 0.5
         while not self.cloud.pool:
             try:
                 self.cloud.pool = await pool_from_network(self.client)
             except Exception as exc:  # noqa: BLE001 - not set up yet
                 log.debug("ccm status: %s", exc)
-                await asyncio.sleep(1.0)
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 10.0)
         host = self.cloud.pool[0].rsplit(".", 1)[0] + ".1"
         try:
             self._status = await serve_status(self.cloud, host, self.status_port or 0)
