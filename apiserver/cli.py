@@ -182,6 +182,21 @@ async def run_dns(args: argparse.Namespace) -> None:
     await dns.client.close()
 
 
+async def run_trace(args: argparse.Namespace) -> None:
+    """`mini-kube trace --kubeconfig F URL`: one request and its hops, from the components' records."""
+    import orjson
+    from mini_kube.ccm.trace import trace
+    from mini_kube.controllers.client import ApiClient
+
+    async with ApiClient.from_kubeconfig(args.kubeconfig, user_agent="mini-kube-trace") as client:
+        hops = await trace(client, args.url, dns_server=args.dns, ccm_status=args.ccm)
+    if args.output == "json":
+        print(orjson.dumps([h.__dict__ for h in hops], option=orjson.OPT_INDENT_2).decode())
+        return
+    for hop in hops:
+        print(f"{hop.component:<14} {hop.text}")
+
+
 async def run_ccm(args: argparse.Namespace) -> None:
     """`mini-kube ccm --kubeconfig F`: the cloud-controller-manager as its own process."""
     from mini_kube.ccm.manager import CloudControllerManager
@@ -190,7 +205,7 @@ async def run_ccm(args: argparse.Namespace) -> None:
     try:
         manager = CloudControllerManager(ApiClient.from_kubeconfig(args.kubeconfig, user_agent="mini-kube-ccm"),
                                          lb_pool=args.lb_pool or None, controllers=args.controllers,
-                                         health_interval=args.health_interval)
+                                         health_interval=args.health_interval, status_port=args.status_port)
     except ValueError as exc:
         raise SystemExit(f"mini-kube: {exc}") from None
     await manager.start()
@@ -298,12 +313,21 @@ def build_parser() -> argparse.ArgumentParser:
                      "127.1.2.100-199 (default: 127.A.B.100-199 of the cluster network)")
     ccm.add_argument("--health-interval", type=float, default=1.0,
                      help="seconds between load balancer health checks of the nodes (default 1)")
+    ccm.add_argument("--status-port", type=int, default=10258, help="port of /healthz, /loadbalancers and "
+                     "/connections on 127.A.B.1 (default 10258; 0: any free port)")
     dns = sub.add_parser("dns", help="run the cluster DNS against a server")
     dns.add_argument("--kubeconfig", required=True, help="kubeconfig of the API server")
     dns.add_argument("--address", default="", help="host loopback address to answer on (default 127.A.B.2 of "
                      "the cluster network)")
     dns.add_argument("--port", type=int, default=53, help="port on that address (default 53; 0: any free port)")
     dns.add_argument("--cluster-domain", default="cluster.local", help="the cluster's DNS domain")
+    trace = sub.add_parser("trace", help="send one HTTP request and show its hops (DNS, load balancer, "
+                           "kube-proxy, Pod) from the components' own records")
+    trace.add_argument("url", help="e.g. http://web.default.lb.mini-kube.local:8080/")
+    trace.add_argument("--kubeconfig", required=True, help="kubeconfig of the API server")
+    trace.add_argument("--dns", default="", help="cluster DNS address HOST:PORT (default 127.A.B.2:53)")
+    trace.add_argument("--ccm", default="", help="cloud-controller-manager status HOST:PORT (default 127.A.B.1:10258)")
+    trace.add_argument("-o", "--output", choices=["text", "json"], default="text", help="text (default) or json")
     _operator_parser(sub)
     from mini_kube.controllers.scheduler.cli import add_parser as add_scheduler_parser
 
@@ -332,6 +356,8 @@ def main(argv: list[str] | None = None) -> int:
         asyncio.run(run_ccm(args))
     elif args.command == "dns":
         asyncio.run(run_dns(args))
+    elif args.command == "trace":
+        asyncio.run(run_trace(args))
     elif args.command == "operator":
         asyncio.run(run_operator(args))
     elif args.command == "node":

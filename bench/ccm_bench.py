@@ -6,7 +6,8 @@
 - connection set-up: connect, one small request, close, 50 at a time: connections per second and p99.
 
 The backend, the load balancer and the client are three processes (a load balancer is its own machine), all
-on 127.0.0.0/8.
+on 127.0.0.0/8; direct and load-balanced runs alternate five times and the medians are printed (the
+development machine is shared, so single runs swing widely).
 
     .venv/bin/python bench/ccm_bench.py
 """
@@ -111,21 +112,33 @@ def pct(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100)[int(q) - 1] * 1000
 
 
-async def client() -> None:
+async def client(rounds: int = 5) -> None:
+    """Direct and through the load balancer, alternately, `rounds` times; medians (the machine is shared)."""
     direct, through = (f"{BLOCK}.10", 31000), (f"{BLOCK}.100", 8080)
     for target in (direct, through):
         await download(*target)  # warm
-    mb_direct, mb_lb = await throughput(*direct), await throughput(*through)
-    print(f"1 MiB downloads: direct {mb_direct:.0f} MB/s, through the load balancer {mb_lb:.0f} MB/s "
-          f"(ratio {mb_lb / mb_direct:.2f}, target >= 0.5)")
-    rt_direct, rt_lb = await round_trips(*direct), await round_trips(*through)
-    print(f"64-byte round trips at 100 connections: direct p50 {pct(rt_direct, 50):.2f} ms p99 "
-          f"{pct(rt_direct, 99):.2f} ms; load balancer p50 {pct(rt_lb, 50):.2f} ms p99 {pct(rt_lb, 99):.2f} ms "
-          f"(added p99 {pct(rt_lb, 99) - pct(rt_direct, 99):.2f} ms)")
-    rate_direct, set_direct = await setups(*direct)
-    rate_lb, set_lb = await setups(*through)
-    print(f"connection set-up (connect, 8-byte echo, close; 50 at a time): direct {rate_direct:.0f}/s p99 "
-          f"{pct(set_direct, 99):.2f} ms; load balancer {rate_lb:.0f}/s p99 {pct(set_lb, 99):.2f} ms")
+    figures: dict[str, list[float]] = {}
+
+    def note(name: str, value: float) -> None:
+        figures.setdefault(name, []).append(value)
+    for _ in range(rounds):
+        for label, target in (("direct", direct), ("lb", through)):
+            note(f"{label} MB/s", await throughput(*target, count=10))
+            times = await round_trips(*target, each=20)
+            note(f"{label} rt50", pct(times, 50))
+            note(f"{label} rt99", pct(times, 99))
+            rate, times = await setups(*target, total=300)
+            note(f"{label} conn/s", rate)
+            note(f"{label} setup99", pct(times, 99))
+    m = {name: statistics.median(values) for name, values in figures.items()}
+    print(f"medians of {rounds} alternating rounds:")
+    print(f"1 MiB downloads: direct {m['direct MB/s']:.0f} MB/s, through the load balancer {m['lb MB/s']:.0f} MB/s "
+          f"(ratio {m['lb MB/s'] / m['direct MB/s']:.2f}, target >= 0.5)")
+    print(f"64-byte round trips at 100 connections: direct p50 {m['direct rt50']:.2f} ms p99 {m['direct rt99']:.2f} ms;"
+          f" load balancer p50 {m['lb rt50']:.2f} ms p99 {m['lb rt99']:.2f} ms "
+          f"(added p50 {m['lb rt50'] - m['direct rt50']:.2f} ms, p99 {m['lb rt99'] - m['direct rt99']:.2f} ms)")
+    print(f"connection set-up (connect, 8-byte echo, close; 50 at a time): direct {m['direct conn/s']:.0f}/s p99 "
+          f"{m['direct setup99']:.2f} ms; load balancer {m['lb conn/s']:.0f}/s p99 {m['lb setup99']:.2f} ms")
 
 
 def main() -> None:

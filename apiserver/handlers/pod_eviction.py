@@ -28,6 +28,7 @@ from ..http import responses
 from ..http.negotiation import decode_body
 from ..registry.cache import Entry
 from ..registry.generic import Registry, WriteOptions
+from ..registry.strategy import WriteContext
 from ..resources import ResourceType
 from ..validation.meta import selector_matches
 
@@ -387,6 +388,12 @@ async def evict(handler: Any, request: web.Request, info: Any, res: ResourceType
     body = decode_eviction(raw, request.headers.get("Content-Type"), info.namespace, info.name)
     options = delete_options(body, _check_dry_run(request.query.getall("dryRun", [])))
     manager = request.query.get("fieldManager") or manager_from_user_agent(request.headers.get("User-Agent", ""))
+    registry = handler.registry
+    if registry.admission is not None:  # admission sees a CREATE of pods/eviction with the Eviction object
+        ctx = WriteContext(registry, res, info.namespace, bool(options.get("dryRun")), "eviction", user)
+        opts = WriteOptions(dry_run=ctx.dry_run, field_manager=manager, user=user, subresource="eviction")
+        await registry.admission.admit("CREATE", ctx, body, None, opts)
+        await registry.admission.validate("CREATE", ctx, body, None, opts)
     eviction = Eviction(handler.server, res, info.namespace, info.name, options, user, manager)
     status, code = await eviction.run()
     return responses.encode_dict(status, target, code)

@@ -40,7 +40,7 @@ def condition_changed(pod: dict[str, Any], reason: str, message: str) -> bool:
 async def mark_unschedulable(client: ApiClient, pod: dict[str, Any], reason: str, message: str,
                              nominated: str | None = None) -> None:
     """PodScheduled=False with `reason`/`message` (a strategic merge patch of the status, as upstream's
-    updatePod), unless it already says so. The patch is conditional on the resourceVersion seen, so it never
+    updatePod), unless it already says so; `nominated` sets (or, "", clears) `nominatedNodeName`. The patch is conditional on the resourceVersion seen, so it never
     lands on a Pod that was bound meanwhile."""
     meta = _meta(pod)
     for _ in range(3):
@@ -54,7 +54,7 @@ async def mark_unschedulable(client: ApiClient, pod: dict[str, Any], reason: str
             "type": "PodScheduled", "status": "False", "lastProbeTime": None,
             "lastTransitionTime": since or _now(), "reason": reason, "message": message}]}
         if nominated is not None:
-            status["nominatedNodeName"] = nominated
+            status["nominatedNodeName"] = nominated or None  # "" clears it
         patch = {"metadata": {"resourceVersion": _meta(pod).get("resourceVersion")}, "status": status}
         try:
             await client.patch(PODS, meta["name"], patch, meta["namespace"],

@@ -46,6 +46,7 @@ class PodInfo:
     owner: str
     priority: int
     anti_affinity: list[dict[str, Any]]
+    terminating: bool = False
 
     @classmethod
     def of(cls, pod: dict[str, Any], node: str) -> PodInfo:
@@ -56,7 +57,8 @@ class PodInfo:
         return cls(pod_key(pod), meta.get("namespace", ""), meta.get("uid", ""), dict(meta.get("labels") or {}), node,
                    pod_requests(pod), (non_zero.get(CPU, 0), non_zero.get(MEMORY, 0)), host_ports(pod), owner,
                    int(spec.get("priority") or 0),
-                   list(affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or ()))
+                   list(affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or ()),
+                   bool(meta.get("deletionTimestamp")))
 
 
 @dataclass(slots=True)
@@ -125,6 +127,7 @@ class Cache:
         self.pods: dict[str, PodInfo] = {}
         self.assumed: dict[str, float] = {}  # key -> deadline (inf while its binding is in flight)
         self.anti_affinity_pods: dict[str, PodInfo] = {}
+        self.nominated: dict[str, PodInfo] = {}  # Pods waiting for room made for them by preemption
 
     # -- nodes -----------------------------------------------------------------------------------------
     def set_node(self, node: dict[str, Any]) -> None:
@@ -158,6 +161,7 @@ class Cache:
 
     def remove_pod(self, key: str) -> None:
         self.assumed.pop(key, None)
+        self.nominated.pop(key, None)
         info = self.pods.pop(key, None)
         self.anti_affinity_pods.pop(key, None)
         if info is None:
@@ -189,6 +193,22 @@ class Cache:
         """Drop an assumed Pod (its binding failed)."""
         if key in self.assumed:
             self.remove_pod(key)
+
+    def nominate(self, pod: dict[str, Any], node: str | None) -> None:
+        """Record (or, with no node, drop) the node a preemption made room on for an unscheduled Pod."""
+        key = pod_key(pod)
+        if node:
+            self.nominated[key] = PodInfo.of(pod, node)
+        else:
+            self.nominated.pop(key, None)
+
+    def reserved(self, key: str, priority: int) -> dict[str, list[PodInfo]]:
+        """node -> the nominated Pods (other than `key`) of at least `priority` that it keeps room for."""
+        found: dict[str, list[PodInfo]] = {}
+        for other, info in self.nominated.items():
+            if other != key and info.priority >= priority:
+                found.setdefault(info.node, []).append(info)
+        return found
 
     def is_assumed(self, key: str) -> bool:
         return key in self.assumed

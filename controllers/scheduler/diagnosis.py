@@ -13,6 +13,7 @@ NO_NODES = "no nodes available to schedule pods"
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_VICTIMS = "No preemption victims found for incoming pod"
 NEVER = "preemption: not eligible due to preemptionPolicy=Never."
+TERMINATING = "preemption: not eligible due to a terminating pod on the nominated node."
 
 
 def histogram(reasons: Iterable[str]) -> str:

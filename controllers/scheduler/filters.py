@@ -95,16 +95,29 @@ class Candidate:
     matches_own_affinity: bool = False
     anti_domains: set[tuple[str, str]] = field(default_factory=set)
     existing_anti_domains: set[tuple[str, str]] = field(default_factory=set)
+    reserved: dict[str, list[PodInfo]] = field(default_factory=dict)  # node -> nominated Pods kept room for
+    wanted: tuple[str, ...] = ()  # the resources requested, in the order their reasons are listed
+    checks: tuple[Callable[[Candidate, NodeInfo], Failure | None], ...] = ()  # the filters that can fail it
 
     @classmethod
     def of(cls, pod: dict[str, Any], cache: Cache) -> Candidate:
         meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
         affinity = spec.get("affinity") or {}
-        node_affinity = (affinity.get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
+        required = (affinity.get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
         candidate = cls(pod, pod_key(pod), meta.get("namespace", ""), dict(meta.get("labels") or {}),
                         pod_requests(pod), host_ports(pod), list(spec.get("tolerations") or ()),
-                        spec.get("nodeName") or "", dict(spec.get("nodeSelector") or {}), node_affinity)
+                        spec.get("nodeName") or "", dict(spec.get("nodeSelector") or {}), required)
         candidate._pod_affinity(affinity, cache)
+        candidate.reserved = cache.reserved(candidate.key, int(spec.get("priority") or 0)) if cache.nominated else {}
+        scalar = sorted(k for k, v in candidate.requests.items() if v > 0 and k not in (CPU, MEMORY, STORAGE, PODS))
+        candidate.wanted = tuple(k for k in (CPU, MEMORY, STORAGE) if candidate.requests.get(k, 0) > 0) + \
+            tuple(scalar)
+        candidate.checks = tuple(f for f, needed in (
+            (node_unschedulable, True), (node_name, bool(candidate.node_name)), (taint_toleration, True),
+            (node_affinity, bool(candidate.node_selector) or candidate.required_affinity is not None),
+            (node_ports, bool(candidate.ports)), (node_resources_fit, True),
+            (inter_pod_affinity, bool(candidate.affinity_terms or candidate.anti_domains or
+                                      candidate.existing_anti_domains))) if needed)
         return candidate
 
     def _pod_affinity(self, affinity: dict[str, Any], cache: Cache) -> None:
@@ -159,6 +172,8 @@ def node_name(c: Candidate, node: NodeInfo) -> Failure | None:
 
 
 def taint_toleration(c: Candidate, node: NodeInfo) -> Failure | None:
+    if not node.taints:
+        return None
     for taint in node.taints:
         if taint.get("effect") not in ("NoSchedule", "NoExecute"):
             continue
@@ -187,13 +202,18 @@ def node_ports(c: Candidate, node: NodeInfo) -> Failure | None:
 
 def node_resources_fit(c: Candidate, node: NodeInfo) -> Failure | None:
     reasons = []
-    if node.requested.get(PODS, 0) + 1 > node.allocatable.get(PODS, 0):
+    requests, allocatable, requested = c.requests, node.allocatable, node.requested
+    held = c.reserved.get(node.name)
+    if held:  # room a preemption made for a Pod of at least this priority is not this Pod's
+        requested = dict(requested)
+        for info in held:
+            requested[PODS] = requested.get(PODS, 0) + 1
+            for name, value in info.requests.items():
+                requested[name] = requested.get(name, 0) + value
+    if requested.get(PODS, 0) + 1 > allocatable.get(PODS, 0):
         reasons.append(REASON_TOO_MANY_PODS)
-    requests = c.requests
-    scalar = sorted(k for k in requests if k not in (CPU, MEMORY, STORAGE, PODS))
-    for name in (CPU, MEMORY, STORAGE, *scalar):
-        want = requests.get(name, 0)
-        if want > 0 and want > node.allocatable.get(name, 0) - node.requested.get(name, 0):
+    for name in c.wanted:
+        if requests[name] > allocatable.get(name, 0) - requested.get(name, 0):
             reasons.append(f"Insufficient {name}")
     return Failure(tuple(reasons)) if reasons else None
 
@@ -219,7 +239,7 @@ FILTERS: tuple[Callable[[Candidate, NodeInfo], Failure | None], ...] = (
 
 
 def run_filters(c: Candidate, node: NodeInfo) -> Failure | None:
-    for check in FILTERS:
+    for check in c.checks or FILTERS:
         failure = check(c, node)
         if failure is not None:
             return failure

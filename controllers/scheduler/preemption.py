@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .cache import Cache, NodeInfo, PodInfo
-from .diagnosis import NEVER, NO_VICTIMS, NOT_HELPFUL, nodes_unavailable
+from .diagnosis import NEVER, NO_VICTIMS, NOT_HELPFUL, TERMINATING, nodes_unavailable
 from .filters import Candidate, Failure, run_filters
 
 
@@ -35,7 +35,8 @@ def _without(node: NodeInfo, removed: list[PodInfo]) -> NodeInfo:
 
 
 def _victims_on(c: Candidate, node: NodeInfo, priority: int) -> tuple[list[PodInfo] | None, Failure]:
-    lower = sorted((p for p in node.pods.values() if p.priority < priority), key=lambda p: -p.priority)
+    lower = sorted((p for p in node.pods.values() if p.priority < priority and not p.terminating),
+                   key=lambda p: -p.priority)
     if not lower:
         return None, Failure((NO_VICTIMS,), True)
     failure = run_filters(c, _without(node, lower))
@@ -54,6 +55,9 @@ def evaluate(c: Candidate, failures: dict[str, Failure], cache: Cache) -> tuple[
     if spec.get("preemptionPolicy") == "Never":
         return NEVER, None
     priority = int(spec.get("priority") or 0)
+    nominated = cache.nodes.get((c.pod.get("status") or {}).get("nominatedNodeName") or "")
+    if nominated is not None and any(p.terminating and p.priority < priority for p in nominated.pods.values()):
+        return TERMINATING, None  # the victims of an earlier preemption are still going
     statuses: list[Failure] = []
     plans: list[Plan] = []
     for name, failure in failures.items():

@@ -5,14 +5,50 @@ minutes is retried anyway."""
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 
-from ..workqueue import WorkQueue
+from ..workqueue import RateLimiter, WorkQueue
 
 INITIAL_BACKOFF = 1.0
 MAX_BACKOFF = 10.0
 MAX_PARKED = 300.0
+
+
+class PriorityWorkQueue(WorkQueue):
+    """The active queue ordered as upstream's PrioritySort: higher `spec.priority` first, then first come."""
+
+    def __init__(self, priority: Callable[[Hashable], int], limiter: RateLimiter | None = None) -> None:
+        super().__init__(limiter)
+        self.priority = priority
+        self._heap: list[tuple[int, int, Hashable]] = []
+        self._counter = itertools.count()
+
+    def add(self, key: Hashable) -> None:
+        if self.shutting_down:
+            return
+        if key in self._processing:
+            self._dirty.add(key)
+            return
+        if key not in self._queued:
+            self._queued.add(key)
+            heapq.heappush(self._heap, (-self.priority(key), next(self._counter), key))
+            self._ready.set()
+
+    async def get(self) -> Hashable:
+        while not self._heap:
+            self._ready.clear()
+            await self._ready.wait()
+        key = heapq.heappop(self._heap)[2]
+        self._queued.discard(key)
+        self._processing.add(key)
+        self._idle.clear()
+        return key
+
+    def __len__(self) -> int:
+        return len(self._heap)
 
 
 class SchedulingQueue:

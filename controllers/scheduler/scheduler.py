@@ -21,9 +21,9 @@ from ..informer import SharedInformerFactory
 from ..reconciler import Controller, Result
 from . import binder, preemption
 from .cache import Cache, pod_key
-from .diagnosis import NO_NODES, fit_error, truncate
+from .diagnosis import NO_NODES, TERMINATING, fit_error, truncate
 from .filters import Candidate, Failure, run_filters
-from .queue import SchedulingQueue
+from .queue import PriorityWorkQueue, SchedulingQueue
 from .scores import select_host
 
 log = logging.getLogger("mini-kube.scheduler")
@@ -84,6 +84,7 @@ class Scheduler(Controller):
                  seed: int | None = None, **kwargs: Any) -> None:
         kwargs.setdefault("events", EventRecorder(client, scheduler_name))
         super().__init__(client, informers, **kwargs)
+        self.queue = PriorityWorkQueue(self._priority)
         self.scheduler_name = scheduler_name
         self.cache = Cache()
         self.scheduling = SchedulingQueue(self.queue)
@@ -92,8 +93,12 @@ class Scheduler(Controller):
         self._inflight: set[asyncio.Task[None]] = set()
         self._housekeeping: asyncio.Task[None] | None = None
         self._next_start = 0
+        self._priorities: dict[str, int] = {}  # unscheduled Pods' spec.priority, for the queue's order
         self.scheduled = 0
         self.failures = 0
+
+    def _priority(self, key: Any) -> int:
+        return self._priorities.get(key, 0)
 
     # -- watching ------------------------------------------------------------------------------------
     def setup(self) -> None:
@@ -125,6 +130,7 @@ class Scheduler(Controller):
         key = pod_key(pod)
         if event == "delete":
             self.scheduling.done(key)
+            self._priorities.pop(key, None)
             if key in self.cache.pods:
                 self.cache.remove_pod(key)
                 self.scheduling.move_all()
@@ -135,6 +141,11 @@ class Scheduler(Controller):
                     self.cache.remove_pod(key)
                     self.scheduling.move_all()
                 return
+            self._priorities.pop(key, None)
+            if key in self.cache.pods and not self.cache.is_assumed(key) and old is not None and \
+                    _spec(old) == _spec(pod) and (old.get("metadata") or {}).get("labels") == (
+                    pod.get("metadata") or {}).get("labels"):
+                return  # a status update (the kubelet's): nothing the scheduler counts changed
             newly = key not in self.cache.pods or self.cache.is_assumed(key)
             labels_changed = old is not None and (old.get("metadata") or {}).get("labels") != (
                 pod.get("metadata") or {}).get("labels")
@@ -144,7 +155,13 @@ class Scheduler(Controller):
                 self.scheduling.move_all(lambda _key, affinity: affinity)
             return
         if not self.responsible_for(pod) or self.cache.is_assumed(key):
+            self._priorities.pop(key, None)
+            self.cache.nominated.pop(key, None)
             return
+        self._priorities[key] = int(_spec(pod).get("priority") or 0)
+        nominated = (pod.get("status") or {}).get("nominatedNodeName")
+        if nominated or key in self.cache.nominated:
+            self.cache.nominate(pod, nominated)
         if event == "add":
             self.scheduling.add(key)
         elif _pod_facts(old) != _pod_facts(new):
@@ -152,6 +169,14 @@ class Scheduler(Controller):
 
     # -- scheduling one Pod ------------------------------------------------------------------------------
     async def reconcile(self, key: Any) -> Result | None:
+        try:
+            return self._schedule(key)
+        except Exception:
+            log.exception("scheduling %s failed", key)
+            raise
+
+    def _schedule(self, key: str) -> Result | None:
+        """One scheduling cycle (synchronous: nothing changes the cache between reading and assuming)."""
         pod = self.pods.get(key)
         if pod is None or not self.responsible_for(pod) or self.cache.is_assumed(key) or key in self.cache.pods:
             return None
@@ -166,7 +191,7 @@ class Scheduler(Controller):
             self._unschedulable(pod, fit_error(len(nodes), failures.values(), message), plan)
             return None
         chosen = select_host(candidate, feasible, self.rng)
-        self.cache.assume(pod, chosen.name)
+        self.cache.assume(pod, chosen.name)  # (drops a nomination too)
         self._spawn(self._bind(pod, chosen.name))
         return None
 
@@ -197,8 +222,12 @@ class Scheduler(Controller):
         nominated = None
         if plan is not None:
             nominated = plan.node
+            self.cache.nominate(pod, plan.node)
             for victim in plan.victims:
                 self._spawn(self._preempt(pod, victim.key, plan.node))
+        elif (pod.get("status") or {}).get("nominatedNodeName") and not message.endswith(TERMINATING):
+            nominated = ""  # preemption found no room: the nomination is cleared, as upstream's
+            self.cache.nominate(pod, None)
         self._spawn(binder.mark_unschedulable(self.client, pod, "Unschedulable", message, nominated))
 
     async def _preempt(self, preemptor: dict[str, Any], victim_key: str, node: str) -> None:
@@ -222,9 +251,10 @@ class Scheduler(Controller):
             except (ApiError, OSError, asyncio.TimeoutError) as exc:  # noqa: UP041
                 self.cache.forget(key)
                 detail = exc.body.get("message", str(exc)) if isinstance(exc, ApiError) else str(exc)
-                self.events.event(_as_pod(pod), "Warning", "FailedScheduling",
-                                  truncate(f'binding rejected: running Bind plugin "DefaultBinder": {detail}'))
+                message = f'binding rejected: running Bind plugin "DefaultBinder": {detail}'
+                self.events.event(_as_pod(pod), "Warning", "FailedScheduling", truncate(message))
                 self.scheduling.retry_later(key)
+                await binder.mark_unschedulable(self.client, pod, "SchedulerError", message)
                 return
         self.cache.finish_binding(key)
         self.scheduled += 1

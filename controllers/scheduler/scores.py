@@ -21,29 +21,27 @@ ZONE = "topology.kubernetes.io/zone"
 MAX = 100
 
 
-def least_allocated(nz: tuple[int, int], nodes: Sequence[NodeInfo]) -> list[float]:
-    scores = []
-    for node in nodes:
-        total = 0.0
-        for requested, capacity in ((node.non_zero_cpu + nz[0], node.allocatable.get(CPU, 0)),
-                                    (node.non_zero_memory + nz[1], node.allocatable.get(MEMORY, 0))):
-            if capacity > 0 and requested <= capacity:
-                total += (capacity - requested) * MAX // capacity
-        scores.append(total / 2)
-    return scores
-
-
-def balanced_allocation(nz: tuple[int, int], nodes: Sequence[NodeInfo]) -> list[float]:
+def resource_scores(nz: tuple[int, int], nodes: Sequence[NodeInfo]) -> list[float]:
+    """NodeResourcesFit (least allocated) + NodeResourcesBalancedAllocation, both weight 1, on cpu and memory
+    requests counted as upstream's scoring counts them (unset: 100m and 200Mi)."""
     scores = []
     for node in nodes:
         cpu_cap, mem_cap = node.allocatable.get(CPU, 0), node.allocatable.get(MEMORY, 0)
-        cpu = min((node.non_zero_cpu + nz[0]) / cpu_cap, 1.0) if cpu_cap else 1.0
-        memory = min((node.non_zero_memory + nz[1]) / mem_cap, 1.0) if mem_cap else 1.0
-        scores.append((1 - abs(cpu - memory) / 2) * MAX)
+        cpu, memory = node.non_zero_cpu + nz[0], node.non_zero_memory + nz[1]
+        least = 0.0
+        if cpu_cap > 0 and cpu <= cpu_cap:
+            least += (cpu_cap - cpu) * MAX // cpu_cap
+        if mem_cap > 0 and memory <= mem_cap:
+            least += (mem_cap - memory) * MAX // mem_cap
+        cpu_share = min(cpu / cpu_cap, 1.0) if cpu_cap else 1.0
+        mem_share = min(memory / mem_cap, 1.0) if mem_cap else 1.0
+        scores.append(least / 2 + (1 - abs(cpu_share - mem_share) / 2) * MAX)
     return scores
 
 
 def taint_toleration(c: Candidate, nodes: Sequence[NodeInfo]) -> list[float]:
+    if not any(n.taints for n in nodes):
+        return [float(MAX)] * len(nodes)
     tolerations = [t for t in c.tolerations if (t.get("effect") or "PreferNoSchedule") == "PreferNoSchedule"]
     counts = [sum(1 for taint in n.taints if taint.get("effect") == "PreferNoSchedule"
                   and not any(tolerates(t, taint) for t in tolerations)) for n in nodes]
@@ -96,8 +94,7 @@ def select_host(c: Candidate, nodes: Sequence[NodeInfo], rng: random.Random | No
     nz = (requests.get(CPU, 0), requests.get(MEMORY, 0))
     totals = [0.0] * len(nodes)
     for weight, scores in ((3, taint_toleration(c, nodes)), (2, node_affinity(c, nodes)),
-                           (2, spreading(owner_of(c.pod), nodes)), (1, least_allocated(nz, nodes)),
-                           (1, balanced_allocation(nz, nodes))):
+                           (2, spreading(owner_of(c.pod), nodes)), (1, resource_scores(nz, nodes))):
         for i, score in enumerate(scores):
             totals[i] += weight * score
     best = max(totals)

@@ -237,6 +237,16 @@ class StatefulSetController(Controller):
             if refs != list(meta(claim).get("ownerReferences") or ()):
                 await self._patch_meta(CLAIMS, claim, {"ownerReferences": refs or None})
 
+    async def _fix_identity(self, sts: dict[str, Any], pod: dict[str, Any], ordinal: int) -> None:
+        """Restore the identity labels of a member that lost them (identityMatches / UpdateStatefulPod)."""
+        labels = meta(pod).get("labels") or {}
+        wanted = {POD_NAME: meta(pod)["name"], POD_INDEX: str(ordinal)}
+        if all(labels.get(k) == v for k, v in wanted.items()):
+            return
+        if await self._patch_meta(PODS, pod, {"labels": wanted}) is not None:
+            self.events.event(sts, "Normal", "SuccessfulUpdate",
+                              f"update Pod {meta(pod)['name']} in StatefulSet {meta(sts)['name']} successful")
+
     async def _create_pod(self, sts: dict[str, Any], pod: dict[str, Any]) -> bool:
         """Claims, then the Pod; True when it was created."""
         name, set_name = meta(pod)["name"], meta(sts)["name"]
@@ -358,6 +368,7 @@ class StatefulSetController(Controller):
                 return status()
             if spec.get("volumeClaimTemplates"):
                 await self._fix_claim_owners(sts, pod, False)
+            await self._fix_identity(sts, pod, ordinal)
         if to_create:
             await asyncio.gather(*(self._create_pod(sts, p) for p in to_create[:BURST]))
         for pod in condemned:

@@ -243,3 +243,21 @@ def test_starting_deadline_skips_a_late_start(cluster, clock, ns):
     job = eventually(lambda: jobs(kube, ns))[0]
     due = next_minute + dt.timedelta(minutes=1)
     assert job["metadata"]["name"] == f"late-{int(due.timestamp()) // 60}"
+
+
+def test_schedule_forms():
+    from mini_kube.controllers.workloads.cronschedule import Schedule, ScheduleError, zone
+
+    at = dt.datetime(2024, 3, 30, 23, 59, 30, tzinfo=dt.UTC)
+    assert Schedule("@daily").next_after(at) == dt.datetime(2024, 3, 31, tzinfo=dt.UTC)
+    assert Schedule("@every 1h30m").next_after(at) == at + dt.timedelta(hours=1, minutes=30)
+    paris = Schedule("30 2 * * *", zone("Europe/Paris"))  # 02:30 does not exist on 31 March 2024 there
+    assert paris.next_after(at).astimezone(zone("Europe/Paris")).hour == 3
+    assert Schedule("*/15 * * * *").most_recent(at - dt.timedelta(hours=2), at) == (
+        dt.datetime(2024, 3, 30, 23, 45, tzinfo=dt.UTC), 8)
+    assert Schedule("0 0 1 1 *").most_recent(at - dt.timedelta(minutes=5), at) == (None, 0)
+    for bad in ("@fortnightly", "61 * * * *", "* * *"):
+        with pytest.raises(ScheduleError):
+            Schedule(bad)
+    with pytest.raises(ScheduleError):
+        zone("Mars/Olympus_Mons")

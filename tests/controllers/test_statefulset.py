@@ -120,6 +120,9 @@ def test_ordered_ready_creates_one_pod_at_a_time_and_scales_down_in_reverse(clus
     assert status == {"observedGeneration": 1, "replicas": 3, "readyReplicas": 3, "currentReplicas": 3,
                       "updatedReplicas": 3, "currentRevision": revision, "updateRevision": revision,
                       "collisionCount": 0, "availableReplicas": 3}
+    kubectl(kube, "-n", ns, "label", "pod", "web-1", "statefulset.kubernetes.io/pod-name-")  # identity restored
+    eventually(lambda: kube.client.get(PODS, "web-1", ns)["metadata"]["labels"].get(
+        "statefulset.kubernetes.io/pod-name") == "web-1")
     revisions = kube.client.list(REVISIONS, ns)["items"]
     assert [(r["metadata"]["name"], r["revision"]) for r in revisions] == [(revision, 1)]
     assert revisions[0]["metadata"]["labels"]["controller.kubernetes.io/hash"] == revision.removeprefix("web-")

@@ -189,3 +189,23 @@ def test_pod_waits_for_a_node_to_appear(kube):
     add_node(kube, "ready")
     eventually(lambda: placement(kube, "default").get("early") == "ready")
     assert scheduled_condition(kube, "default", "early")["status"] == "True"
+
+
+def test_higher_priority_pod_preempts_a_lower_one(kube):
+    add_node(kube, "small", cpu="2")
+    kubectl(kube, "apply", "-f", "-", input=_pod("low", container=_cpu("1500m")))
+    eventually(lambda: placement(kube, "default").get("low") == "small")
+    kubectl(kube, "apply", "-f", "-", input=_pod("never", container=_cpu("1"), priority=1000,
+                                                   preemptionPolicy="Never"))
+    assert unschedulable_message(kube, "default", "never") == (
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never.")
+    kubectl(kube, "delete", "pod", "never")
+    kubectl(kube, "apply", "-f", "-", input=_pod("high", container=_cpu("1"), priority=1000))
+    eventually(lambda: "low" not in placement(kube, "default"))
+    assert eventually(lambda: events_for(kube, "default", "low", "Preempted"))[0]["message"].endswith(
+        "on node small")
+    # the room is kept for the nominated Pod: a newcomer of lower priority does not take it meanwhile
+    kubectl(kube, "apply", "-f", "-", input=_pod("sneaky", container=_cpu("1500m")))
+    eventually(lambda: placement(kube, "default").get("high") == "small")
+    assert unschedulable_message(kube, "default", "sneaky").startswith("0/1 nodes are available: 1 Insufficient cpu.")
+    assert placement(kube, "default")["sneaky"] is None

@@ -112,8 +112,12 @@ class ServiceStrategy(Strategy):
         low, high = self.node_ports
         used = self._used_ports(ctx, uid)
         errs: list[FieldError] = []
+        # a LoadBalancer with allocateLoadBalancerNodePorts false gets only the node ports it asks for
+        only_asked = spec.get("type") == "LoadBalancer" and spec.get("allocateLoadBalancerNodePorts") is False
         for i, port in enumerate(spec.get("ports") or ()):
             wanted = port.get("nodePort")
+            if not wanted and only_asked:
+                continue
             if wanted:
                 if not low <= wanted <= high:
                     errs.append(invalid(f"spec.ports[{i}].nodePort", wanted,
