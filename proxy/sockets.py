@@ -193,7 +193,8 @@ class SocketMaker:
         """A socket bound to ip:port (and listening, for TCP)."""
         sock = self.socket(ip, kind)
         try:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if kind == socket.SOCK_STREAM:  # (for UDP it would let a second socket share the address)
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             sock.bind((ip, port))
             if kind == socket.SOCK_STREAM:
                 sock.listen(1024)

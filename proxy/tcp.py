@@ -183,7 +183,7 @@ class _Dial:
         if len(self.tried) >= len(CONNECT_TIMEOUTS):
             self.give_up()
             return
-        endpoint = listener.state.balancer.pick(listener.kind, self.peer[0], tuple(self.tried))
+        endpoint = listener.state.pick(listener.kind, self.peer[0], tuple(self.tried))
         if endpoint is None:
             self.give_up()
             return

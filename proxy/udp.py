@@ -76,7 +76,7 @@ class UdpListener:
                 self._end(session)
 
     def _open(self, client: tuple[Any, ...]) -> _Session | None:
-        endpoint = self.state.balancer.pick(self.kind, client[0])
+        endpoint = self.state.pick(self.kind, client[0])
         self.state.note(self, client, endpoint)
         if endpoint is None:
             return None
@@ -129,7 +129,7 @@ class UdpListener:
     def endpoints_changed(self) -> None:
         """End the sessions whose endpoint is no longer among this listener's endpoints."""
         if self.sessions:
-            alive = set(self.state.balancer.endpoints(self.kind))
+            alive = self.state.usable(self.kind)
             for session in [s for s in self.sessions.values() if s.endpoint not in alive]:
                 self._end(session)
 
