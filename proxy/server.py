@@ -8,6 +8,9 @@ It watches Services and EndpointSlices and keeps, for every port of every proxie
   use (`internalTrafficPolicy`);
 - for `externalTrafficPolicy: Local`, the HTTP health check on `healthCheckNodePort`.
 
+The `kubernetes` Service without EndpointSlices goes to the API server the proxy itself uses, when that listens
+on loopback (which no EndpointSlice may hold), so that pods reach the API server at its ClusterIP.
+
 A listener exists only while it has endpoints to forward to, so a Service without endpoints refuses
 connections at once (TCP RST; ICMP port unreachable for UDP), as upstream's REJECT rules do. Changes are
 applied as soon as the informers deliver them: endpoint changes only swap the balancer's lists (the next
@@ -25,6 +28,7 @@ import socket
 import time
 from collections import deque
 from typing import Any
+from urllib.parse import urlsplit
 
 from mini_kube.controllers.client import ApiClient, ResourceRef
 from mini_kube.controllers.informer import Informer, SharedInformerFactory, object_key
@@ -41,7 +45,7 @@ from .model import (
     slice_endpoints,
 )
 from .nodes import NodeCIDRs
-from .sockets import SocketIn, SocketMaker
+from .sockets import SocketIn, SocketMaker, is_loopback
 from .tcp import TcpListener
 from .udp import UdpListener
 
@@ -51,6 +55,7 @@ SLICES = ResourceRef("discovery.k8s.io", "v1", "endpointslices")
 NODES = ResourceRef("", "v1", "nodes", namespaced=False)
 SLICE_INDEX = "proxy-service"
 RETRY_AFTER = 1.0
+API_SERVICE = "default/kubernetes"
 ELSEWHERE_RETRY = 2.0  # a ClusterIP another proxy serves in the shared namespace: take over if it goes
 Listener = TcpListener | UdpListener
 ListenerKey = tuple[str, str, int, str]  # kind, address, port, protocol
@@ -252,6 +257,8 @@ class ProxyServer:
             ident = (port.port_name, port.protocol)
             state = old_states.pop(ident, None) or PortState(port, self)
             endpoints = slice_endpoints(slices, port)
+            if not endpoints and key == API_SERVICE:
+                endpoints = self._apiserver_endpoints()
             all_endpoints.append(endpoints)
             state.update(port, endpoints)
             failed |= not await self._sync_listeners(state, key)
@@ -330,6 +337,15 @@ class ProxyServer:
         if health is not None and health.listener is not None:
             with contextlib.suppress(Exception):
                 await health.listener.close()
+
+    def _apiserver_endpoints(self) -> list[Endpoint]:
+        """The `kubernetes` Service's endpoint when no EndpointSlice gives one: the API server this proxy talks
+        to, when it listens on loopback (an address EndpointSlice validation refuses), dialled on the host."""
+        url = urlsplit(self.client.connection.server)
+        host = "127.0.0.1" if url.hostname == "localhost" else url.hostname or ""
+        if not is_loopback(host):
+            return []
+        return [Endpoint(host, url.port or (443 if url.scheme == "https" else 80), node=self.node_name)]
 
     def node_of(self, ip: str) -> str:
         """The node of a client address (by pod CIDR; this proxy's node for any other address)."""

@@ -443,3 +443,18 @@ def test_proxies_of_several_nodes_share_the_cluster_network(cluster, ns, block):
         cluster.run(client.close())
         backend.close()
         shared.close()
+
+
+def test_kubernetes_service_reaches_the_api_server(cluster, proxy, netns):
+    """From the cluster network, the `kubernetes` Service's ClusterIP reaches the API server (on loopback, so
+    no EndpointSlice can name it: the proxy forwards to the server it talks to itself)."""
+    ip = cluster.client.get(SERVICES, "kubernetes", "default")["spec"]["clusterIP"]
+    eventually(lambda: ("internal", ip, 443, "TCP") in proxy.listeners())
+    with netns.socket() as sock:
+        sock.settimeout(5)
+        sock.connect((ip, 443))
+        sock.sendall(b"GET /version HTTP/1.0\r\nHost: kubernetes\r\n\r\n")
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.") and b"gitVersion" in answer
