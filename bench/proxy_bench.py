@@ -262,10 +262,7 @@ def main() -> None:
                 "metadata": {"name": "web-a", "labels": {"kubernetes.io/service-name": "web"}},
                 "addressType": "IPv4", "ports": [{"name": "", "port": BACKEND_PORT, "protocol": "TCP"}],
                 "endpoints": [{"addresses": [BACKEND_IP]}]}, "default")
-            launcher = ["-c", "import sys, uvloop; uvloop.install(); from mini_kube.apiserver.cli import main; "
-                        "sys.exit(main(sys.argv[1:]))"] if os.environ.get("PROXY_BENCH_UVLOOP") else \
-                ["-m", "mini_kube.apiserver.cli"]
-            proxy = subprocess.Popen([sys.executable, *launcher, "proxy", "--node", "n1",
+            proxy = subprocess.Popen([sys.executable, "-m", "mini_kube.apiserver.cli", "proxy", "--node", "n1",
                                       "--kubeconfig", kube.kubeconfig, "--node-ip", node_ip, "--netns", netns.path,
                                       "--healthz-port", "0"], stdout=subprocess.PIPE, text=True)
             procs.append(proxy)
