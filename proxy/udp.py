@@ -80,7 +80,11 @@ class UdpListener:
         self.state.note(self, client, endpoint)
         if endpoint is None:
             return None
-        sock = self.maker.socket(endpoint.ip, socket.SOCK_DGRAM)
+        try:
+            sock = self.maker.socket(endpoint.ip, socket.SOCK_DGRAM)
+        except OSError as exc:
+            log.warning("%s: no socket for endpoint %s: %s", self.state.port.name, endpoint, exc)
+            return None
         try:
             sock.connect(endpoint.address)
         except OSError as exc:
