@@ -183,8 +183,10 @@ class ProxyServer:
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
         for handle in self._retries.values():
             handle.cancel()
+        self._retries.clear()
         for key in list(self._states):
             for state in self._states.pop(key).values():
                 for listener in state.listeners.values():
@@ -193,6 +195,7 @@ class ProxyServer:
             await self._close_health(key)
         if self._healthz is not None:
             await self._healthz.close()
+            self._healthz = None
         if self._own_factory:
             await self.factory.stop()
         await self.maker.close()
