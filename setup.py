@@ -5,7 +5,7 @@ a prefix)."""
 
 from setuptools import find_packages, setup
 
-FOLDERS = ["apiserver", "store", "controllers", "proxy", "ccm", "kubectl_lite", "network", "kubelet"]
+FOLDERS = ["apiserver", "store", "controllers", "proxy", "ccm", "clusterdns", "kubectl_lite", "network", "kubelet"]
 
 setup(
     packages=["mini_kube"] + [f"mini_kube.{name}" for folder in FOLDERS

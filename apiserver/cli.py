@@ -33,6 +33,7 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
     serve.add_argument("--max-mutating-requests-inflight", type=int, default=200,
                        help="mutating requests served at once; more answer 429 (default 200, 0: no limit)")
     serve.add_argument("--no-controllers", action="store_true", help="do not run the built-in controllers")
+    serve.add_argument("--no-scheduler", action="store_true", help="do not run the scheduler in-process")
     serve.add_argument("--controllers", default="*", help="the built-in controllers to run in-process: '*' (all), "
                        "names, '-name' to leave one out")
     serve.add_argument("--nodes", type=int, default=1, help="nodes to run in-process, each a kubelet and a "
@@ -43,6 +44,9 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
     serve.add_argument("--no-ccm", action="store_true", help="do not run the cloud-controller-manager in-process")
     serve.add_argument("--lb-pool", default="", help="load balancer addresses (127.0.0.0/8 only), e.g. "
                        "127.1.2.100-199 (default: 127.A.B.100-199 of the cluster network)")
+    serve.add_argument("--no-dns", action="store_true", help="do not run the cluster DNS in-process")
+    serve.add_argument("--dns-port", type=int, default=53, help="port of the cluster DNS on the host's loopback "
+                       "(127.A.B.2; default 53)")
     serve.add_argument("--etcd-servers", default="", help="comma-separated etcd client URLs: keep every object "
                        "in etcd instead of the data dir's SQLite store (several servers may share one etcd)")
     serve.add_argument("--etcd-prefix", default="/registry", help="the etcd key prefix for this cluster's objects")
@@ -71,10 +75,15 @@ async def serve(args: argparse.Namespace) -> None:
         write_kubeconfig(server, kubeconfig)
     if not args.no_controllers:
         await start_controllers(server, args.controllers)
+    if not args.no_scheduler:
+        await start_scheduler(server)
     if args.nodes > 0:
-        await start_nodes(server, args.nodes, runtime=args.node_runtime, root=args.node_root_dir)
+        root = args.node_root_dir or (str(Path(data_dir) / "nodes") if data_dir != ":memory:" else None)
+        await start_nodes(server, args.nodes, runtime=args.node_runtime, root=root)
     if not args.no_ccm:
         await start_ccm(server, lb_pool=args.lb_pool or None)
+    if not args.no_dns:
+        await start_dns(server, port=args.dns_port)
     logging.getLogger("mini-kube").info("serving on %s (kubeconfig %s)", server.url, kubeconfig)
     print(f"mini-kube API server ready at {server.url}" + (f", kubeconfig: {kubeconfig}" if kubeconfig else ""),
           flush=True)
@@ -103,6 +112,19 @@ async def start_controllers(server: ApiServer, names: str = "*") -> None:
     server.on_stop.append(manager.stop)
 
 
+async def start_scheduler(server: ApiServer) -> None:
+    """Run the scheduler in-process, over HTTP like any client."""
+    from mini_kube.controllers.scheduler import SchedulerRunner
+
+    from .kubeconfig import client_for
+
+    client = client_for(server)
+    client.user_agent = "kube-scheduler"
+    runner = SchedulerRunner(client)
+    server.background.append(asyncio.create_task(runner.start(), name="scheduler"))
+    server.on_stop.append(runner.stop)
+
+
 async def start_nodes(server: ApiServer, count: int, **options: Any) -> Any:
     """Run `count` nodes (kubelet + kube-proxy each) in-process; returns them."""
     from mini_kube.kubelet.cli import node_names, start_in_process
@@ -127,6 +149,54 @@ async def start_ccm(server: ApiServer, **options: Any) -> Any:
     return manager
 
 
+async def start_dns(server: ApiServer, **options: Any) -> Any:
+    """Run the cluster DNS in-process (its informers over HTTP like any client); returns it."""
+    from mini_kube.clusterdns.cluster_dns import ClusterDNS
+
+    from .kubeconfig import client_for
+
+    dns = ClusterDNS(client_for(server), **options)
+    await dns.start()
+
+    async def stop() -> None:
+        await dns.stop()
+        await dns.client.close()
+    server.on_stop.append(stop)
+    return dns
+
+
+async def run_dns(args: argparse.Namespace) -> None:
+    """`mini-kube dns --kubeconfig F`: the cluster DNS as its own process."""
+    from mini_kube.clusterdns.cluster_dns import ClusterDNS
+    from mini_kube.controllers.client import ApiClient
+
+    dns = ClusterDNS(ApiClient.from_kubeconfig(args.kubeconfig, user_agent="mini-kube-dns"),
+                     host_address=args.address or None, port=args.port, cluster_domain=args.cluster_domain)
+    await dns.start()
+    await dns.ready.wait()
+    where = f"{dns.host_address}:{dns.host_port}" if dns.host_port else "no host address"
+    print(f"mini-kube cluster DNS on {where}" + (f" and {dns.dns_ip}:53 in the cluster network"
+                                                 if dns.netns_listening else ""), flush=True)
+    await until_signalled()
+    await dns.stop()
+    await dns.client.close()
+
+
+async def run_trace(args: argparse.Namespace) -> None:
+    """`mini-kube trace --kubeconfig F URL`: one request and its hops, from the components' records."""
+    import orjson
+    from mini_kube.ccm.trace import trace
+    from mini_kube.controllers.client import ApiClient
+
+    async with ApiClient.from_kubeconfig(args.kubeconfig, user_agent="mini-kube-trace") as client:
+        hops = await trace(client, args.url, dns_server=args.dns, ccm_status=args.ccm)
+    if args.output == "json":
+        print(orjson.dumps([h.__dict__ for h in hops], option=orjson.OPT_INDENT_2).decode())
+        return
+    for hop in hops:
+        print(f"{hop.component:<14} {hop.text}")
+
+
 async def run_ccm(args: argparse.Namespace) -> None:
     """`mini-kube ccm --kubeconfig F`: the cloud-controller-manager as its own process."""
     from mini_kube.ccm.manager import CloudControllerManager
@@ -135,7 +205,7 @@ async def run_ccm(args: argparse.Namespace) -> None:
     try:
         manager = CloudControllerManager(ApiClient.from_kubeconfig(args.kubeconfig, user_agent="mini-kube-ccm"),
                                          lb_pool=args.lb_pool or None, controllers=args.controllers,
-                                         health_interval=args.health_interval)
+                                         health_interval=args.health_interval, status_port=args.status_port)
     except ValueError as exc:
         raise SystemExit(f"mini-kube: {exc}") from None
     await manager.start()
@@ -156,7 +226,8 @@ async def run_controllers(args: argparse.Namespace) -> None:
                           renew_deadline=args.leader_elect_renew_deadline,
                           retry_period=args.leader_elect_retry_period,
                           options={"nodelifecycle": {"grace_period": args.node_monitor_grace_period,
-                                                     "default_toleration": args.default_unreachable_toleration_seconds}})
+                                                     "default_toleration": args.default_unreachable_toleration_seconds},
+                                   "podgc": {"terminated_pod_gc_threshold": args.terminated_pod_gc_threshold}})
     except ValueError as exc:
         raise SystemExit(f"mini-kube: {exc}") from None
     await manager.start()
@@ -225,6 +296,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="seconds without a Lease renewal before a node is marked unreachable (default 40)")
     ctrl.add_argument("--default-unreachable-toleration-seconds", type=float, default=300.0,
                       help="how long Pods without their own toleration stay on an unreachable node (default 300)")
+    ctrl.add_argument("--terminated-pod-gc-threshold", type=int, default=12500,
+                      help="terminated Pods kept before the pod garbage collector deletes them (0: never; "
+                      "default 12500)")
     ctrl.add_argument("--leader-elect-lease-duration", type=float, default=15.0,
                       help="seconds a leader's lease lasts without renewal (default 15)")
     ctrl.add_argument("--leader-elect-renew-deadline", type=float, default=10.0,
@@ -239,7 +313,25 @@ def build_parser() -> argparse.ArgumentParser:
                      "127.1.2.100-199 (default: 127.A.B.100-199 of the cluster network)")
     ccm.add_argument("--health-interval", type=float, default=1.0,
                      help="seconds between load balancer health checks of the nodes (default 1)")
+    ccm.add_argument("--status-port", type=int, default=10258, help="port of /healthz, /loadbalancers and "
+                     "/connections on 127.A.B.1 (default 10258; 0: any free port)")
+    dns = sub.add_parser("dns", help="run the cluster DNS against a server")
+    dns.add_argument("--kubeconfig", required=True, help="kubeconfig of the API server")
+    dns.add_argument("--address", default="", help="host loopback address to answer on (default 127.A.B.2 of "
+                     "the cluster network)")
+    dns.add_argument("--port", type=int, default=53, help="port on that address (default 53; 0: any free port)")
+    dns.add_argument("--cluster-domain", default="cluster.local", help="the cluster's DNS domain")
+    trace = sub.add_parser("trace", help="send one HTTP request and show its hops (DNS, load balancer, "
+                           "kube-proxy, Pod) from the components' own records")
+    trace.add_argument("url", help="e.g. http://web.default.lb.mini-kube.local:8080/")
+    trace.add_argument("--kubeconfig", required=True, help="kubeconfig of the API server")
+    trace.add_argument("--dns", default="", help="cluster DNS address HOST:PORT (default 127.A.B.2:53)")
+    trace.add_argument("--ccm", default="", help="cloud-controller-manager status HOST:PORT (default 127.A.B.1:10258)")
+    trace.add_argument("-o", "--output", choices=["text", "json"], default="text", help="text (default) or json")
     _operator_parser(sub)
+    from mini_kube.controllers.scheduler.cli import add_parser as add_scheduler_parser
+
+    add_scheduler_parser(sub)
     from mini_kube.proxy.cli import add_parser as add_proxy_parser
 
     add_proxy_parser(sub)
@@ -256,8 +348,16 @@ def main(argv: list[str] | None = None) -> int:
         asyncio.run(serve(args))
     elif args.command == "controllers":
         asyncio.run(run_controllers(args))
+    elif args.command == "scheduler":
+        from mini_kube.controllers.scheduler.cli import run as run_scheduler
+
+        asyncio.run(run_scheduler(args))
     elif args.command == "ccm":
         asyncio.run(run_ccm(args))
+    elif args.command == "dns":
+        asyncio.run(run_dns(args))
+    elif args.command == "trace":
+        asyncio.run(run_trace(args))
     elif args.command == "operator":
         asyncio.run(run_operator(args))
     elif args.command == "node":

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import datetime as dt
 import ipaddress
 import logging
-import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -91,6 +92,9 @@ class LBSpec:
     nodes: tuple[str, ...]
     health_check_node_port: int = 0  # 0: TCP connect to each node port
     requested_ip: str = ""
+    service: str = ""  # the description: which Service it serves (namespace/name)
+    source_ranges: tuple[str, ...] = ()  # clients allowed (CIDRs); empty: all
+    client_ip_affinity: bool = False  # a client's connections go to one node while it stays healthy
 
 
 async def _tcp_ok(host: str, port: int) -> bool:
@@ -142,24 +146,42 @@ class LoadBalancer:
     def port(self, key: tuple[str, int]) -> LBPort | None:
         return next((p for p in self.spec.ports if (p.protocol, p.port) == key), None)
 
-    def candidates(self, key: tuple[str, int]) -> list[Backend]:
-        """The healthy backends for the listener `key` (protocol, port), starting with the next one in turn."""
+    def allowed(self, client: str) -> bool:
+        """Whether `client` may use the load balancer (its source ranges; none: everyone)."""
+        if not self.spec.source_ranges:
+            return True
+        try:
+            address = ipaddress.ip_address(client)
+        except ValueError:
+            return False
+        return any(address in ipaddress.ip_network(r, strict=False) for r in self.spec.source_ranges)
+
+    def candidates(self, key: tuple[str, int], client: Any = None) -> list[Backend]:
+        """The healthy backends for the listener `key` (protocol, port) in the order to try them: starting with
+        the next in turn, or, with client-IP affinity, with the one the client's address maps to. None for a
+        client outside the source ranges."""
         port = self.port(key)
         ready = [b for b in self.backends(port) if b in self.healthy] if port else []
-        if not ready:
+        if not ready or (client and not self.allowed(client[0])):
             return []
-        turn = self._turn.get(key, 0)
-        self._turn[key] = turn + 1
-        start = turn % len(ready)
+        if self.spec.client_ip_affinity and client:
+            start = int(ipaddress.ip_address(client[0])) % len(ready)
+        else:
+            turn = self._turn.get(key, 0)
+            self._turn[key] = turn + 1
+            start = turn % len(ready)
         return ready[start:] + ready[:start]
 
     def failed(self, backend: Backend) -> None:
         self.healthy.discard(backend)
 
-    def record(self, key: tuple[str, int], client: Any, backend: Backend) -> None:
-        self.cloud.trace.append({"time": time.time(), "loadBalancer": self.name, "listener": f"{self.ip}:{key[1]}",
-                                 "protocol": key[0], "client": f"{client[0]}:{client[1]}" if client else "",
-                                 "backend": f"{backend[0]}:{backend[1]}"})
+    def record(self, key: tuple[str, int], client: Any, backend: Backend, via: Any) -> None:
+        """One relayed connection (or UDP flow), for tracing a request's hops."""
+        stamp = dt.datetime.now(dt.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+        self.cloud.trace.append({"time": stamp, "loadBalancer": self.name, "service": self.spec.service,
+                                 "protocol": key[0], "listener": f"{self.ip}:{key[1]}",
+                                 "client": f"{client[0]}:{client[1]}" if client else "",
+                                 "via": f"{via[0]}:{via[1]}" if via else "", "backend": f"{backend[0]}:{backend[1]}"})
 
     async def check(self) -> None:
         """One round of health checks over every backend."""
@@ -199,11 +221,11 @@ class LoadBalancer:
                 continue
             listener: TcpListener | UdpListener
             if port.protocol == "TCP":
-                listener = TcpListener(self.ip, port.port, lambda k=key: self.candidates(k), self.failed,
-                                       lambda c, b, k=key: self.record(k, c, b))
+                listener = TcpListener(self.ip, port.port, lambda c, k=key: self.candidates(k, c), self.failed,
+                                       lambda c, b, v, k=key: self.record(k, c, b, v))
             elif port.protocol == "UDP":
-                listener = UdpListener(self.ip, port.port, lambda k=key: self.candidates(k),
-                                       lambda c, b, k=key: self.record(k, c, b))
+                listener = UdpListener(self.ip, port.port, lambda c, k=key: self.candidates(k, c),
+                                       lambda c, b, v, k=key: self.record(k, c, b, v))
             else:
                 raise CloudError(f"protocol {port.protocol} is not supported by this cloud's load balancers")
             try:
@@ -277,8 +299,7 @@ class FakeCloud:
     async def ensure_load_balancer(self, name: str, spec: LBSpec) -> LoadBalancer:
         """Create or update the load balancer `name`; returns it (its `ip` is the ingress address)."""
         if any(not is_loopback(n) for n in spec.nodes):
-            spec = LBSpec(spec.ports, tuple(n for n in spec.nodes if is_loopback(n)), spec.health_check_node_port,
-                          spec.requested_ip)
+            spec = dataclasses.replace(spec, nodes=tuple(n for n in spec.nodes if is_loopback(n)))
         async with self._lock:
             lb = self.load_balancers.get(name)
             if lb is not None and spec.requested_ip and lb.ip != spec.requested_ip:

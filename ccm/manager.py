@@ -18,6 +18,7 @@ from mini_kube.controllers.reconciler import Controller
 from .cloud import CloudError, FakeCloud, parse_pool
 from .node import CloudNodeController, CloudNodeLifecycleController
 from .service_lb import ServiceLBController
+from .status import STATUS_PORT, serve_status
 
 log = logging.getLogger("mini-kube.ccm")
 CONFIGMAPS = ResourceRef("", "v1", "configmaps")
@@ -55,8 +56,13 @@ class CloudControllerManager:
     """Runs the cloud controllers against the API server, talking to it only through `client`."""
 
     def __init__(self, client: ApiClient, *, cloud: FakeCloud | None = None, lb_pool: str | list[str] | None = None,
-                 controllers: str = "*", health_interval: float = 1.0, monitor_period: float = 5.0) -> None:
+                 controllers: str = "*", health_interval: float = 1.0, monitor_period: float = 5.0,
+                 status_port: int | None = STATUS_PORT) -> None:
         self.client = client
+        self.status_port = status_port  # None: no status endpoint
+        self.status_address: tuple[str, int] | None = None  # where it listens, once it does
+        self._status: Any = None
+        self._status_task: asyncio.Task[None] | None = None
         pool = parse_pool(lb_pool) if isinstance(lb_pool, str) else list(lb_pool or [])
         self.cloud = cloud or FakeCloud(pool, health_interval=health_interval)
         self.informers = SharedInformerFactory(client)
@@ -70,8 +76,32 @@ class CloudControllerManager:
 
     async def start(self) -> None:
         await asyncio.gather(*(c.start() for c in self.controllers))
+        if self.status_port is not None:
+            self._status_task = asyncio.get_running_loop().create_task(self._serve_status(), name="ccm-status")
+
+    async def _serve_status(self) -> None:
+        """Serve the status endpoint at <block>.1 once the address pool (hence the block) is known."""
+        pause = 0.5
+        while not self.cloud.pool:
+            try:
+                self.cloud.pool = await pool_from_network(self.client)
+            except Exception as exc:  # noqa: BLE001 - not set up yet
+                log.debug("ccm status: %s", exc)
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 10.0)
+        host = self.cloud.pool[0].rsplit(".", 1)[0] + ".1"
+        try:
+            self._status = await serve_status(self.cloud, host, self.status_port or 0)
+            self.status_address = (host, self._status.addresses[0][1])
+        except OSError as exc:
+            log.warning("cloud-controller-manager: cannot serve its status on %s:%s: %s", host, self.status_port, exc)
 
     async def stop(self) -> None:
+        if self._status_task is not None:
+            self._status_task.cancel()
+            await asyncio.gather(self._status_task, return_exceptions=True)
+        if self._status is not None:
+            await self._status.cleanup()
         await asyncio.gather(*(c.stop() for c in self.controllers), return_exceptions=True)
         await self.informers.stop()
         await self.cloud.close()

@@ -29,6 +29,7 @@ LB_DOMAIN = "lb.mini-kube.local"
 EXCLUDE_LABEL = "node.kubernetes.io/exclude-from-external-load-balancers"
 TO_BE_DELETED_TAINT = "ToBeDeletedByClusterAutoscaler"
 RETRY_AFTER = 5.0
+SOURCE_RANGES_ANNOTATION = "service.beta.kubernetes.io/load-balancer-source-ranges"
 PoolSource = Callable[[], Awaitable[list[str]]]
 
 
@@ -148,7 +149,13 @@ class ServiceLBController(Controller):
         ports = tuple(LBPort(p.get("protocol") or "TCP", int(p["port"]), int(p.get("nodePort") or 0))
                       for p in spec.get("ports") or ())
         local = spec.get("externalTrafficPolicy") == "Local"
-        return LBSpec(ports, self._backends(), int(spec.get("healthCheckNodePort") or 0) if local else 0, requested)
+        meta = svc["metadata"]
+        ranges = spec.get("loadBalancerSourceRanges") or [
+            r.strip() for r in ((meta.get("annotations") or {}).get(SOURCE_RANGES_ANNOTATION) or "").split(",")
+            if r.strip()]
+        return LBSpec(ports, self._backends(), int(spec.get("healthCheckNodePort") or 0) if local else 0, requested,
+                      f"{meta['namespace']}/{meta['name']}", tuple(ranges),
+                      spec.get("sessionAffinity") == "ClientIP")
 
     async def _pool(self) -> None:
         if not self.cloud.pool and self.pool_source is not None:
@@ -159,6 +166,11 @@ class ServiceLBController(Controller):
         requested = spec.get("loadBalancerIP") or ""
         status_ips = [i.get("ip") for i in ((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress") or ()]
         desired = self._desired(svc, requested)
+        if any(not p.node_port for p in desired.ports):
+            await self._event(svc, "Warning", "SyncLoadBalancerFailed", "Error syncing load balancer: failed to "
+                              "ensure load balancer: this cloud's load balancers send traffic to node ports, and "
+                              "the Service has none (spec.allocateLoadBalancerNodePorts is false)")
+            return Result(requeue_after=RETRY_AFTER * 12)
         current = self.cloud.get_load_balancer(name)
         finalized = FINALIZER in (meta.get("finalizers") or ())
         if current is not None and finalized and (not requested or current.ip == requested):

@@ -16,13 +16,19 @@ from .builtin.endpoints import EndpointsController, EndpointSliceController
 from .builtin.garbagecollector import GarbageCollector
 from .builtin.namespace import NamespaceController
 from .builtin.nodelifecycle import NodeLifecycleController
+from .builtin.podgc import PodGCController
 from .client import ApiClient
 from .informer import SharedInformerFactory
 from .leaderelection import LeaderElector
 from .reconciler import Controller
+from .workloads.cronjob import CronJobController
+from .workloads.daemonset import DaemonSetController
 from .workloads.deployment import DeploymentController
 from .workloads.disruption import DisruptionController
+from .workloads.job import JobController
 from .workloads.replicaset import ReplicaSetController
+from .workloads.statefulset import StatefulSetController
+from .workloads.ttlafterfinished import TTLAfterFinishedController
 
 log = logging.getLogger("mini-kube.manager")
 
@@ -37,6 +43,12 @@ CONTROLLERS: dict[str, type[Controller]] = {
     "replicaset": ReplicaSetController,
     "deployment": DeploymentController,
     "disruption": DisruptionController,
+    "statefulset": StatefulSetController,
+    "daemonset": DaemonSetController,
+    "podgc": PodGCController,
+    "job": JobController,
+    "cronjob": CronJobController,
+    "ttl-after-finished": TTLAfterFinishedController,
 }
 LEASE_NAME = "kube-controller-manager"
 

@@ -1,5 +1,5 @@
 """A container's first moments, inside its own mount namespace (started under `unshare --mount`): build its root
-(a tmpfs with the host's top-level directories bound in), mount its volumes at their mountPath (an overlay with
+(a tmpfs with the host's top-level directories bound in, and a /tmp of its own), mount its volumes at their mountPath (an overlay with
 a tmpfs upper layer on the nearest existing directory when a path does not exist, so the host never changes),
 put the Pod's /etc/hosts and /etc/resolv.conf in place, chroot, chdir and exec the command.
 
@@ -30,6 +30,7 @@ class Root:
         self.path = path
         self.scratch = scratch  # a tmpfs for overlay layers
         self.overlays = 0
+        self.overlaid = set()  # directories already under a writable overlay of ours
 
     def build(self):
         mount("tmpfs", self.path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
@@ -44,6 +45,9 @@ class Root:
                 open(dst, "w").close()
                 mount(src, dst, None, MS_BIND)
         mount("tmpfs", self.scratch, "tmpfs", 0, "mode=0755")
+        tmp = os.path.join(self.path, "tmp")
+        if os.path.isdir(tmp) and not os.path.islink(tmp):
+            mount("tmpfs", tmp, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")  # a /tmp of its own, as in an image
 
     def inside(self, target):
         """`target` as a path under the root, its symlinks resolved as they will be after the chroot."""
@@ -75,7 +79,9 @@ class Root:
         ancestor = os.path.dirname(path)
         while not os.path.isdir(ancestor):
             ancestor = os.path.dirname(ancestor)
-        if ancestor != self.path:
+        under_overlay = any(ancestor == d or ancestor.startswith(d + "/") for d in self.overlaid)
+        if ancestor != self.path and not under_overlay:
+            self.overlaid.add(ancestor)
             self.overlays += 1
             upper = os.path.join(self.scratch, f"o{self.overlays}", "upper")
             work = os.path.join(self.scratch, f"o{self.overlays}", "work")

@@ -46,15 +46,14 @@ def setns(path: str, nstype: int = CLONE_NEWNET) -> None:
 class Holder:
     """A process that keeps new namespaces alive: `unshare --net [--mount] sleep infinity`."""
 
-    def __init__(self, *, mount: bool = False, uts: bool = False, netns: str | None = None) -> None:
+    def __init__(self, *, mount: bool = False, uts: bool = False, pid: bool = False) -> None:
         args = ["unshare", "--net"] + (["--mount", "--propagation", "private"] if mount else []) + (
-            ["--uts"] if uts else [])
-        if netns is not None:  # only a mount namespace, inside an existing network namespace
-            args = ["nsenter", f"--net={netns}", "unshare", "--mount", "--propagation", "private"]
+            ["--uts"] if uts else []) + (["--pid", "--fork", "--kill-child"] if pid else [])
         self.proc = subprocess.Popen([*args, "sleep", "infinity"], stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      preexec_fn=_die_with_parent, close_fds=True)
         self.pid = self.proc.pid
+        self.forks = pid
 
     @property
     def netns(self) -> str:
@@ -64,8 +63,13 @@ class Holder:
     def mntns(self) -> str:
         return f"/proc/{self.pid}/ns/mnt"
 
+    @property
+    def pidns(self) -> str:
+        """The PID namespace its processes' children join (with `pid=True`: killing the holder kills them all)."""
+        return f"/proc/{self.pid}/ns/pid_for_children"
+
     def wait_ready(self, timeout: float = 5.0) -> None:
-        """Wait until `sleep` runs (the namespaces exist); raises with unshare's error if it failed."""
+        """Wait until the namespaces exist; raises with unshare's error if it failed."""
         import time
 
         deadline = time.monotonic() + timeout
@@ -75,7 +79,9 @@ class Holder:
                 err = (self.proc.stderr.read() if self.proc.stderr else b"").decode(errors="replace").strip()
                 raise OSError(f"cannot make a namespace: {err or f'exit {self.proc.returncode}'}")
             try:
-                if os.readlink(f"/proc/{self.pid}/exe").endswith("sleep") and os.readlink(self.netns) != own:
+                if os.readlink(self.netns) != own and (
+                        os.readlink(f"/proc/{self.pid}/exe").endswith("sleep") if not self.forks else
+                        open(f"/proc/{self.pid}/task/{self.pid}/children").read().strip()):  # noqa: SIM115
                     return
             except OSError:
                 pass

@@ -3,7 +3,8 @@
 - per Service with `externalTrafficPolicy: Local`, on its `healthCheckNodePort`: any path answers 200 when this
   node has ready endpoints of the Service (and the proxy is healthy), else 503, with the count in the body and
   in `X-Load-Balancing-Endpoint-Weight`;
-- the proxy's own `/healthz` and `/livez` (port 10256 upstream): 200 once it has programmed its first sync."""
+- the proxy's own `/healthz` and `/livez` (port 10256 upstream): 200 once it has programmed its first sync;
+  and (mini-kube's own) `/connections`: the latest forwarded connections as JSON, for tracing a request's hops."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import datetime as dt
 import json
 import socket
 from collections.abc import Callable
+from typing import Any
 
 from aiohttp import web
 
@@ -72,9 +74,13 @@ def _stamp(value: dt.datetime | None) -> str:
     return (value or dt.datetime.now(dt.UTC)).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
-def proxy_healthz(last_synced: Callable[[], dt.datetime | None]) -> Callable[[web.BaseRequest], web.Response]:
-    """kube-proxy's own /healthz and /livez: 200 after the first sync, with the times as upstream reports."""
+def proxy_healthz(last_synced: Callable[[], dt.datetime | None],
+                  records: Callable[[], list[dict[str, Any]]] = list) -> Callable[[web.BaseRequest], web.Response]:
+    """kube-proxy's own /healthz and /livez: 200 after the first sync, with the times as upstream reports;
+    /connections: `records()`."""
     def answer(request: web.BaseRequest) -> web.Response:
+        if request.path == "/connections":
+            return _json(200, json.dumps(records()))
         if request.path not in ("/healthz", "/livez"):
             return web.Response(status=404, text="404 page not found\n")
         synced = last_synced()

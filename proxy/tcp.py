@@ -1,19 +1,22 @@
 """TCP forwarding: a listener per (address, port) that splices every accepted connection to an endpoint.
 
-The two sockets of a forwarded connection are a pair of asyncio protocols: bytes read on one side are written
-to the other at once (reads of up to 256 KiB); when a side's write buffer passes its high-water mark the other
-side stops reading until it drains (backpressure, so memory stays bounded); an EOF on one side shuts down the
-other side's write half (half-close), and the pair closes once both directions have ended; a reset on one side
-resets the other. No endpoint, or none that accepts, resets the client at once."""
+Bytes never enter Python: each direction of a forwarded connection is a kernel pipe, filled from one socket and
+drained into the other with splice(2), driven by the event loop's readiness callbacks (no task, no transport
+per connection). Backpressure comes with it: a direction stops reading while its pipe (up to 1 MiB) cannot be
+drained into a full socket. An EOF shuts down the other socket's write half once the pipe is empty
+(half-close); the connection closes when both directions have ended; an error (a reset) on either socket
+resets the other (SO_LINGER 0). No endpoint, or none that accepts in time, resets the client at once."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
+import fcntl
 import logging
+import os
 import socket
 import struct
-import time
 from typing import TYPE_CHECKING, Any
 
 from .model import Endpoint
@@ -22,127 +25,216 @@ if TYPE_CHECKING:
     from .server import PortState
 
 log = logging.getLogger("mini-kube.proxy")
-HIGH_WATER = 1 << 20
-LOW_WATER = 256 << 10
+PIPE_SIZE = 1 << 20
 CONNECT_TIMEOUTS = (0.25, 0.5, 1.0, 2.0)  # one try per endpoint, as upstream's userspace proxy
+ACCEPT_BATCH = 64
+ACCEPT_PAUSE = 0.1  # seconds without accepting after accept() failed (out of file descriptors)
+_SPLICE_FLAGS = os.SPLICE_F_MOVE | os.SPLICE_F_NONBLOCK
 _LINGER_RST = struct.pack("ii", 1, 0)
+_F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 
 
-def reset(transport: asyncio.BaseTransport) -> None:
+def reset_socket(sock: socket.socket) -> None:
     """Close with a TCP RST (SO_LINGER 0), not an orderly FIN."""
-    sock = transport.get_extra_info("socket")
-    if sock is not None:
-        with contextlib.suppress(OSError):
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, _LINGER_RST)
-    transport.abort()
+    with contextlib.suppress(OSError):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, _LINGER_RST)
+    sock.close()
 
 
-class _Side(asyncio.Protocol):
-    """One socket of a forwarded connection."""
-
-    __slots__ = ("transport", "peer", "eof", "closed")
-
-    def __init__(self) -> None:
-        self.transport: asyncio.Transport | None = None
-        self.peer: _Side | None = None
-        self.eof = False
-        self.closed = False
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
-        transport.set_write_buffer_limits(HIGH_WATER, LOW_WATER)  # type: ignore[attr-defined]
-
-    def data_received(self, data: bytes) -> None:
-        peer = self.peer
-        if peer is not None and peer.transport is not None and not peer.closed:
-            peer.transport.write(data)
-
-    def eof_received(self) -> bool:
-        self.eof = True
-        peer = self.peer
-        if peer is not None and peer.transport is not None and not peer.closed:
-            if peer.eof:  # both directions have ended
-                self.transport.close()  # type: ignore[union-attr]
-                peer.transport.close()
-                return True
-            if peer.transport.can_write_eof():
-                peer.transport.write_eof()  # after what is buffered has been sent
-        return True  # keep our write half open: the other direction may still flow
-
-    def pause_writing(self) -> None:
-        if self.peer is not None and self.peer.transport is not None:
-            self.peer.transport.pause_reading()
-
-    def resume_writing(self) -> None:
-        if self.peer is not None and self.peer.transport is not None and not self.peer.closed:
-            self.peer.transport.resume_reading()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.closed = True
-        peer = self.peer
-        if peer is not None and peer.transport is not None and not peer.closed:
-            if exc is not None:
-                reset(peer.transport)
-            else:
-                peer.transport.close()
+def _pipe() -> tuple[int, int, int]:
+    """A non-blocking pipe as large as allowed: (read fd, write fd, capacity)."""
+    read_fd, write_fd = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        size = fcntl.fcntl(write_fd, _F_SETPIPE_SZ, PIPE_SIZE)
+    except OSError:
+        size = 65536
+    return read_fd, write_fd, size
 
 
-class _Client(_Side):
-    """The accepted side: chooses an endpoint, dials it, then forwards."""
+class _Direction:
+    """src -> pipe -> dst."""
 
-    __slots__ = ("listener", "task")
+    __slots__ = ("conn", "src", "dst", "read_fd", "write_fd", "size", "pending", "eof", "done", "reading",
+                 "waiting")
 
-    def __init__(self, listener: TcpListener) -> None:
-        super().__init__()
-        self.listener = listener
-        self.task: asyncio.Task[None] | None = None
+    def __init__(self, conn: _Connection, src: socket.socket, dst: socket.socket) -> None:
+        self.conn = conn
+        self.src, self.dst = src.fileno(), dst.fileno()
+        self.read_fd, self.write_fd, self.size = _pipe()
+        self.pending = 0  # bytes in the pipe
+        self.eof = self.done = self.reading = self.waiting = False
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        super().connection_made(transport)
-        transport.pause_reading()  # type: ignore[attr-defined]
-        peer = transport.get_extra_info("peername") or ("", 0)
-        endpoint = self.listener.state.balancer.pick(self.listener.kind, peer[0])
-        if endpoint is None:
-            self.listener.state.note(self.listener, peer, None)
-            reset(transport)
+    def start(self) -> None:
+        self.reading = True
+        self.conn.loop.add_reader(self.src, self.readable)
+
+    def readable(self) -> None:
+        try:
+            moved = os.splice(self.src, self.write_fd, self.size - self.pending, flags=_SPLICE_FLAGS)
+        except (BlockingIOError, InterruptedError):
             return
-        self.task = asyncio.get_running_loop().create_task(self._dial(endpoint, peer))
+        except OSError as exc:
+            self.conn.fail(exc)
+            return
+        if moved == 0:
+            self.eof = True
+            self._stop_reading()
+        self.pending += moved
+        self.flush()
 
-    async def _dial(self, endpoint: Endpoint, peer: tuple[Any, ...]) -> None:
-        listener, tried = self.listener, []
-        loop = asyncio.get_running_loop()
-        chosen: Endpoint | None = endpoint
-        for timeout in CONNECT_TIMEOUTS:
-            if chosen is None or self.closed:
-                break
-            tried.append(chosen)
-            sock = listener.maker.socket(chosen.ip, socket.SOCK_STREAM)
+    def flush(self) -> None:
+        while self.pending:
             try:
-                await asyncio.wait_for(loop.sock_connect(sock, chosen.address), timeout)
-                backend = _Side()
-                await loop.create_connection(lambda b=backend: b, sock=sock)
-            except (OSError, TimeoutError) as exc:
-                sock.close()
-                log.debug("%s: endpoint %s failed: %s", listener.state.port.name, chosen, exc)
-                chosen = listener.state.balancer.pick(listener.kind, peer[0], tuple(tried))
-                continue
-            except BaseException:
-                sock.close()
-                raise
-            listener.state.note(listener, peer, chosen)
-            if self.closed:  # the client went away while we dialled
-                backend.transport.close()  # type: ignore[union-attr]
+                moved = os.splice(self.read_fd, self.dst, self.pending, flags=_SPLICE_FLAGS)
+            except (BlockingIOError, InterruptedError):  # dst is full: wait until it drains
+                self._stop_reading()
+                if not self.waiting:
+                    self.waiting = True
+                    self.conn.loop.add_writer(self.dst, self.writable)
                 return
-            self.peer, backend.peer = backend, self
-            self.transport.resume_reading()  # type: ignore[union-attr]
-            return
-        listener.state.note(listener, peer, None)
-        if not self.closed and self.transport is not None:
-            reset(self.transport)
+            except OSError as exc:
+                self.conn.fail(exc)
+                return
+            self.pending -= moved
+        if self.eof:
+            if not self.done:
+                self.done = True
+                self.conn.shutdown_write(self.dst)
+                self.conn.direction_done()
+        elif not self.reading:
+            self.start()
 
-    def connection_lost(self, exc: Exception | None) -> None:
-        super().connection_lost(exc)
-        self.task = None
+    def writable(self) -> None:
+        self.waiting = False
+        self.conn.loop.remove_writer(self.dst)
+        self.flush()
+
+    def _stop_reading(self) -> None:
+        if self.reading:
+            self.reading = False
+            self.conn.loop.remove_reader(self.src)
+
+    def close(self) -> None:
+        self._stop_reading()
+        if self.waiting:
+            self.waiting = False
+            self.conn.loop.remove_writer(self.dst)
+        os.close(self.read_fd)
+        os.close(self.write_fd)
+
+
+class _Connection:
+    """A client socket spliced to an endpoint socket."""
+
+    __slots__ = ("loop", "client", "backend", "up", "down", "ended", "closed")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, client: socket.socket, backend: socket.socket) -> None:
+        self.loop = loop
+        self.client, self.backend = client, backend
+        self.up = _Direction(self, client, backend)
+        self.down = _Direction(self, backend, client)
+        self.ended = 0
+        self.closed = False
+        self.up.start()
+        self.down.start()
+
+    def shutdown_write(self, fd: int) -> None:
+        sock = self.client if fd == self.client.fileno() else self.backend
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_WR)
+
+    def direction_done(self) -> None:
+        self.ended += 1
+        if self.ended == 2:
+            self.close()
+
+    def fail(self, exc: OSError) -> None:
+        """An error on either socket (a reset, a broken pipe): reset both."""
+        if exc.errno not in (errno.ECONNRESET, errno.EPIPE, errno.ETIMEDOUT):
+            log.debug("forwarded connection failed: %s", exc)
+        self.close(reset=True)
+
+    def close(self, reset: bool = False) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self.up.close()
+        self.down.close()
+        for sock in (self.client, self.backend):
+            if reset:
+                reset_socket(sock)
+            else:
+                sock.close()
+
+
+class _Dial:
+    """Connects a freshly accepted client to an endpoint (trying others that refuse), then splices."""
+
+    __slots__ = ("listener", "client", "peer", "tried", "sock", "timer", "endpoint")
+
+    def __init__(self, listener: TcpListener, client: socket.socket, peer: tuple[Any, ...]) -> None:
+        self.listener, self.client, self.peer = listener, client, peer
+        self.tried: list[Endpoint] = []
+        self.sock: socket.socket | None = None
+        self.timer: asyncio.TimerHandle | None = None
+        self.endpoint: Endpoint | None = None
+
+    def next(self) -> None:
+        listener = self.listener
+        if len(self.tried) >= len(CONNECT_TIMEOUTS):
+            self.give_up()
+            return
+        endpoint = listener.state.pick(listener.kind, self.peer[0], tuple(self.tried))
+        if endpoint is None:
+            self.give_up()
+            return
+        self.tried.append(endpoint)
+        self.endpoint = endpoint
+        try:
+            sock = self.sock = listener.maker.socket(endpoint.ip, socket.SOCK_STREAM)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            code = sock.connect_ex(endpoint.address)
+        except OSError as exc:
+            code = exc.errno or errno.EIO
+        if code == 0:
+            self.connected()
+        elif code in (errno.EINPROGRESS, errno.EAGAIN):
+            listener.loop.add_writer(sock.fileno(), self.writable)
+            self.timer = listener.loop.call_later(CONNECT_TIMEOUTS[len(self.tried) - 1], self.timed_out)
+        else:
+            self.failed(code)
+
+    def writable(self) -> None:
+        assert self.sock is not None
+        self.listener.loop.remove_writer(self.sock.fileno())
+        if self.timer is not None:
+            self.timer.cancel()
+        code = self.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+        if code:
+            self.failed(code)
+        else:
+            self.connected()
+
+    def timed_out(self) -> None:
+        assert self.sock is not None
+        self.listener.loop.remove_writer(self.sock.fileno())
+        self.failed(errno.ETIMEDOUT)
+
+    def failed(self, code: int) -> None:
+        log.debug("%s: endpoint %s failed: %s", self.listener.state.port.name, self.endpoint, os.strerror(code))
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+        self.next()
+
+    def connected(self) -> None:
+        assert self.sock is not None
+        self.listener.state.note(self.listener, self.peer, self.endpoint)
+        _Connection(self.listener.loop, self.client, self.sock)
+
+    def give_up(self) -> None:
+        self.listener.state.note(self.listener, self.peer, None)
+        reset_socket(self.client)
 
 
 class TcpListener:
@@ -156,18 +248,40 @@ class TcpListener:
         self.sock = sock
         self.maker = maker
         self.address: tuple[str, int] = sock.getsockname()[:2]
-        self.server: asyncio.base_events.Server | None = None
-        self.opened = time.monotonic()
+        self.loop: asyncio.AbstractEventLoop = None  # type: ignore[assignment]
+        self._paused: asyncio.TimerHandle | None = None
 
     async def start(self) -> None:
-        self.server = await asyncio.get_running_loop().create_server(lambda: _Client(self), sock=self.sock)
+        self.loop = asyncio.get_running_loop()
+        self.sock.setblocking(False)
+        self.loop.add_reader(self.sock.fileno(), self._accept)
 
-    def close(self) -> None:
-        """Stop accepting; connections already forwarded go on until they end."""
-        if self.server is not None:
-            self.server.close()
-        else:
-            self.sock.close()
+    def _accept(self) -> None:
+        for _ in range(ACCEPT_BATCH):
+            try:
+                client, peer = self.sock.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as exc:  # e.g. EMFILE: pause accepting for a moment (the socket stays readable)
+                log.warning("%s: accept on %s:%s failed: %s", self.state.port.name, *self.address, exc)
+                self.loop.remove_reader(self.sock.fileno())
+                self._paused = self.loop.call_later(ACCEPT_PAUSE, self._resume)
+                return
+            client.setblocking(False)
+            client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            _Dial(self, client, peer).next()
+
+    def _resume(self) -> None:
+        self._paused = None
+        self.loop.add_reader(self.sock.fileno(), self._accept)
 
     def endpoints_changed(self) -> None:
         """Nothing to do: new connections read the balancer; connections in flight are left alone."""
+
+    def close(self) -> None:
+        """Stop accepting; connections already forwarded go on until they end."""
+        if self._paused is not None:
+            self._paused.cancel()
+        elif self.loop is not None:
+            self.loop.remove_reader(self.sock.fileno())
+        self.sock.close()

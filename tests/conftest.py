@@ -15,18 +15,19 @@ def etcd_server():
     server.stop()
 
 
-API_TEST_CONTROLLERS = "*,-serviceaccount,-root-ca-cert-publisher,-replicaset,-deployment,-disruption"
+API_TEST_CONTROLLERS = ("*,-serviceaccount,-root-ca-cert-publisher,-replicaset,-deployment,-disruption,"
+                        "-statefulset,-daemonset,-podgc,-job,-cronjob,-ttl-after-finished")
 """This suite's API-level tests (kubectl scenarios pinned to the reference captures made without a controller
 manager) run the controllers that leave their objects alone: not the two that add objects to every namespace
 (the `default` ServiceAccount, `kube-root-ca.crt`), nor the workload controllers that turn their Deployments
-into ReplicaSets and Pods. The plugin's fixtures run all of them, as tests/controllers does."""
+into ReplicaSets and Pods (and Jobs into Pods). The plugin's fixtures run all of them, as tests/controllers does."""
 
 
 @pytest.fixture(scope="session")
 def mini_kube_session():
     from mini_kube.apiserver.testing import MiniKube
 
-    with MiniKube(controllers=API_TEST_CONTROLLERS) as kube:
+    with MiniKube(controllers=API_TEST_CONTROLLERS, scheduler=False) as kube:
         yield kube
 
 
@@ -34,5 +35,5 @@ def mini_kube_session():
 def mini_kube():
     from mini_kube.apiserver.testing import MiniKube
 
-    with MiniKube(controllers=API_TEST_CONTROLLERS) as kube:
+    with MiniKube(controllers=API_TEST_CONTROLLERS, scheduler=False) as kube:
         yield kube

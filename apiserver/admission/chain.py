@@ -43,6 +43,9 @@ class Attributes:
         if self.subresource == "scale":
             return SCALE_KIND
         res = self.resource
+        sub = res.subresource(self.subresource) if self.subresource else None
+        if sub is not None and sub.group:  # another group's kind (pods/eviction: policy/v1 Eviction)
+            return sub.group, sub.version, sub.kind
         return res.group, res.version, res.kind
 
     @property

@@ -164,7 +164,8 @@ async def server_side_apply(handler: ResourceHandler, request: web.Request, res:
         return await registry.create(res, namespace, created, opts), True
 
     def mutate(current: dict[str, Any]) -> dict[str, Any]:
-        merged = ssa(current, applied, opts.field_manager, res.api_version, force, node, now_rfc3339())
+        merged = ssa(current, applied, opts.field_manager, res.api_version, force, node, now_rfc3339(),
+                     subresource=opts.subresource)
         opts.warnings[:] = apply_duplicates(raw, mode)
         return merged
 

@@ -52,7 +52,8 @@ async def log(handler: Any, request: web.Request, info: Any, res: Any, user: Any
         return web.Response(body=b"", content_type="text/plain")  # upstream: no host, an empty log
     statuses = {s.get("name"): s for s in (pod.get("status") or {}).get("containerStatuses") or ()}
     state = (statuses.get(container) or {}).get("state") or {}
-    if "waiting" in state or not state:
+    ran_before = bool(((statuses.get(container) or {}).get("lastState") or {}).get("terminated"))
+    if ("waiting" in state or not state) and not ran_before:
         reason = (state.get("waiting") or {}).get("reason") or "ContainerCreating"
         raise errors.bad_request(f'container "{container}" in pod "{pod["metadata"]["name"]}" is waiting to '
                                  f"start: {reason}")

@@ -10,8 +10,10 @@ from ..resources import ResourceType
 from .generic import WriteOptions, now_rfc3339
 from .strategies.crd import CrdStrategy
 from .strategies.custom import CustomResourceStrategy
+from .strategies.daemonset import DaemonSetStrategy
 from .strategies.event import EventsV1Strategy
 from .strategies.event import convert as convert_event
+from .strategies.job import JobStrategy
 from .strategies.namespace import NamespaceStrategy
 from .strategies.node import NodeStrategy
 from .strategies.pod import PodStrategy
@@ -32,8 +34,10 @@ def configure(server: ApiServer) -> None:
         ("", "Service"): ServiceStrategy(config.service_cidr, config.node_port_range),
         ("", "PersistentVolume"): PersistentVolumeStrategy(),
         ("", "PersistentVolumeClaim"): PersistentVolumeClaimStrategy(),
+        ("apps", "DaemonSet"): DaemonSetStrategy(),
         ("apiextensions.k8s.io", "CustomResourceDefinition"): CrdStrategy(),
         ("events.k8s.io", "Event"): EventsV1Strategy(),
+        ("batch", "Job"): JobStrategy(),
     })
     events_v1 = server.resources.lookup("events.k8s.io", "v1", "events")
     if events_v1 is not None:

@@ -70,14 +70,18 @@ class MiniKube:
     (`"simulated"`), or as processes where namespaces can be made (`"auto"`)."""
 
     def __init__(self, *, data_dir: str = ":memory:", insecure_http: bool = True, controllers: bool | str = True,
-                 ccm: bool | dict[str, Any] = False, nodes: int = 0, node_runtime: str = "auto",
-                 **config: Any) -> None:
+                 scheduler: bool = True, ccm: bool | dict[str, Any] = False, dns: bool | dict[str, Any] = False,
+                 nodes: int = 0,
+                 node_runtime: str = "auto", **config: Any) -> None:
         self.controllers = controllers
+        self.scheduler = scheduler
         self.node_count = nodes  # in-process nodes (kubelet + kube-proxy each)
         self.node_runtime = node_runtime  # auto | process | simulated
         self.nodes: Any = None
         self.ccm_options = ccm  # True or CloudControllerManager options: run the cloud-controller-manager
         self.ccm: Any = None
+        self.dns_options = dns  # True or ClusterDNS options (host_address, port, ...): run the cluster DNS
+        self.dns: Any = None
         if os.environ.get(ETCD_ENV) and "etcd_servers" not in config:  # run a test suite on etcd
             config["etcd_servers"] = os.environ[ETCD_ENV].split(",")
             config["etcd_prefix"] = f"/mini-kube-test-{uuid.uuid4().hex[:12]}"
@@ -110,6 +114,10 @@ class MiniKube:
             from ..cli import start_controllers
 
             self.run(start_controllers(self.server, "*" if self.controllers is True else self.controllers))
+        if self.scheduler:
+            from ..cli import start_scheduler
+
+            self.run(start_scheduler(self.server))
         if self.node_count:
             from ..cli import start_nodes
 
@@ -118,6 +126,11 @@ class MiniKube:
             from ..cli import start_ccm
 
             self.ccm = self.run(start_ccm(self.server, **(self.ccm_options if isinstance(self.ccm_options, dict)
+                                                          else {})))
+        if self.dns_options:
+            from ..cli import start_dns
+
+            self.dns = self.run(start_dns(self.server, **(self.dns_options if isinstance(self.dns_options, dict)
                                                           else {})))
         self.client = SyncClient(ApiClient(Connection.from_kubeconfig(self.kubeconfig)), self._loop)
         return self

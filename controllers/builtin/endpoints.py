@@ -199,7 +199,10 @@ class EndpointSliceController(_ServiceEndpointsController):
             endpoint: dict[str, Any] = {"addresses": [member["ip"]], "conditions": {
                 "ready": member["ready"], "serving": member["serving"], "terminating": member["terminating"]},
                 "targetRef": _target_ref(pod)}
-            node = (pod.get("spec") or {}).get("nodeName")
+            pod_spec = pod.get("spec") or {}
+            if pod_spec.get("hostname") and pod_spec.get("subdomain") == _meta(service).get("name"):
+                endpoint["hostname"] = pod_spec["hostname"]  # <hostname>.<subdomain> names in DNS
+            node = pod_spec.get("nodeName")
             if node:
                 endpoint["nodeName"] = node
             groups.setdefault(member["ports"], []).append(endpoint)

@@ -103,13 +103,30 @@ class ReplicaSetController(Controller):
                             "ownerReferences": refs or None, "resourceVersion": meta(pod)["resourceVersion"]}},
                             meta(pod)["namespace"])
             elif owner is None and matches and is_active(pod) and not meta(rs).get("deletionTimestamp"):
-                refs = list(meta(pod).get("ownerReferences") or ()) + [controller_ref(rs)]
-                with contextlib.suppress(NotFound, Conflict):
-                    adopted = await self.client.patch(PODS, meta(pod)["name"], {"metadata": {
-                        "ownerReferences": refs, "resourceVersion": meta(pod)["resourceVersion"]}},
-                        meta(pod)["namespace"])
+                adopted = await self._adopt(rs, pod)
+                if adopted is not None:
                     mine.append(adopted)
         return mine
+
+    async def _adopt(self, rs: dict[str, Any], pod: dict[str, Any]) -> dict[str, Any] | None:
+        """Add the controller reference (on the version seen; a concurrent write, such as the scheduler's status
+        update, means reading the Pod again and retrying while it is still a matching orphan)."""
+        for _ in range(3):
+            refs = list(meta(pod).get("ownerReferences") or ()) + [controller_ref(rs)]
+            try:
+                return await self.client.patch(PODS, meta(pod)["name"], {"metadata": {
+                    "ownerReferences": refs, "resourceVersion": meta(pod)["resourceVersion"]}}, meta(pod)["namespace"])
+            except NotFound:
+                return None
+            except Conflict:
+                try:
+                    pod = await self.client.get(PODS, meta(pod)["name"], meta(pod)["namespace"])
+                except NotFound:
+                    return None
+                if controller_of(pod) is not None or not is_active(pod) or not selector_matches(
+                        (rs.get("spec") or {}).get("selector"), meta(pod).get("labels")):
+                    return None
+        return None
 
     async def _scale(self, key: str, rs: dict[str, Any], active: list[dict[str, Any]]) -> None:
         wanted = int((rs.get("spec") or {}).get("replicas", 1))

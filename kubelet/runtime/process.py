@@ -36,6 +36,16 @@ class ProcessContainer(Container):
         self.exited = asyncio.Event()
         self._waiter = asyncio.ensure_future(self._reap())
 
+    @property
+    def main_pid(self) -> int:
+        """The container's own process (the child nsenter forked into the Pod's PID namespace)."""
+        try:
+            with open(f"/proc/{self.pid}/task/{self.pid}/children", encoding="ascii") as handle:
+                children = handle.read().split()
+            return int(children[0]) if children else self.pid
+        except OSError:
+            return self.pid
+
     async def _reap(self) -> None:
         code = await self.proc.wait()
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -79,7 +89,7 @@ class ProcessRuntime(Runtime):
         self.network = network
 
     async def create_sandbox(self, pod: dict[str, Any], ip: str, directory: str) -> Sandbox:
-        holder = Holder(uts=True)
+        holder = Holder(uts=True, pid=True)
         await asyncio.get_running_loop().run_in_executor(None, holder.wait_ready)
         uid = pod["metadata"]["uid"]
         host_side = f"v{uid.replace('-', '')[:12]}"
@@ -113,7 +123,7 @@ class ProcessRuntime(Runtime):
                                          "files": files, "workdir": spec.workdir, "argv": spec.argv,
                                          "env": spec.env}))
         log = LogWriter(spec.log_path)
-        argv = ["nsenter", f"--net=/proc/{holder.pid}/ns/net", f"--uts=/proc/{holder.pid}/ns/uts", "--",
+        argv = ["nsenter", f"--net={holder.netns}", f"--uts=/proc/{holder.pid}/ns/uts", f"--pid={holder.pidns}", "--",
                 "unshare", "--mount", "--propagation", "private", "--",
                 sys.executable, "-I", "-S", str(INIT), str(spec_file)]
         proc = await asyncio.create_subprocess_exec(
@@ -128,17 +138,17 @@ class ProcessRuntime(Runtime):
     async def exec(self, sandbox: Sandbox, container: Container, argv: list[str], *, tty: bool,
                    env: dict[str, str] | None = None) -> asyncio.subprocess.Process:
         """A process in the container's namespaces, root and working directory, with its environment."""
-        pid = container.pid
-        environ = env if env is not None else _environ(pid)
-        command = ["nsenter", "-t", str(pid), "--net", "--uts", "--mount", "--root", "--wd", "--", *argv]
+        command, environ = self.exec_command(container, argv)
+        environ = env if env is not None else environ
         return await asyncio.create_subprocess_exec(
             *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, env=environ, preexec_fn=_die_with_parent, start_new_session=True)
 
     def exec_command(self, container: Container, argv: list[str]) -> tuple[list[str], dict[str, str]]:
         """The command line and environment of a process inside `container` (for `kubectl exec`)."""
-        return (["nsenter", "-t", str(container.pid), "--net", "--uts", "--mount", "--root", "--wd", "--", *argv],
-                _environ(container.pid))
+        pid = getattr(container, "main_pid", container.pid)
+        return (["nsenter", "-t", str(pid), "--net", "--uts", "--pid", "--mount", "--root", "--wd", "--", *argv],
+                _environ(pid))
 
     async def run(self, sandbox: Sandbox, container: Container, argv: list[str]) -> tuple[int, bytes]:
         proc = await self.exec(sandbox, container, argv, tty=False)

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import random
 import socket
 import subprocess
 import sys
 import time
+import urllib.request
 import uuid
 
 import pytest
@@ -124,7 +126,7 @@ def cluster():
     from mini_kube.apiserver.testing import MiniKube
 
     with MiniKube(controllers=False, ccm={"lb_pool": f"{BLOCK}.100-{BLOCK}.199", "health_interval": 0.1,
-                                          "monitor_period": 0.2}) as kube:
+                                          "monitor_period": 0.2, "status_port": 0}) as kube:
         for i in range(3):
             ready_node(kube, f"node-{i}", f"{BLOCK}.{10 + i}")
         yield kube
@@ -187,6 +189,15 @@ def test_load_balancer_spreads_traffic_over_the_nodes(cluster, servers, namespac
     # kubectl shows the address as EXTERNAL-IP
     out = kubectl(cluster, "-n", namespace, "get", "service", "web").stdout
     assert ip in out
+
+    # the cloud's own view: the load balancer, its backends' health, the connections it relayed
+    status = "http://{}:{}".format(*eventually(lambda: cluster.ccm.status_address))
+    lbs = json.loads(urllib.request.urlopen(f"{status}/loadbalancers", timeout=5).read())
+    mine = next(lb for lb in lbs if lb["service"] == f"{namespace}/web")
+    assert mine["ip"] == ip and all(b["healthy"] for b in mine["backends"]) and len(mine["backends"]) == 3
+    relayed = json.loads(urllib.request.urlopen(f"{status}/connections", timeout=5).read())
+    assert {r["backend"] for r in relayed if r["listener"] == f"{ip}:8080"} == {
+        f"{BLOCK}.{10 + i}:{node_port}" for i in range(3)}
 
     # a node whose port stops answering is taken out at once: no failed request
     servers.stop(f"{BLOCK}.11", node_port)
@@ -314,9 +325,9 @@ def test_ports_change_updates_the_listeners(cluster, servers, namespace):
     assert ingress_of(cluster, namespace, "ports")[0]["ip"] == ip  # the same address
 
 
-def _try(ip: str, port: int) -> bytes:
+def _try(ip: str, port: int, payload: bytes = b"") -> bytes:
     try:
-        return ask(ip, port)
+        return ask(ip, port, payload)
     except OSError:
         return b""
 
@@ -386,3 +397,55 @@ def test_ccm_as_its_own_process():
         finally:
             proc.terminate()
             proc.wait(10)
+
+
+def test_source_ranges_and_client_ip_affinity(cluster, servers, namespace):
+    cluster.client.create(SERVICES, {"metadata": {"name": "guarded"}, "spec": {
+        "type": "LoadBalancer", "selector": {"app": "x"}, "ports": [{"port": 8080, "targetPort": 80}],
+        "loadBalancerSourceRanges": ["192.0.2.0/24"], "sessionAffinity": "ClientIP"}}, namespace)
+    svc = cluster.client.get(SERVICES, "guarded", namespace)
+    node_port = svc["spec"]["ports"][0]["nodePort"]
+    for i in range(3):
+        servers.tcp(f"{BLOCK}.{10 + i}", node_port, f"node-{i}")
+    ip = eventually(lambda: ingress_of(cluster, namespace, "guarded"))[0]["ip"]
+    time.sleep(0.3)  # healthy by now: still refused, this client is outside the source ranges
+    assert _try(ip, 8080) == b""
+    cluster.client.patch(SERVICES, "guarded", {"spec": {"loadBalancerSourceRanges": ["127.0.0.0/8"]}}, namespace)
+    eventually(lambda: _try(ip, 8080))
+    answers = {ask(ip, 8080)[:6] for _ in range(12)}
+    assert len(answers) == 1  # one client address: one node
+
+
+def test_no_node_ports_is_an_error_event(cluster, namespace):
+    cluster.client.create(SERVICES, {"metadata": {"name": "noports"}, "spec": {
+        "type": "LoadBalancer", "allocateLoadBalancerNodePorts": False, "ports": [{"port": 80}]}}, namespace)
+    eventually(lambda: "SyncLoadBalancerFailed" in reasons(cluster, namespace, "noports"))
+    assert not ingress_of(cluster, namespace, "noports")
+
+
+def test_large_transfer_integrity_backpressure_and_half_close(cluster, namespace):
+    """4 MiB through the load balancer to an echo server that answers only after the client's EOF: the relay
+    must hold the data back (backpressure) rather than lose it, pass the half-close on, and keep every byte."""
+    import os as _os
+
+    svc = cluster.client.create(SERVICES, {"metadata": {"name": "bulk"}, "spec": {
+        "type": "LoadBalancer", "selector": {"app": "x"}, "ports": [{"port": 8080, "targetPort": 80}]}}, namespace)
+    node_port = svc["spec"]["ports"][0]["nodePort"]
+
+    async def start():
+        async def echo_after_eof(reader, writer):
+            data = await reader.read()  # until the client's half-close arrives
+            writer.write(data)
+            await writer.drain()
+            writer.close()
+        return await asyncio.start_server(echo_after_eof, f"{BLOCK}.12", node_port)
+    server = cluster.run(start())
+    try:
+        ip = eventually(lambda: ingress_of(cluster, namespace, "bulk"))[0]["ip"]
+        payload = _os.urandom(4 << 20)
+        eventually(lambda: _try(ip, 8080, b"x") == b"x")  # healthy
+        assert ask(ip, 8080, payload) == payload
+    finally:
+        async def close():
+            server.close()
+        cluster.run(close())

@@ -65,7 +65,7 @@ class StandInKubelet:
 def cluster():
     from mini_kube.apiserver.testing import MiniKube
 
-    with MiniKube(controllers="replicaset,deployment,disruption,garbagecollector") as kube:
+    with MiniKube(controllers="replicaset,deployment,disruption,garbagecollector", scheduler=False) as kube:
         yield kube
 
 
@@ -96,11 +96,14 @@ def eventually(check, timeout: float = 20.0):
         time.sleep(0.05)
 
 
-def deployment(kube, ns: str, name: str, replicas: int, node: str = "", labels: dict | None = None) -> None:
+def deployment(kube, ns: str, name: str, replicas: int, node: str = "", labels: dict | None = None,
+               scratch: bool = False) -> None:
     labels = labels or {"app": name}
     spec: dict = {"containers": [{"name": "c", "image": "nginx"}]}
     if node:
         spec["nodeName"] = node
+    if scratch:
+        spec["volumes"] = [{"name": "scratch", "emptyDir": {}}]
     kube.client.create(DEPLOYMENTS, {"metadata": {"name": name}, "spec": {
         "replicas": replicas, "selector": {"matchLabels": {"app": labels["app"]}},
         "template": {"metadata": {"labels": labels}, "spec": spec}}}, ns)
@@ -160,6 +163,60 @@ def test_status_for_numbers_and_percentages(cluster, ns):
     kubectl(kube, "-n", ns, "patch", "pdb", "min3", "--type=merge", "-p", '{"spec":{"minAvailable":6}}')
     status = pdb_status(kube, ns, "min3", observedGeneration=2, disruptionsAllowed=0)
     assert condition(status)["reason"] == "InsufficientPods" and condition(status)["observedGeneration"] == 2
+
+
+def _owned_pods(kube, ns: str, owner: dict, app: str, count: int, node: str = "") -> None:
+    ref = {"apiVersion": owner["apiVersion"], "kind": owner["kind"], "name": owner["metadata"]["name"],
+           "uid": owner["metadata"]["uid"], "controller": True}
+    spec: dict = {"containers": [{"name": "c", "image": "i"}], **({"nodeName": node} if node else {})}
+    for i in range(count):
+        kube.client.create(PODS, {"metadata": {"name": f"{app}-{i}", "labels": {"app": app},
+                                               "ownerReferences": [ref]}, "spec": spec}, ns)
+
+
+def test_percentages_against_statefulsets_rcs_and_custom_scale(cluster, ns):
+    """The scale of StatefulSets and ReplicationControllers from their objects, of any other kind through its
+    scale subresource (a custom resource here); Pods made by hand so only the disruption controller acts."""
+    kube = cluster
+    sts = kube.client.create(ResourceRef("apps", "v1", "statefulsets"), {"metadata": {"name": "db"}, "spec": {
+        "replicas": 4, "serviceName": "db", "selector": {"matchLabels": {"app": "db"}},
+        "template": {"metadata": {"labels": {"app": "db"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}},
+        ns)
+    rc = kube.client.create(ResourceRef("", "v1", "replicationcontrollers"), {"metadata": {"name": "old"}, "spec": {
+        "replicas": 5, "selector": {"app": "old"},
+        "template": {"metadata": {"labels": {"app": "old"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}},
+        ns)
+    crds = ResourceRef("apiextensions.k8s.io", "v1", "customresourcedefinitions", namespaced=False)
+    with contextlib.suppress(ApiError):
+        kube.client.create(crds, {"metadata": {"name": "flocks.example.com"}, "spec": {
+            "group": "example.com", "scope": "Namespaced",
+            "names": {"plural": "flocks", "singular": "flock", "kind": "Flock", "listKind": "FlockList"},
+            "versions": [{"name": "v1", "served": True, "storage": True, "subresources": {"scale": {
+                "specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"}},
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]}})
+    flocks = ResourceRef("example.com", "v1", "flocks")
+    flock = eventually(lambda: _try(lambda: kube.client.create(flocks, {
+        "apiVersion": "example.com/v1", "kind": "Flock", "metadata": {"name": "birds"}, "spec": {"replicas": 8}}, ns)))
+    for owner, app, count in ((sts, "db", 2), (rc, "old", 5), (flock, "birds", 8)):
+        _owned_pods(kube, ns, {**owner, "apiVersion": owner.get("apiVersion") or "v1"}, app, count)
+        kubectl(kube, "-n", ns, "create", "pdb", app, f"--selector=app={app}", "--max-unavailable=25%")
+    status = pdb_status(kube, ns, "db", expectedPods=4, currentHealthy=2)
+    assert (status["desiredHealthy"], status["disruptionsAllowed"]) == (3, 0)
+    status = pdb_status(kube, ns, "old", expectedPods=5, currentHealthy=5)
+    assert (status["desiredHealthy"], status["disruptionsAllowed"]) == (3, 2)  # 25% of 5 rounds up to 2
+    status = pdb_status(kube, ns, "birds", expectedPods=8, currentHealthy=8)
+    assert (status["desiredHealthy"], status["disruptionsAllowed"]) == (6, 2)
+    kubectl(kube, "-n", ns, "scale", "flock/birds", "--replicas=12")
+    kube.client.patch(PODS, "birds-0", {"metadata": {"labels": {"touched": "yes"}}}, ns)  # the next sync
+    status = pdb_status(kube, ns, "birds", expectedPods=12, desiredHealthy=9)
+    assert status["disruptionsAllowed"] == 0
+
+
+def _try(make):
+    try:
+        return make()
+    except ApiError:
+        return None
 
 
 def test_no_pods_unmanaged_pods_and_fail_safe(cluster, ns):
@@ -252,7 +309,7 @@ def test_eviction_rules(cluster, ns, core):
 
     kube = cluster
     for name, labels in (("run1", {"app": "x"}), ("run2", {"app": "x"}), ("sick", {"app": "y", "ready": "no"}),
-                         ("free", {"app": "free"})):
+                         ("sick2", {"app": "y", "ready": "no"}), ("well", {"app": "y"}), ("free", {"app": "free"})):
         kube.client.create(PODS, {"metadata": {"name": name, "labels": labels}, "spec": {
             "containers": [{"name": "c", "image": "i"}]}}, ns)
     eventually(lambda: len(ready_pods(kube, ns, "app=x")) >= 2)
@@ -265,7 +322,10 @@ def test_eviction_rules(cluster, ns, core):
     with pytest.raises(ApiException) as stale:
         core.create_namespaced_pod_eviction("free", ns, _eviction("free", ns, preconditions={"uid": "nope"}))
     assert stale.value.status == 409
-    core.create_namespaced_pod_eviction("free", ns, _eviction("free", ns))
+    answer = kube.client.request("POST", PODS.path(ns, "free", "eviction"), body={  # the older policy/v1beta1
+        "apiVersion": "policy/v1beta1", "kind": "Eviction", "metadata": {"name": "free"},
+        "deleteOptions": {"gracePeriodSeconds": 0}})
+    assert (answer["status"], answer["code"]) == ("Success", 201)
     # a budget that allows nothing
     pod = kube.client.get(PODS, "run1", ns)
     with pytest.raises(ApiException) as refused:
@@ -287,19 +347,71 @@ def test_eviction_rules(cluster, ns, core):
                                                        "eviction subresource does not support.")
     assert kube.client.get(PODS, "run1", ns)["metadata"]["uid"] == pod["metadata"]["uid"]
 
-    # a not-ready Pod whose budget is not met goes only with unhealthyPodEvictionPolicy: AlwaysAllow
+    # a not-ready Pod spends no budget: refused while the budget is not met (IfHealthyBudget, the default) ...
     kube.client.create(PDBS, {"metadata": {"name": "y"}, "spec": {
-        "minAvailable": 1, "selector": {"matchLabels": {"app": "y"}}}}, ns)
-    pdb_status(kube, ns, "y", observedGeneration=1, expectedPods=1)
+        "minAvailable": 2, "selector": {"matchLabels": {"app": "y"}}}}, ns)
+    pdb_status(kube, ns, "y", observedGeneration=1, expectedPods=3, currentHealthy=1)
     with pytest.raises(ApiException) as blocked:
         core.create_namespaced_pod_eviction("sick", ns, _eviction("sick", ns))
     assert blocked.value.status == 429
+    # ... let go with AlwaysAllow ...
     kubectl(kube, "-n", ns, "patch", "pdb", "y", "--type=merge", "-p",
             '{"spec":{"unhealthyPodEvictionPolicy":"AlwaysAllow"}}')
     pdb_status(kube, ns, "y", observedGeneration=2)
     core.create_namespaced_pod_eviction("sick", ns, _eviction("sick", ns))
     with pytest.raises(ApiError):
         kube.client.get(PODS, "sick", ns)
+    # ... and by default once the healthy ones meet the budget; neither spends a disruption
+    kubectl(kube, "-n", ns, "patch", "pdb", "y", "--type=merge", "-p",
+            '{"spec":{"minAvailable":1,"unhealthyPodEvictionPolicy":"IfHealthyBudget"}}')
+    status = pdb_status(kube, ns, "y", observedGeneration=3, desiredHealthy=1)
+    assert status["disruptionsAllowed"] == 0
+    core.create_namespaced_pod_eviction("sick2", ns, _eviction("sick2", ns))
+    with pytest.raises(ApiError):
+        kube.client.get(PODS, "sick2", ns)
+    assert not kube.client.get(PDBS, "y", ns)["status"].get("disruptedPods")
+
+
+def test_eviction_passes_admission(cluster, core):
+    """Evictions are CREATEs of pods/eviction for admission: policies may refuse them, and a terminating
+    namespace refuses them with the NamespaceTerminating cause kubectl drain looks for."""
+    from kubernetes.client.rest import ApiException
+
+    kube = cluster
+    vap = ResourceRef("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies", namespaced=False)
+    binding = ResourceRef("admissionregistration.k8s.io", "v1", "validatingadmissionpolicybindings",
+                          namespaced=False)
+    kube.client.create(vap, {"metadata": {"name": "keep-protected"}, "spec": {
+        "failurePolicy": "Fail", "matchConstraints": {"resourceRules": [{
+            "apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods/eviction"]}]},
+        "validations": [{"expression": "object.kind == 'Eviction' && object.metadata.name != 'protected'",
+                         "message": "protected pods stay"}]}})
+    kube.client.create(binding, {"metadata": {"name": "keep-protected"}, "spec": {
+        "policyName": "keep-protected", "validationActions": ["Deny"]}})
+    ns = f"pdb-{uuid.uuid4().hex[:8]}"
+    kube.client.create(NAMESPACES, {"metadata": {"name": ns}})
+    try:
+        for name in ("protected", "other"):
+            kube.client.create(PODS, {"metadata": {"name": name, "finalizers": ["example.com/hold"]}, "spec": {
+                "containers": [{"name": "c", "image": "i"}]}}, ns)
+
+        def refused():
+            try:
+                core.create_namespaced_pod_eviction("protected", ns, _eviction("protected", ns), dry_run="All")
+            except ApiException as exc:
+                return exc
+            return None
+        assert "protected pods stay" in json.loads(eventually(refused).body)["message"]
+        kube.client.delete(NAMESPACES, ns)  # no namespace controller here: it stays Terminating
+        with pytest.raises(ApiException) as terminating:
+            core.create_namespaced_pod_eviction("other", ns, _eviction("other", ns))
+        assert terminating.value.status == 403
+        assert json.loads(terminating.value.body)["details"]["causes"][0]["reason"] == "NamespaceTerminating"
+    finally:
+        kube.client.delete(binding, "keep-protected")
+        kube.client.delete(vap, "keep-protected")
+        for name in ("protected", "other"):
+            kube.client.patch(PODS, name, {"metadata": {"finalizers": None}}, ns)
 
 
 def test_pending_pods_are_evicted_freely(cluster, core):
@@ -359,16 +471,25 @@ def test_cordon_and_uncordon(cluster):
 def test_kubectl_drain_waits_for_the_budget(cluster, ns):
     kube = cluster
     _node(kube, "node-a")
-    deployment(kube, ns, "api", 2, node="node-a")
+    deployment(kube, ns, "api", 2, node="node-a", scratch=True)
+    daemons = kube.client.create(ResourceRef("apps", "v1", "daemonsets"), {"metadata": {"name": "agent"}, "spec": {
+        "selector": {"matchLabels": {"app": "agent"}}, "template": {"metadata": {"labels": {"app": "agent"}},
+                                                                      "spec": {"containers": [{"name": "c", "image": "i"}]}}}}, ns)
+    _owned_pods(kube, ns, {**daemons, "apiVersion": "apps/v1", "kind": "DaemonSet"}, "agent", 1, node="node-a")
     eventually(lambda: len(ready_pods(kube, ns, "app=api")) == 2)
+    # Pods with emptyDir data stay unless kubectl is told they may go
+    refused = kubectl(kube, "drain", "node-a", "--ignore-daemonsets", "--timeout=2s", check=False)
+    assert "cannot delete Pods with local storage (use --delete-emptydir-data to override)" in refused.stderr
+    kubectl(kube, "uncordon", "node-a")
     # a server-side dry run evicts nothing and leaves the node schedulable
-    dry = kubectl(kube, "drain", "node-a", "--ignore-daemonsets", "--dry-run=server", "--timeout=10s")
+    dry = kubectl(kube, "drain", "node-a", "--ignore-daemonsets", "--delete-emptydir-data", "--dry-run=server",
+                  "--timeout=10s")
     assert dry.stdout.splitlines()[-1] == "node/node-a drained (server dry run)"
     assert len(live_pods(kube, ns, "app=api")) == 2
     assert not kube.client.get(NODES, "node-a")["spec"].get("unschedulable")
     kubectl(kube, "-n", ns, "create", "pdb", "api", "--selector=app=api", "--min-available=2")
     pdb_status(kube, ns, "api", observedGeneration=1, currentHealthy=2)
-    before = {p["metadata"]["name"] for p in live_pods(kube, ns)}
+    before = {p["metadata"]["name"] for p in live_pods(kube, ns, "app=api")}
 
     # the budget blocks: kubectl retries every 5 s until its timeout
     blocked = kubectl(kube, "drain", "node-a", "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=2s",
@@ -377,7 +498,8 @@ def test_kubectl_drain_waits_for_the_budget(cluster, ns):
     assert "node/node-a cordoned" in blocked.stdout
     assert "Cannot evict pod as it would violate the pod's disruption budget." in blocked.stderr
     assert "global timeout reached: 2s" in blocked.stderr
-    assert {p["metadata"]["name"] for p in live_pods(kube, ns)} == before
+    assert f"Warning: ignoring DaemonSet-managed Pods: {ns}/agent-0" in blocked.stderr
+    assert {p["metadata"]["name"] for p in live_pods(kube, ns, "app=api")} == before
     assert kube.client.get(NODES, "node-a")["spec"]["unschedulable"] is True
 
     # one disruption allowed: one Pod goes at once, the other after its replacement is ready (a retry later)
@@ -396,4 +518,42 @@ def test_kubectl_drain_waits_for_the_budget(cluster, ns):
         in drained.stderr
     assert time.monotonic() - started < 20
     assert not before & {p["metadata"]["name"] for p in live_pods(kube, ns)}
+    assert "agent-0" in {p["metadata"]["name"] for p in live_pods(kube, ns)}  # DaemonSet Pods stay
     kubectl(kube, "uncordon", "node-a")
+
+
+def test_drain_with_nodes_and_the_scheduler_keeps_the_budget():
+    """End to end on a cluster with every controller, the scheduler and two in-process (simulated) nodes: the
+    drained node's Pods are replaced on the other node one at a time, never leaving fewer Ready than the budget
+    asks for."""
+    from mini_kube.apiserver.testing import MiniKube
+
+    with MiniKube(nodes=2, node_runtime="simulated") as kube:
+        kubectl(kube, "create", "deployment", "web", "--image=nginx", "--replicas=4")
+        kubectl(kube, "rollout", "status", "deploy/web", "--timeout=30s")
+        kubectl(kube, "create", "pdb", "web", "--selector=app=web", "--min-available=3")
+        pdb_status(kube, "default", "web", disruptionsAllowed=1)
+        nodes = sorted({p["spec"]["nodeName"] for p in live_pods(kube, "default")})
+        assert len(nodes) == 2
+        drained = nodes[0]
+        lowest, stop = [4], threading.Event()
+
+        def count_ready() -> None:
+            while not stop.is_set():
+                with contextlib.suppress(ApiError, TimeoutError):
+                    lowest[0] = min(lowest[0], len(ready_pods(kube, "default", "app=web")))
+                time.sleep(0.02)
+        watcher = threading.Thread(target=count_ready, daemon=True)
+        watcher.start()
+        try:
+            result = kubectl(kube, "drain", drained, "--ignore-daemonsets", "--delete-emptydir-data",
+                             "--timeout=60s")
+        finally:
+            stop.set()
+            watcher.join(5)
+        assert result.stdout.splitlines()[-1] == f"node/{drained} drained"
+        assert lowest[0] >= 3
+        pods = eventually(lambda: len(ready_pods(kube, "default", "app=web")) == 4 and ready_pods(
+            kube, "default", "app=web"))
+        assert {p["spec"]["nodeName"] for p in pods} == {nodes[1]}
+        assert kube.client.get(NODES, drained)["spec"]["unschedulable"] is True

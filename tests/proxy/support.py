@@ -29,7 +29,8 @@ def loopback_block() -> str:
 class TcpBackend:
     """A threaded TCP server on ip:port. The first line a client sends is a command:
     `name` (answer the name, close), `echo` (echo until EOF, then `done <bytes>`, close),
-    `hold` (answer `held <name>`, then echo lines until EOF)."""
+    `hold` (answer `held <name>`, then echo lines until EOF), `flood <n>` (send n bytes, counting them in
+    `flooded` as they leave)."""
 
     def __init__(self, name: str, ip: str, port: int = 0, sock: socket.socket | None = None) -> None:
         self.name = name
@@ -39,6 +40,7 @@ class TcpBackend:
         self.sock.listen(128)
         self.address = self.sock.getsockname()
         self.accepted = 0
+        self.flooded = 0
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()
 
@@ -63,6 +65,13 @@ class TcpBackend:
                     total += len(data)
                     conn.sendall(data)
                 conn.sendall(f"done {total}\n".encode())
+            elif command.startswith(b"flood "):
+                left = int(command.split()[1])
+                block = bytes(65536)
+                while left > 0:
+                    sent = conn.send(block[:left])
+                    self.flooded += sent
+                    left -= sent
             elif command == b"hold":
                 conn.sendall(f"held {self.name}\n".encode())
                 while line := stream.readline():

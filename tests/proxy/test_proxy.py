@@ -206,6 +206,25 @@ def test_half_close_and_large_transfer(cluster, proxy, ns, fleet):
     conn.close()
 
 
+def test_backpressure_bounds_what_the_proxy_holds(cluster, proxy, ns, fleet):
+    backends = fleet(1)
+    port = serve(cluster, ns, "slow", backends)
+    wait_listening(proxy, port)
+    conn = socket.create_connection((proxy.node_ip, port), timeout=10)
+    conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+    conn.sendall(b"flood 268435456\n")  # 256 MiB to a client that does not read
+    time.sleep(0.5)
+    held = backends[0].flooded
+    time.sleep(0.3)
+    assert backends[0].flooded == held  # the backend is blocked: nothing moves while the client does not read
+    assert held < 48 << 20, held  # socket buffers and one pipe, not the whole transfer
+    got = 0
+    while got < 4 << 20:  # reading again lets the transfer go on
+        got += len(conn.recv(1 << 20))
+    eventually(lambda: backends[0].flooded > held)
+    conn.close()
+
+
 def test_udp_round_robin_and_endpoint_removal(cluster, proxy, ns, fleet):
     backends = fleet(2, kind=UdpBackend)
     port = serve(cluster, ns, "dns", backends, protocol="UDP")
@@ -224,6 +243,7 @@ def test_udp_round_robin_and_endpoint_removal(cluster, proxy, ns, fleet):
     name = client.recv(100).decode().split(":")[0]
     other = next(b for b in backends if b.name != name)
     publish(cluster, ns, "dns", [endpoint(other.address[0])], other.address[1], "UDP")
+    client.settimeout(0.3)  # a reply in flight when the old session ends is lost, as UDP may lose it
 
     def moved() -> bool:
         client.send(b"y")
@@ -277,6 +297,9 @@ def test_external_traffic_policy_local_and_health_check(cluster, proxy, ns, flee
     assert refused((proxy.node_ip, port))  # endpoints elsewhere only: this node refuses
     with urllib.request.urlopen(f"http://{proxy.node_ip}:10256/healthz", timeout=2) as answer:
         assert answer.status == 200 and json.loads(answer.read())["nodeEligible"] is True
+    with urllib.request.urlopen(f"http://{proxy.node_ip}:10256/connections", timeout=2) as answer:
+        last = [r for r in json.loads(answer.read()) if r["service"] == f"{ns}/local"][-1]
+        assert last["via"] == "NodePort" and last["endpoint"] == f"{here.address[0]}:{here.address[1]}"
 
 
 def test_deleted_service_closes_listeners(cluster, proxy, ns, fleet):
@@ -305,6 +328,18 @@ def test_kubectl_create_service_nodeport(cluster, proxy, ns, fleet):
     wait_listening(proxy, port, present=False)
 
 
+def test_kubectl_expose_deployment_nodeport(cluster, proxy, ns, fleet):
+    backends = fleet(3, first=31)
+    target = backends[0].address[1]
+    kubectl(cluster, "create", "deployment", "api", "--image=nginx", "-n", ns)
+    kubectl(cluster, "expose", "deployment", "api", "--type=NodePort", "--port=80", f"--target-port={target}",
+            "-n", ns)
+    port = node_port(cluster, ns, "api")
+    publish(cluster, ns, "api", [endpoint(b.address[0]) for b in backends], target, name="api-pods")
+    wait_listening(proxy, port)
+    assert sorted(ask_name((proxy.node_ip, port)) for _ in range(6)) == ["b0", "b0", "b1", "b1", "b2", "b2"]
+
+
 def test_cluster_ip_inside_the_cluster_netns(cluster, proxy, netns, ns, fleet):
     backends = fleet(2)
     cluster.client.create(SERVICES, service_body("inner", 8080, kind="ClusterIP"), ns)
@@ -319,19 +354,31 @@ def test_cluster_ip_inside_the_cluster_netns(cluster, proxy, netns, ns, fleet):
 
 
 def test_internal_traffic_policy_local(cluster, proxy, netns, ns, fleet):
+    """ClusterIP traffic goes to endpoints on the client's node, which its address tells (the Node's pod
+    CIDR): all nodes' pods share the cluster network, so any node's proxy may accept the connection."""
     here, elsewhere = fleet(2)
+    if not any(n["metadata"]["name"] == "node-b" for n in cluster.client.list(NODES)["items"]):
+        cluster.client.create(NODES, {"metadata": {"name": "node-b"}, "spec": {"podCIDR": "10.244.2.0/24",
+                                                                               "podCIDRs": ["10.244.2.0/24"]}})
     cluster.client.create(SERVICES, service_body("itp", 8081, kind="NodePort", internalTrafficPolicy="Local"), ns)
-    publish(cluster, ns, "itp", [endpoint(here.address[0], node=NODE), endpoint(elsewhere.address[0], node="b")],
+    publish(cluster, ns, "itp", [endpoint(here.address[0], node=NODE), endpoint(elsewhere.address[0], node="node-b")],
             here.address[1])
     service = cluster.client.get(SERVICES, "itp", ns)
     ip, node_port_number = service["spec"]["clusterIP"], service["spec"]["ports"][0]["nodePort"]
     eventually(lambda: ("internal", ip, 8081, "TCP") in proxy.listeners())
     wait_listening(proxy, node_port_number)
-    assert {ask_name((ip, 8081), sock=netns.socket()) for _ in range(4)} == {"b0"}  # this node's only
+
+    def from_node_b() -> socket.socket:
+        sock = netns.socket()
+        sock.bind(("10.244.2.5", 0))  # a pod address of node-b
+        return sock
+
+    assert {ask_name((ip, 8081), sock=netns.socket()) for _ in range(4)} == {"b0"}  # this node's endpoint
+    assert {ask_name((ip, 8081), sock=from_node_b()) for _ in range(4)} == {"b1"}  # node-b's endpoint
     assert {ask_name((proxy.node_ip, node_port_number)) for _ in range(4)} == {"b0", "b1"}  # external: cluster
-    publish(cluster, ns, "itp", [endpoint(elsewhere.address[0], node="b")], here.address[1])
-    eventually(lambda: ("internal", ip, 8081, "TCP") not in proxy.listeners())
-    assert refused((ip, 8081), sock=netns.socket())
+    publish(cluster, ns, "itp", [endpoint(elsewhere.address[0], node="node-b")], here.address[1])
+    eventually(lambda: refused((ip, 8081), sock=netns.socket()))  # no endpoint on this node: reset at once
+    assert ask_name((ip, 8081), sock=from_node_b()) == "b1"
 
 
 def test_udp_cluster_ip(cluster, proxy, netns, ns, fleet):
@@ -367,3 +414,47 @@ def test_mini_kube_proxy_command(cluster, netns, ns, fleet, block):
         proc.terminate()
         proc.wait(10)
     assert proc.returncode == 0
+
+
+def test_proxies_of_several_nodes_share_the_cluster_network(cluster, ns, block):
+    """One proxy per node, all in one cluster network: a ClusterIP is served by the one that bound it first, the
+    others serve their own NodePorts and take the ClusterIP over when its proxy stops."""
+    shared = ClusterNetns()
+    client = ApiClient(Connection.from_kubeconfig(cluster.kubeconfig))
+    first = ProxyServer(client, "n1", f"{block}.31", shared.path, healthz_port=0)
+    second = ProxyServer(client, "n2", f"{block}.32", shared.path, healthz_port=0)
+    backend = TcpBackend("only", "10.244.1.50", 0, shared.socket())
+    try:
+        cluster.run(first.start())
+        cluster.run(second.start())
+        port = serve(cluster, ns, "shared", [backend])
+        ip = cluster.client.get(SERVICES, "shared", ns)["spec"]["clusterIP"]
+        key = ("internal", ip, 80, "TCP")
+        eventually(lambda: (key in first.listeners()) != (key in second.listeners()))
+        owner, other = (first, second) if key in first.listeners() else (second, first)
+        assert ask_name((ip, 80), sock=shared.socket()) == "only"
+        assert ask_name((owner.node_ip, port)) == ask_name((other.node_ip, port)) == "only"
+        cluster.run(owner.stop())
+        eventually(lambda: key in other.listeners(), timeout=5)
+        assert ask_name((ip, 80), sock=shared.socket()) == "only"
+    finally:
+        for proxy in (first, second):
+            cluster.run(proxy.stop())
+        cluster.run(client.close())
+        backend.close()
+        shared.close()
+
+
+def test_kubernetes_service_reaches_the_api_server(cluster, proxy, netns):
+    """From the cluster network, the `kubernetes` Service's ClusterIP reaches the API server (on loopback, so
+    no EndpointSlice can name it: the proxy forwards to the server it talks to itself)."""
+    ip = cluster.client.get(SERVICES, "kubernetes", "default")["spec"]["clusterIP"]
+    eventually(lambda: ("internal", ip, 443, "TCP") in proxy.listeners())
+    with netns.socket() as sock:
+        sock.settimeout(5)
+        sock.connect((ip, 443))
+        sock.sendall(b"GET /version HTTP/1.0\r\nHost: kubernetes\r\n\r\n")
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.") and b"gitVersion" in answer

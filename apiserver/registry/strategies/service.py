@@ -82,37 +82,27 @@ class ServiceStrategy(Strategy):
                                 f"failed to allocate IP {requested}: provided IP is already allocated")]
             chosen = requested
         else:
-            found = self._free_ip(used)
-            if found is None:
-                raise errors.StatusError(500, "InternalError", "Internal error occurred: failed to allocate a "
-                                         "serviceIP: range is full")
-            chosen = found
+            chosen = self._random_free_ip(used)
         self._reserve_ip(ctx, chosen)
         spec["clusterIP"], spec["clusterIPs"] = chosen, [chosen]
         return []
 
-    def _free_ip(self, used: set[str]) -> str | None:
-        """A random free address, from the upper part of the range (past the first 16) as upstream prefers for
-        dynamic allocation, else from anywhere. Large ranges (a /16 and more) are probed at random and then
-        scanned from a random offset, never listed whole."""
-        net = self.network
-        if net.num_addresses <= 4096:
-            free = [h for h in map(str, net.hosts()) if h not in used]
-            upper = [h for h in free if int(ipaddress.ip_address(h)) >= int(net.network_address) + 16]
-            return random.choice(upper or free) if free else None
-        first = int(net.network_address) + 1
-        last = int(net.broadcast_address) - (1 if net.version == 4 else 0)
-        for low in (first + 15, first):
-            for _ in range(64):
-                candidate = str(ipaddress.ip_address(random.randint(low, last)))
-                if candidate not in used:
-                    return candidate
-            size, start = last - low + 1, random.randrange(last - low + 1)
-            for step in range(size):
-                candidate = str(ipaddress.ip_address(low + (start + step) % size))
-                if candidate not in used:
-                    return candidate
-        return None
+    def _random_free_ip(self, used: set[str]) -> str:
+        """A free address, preferably in the upper part of the range (as upstream allocates dynamically): random
+        guesses first, so a large range (a /16) costs no walk over all its addresses; a scan when it is full."""
+        first, last = int(self.network.network_address) + 1, int(self.network.broadcast_address) - 1
+        upper = min(first + 15, last)
+        for _ in range(64):
+            guess = str(ipaddress.ip_address(random.randint(upper, last)))
+            if guess not in used:
+                return guess
+        hosts = [str(h) for h in self.network.hosts()]
+        free = [h for h in hosts if h not in used]
+        if not free:
+            raise errors.StatusError(500, "InternalError", "Internal error occurred: failed to allocate a "
+                                     "serviceIP: range is full")
+        upper_free = [h for h in free if int(ipaddress.ip_address(h)) >= upper]
+        return random.choice(upper_free or free)
 
     def _allocate_ports(self, ctx: WriteContext, spec: dict[str, Any], uid: str | None) -> list[FieldError]:
         if spec.get("type") not in NODE_PORT_TYPES:
@@ -122,8 +112,12 @@ class ServiceStrategy(Strategy):
         low, high = self.node_ports
         used = self._used_ports(ctx, uid)
         errs: list[FieldError] = []
+        # a LoadBalancer with allocateLoadBalancerNodePorts false gets only the node ports it asks for
+        only_asked = spec.get("type") == "LoadBalancer" and spec.get("allocateLoadBalancerNodePorts") is False
         for i, port in enumerate(spec.get("ports") or ()):
             wanted = port.get("nodePort")
+            if not wanted and only_asked:
+                continue
             if wanted:
                 if not low <= wanted <= high:
                     errs.append(invalid(f"spec.ports[{i}].nodePort", wanted,

@@ -1,0 +1,160 @@
+"""The pod garbage collector ("podgc"), as kube-controller-manager's, every `gc_check_period` seconds:
+
+- terminated Pods (Succeeded or Failed) over `terminated_pod_gc_threshold` are deleted, evicted ones first, then
+  the oldest (0 turns this off);
+- terminating Pods on a node that is not Ready and carries the `node.kubernetes.io/out-of-service` taint are
+  force-deleted;
+- Pods bound to a node that no longer exists (still missing after `quarantine_time`, checked with a GET) are
+  marked Failed with the DisruptionTarget condition (DeletionByPodGC) and force-deleted;
+- terminating Pods never scheduled to a node are force-deleted.
+
+A Pod that is not yet terminal is first set to phase Failed (server-side apply of its status as "PodGC"), so
+that nothing is left Running with no kubelet to say otherwise; the delete has a grace period of 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import time
+from typing import Any
+
+from ..client import ApiClient, NotFound, ResourceRef
+from ..events import EventRecorder
+from ..informer import SharedInformerFactory
+from ..reconciler import Controller, Result
+
+PODS = ResourceRef("", "v1", "pods")
+NODES = ResourceRef("", "v1", "nodes", namespaced=False)
+GC_KEY = "podgc"
+FIELD_MANAGER = "PodGC"
+OUT_OF_SERVICE = "node.kubernetes.io/out-of-service"
+TERMINATED_POD_GC_THRESHOLD = 12500  # kube-controller-manager's --terminated-pod-gc-threshold default
+GC_CHECK_PERIOD = 20.0
+QUARANTINE_TIME = 40.0
+
+
+def _meta(obj: dict[str, Any]) -> dict[str, Any]:
+    return obj.get("metadata") or {}
+
+
+def _phase(pod: dict[str, Any]) -> str:
+    return (pod.get("status") or {}).get("phase") or ""
+
+
+def is_terminated(pod: dict[str, Any]) -> bool:
+    return _phase(pod) not in ("Pending", "Running", "Unknown")
+
+
+def is_evicted(pod: dict[str, Any]) -> bool:
+    return _phase(pod) == "Failed" and (pod.get("status") or {}).get("reason") == "Evicted"
+
+
+def gc_order(pod: dict[str, Any]) -> tuple[bool, str, str]:
+    """Evicted Pods first, then by creation time, then by name (upstream's byEvictionAndCreationTimestamp)."""
+    return not is_evicted(pod), _meta(pod).get("creationTimestamp") or "", _meta(pod).get("name") or ""
+
+
+def node_ready(node: dict[str, Any]) -> bool:
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in (node.get("status") or {}).get("conditions") or ())
+
+
+class PodGCController(Controller):
+    name = "podgc"
+    workers = 1
+
+    def __init__(self, client: ApiClient, informers: SharedInformerFactory | None = None,
+                 events: EventRecorder | None = None, *, terminated_pod_gc_threshold: int = TERMINATED_POD_GC_THRESHOLD,
+                 gc_check_period: float = GC_CHECK_PERIOD, quarantine_time: float = QUARANTINE_TIME) -> None:
+        super().__init__(client, informers, events)
+        self.threshold = terminated_pod_gc_threshold
+        self.period = gc_check_period
+        self.quarantine = quarantine_time
+        self._missing: dict[str, float] = {}  # node name -> when a Pod was first seen bound to it while absent
+
+    def setup(self) -> None:
+        self.pods = self.watch(PODS, enqueue=False)
+        self.nodes = self.watch(NODES, enqueue=False)
+
+    async def start(self) -> None:
+        await super().start()
+        self.queue.add(GC_KEY)
+
+    async def reconcile(self, key: Any) -> Result | None:
+        pods = self.pods.list()
+        if self.threshold > 0:
+            await self._gc_terminated(pods)
+        await self._gc_terminating(pods)
+        await self._gc_orphaned(pods)
+        await self._gc_unscheduled_terminating(pods)
+        return Result(requeue_after=self.period)
+
+    async def _gc_terminated(self, pods: list[dict[str, Any]]) -> None:
+        terminated = [p for p in pods if is_terminated(p)]
+        excess = len(terminated) - self.threshold
+        if excess > 0:
+            victims = sorted(terminated, key=gc_order)[:excess]
+            await asyncio.gather(*(self._fail_and_delete(p) for p in victims), return_exceptions=True)
+
+    async def _gc_terminating(self, pods: list[dict[str, Any]]) -> None:
+        victims = []
+        for pod in pods:
+            if not _meta(pod).get("deletionTimestamp"):
+                continue
+            node = self.nodes.get((pod.get("spec") or {}).get("nodeName") or "")
+            if node is not None and not node_ready(node) and any(
+                    t.get("key") == OUT_OF_SERVICE for t in (node.get("spec") or {}).get("taints") or ()):
+                victims.append(pod)
+        await asyncio.gather(*(self._fail_and_delete(p) for p in sorted(victims, key=gc_order)),
+                             return_exceptions=True)
+
+    async def _gc_orphaned(self, pods: list[dict[str, Any]]) -> None:
+        now = time.monotonic()
+        existing = {_meta(n)["name"] for n in self.nodes.list()}
+        for pod in pods:
+            node = (pod.get("spec") or {}).get("nodeName")
+            if node and node not in existing:
+                self._missing.setdefault(node, now)
+        gone = set()
+        for node, since in list(self._missing.items()):
+            if now - since < self.quarantine:
+                continue
+            del self._missing[node]
+            if node in existing:
+                continue
+            try:
+                await self.client.get(NODES, node)
+            except NotFound:
+                gone.add(node)
+            except Exception:  # checked again on a later pass
+                continue
+        for pod in pods:
+            if (pod.get("spec") or {}).get("nodeName") in gone:
+                await self._fail_and_delete(pod, {"type": "DisruptionTarget", "status": "True",
+                                                  "reason": "DeletionByPodGC",
+                                                  "message": "PodGC: node no longer exists"})
+
+    async def _gc_unscheduled_terminating(self, pods: list[dict[str, Any]]) -> None:
+        for pod in pods:
+            if _meta(pod).get("deletionTimestamp") and not (pod.get("spec") or {}).get("nodeName"):
+                await self._fail_and_delete(pod)
+
+    async def _fail_and_delete(self, pod: dict[str, Any], condition: dict[str, Any] | None = None) -> None:
+        """Set a non-terminal Pod Failed (with `condition`), then delete it with no grace period."""
+        meta = _meta(pod)
+        with contextlib.suppress(NotFound):
+            if _phase(pod) not in ("Succeeded", "Failed"):
+                status: dict[str, Any] = {"phase": "Failed"}
+                if condition is not None:
+                    status["conditions"] = [{**condition, "lastTransitionTime": _now()}]
+                await self.client.apply(PODS, {"apiVersion": "v1", "kind": "Pod", "metadata": {
+                    "name": meta["name"], "namespace": meta["namespace"]}, "status": status}, meta["namespace"],
+                    field_manager=FIELD_MANAGER, force=True, subresource="status")
+            await self.client.delete(PODS, meta["name"], meta["namespace"], body={
+                "kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0})
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

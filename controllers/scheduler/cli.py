@@ -1,0 +1,46 @@
+"""`mini-kube scheduler --kubeconfig F`: the scheduler as its own process (kube-scheduler's role)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+
+from ..client import ApiClient
+from .runner import SchedulerRunner
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    sched = sub.add_parser("scheduler", help="run the scheduler against a server")
+    sched.add_argument("--kubeconfig", required=True, help="kubeconfig of the API server")
+    sched.add_argument("--scheduler-name", default="default-scheduler",
+                       help="the schedulerName of the Pods to place (default default-scheduler)")
+    sched.add_argument("--leader-elect", action="store_true", help="act only while holding the "
+                       "kube-system/kube-scheduler Lease, so several schedulers never both act")
+    sched.add_argument("--leader-elect-lease-duration", type=float, default=15.0,
+                       help="seconds a leader's lease lasts without renewal (default 15)")
+    sched.add_argument("--leader-elect-renew-deadline", type=float, default=10.0,
+                       help="seconds the leader keeps trying to renew before it stops acting (default 10)")
+    sched.add_argument("--leader-elect-retry-period", type=float, default=2.0,
+                       help="seconds between attempts to acquire or renew (default 2)")
+
+
+async def run(args: argparse.Namespace) -> None:
+    try:
+        client = ApiClient.from_kubeconfig(args.kubeconfig, user_agent="kube-scheduler")
+    except (OSError, KeyError, StopIteration) as exc:
+        raise SystemExit(f"mini-kube: cannot read {args.kubeconfig}: {exc}") from None
+    runner = SchedulerRunner(client, leader_elect=args.leader_elect, scheduler_name=args.scheduler_name,
+                             lease_duration=args.leader_elect_lease_duration,
+                             renew_deadline=args.leader_elect_renew_deadline,
+                             retry_period=args.leader_elect_retry_period)
+    await runner.start()
+    print(f"mini-kube scheduler: placing Pods of {args.scheduler_name}", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await runner.stop()

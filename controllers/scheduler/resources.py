@@ -1,0 +1,92 @@
+"""Resource quantities and what a Pod asks for, as the scheduler counts them (NodeResourcesFit).
+
+cpu is counted in millicores, everything else in whole units (bytes for memory and storage), rounded up as
+apimachinery's `MilliValue`/`Value` do. A Pod's request is the larger of its running containers' sum (sidecar
+init containers included) and what any init container needs while it runs, plus the Pod overhead.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+from typing import Any
+
+CPU, MEMORY, STORAGE, PODS = "cpu", "memory", "ephemeral-storage", "pods"
+_SUFFIX = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60, "n": Fraction(1, 10**9),
+           "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "": 1, "k": 10**3, "M": 10**6, "G": 10**9,
+           "T": 10**12, "P": 10**15, "E": 10**18}
+_QUANTITY = re.compile(r"^([+-]?(?:\d+(?:\.\d*)?|\.\d+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$")
+NON_ZERO_CPU = 100  # millicores a container without a cpu request counts as when scoring (upstream's default)
+NON_ZERO_MEMORY = 200 * 2**20
+Resources = dict[str, int]
+
+
+def quantity(text: Any) -> Fraction:
+    """A Kubernetes quantity as an exact number (0 when it cannot be read)."""
+    if isinstance(text, int | float) and not isinstance(text, bool):
+        return Fraction(text)
+    match = _QUANTITY.match(str(text).strip())
+    if not match:
+        return Fraction(0)
+    number, suffix = Fraction(match.group(1)), match.group(2) or ""
+    if suffix[:1] in ("e", "E"):
+        return number * Fraction(10) ** int(suffix[1:])
+    return number * _SUFFIX[suffix]
+
+
+def amount(name: str, text: Any) -> int:
+    """How the scheduler counts `text` of resource `name`: millicores for cpu, whole units otherwise."""
+    value = quantity(text)
+    return math.ceil(value * 1000) if name == CPU else math.ceil(value)
+
+
+def resource_list(values: dict[str, Any] | None) -> Resources:
+    return {name: amount(name, text) for name, text in (values or {}).items()}
+
+
+def _add(total: Resources, more: Resources) -> None:
+    for name, value in more.items():
+        total[name] = total.get(name, 0) + value
+
+
+def _max(total: Resources, other: Resources) -> None:
+    for name, value in other.items():
+        if value > total.get(name, 0):
+            total[name] = value
+
+
+def _requests(container: dict[str, Any], non_zero: bool) -> Resources:
+    requests = resource_list((container.get("resources") or {}).get("requests"))
+    if non_zero:
+        requests.setdefault(CPU, NON_ZERO_CPU)
+        requests.setdefault(MEMORY, NON_ZERO_MEMORY)
+    return requests
+
+
+def pod_requests(pod: dict[str, Any], non_zero: bool = False) -> Resources:
+    """The Pod's effective request; `non_zero` counts unset cpu/memory as upstream's scoring defaults."""
+    spec = pod.get("spec") or {}
+    running: Resources = {}
+    for container in spec.get("containers") or ():
+        _add(running, _requests(container, non_zero))
+    init_peak: Resources = {}
+    sidecars: Resources = {}
+    for container in spec.get("initContainers") or ():
+        requests = _requests(container, non_zero)
+        if container.get("restartPolicy") == "Always":  # a sidecar: runs on with the app containers
+            _add(sidecars, requests)
+            _add(running, requests)
+            _max(init_peak, sidecars)
+        else:
+            during = dict(sidecars)
+            _add(during, requests)
+            _max(init_peak, during)
+    _max(running, init_peak)
+    _add(running, resource_list(spec.get("overhead")))
+    return running
+
+
+def allocatable(node: dict[str, Any]) -> Resources:
+    status = node.get("status") or {}
+    return resource_list(status.get("allocatable") or status.get("capacity"))

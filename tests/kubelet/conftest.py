@@ -1,0 +1,71 @@
+"""Clusters with real nodes: the process runtime (skipped, saying why, where namespaces cannot be made) and the
+simulated runtime. Pods name their node in `spec.nodeName`, so these tests need no scheduler."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+from mini_kube.controllers.client import ResourceRef
+from mini_kube.network.namespaces import can_make_namespaces
+
+NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
+PODS = ResourceRef("", "v1", "pods")
+NODE = "mini-kube"
+
+
+def process_cluster_or_skip():
+    ok, why = can_make_namespaces()
+    if not ok:
+        pytest.skip(f"the process runtime needs network and mount namespaces: {why}")
+
+
+@pytest.fixture(scope="package")
+def process_cluster():
+    process_cluster_or_skip()
+    from mini_kube.apiserver.testing import MiniKube
+
+    with MiniKube(nodes=1, node_runtime="process") as kube:
+        kube.nodes.kubelets[0].backoff_base = 0.3  # crash-loop back-off in tenths of seconds, not tens
+        yield kube
+
+
+@pytest.fixture(scope="package")
+def simulated_cluster():
+    from mini_kube.apiserver.testing import MiniKube
+
+    with MiniKube(nodes=2, node_runtime="simulated") as kube:
+        yield kube
+
+
+def new_namespace(kube) -> str:
+    name = f"k-{uuid.uuid4().hex[:8]}"
+    kube.client.create(NAMESPACES, {"metadata": {"name": name}})
+    return name
+
+
+def pod(name: str, *containers: dict, node: str = NODE, **spec) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"nodeName": node, "containers": list(containers), **spec}}
+
+
+def eventually(check, timeout: float = 20.0, interval: float = 0.05):
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result:
+            return result
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(interval)
+
+
+def status_of(kube, namespace: str, name: str) -> dict:
+    return kube.client.get(PODS, name, namespace).get("status") or {}
+
+
+def container_state(kube, namespace: str, name: str, container: str | None = None) -> dict:
+    for entry in status_of(kube, namespace, name).get("containerStatuses") or ():
+        if container is None or entry["name"] == container:
+            return entry
+    return {}

@@ -1,0 +1,270 @@
+"""Pods as real processes (issue #13): each in its own network namespace with an IP on the cluster bridge, its
+volumes and environment in place, its status as the kubelet reports it; through real kubectl."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+
+import pytest
+from mini_kube.controllers.client import ResourceRef
+
+from tests.helpers import kubectl
+
+from .conftest import PODS, container_state, eventually, new_namespace, pod, status_of
+
+CONFIGMAPS = ResourceRef("", "v1", "configmaps")
+SECRETS = ResourceRef("", "v1", "secrets")
+SERVICES = ResourceRef("", "v1", "services")
+READY_ON_80 = {"tcpSocket": {"port": 80}, "periodSeconds": 1}
+
+
+@pytest.fixture(scope="module")
+def kube(process_cluster):
+    return process_cluster
+
+
+@pytest.fixture
+def ns(kube):
+    return new_namespace(kube)
+
+
+def run(kube, ns: str, name: str, script: str, **spec) -> None:
+    kube.client.create(PODS, pod(name, {"name": "main", "image": "busybox", "command": ["sh", "-c", script]},
+                                 **spec), ns)
+
+
+def wait_running(kube, ns: str, name: str) -> dict:
+    return eventually(lambda: (s := status_of(kube, ns, name)).get("phase") == "Running" and all(
+        c.get("ready") for c in s.get("containerStatuses") or [{}]) and s)
+
+
+def test_a_pod_runs_with_its_own_ip_and_node_address(kube, ns):
+    run(kube, ns, "p", "sleep 300")
+    status = wait_running(kube, ns, "p")
+    node = kube.client.get(ResourceRef("", "v1", "nodes", namespaced=False), "mini-kube")
+    address = next(a["address"] for a in node["status"]["addresses"] if a["type"] == "InternalIP")
+    assert status["podIP"].startswith("10.244.1.") and status["hostIP"] == address and address.startswith("127.")
+    assert [c["type"] for c in status["conditions"]][:4] == [
+        "PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady"]
+    state = container_state(kube, ns, "p")
+    assert state["image"] == "docker.io/library/busybox:latest" and "running" in state["state"]
+    # its own network namespace: the pod sees its IP on eth0, and its hostname is the pod's name
+    out = kubectl(kube, "-n", ns, "exec", "p", "--", "sh", "-c", "hostname; cat /proc/net/fib_trie | grep -c 10.244.1")
+    lines = out.stdout.split()
+    assert lines[0] == "p" and int(lines[1]) >= 1
+    # the host's own namespace has no address from the pod range
+    host = subprocess.run(["ip", "-4", "addr"], capture_output=True, text=True).stdout
+    assert "10.244." not in host
+
+
+def test_logs_with_tail_timestamps_previous_and_containers(kube, ns):
+    run(kube, ns, "l", "for i in 1 2 3; do echo line $i; done; echo oops >&2; sleep 300")
+    wait_running(kube, ns, "l")
+    eventually(lambda: "oops" in kubectl(kube, "-n", ns, "logs", "l").stdout)
+    assert kubectl(kube, "-n", ns, "logs", "l").stdout == "line 1\nline 2\nline 3\noops\n"
+    assert kubectl(kube, "-n", ns, "logs", "l", "--tail=2").stdout == "line 3\noops\n"
+    stamped = kubectl(kube, "-n", ns, "logs", "l", "--tail=1", "--timestamps").stdout
+    assert stamped.endswith(" oops\n") and stamped[:4].isdigit() and "T" in stamped.split()[0]
+    previous = kubectl(kube, "-n", ns, "logs", "l", "--previous", check=False)
+    assert previous.returncode != 0 and 'previous terminated container "main" in pod "l" not found' in previous.stderr
+    two = pod("two", {"name": "a", "image": "busybox", "command": ["sh", "-c", "echo from-a; sleep 300"]},
+              {"name": "b", "image": "busybox", "command": ["sh", "-c", "echo from-b; sleep 300"]})
+    two["metadata"]["labels"] = {"app": "two"}
+    kube.client.create(PODS, two, ns)
+    wait_running(kube, ns, "two")
+    eventually(lambda: kubectl(kube, "-n", ns, "logs", "two", "-c", "b").stdout == "from-b\n")
+    assert "from-a" in kubectl(kube, "-n", ns, "logs", "-l", "app=two", "--all-containers").stdout
+
+
+def test_logs_follow_until_the_container_exits(kube, ns):
+    run(kube, ns, "f", "for i in 1 2 3; do echo tick $i; sleep 0.2; done", restartPolicy="Never")
+    eventually(lambda: status_of(kube, ns, "f").get("phase") in ("Running", "Succeeded"))
+    followed = kubectl(kube, "-n", ns, "logs", "-f", "f")
+    assert followed.stdout == "tick 1\ntick 2\ntick 3\n"
+
+
+def test_exec_exit_codes_stdin_and_cp(kube, ns, tmp_path):
+    run(kube, ns, "e", "sleep 300")
+    wait_running(kube, ns, "e")
+    ok = kubectl(kube, "-n", ns, "exec", "e", "--", "sh", "-c", "echo out; echo err >&2")
+    assert ok.stdout == "out\n" and ok.stderr == "err\n"
+    failed = kubectl(kube, "-n", ns, "exec", "e", "--", "sh", "-c", "exit 7", check=False)
+    assert failed.returncode == 7 and "command terminated with exit code 7" in failed.stderr
+    missing = kubectl(kube, "-n", ns, "exec", "e", "--", "no-such-command", check=False)
+    assert missing.returncode != 0
+    assert kubectl(kube, "-n", ns, "exec", "-i", "e", "--", "wc", "-c", input="x" * 100_000).stdout.strip() == "100000"
+    source = tmp_path / "hello.txt"
+    source.write_text("copied through exec and tar\n")
+    kubectl(kube, "-n", ns, "cp", str(source), f"{ns}/e:/tmp/hello.txt")
+    assert kubectl(kube, "-n", ns, "exec", "e", "--", "cat", "/tmp/hello.txt").stdout == source.read_text()
+    back = tmp_path / "back.txt"
+    kubectl(kube, "-n", ns, "cp", f"{ns}/e:/tmp/hello.txt", str(back))
+    assert back.read_text() == source.read_text()
+
+
+def test_exec_with_a_terminal_through_the_official_client(kube, ns):
+    from kubernetes import client, config
+    from kubernetes.stream import stream
+
+    run(kube, ns, "t", "sleep 300")
+    wait_running(kube, ns, "t")
+    api = client.CoreV1Api(config.new_client_from_config(kube.kubeconfig))
+    out = stream(api.connect_get_namespaced_pod_exec, "t", ns, command=["sh", "-c", "tty; echo $TERM-ok"],
+                 stderr=True, stdin=False, stdout=True, tty=True)
+    assert "/dev/pts/" in out and "-ok" in out
+    plain = stream(api.connect_get_namespaced_pod_exec, "t", ns, command=["sh", "-c", "tty"], stderr=True,
+                   stdin=False, stdout=True, tty=False)
+    assert "not a tty" in plain
+
+
+def test_volumes_and_environment(kube, ns):
+    kube.client.create(CONFIGMAPS, {"metadata": {"name": "cfg"}, "data": {"greeting": "hello", "mode": "fast"}}, ns)
+    kube.client.create(SECRETS, {"metadata": {"name": "sec"}, "data": {
+        "password": base64.b64encode(b"s3cret").decode()}}, ns)
+    kube.client.create(SERVICES, {"metadata": {"name": "backend"}, "spec": {
+        "ports": [{"port": 8080, "name": "http"}], "selector": {"app": "x"}}}, ns)
+    script = ("cat /etc/cfg/greeting; echo; cat /etc/sec/password; echo; cat /etc/info/labels; echo; "
+              "ls /var/run/secrets/kubernetes.io/serviceaccount; echo $GREETING $POD_NAME $POD_IP $PASSWORD; "
+              "echo $BACKEND_SERVICE_HOST:$BACKEND_SERVICE_PORT $KUBERNETES_SERVICE_HOST; "
+              "echo data > /scratch/file && cat /scratch/file; sleep 300")
+    spec = pod("v", {"name": "main", "image": "busybox", "command": ["sh", "-c", script],
+                     "env": [{"name": "GREETING", "valueFrom": {"configMapKeyRef": {"name": "cfg", "key": "greeting"}}},
+                             {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+                             {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+                             {"name": "PASSWORD", "valueFrom": {"secretKeyRef": {"name": "sec", "key": "password"}}}],
+                     "volumeMounts": [{"name": "cfg", "mountPath": "/etc/cfg"},
+                                      {"name": "sec", "mountPath": "/etc/sec", "readOnly": True},
+                                      {"name": "info", "mountPath": "/etc/info"},
+                                      {"name": "scratch", "mountPath": "/scratch"}]},
+               volumes=[{"name": "cfg", "configMap": {"name": "cfg"}}, {"name": "sec", "secret": {"secretName": "sec"}},
+                        {"name": "info", "downwardAPI": {"items": [{"path": "labels",
+                                                                    "fieldRef": {"fieldPath": "metadata.labels"}}]}},
+                        {"name": "scratch", "emptyDir": {}}])
+    spec["metadata"]["labels"] = {"tier": "web"}
+    kube.client.create(PODS, spec, ns)
+    ip = wait_running(kube, ns, "v")["podIP"]
+    lines = eventually(lambda: (out := kubectl(kube, "-n", ns, "logs", "v").stdout).count("\n") >= 8 and out)
+    lines = lines.splitlines()
+    assert lines[:3] == ["hello", "s3cret", 'tier="web"']
+    assert lines[3:6] == ["ca.crt", "namespace", "token"]
+    assert lines[6] == f"hello v {ip} s3cret"
+    backend_ip = kube.client.get(SERVICES, "backend", ns)["spec"]["clusterIP"]
+    assert lines[7] == f"{backend_ip}:8080 10.0.0.1"
+    assert lines[8] == "data"
+    # the mount paths exist only inside the pod: nothing was made on the host
+    assert not os.path.exists("/etc/cfg") and not os.path.exists("/scratch") and not os.path.exists("/etc/sec")
+    # a read-only volume is read-only
+    denied = kubectl(kube, "-n", ns, "exec", "v", "--", "sh", "-c", "echo x > /etc/sec/new", check=False)
+    assert denied.returncode != 0
+
+
+def test_a_missing_configmap_keeps_the_container_waiting(kube, ns):
+    spec = pod("w", {"name": "main", "image": "busybox", "command": ["sleep", "300"],
+                     "env": [{"name": "X", "valueFrom": {"configMapKeyRef": {"name": "absent", "key": "k"}}}]})
+    kube.client.create(PODS, spec, ns)
+    waiting = eventually(lambda: container_state(kube, ns, "w").get("state", {}).get("waiting", {}).get("reason")
+                         == "CreateContainerConfigError" and container_state(kube, ns, "w"))
+    assert waiting["state"]["waiting"]["message"] == 'configmap "absent" not found'
+    kube.client.create(CONFIGMAPS, {"metadata": {"name": "absent"}, "data": {"k": "v"}}, ns)
+    wait_running(kube, ns, "w")
+
+
+def test_jobs_pods_complete_with_the_process_exit_code(kube, ns):
+    run(kube, ns, "ok", "echo done", restartPolicy="Never")
+    run(kube, ns, "bad", "exit 3", restartPolicy="Never")
+    assert eventually(lambda: status_of(kube, ns, "ok").get("phase") == "Succeeded")
+    assert eventually(lambda: status_of(kube, ns, "bad").get("phase") == "Failed")
+    ok = container_state(kube, ns, "ok")["state"]["terminated"]
+    bad = container_state(kube, ns, "bad")["state"]["terminated"]
+    assert (ok["exitCode"], ok["reason"]) == (0, "Completed") and (bad["exitCode"], bad["reason"]) == (3, "Error")
+    conditions = {c["type"]: c for c in status_of(kube, ns, "ok")["conditions"]}
+    assert conditions["Ready"]["status"] == "False" and conditions["Ready"]["reason"] == "PodCompleted"
+
+
+def test_a_crashing_container_backs_off(kube, ns):
+    run(kube, ns, "crash", "echo attempt; exit 1")
+    state = eventually(lambda: (s := container_state(kube, ns, "crash")).get("restartCount", 0) >= 2 and s, timeout=30)
+    assert state["lastState"]["terminated"]["exitCode"] == 1
+    waiting = eventually(lambda: (container_state(kube, ns, "crash").get("state") or {}).get("waiting"), timeout=30)
+    assert waiting["reason"] == "CrashLoopBackOff" and "restarting failed container=main pod=crash_" in waiting["message"]
+    assert status_of(kube, ns, "crash")["phase"] == "Running"
+    assert kubectl(kube, "-n", ns, "logs", "crash", "--previous").stdout == "attempt\n"
+    shown = kubectl(kube, "-n", ns, "get", "pod", "crash").stdout
+    assert "CrashLoopBackOff" in shown or "Error" in shown or "Completed" in shown or "Running" in shown
+
+
+def test_init_containers_run_first_in_order(kube, ns):
+    spec = pod("i", {"name": "main", "image": "busybox", "command": ["sh", "-c", "cat /work/order; sleep 300"],
+                     "volumeMounts": [{"name": "w", "mountPath": "/work"}]},
+               initContainers=[{"name": f"init{i}", "image": "busybox",
+                                "command": ["sh", "-c", f"echo init{i} >> /work/order"],
+                                "volumeMounts": [{"name": "w", "mountPath": "/work"}]} for i in (1, 2)],
+               volumes=[{"name": "w", "emptyDir": {}}])
+    kube.client.create(PODS, spec, ns)
+    wait_running(kube, ns, "i")
+    assert eventually(lambda: kubectl(kube, "-n", ns, "logs", "i").stdout) == "init1\ninit2\n"
+    inits = status_of(kube, ns, "i")["initContainerStatuses"]
+    assert [s["state"]["terminated"]["reason"] for s in inits] == ["Completed", "Completed"]
+
+
+def test_probes_really_run_against_the_process(kube, ns):
+    http = {"name": "web", "image": "nginx", "ports": [{"containerPort": 8080}],
+            "readinessProbe": {"httpGet": {"path": "/", "port": 8080}, "periodSeconds": 1},
+            "livenessProbe": {"tcpSocket": {"port": 8080}, "periodSeconds": 1}}
+    kube.client.create(PODS, pod("ready", http), ns)
+    wait_running(kube, ns, "ready")
+    never = {"name": "main", "image": "busybox", "command": ["sleep", "300"],
+             "readinessProbe": {"exec": {"command": ["test", "-f", "/tmp/ready"]}, "periodSeconds": 1}}
+    kube.client.create(PODS, pod("gate", never), ns)
+    eventually(lambda: "running" in (container_state(kube, ns, "gate").get("state") or {}))
+    assert not container_state(kube, ns, "gate")["ready"]
+    kubectl(kube, "-n", ns, "exec", "gate", "--", "touch", "/tmp/ready")
+    eventually(lambda: container_state(kube, ns, "gate").get("ready"), timeout=10)
+    dying = {"name": "main", "image": "busybox", "command": ["sleep", "300"],
+             "livenessProbe": {"exec": {"command": ["false"]}, "periodSeconds": 1, "failureThreshold": 1}}
+    kube.client.create(PODS, pod("dying", dying, terminationGracePeriodSeconds=1), ns)
+    eventually(lambda: container_state(kube, ns, "dying").get("restartCount", 0) >= 1, timeout=20)
+
+
+def test_graceful_termination_and_the_final_delete(kube, ns):
+    run(kube, ns, "g", "trap 'echo got TERM; exit 0' TERM; while true; do sleep 0.1; done")
+    wait_running(kube, ns, "g")
+    pid_line = kubectl(kube, "-n", ns, "exec", "g", "--", "sh", "-c", "echo $$").stdout.strip()
+    assert pid_line.isdigit()
+    kubectl(kube, "-n", ns, "delete", "pod", "g", "--wait=true", "--timeout=20s")
+    assert not [p for p in kube.client.list(PODS, ns)["items"] if p["metadata"]["name"] == "g"]
+
+
+def test_port_forward_carries_http(kube, ns):
+    kube.client.create(PODS, pod("web", {"name": "web", "image": "nginx", "readinessProbe": READY_ON_80}), ns)
+    wait_running(kube, ns, "web")
+    forward = subprocess.Popen(["kubectl", "--kubeconfig", kube.kubeconfig, "-n", ns, "port-forward", "pod/web",
+                                ":80"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = forward.stdout.readline()
+        port = int(line.split("127.0.0.1:")[1].split(" ")[0])
+        answers = [subprocess.run(["curl", "-s", "-m", "5", f"http://127.0.0.1:{port}/"], capture_output=True,
+                                  text=True).stdout for _ in range(3)]
+        assert answers == ["web\n"] * 3
+    finally:
+        forward.terminate()
+        forward.wait(10)
+
+
+def test_pod_node_and_service_proxies(kube, ns):
+    web = pod("web", {"name": "web", "image": "nginx", "ports": [{"containerPort": 80}],
+                      "readinessProbe": READY_ON_80})
+    web["metadata"]["labels"] = {"app": "web"}
+    kube.client.create(PODS, web, ns)
+    kube.client.create(SERVICES, {"metadata": {"name": "web"}, "spec": {
+        "ports": [{"port": 8080, "targetPort": 80}], "selector": {"app": "web"}}}, ns)
+    wait_running(kube, ns, "web")
+    assert kubectl(kube, "get", "--raw", f"/api/v1/namespaces/{ns}/pods/web:80/proxy/").stdout == "web\n"
+    assert kubectl(kube, "get", "--raw", "/api/v1/nodes/mini-kube/proxy/healthz").stdout == "ok"
+    assert eventually(lambda: kubectl(kube, "get", "--raw", f"/api/v1/namespaces/{ns}/services/web:8080/proxy/",
+                                      check=False).stdout) == "web\n"
+    listed = json.loads(kubectl(kube, "get", "--raw", "/api/v1/nodes/mini-kube/proxy/pods").stdout)
+    assert any(p["metadata"]["name"] == "web" for p in listed["items"])
