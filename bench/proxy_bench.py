@@ -85,7 +85,7 @@ async def _transfer(address: tuple[str, int], size: int) -> int:
     return got
 
 
-async def throughput(address: tuple[str, int], count: int = 200, concurrency: int = 4) -> float:
+async def throughput(address: tuple[str, int], count: int = 400, concurrency: int = 4) -> float:
     """MiB/s of `count` 1 MiB transfers, each on a new connection, `concurrency` at a time."""
     await _transfer(address, MIB)  # warm up
     queue = list(range(count))

@@ -36,10 +36,12 @@ class Balancer:
     def endpoints(self, kind: str) -> list[Endpoint]:
         return self.internal if kind == "internal" else self.external
 
-    def pick(self, kind: str, client_ip: str, exclude: tuple[Endpoint, ...] = ()) -> Endpoint | None:
+    def pick(self, kind: str, client_ip: str, exclude: tuple[Endpoint, ...] = (),
+             candidates: list[Endpoint] | None = None) -> Endpoint | None:
         """The endpoint for a new connection of `kind` from `client_ip`, skipping `exclude` (endpoints that
-        just refused it)."""
-        candidates = self.internal if kind == "internal" else self.external
+        just refused it), among `candidates` when given (else the endpoints of `kind`)."""
+        if candidates is None:
+            candidates = self.internal if kind == "internal" else self.external
         if exclude:
             candidates = [e for e in candidates if e not in exclude]
         if not candidates:
@@ -50,7 +52,7 @@ class Balancer:
             if record is not None and now - record[1] < self.affinity_timeout and record[0] in candidates:
                 self._affinity[client_ip] = (record[0], now)
                 return record[0]
-        index = self._next[kind] % len(candidates)
+        index = self._next.get(kind, 0) % len(candidates)
         self._next[kind] = index + 1
         chosen = candidates[index]
         if self.affinity_timeout:

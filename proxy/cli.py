@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
+import signal
 from typing import Any
 
 from mini_kube.controllers.client import ApiClient, NotFound, ResourceRef
@@ -65,9 +67,17 @@ async def cluster_netns(client: ApiClient) -> str | None:
     return (config.get("data") or {}).get("netns") or None
 
 
-async def run(args: argparse.Namespace) -> None:
-    from mini_kube.apiserver.cli import until_signalled
+async def until_signalled() -> None:
+    """Wait for SIGINT or SIGTERM."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
 
+
+async def run(args: argparse.Namespace) -> None:
     client = ApiClient.from_kubeconfig(args.kubeconfig, user_agent=f"kube-proxy/{args.node}")
     address = args.node_ip or await node_ip(client, args.node)
     netns = None if args.network == "none" else (args.netns or await cluster_netns(client))

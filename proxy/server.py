@@ -8,6 +8,9 @@ It watches Services and EndpointSlices and keeps, for every port of every proxie
   use (`internalTrafficPolicy`);
 - for `externalTrafficPolicy: Local`, the HTTP health check on `healthCheckNodePort`.
 
+The `kubernetes` Service without EndpointSlices goes to the API server the proxy itself uses, when that listens
+on loopback (which no EndpointSlice may hold), so that pods reach the API server at its ClusterIP.
+
 A listener exists only while it has endpoints to forward to, so a Service without endpoints refuses
 connections at once (TCP RST; ICMP port unreachable for UDP), as upstream's REJECT rules do. Changes are
 applied as soon as the informers deliver them: endpoint changes only swap the balancer's lists (the next
@@ -19,11 +22,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import errno
 import logging
 import socket
 import time
 from collections import deque
 from typing import Any
+from urllib.parse import urlsplit
 
 from mini_kube.controllers.client import ApiClient, ResourceRef
 from mini_kube.controllers.informer import Informer, SharedInformerFactory, object_key
@@ -32,21 +37,26 @@ from .balancer import Balancer
 from .healthcheck import HttpListener, ServiceHealth, proxy_healthz
 from .model import (
     SERVICE_NAME_LABEL,
+    Endpoint,
     ServicePort,
     categorize,
     local_ready_count,
     service_ports,
     slice_endpoints,
 )
-from .sockets import SocketIn, SocketMaker
+from .nodes import NodeCIDRs
+from .sockets import SocketIn, SocketMaker, is_loopback
 from .tcp import TcpListener
 from .udp import UdpListener
 
 log = logging.getLogger("mini-kube.proxy")
 SERVICES = ResourceRef("", "v1", "services")
 SLICES = ResourceRef("discovery.k8s.io", "v1", "endpointslices")
+NODES = ResourceRef("", "v1", "nodes", namespaced=False)
 SLICE_INDEX = "proxy-service"
 RETRY_AFTER = 1.0
+API_SERVICE = "default/kubernetes"
+ELSEWHERE_RETRY = 2.0  # a ClusterIP another proxy serves in the shared namespace: take over if it goes
 Listener = TcpListener | UdpListener
 ListenerKey = tuple[str, str, int, str]  # kind, address, port, protocol
 
@@ -58,15 +68,48 @@ def _slice_service(obj: dict[str, Any]) -> tuple[str, ...]:
 
 
 class PortState:
-    """One ServicePort's balancer and listeners."""
+    """One ServicePort's endpoints, balancer and listeners."""
 
-    __slots__ = ("port", "balancer", "listeners", "proxy")
+    __slots__ = ("port", "balancer", "listeners", "proxy", "endpoints", "_by_node")
 
     def __init__(self, port: ServicePort, proxy: ProxyServer) -> None:
         self.port = port
         self.balancer = Balancer(port.affinity_timeout)
         self.listeners: dict[ListenerKey, Listener] = {}
         self.proxy = proxy
+        self.endpoints: list[Endpoint] = []
+        self._by_node: dict[str, list[Endpoint]] = {}
+
+    def update(self, port: ServicePort, endpoints: list[Endpoint]) -> None:
+        self.port, self.endpoints = port, endpoints
+        self._by_node = {}
+        sets = categorize(endpoints, port, self.proxy.node_name)
+        self.balancer.update(sets.internal(port), sets.external(port), port.affinity_timeout)
+
+    def serves_internal(self) -> bool:
+        """Whether ClusterIP traffic has anywhere to go: with internalTrafficPolicy Local, from some node."""
+        if self.port.internal_local:
+            return any(e.ready or (e.serving and e.terminating) for e in self.endpoints)
+        return bool(self.balancer.internal)
+
+    def pick(self, kind: str, client_ip: str, exclude: tuple[Endpoint, ...] = ()) -> Endpoint | None:
+        """The endpoint for a new connection. ClusterIP traffic under internalTrafficPolicy Local goes to the
+        endpoints on the client's node (known by its pod CIDR): every node's pods share the cluster network, so
+        the proxy that accepts a connection may not be the client's node's."""
+        if kind == "internal" and self.port.internal_local:
+            node = self.proxy.node_of(client_ip)
+            if node != self.proxy.node_name:
+                local = self._by_node.get(node)
+                if local is None:
+                    local = self._by_node[node] = categorize(self.endpoints, self.port, node).local
+                return self.balancer.pick(f"internal/{node}", client_ip, exclude, local)
+        return self.balancer.pick(kind, client_ip, exclude)
+
+    def usable(self, kind: str) -> set[Endpoint]:
+        """Every endpoint a connection of `kind` may be using (for ending UDP sessions to removed ones)."""
+        if kind == "internal" and self.port.internal_local:
+            return {e for e in self.endpoints if e.ready or (e.serving and e.terminating)}
+        return set(self.balancer.endpoints(kind))
 
     def note(self, listener: Listener, client: tuple[Any, ...], endpoint: Any) -> None:
         """Record one forwarded (or refused) connection or UDP session, for `records` and traces."""
@@ -93,6 +136,8 @@ class ProxyServer:
         self.syncs = 0
         self.services: Informer | None = None
         self.slices: Informer | None = None
+        self.nodes: Informer | None = None
+        self.cidrs = NodeCIDRs()
         self._states: dict[str, dict[tuple[str, str], PortState]] = {}
         self._health: dict[str, ServiceHealth] = {}
         self._healthz: HttpListener | None = None
@@ -109,12 +154,14 @@ class ProxyServer:
         self.services = self.factory.informer(SERVICES)
         self.slices = self.factory.informer(SLICES)
         self.slices.add_index(SLICE_INDEX, _slice_service)
+        self.nodes = self.factory.informer(NODES)
         self.services.add_handler(self._service_changed)
         self.slices.add_handler(self._slice_changed)
+        self.nodes.add_handler(self.cidrs.changed)
         self.maker.prime()
-        for informer in (self.services, self.slices):
+        for informer in (self.services, self.slices, self.nodes):
             informer.start()
-        await asyncio.gather(self.services.synced.wait(), self.slices.synced.wait())
+        await asyncio.gather(self.services.synced.wait(), self.slices.synced.wait(), self.nodes.synced.wait())
         self._task = asyncio.create_task(self._run(), name=f"kube-proxy-{self.node_name}")
         self._wake.set()
         await self.wait_idle()
@@ -136,8 +183,10 @@ class ProxyServer:
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
         for handle in self._retries.values():
             handle.cancel()
+        self._retries.clear()
         for key in list(self._states):
             for state in self._states.pop(key).values():
                 for listener in state.listeners.values():
@@ -146,6 +195,7 @@ class ProxyServer:
             await self._close_health(key)
         if self._healthz is not None:
             await self._healthz.close()
+            self._healthz = None
         if self._own_factory:
             await self.factory.stop()
         await self.maker.close()
@@ -190,12 +240,12 @@ class ProxyServer:
             log.debug("kube-proxy %s: synced %d services in %.1f ms", self.node_name, len(keys),
                       (time.perf_counter() - started) * 1000)
 
-    def _retry(self, key: str) -> None:
-        if key not in self._retries:
+    def _retry(self, key: str, delay: float = RETRY_AFTER) -> None:
+        if key not in self._retries and not self._stopped:
             def again() -> None:
                 self._retries.pop(key, None)
                 self._mark(key)
-            self._retries[key] = asyncio.get_running_loop().call_later(RETRY_AFTER, again)
+            self._retries[key] = asyncio.get_running_loop().call_later(delay, again)
 
     async def _sync_service(self, key: str) -> None:
         assert self.services is not None and self.slices is not None
@@ -209,12 +259,12 @@ class ProxyServer:
         for port in ports:
             ident = (port.port_name, port.protocol)
             state = old_states.pop(ident, None) or PortState(port, self)
-            state.port = port
             endpoints = slice_endpoints(slices, port)
+            if not endpoints and key == API_SERVICE:
+                endpoints = self._apiserver_endpoints()
             all_endpoints.append(endpoints)
-            sets = categorize(endpoints, port, self.node_name)
-            state.balancer.update(sets.internal(port), sets.external(port), port.affinity_timeout)
-            failed |= not await self._sync_listeners(state)
+            state.update(port, endpoints)
+            failed |= not await self._sync_listeners(state, key)
             states[ident] = state
         for state in old_states.values():
             for listener in state.listeners.values():
@@ -227,14 +277,16 @@ class ProxyServer:
 
     def _wanted(self, state: PortState) -> set[ListenerKey]:
         port, wanted = state.port, set()
-        if self.netns is not None and state.balancer.internal and port.port:
+        if self.netns is not None and port.port and state.serves_internal():
             wanted |= {("internal", ip, port.port, port.protocol) for ip in port.cluster_ips}
         if port.node_port and state.balancer.external:
             wanted.add(("external", self.node_ip, port.node_port, port.protocol))
         return wanted
 
-    async def _sync_listeners(self, state: PortState) -> bool:
-        """Open and close `state`'s listeners; False when one could not be opened (retried later)."""
+    async def _sync_listeners(self, state: PortState, service_key: str) -> bool:
+        """Open and close `state`'s listeners; False when one could not be opened (retried later). A ClusterIP
+        already bound in the shared namespace is another proxy's (one per node, all in one cluster network):
+        it serves every node's clients, and this proxy looks again now and then, to take over if it stops."""
         wanted = self._wanted(state)
         for key in [k for k in state.listeners if k not in wanted]:
             state.listeners.pop(key).close()
@@ -247,6 +299,9 @@ class ProxyServer:
             try:
                 sock = self.maker.listening(ip, number, socket.SOCK_STREAM if protocol == "TCP" else socket.SOCK_DGRAM)
             except OSError as exc:
+                if kind == "internal" and exc.errno == errno.EADDRINUSE:
+                    self._retry(service_key, ELSEWHERE_RETRY)
+                    continue
                 log.warning("kube-proxy %s: cannot listen on %s:%s/%s for %s: %s", self.node_name, ip, number,
                             protocol, state.port.name, exc)
                 ok = False
@@ -285,6 +340,19 @@ class ProxyServer:
         if health is not None and health.listener is not None:
             with contextlib.suppress(Exception):
                 await health.listener.close()
+
+    def _apiserver_endpoints(self) -> list[Endpoint]:
+        """The `kubernetes` Service's endpoint when no EndpointSlice gives one: the API server this proxy talks
+        to, when it listens on loopback (an address EndpointSlice validation refuses), dialled on the host."""
+        url = urlsplit(self.client.connection.server)
+        host = "127.0.0.1" if url.hostname == "localhost" else url.hostname or ""
+        if not is_loopback(host):
+            return []
+        return [Endpoint(host, url.port or (443 if url.scheme == "https" else 80), node=self.node_name)]
+
+    def node_of(self, ip: str) -> str:
+        """The node of a client address (by pod CIDR; this proxy's node for any other address)."""
+        return self.cidrs.node_of(ip, self.node_name)
 
     # -- introspection ---------------------------------------------------------------------------------------
     def note(self, port: ServicePort, listener: Listener, client: tuple[Any, ...], endpoint: Any) -> None:

@@ -1,25 +1,29 @@
 """Sockets on the host or inside the cluster network namespace.
 
-Inside the namespace a socket is made by `mini_kube.network.namespaces.socket_in` (a thread that setns()es),
-which costs a thread start; new connections must not wait for that, so unconnected sockets are made ahead in
-a small pool, refilled in the background. Loopback addresses (127.0.0.0/8) are always the host's: an endpoint
+A socket is made inside the namespace by a thread that has entered it. New connections must not wait for that,
+so unconnected sockets are made ahead in a pool, refilled in the background by one thread that stays in the
+namespace; only when the pool is empty is one made on the spot, by `mini_kube.network.namespaces.socket_in`
+(a short-lived thread that setns()es). Loopback addresses (127.0.0.0/8) are always the host's: an endpoint
 such as the API server's own address is dialled on the host even when the proxy serves a namespace."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import ipaddress
 import logging
 import os
+import queue
 import socket
 import threading
 from collections import deque
 from collections.abc import Callable
+from typing import Any
 
 log = logging.getLogger("mini-kube.proxy")
 SocketIn = Callable[[str, int, int], socket.socket]
-POOL_SIZE = 32
+POOL_SIZE = 64
 CLONE_NEWNET = 0x40000000
 STREAM, DGRAM = socket.SOCK_STREAM, socket.SOCK_DGRAM
 
@@ -34,21 +38,25 @@ def default_socket_in() -> SocketIn:
     return socket_in
 
 
+def enter_netns(netns: str) -> None:
+    """Move the calling thread into the network namespace `netns` (a /proc/PID/ns/net path)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = os.open(netns, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        if libc.setns(fd, CLONE_NEWNET) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"setns {netns}: {os.strerror(err)}")
+    finally:
+        os.close(fd)
+
+
 def setns_socket(netns: str, family: int, kind: int) -> socket.socket:
-    """A socket made inside the network namespace `netns` (a /proc/PID/ns/net path) by a short-lived thread
-    that setns()es into it; the socket stays in that namespace."""
+    """A socket made inside `netns` by a short-lived thread that enters it; the socket stays there."""
     made: list[socket.socket | BaseException] = []
 
     def run() -> None:
         try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            fd = os.open(netns, os.O_RDONLY | os.O_CLOEXEC)
-            try:
-                if libc.setns(fd, CLONE_NEWNET) != 0:
-                    err = ctypes.get_errno()
-                    raise OSError(err, f"setns {netns}: {os.strerror(err)}")
-            finally:
-                os.close(fd)
+            enter_netns(netns)
             made.append(socket.socket(family, kind))
         except BaseException as exc:  # handed to the caller's thread
             made.append(exc)
@@ -59,6 +67,41 @@ def setns_socket(netns: str, family: int, kind: int) -> socket.socket:
     if isinstance(made[0], BaseException):
         raise made[0]
     return made[0]
+
+
+class _NetnsWorker:
+    """A thread that lives in the namespace and fills socket pools there on request: one setns for all the
+    sockets, instead of a thread started per socket (which, holding the GIL, would stall the event loop)."""
+
+    def __init__(self, netns: str) -> None:
+        self.netns = netns
+        self.requests: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._run, name="netns-sockets", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            enter_netns(self.netns)
+            entered: OSError | None = None
+        except OSError as exc:
+            entered = exc
+        while (request := self.requests.get()) is not None:
+            pool, family, kind, target, done = request
+            error = entered
+            try:
+                while error is None and len(pool) < target:
+                    pool.append(socket.socket(family, kind))  # deque.append is atomic
+            except OSError as exc:
+                error = exc
+            done(error)
+
+    def fill(self, pool: deque[socket.socket], family: int, kind: int, target: int,
+             done: Callable[[OSError | None], None]) -> None:
+        self.requests.put((pool, family, kind, target, done))
+
+    def close(self) -> None:
+        self.requests.put(None)
+        self.thread.join(1)
 
 
 def family_of(ip: str) -> int:
@@ -81,7 +124,7 @@ class SocketMaker:
         self.pool_size = pool_size
         self._pools: dict[tuple[int, int], deque[socket.socket]] = {}
         self._filling: set[tuple[int, int]] = set()
-        self._tasks: set[asyncio.Future[None]] = set()
+        self._worker: _NetnsWorker | None = None
 
     def in_netns(self, ip: str) -> bool:
         return self.netns is not None and not is_loopback(ip)
@@ -99,37 +142,45 @@ class SocketMaker:
             sock = socket.socket(family, kind)
         else:
             pool = self._pools.setdefault((family, kind), deque())
+            if not pool:
+                self._fill_now(pool, family, kind)
             sock = pool.popleft() if pool else self._make_in_netns(family, kind)
             if len(pool) < self.pool_size // 2:
                 self._refill(family, kind)
         sock.setblocking(False)
         return sock
 
+    def _fill_now(self, pool: deque[socket.socket], family: int, kind: int) -> None:
+        """Fill an empty pool and wait for it (a burst of listeners or connections outran the refill)."""
+        assert self.netns is not None
+        if self._worker is None:
+            self._worker = _NetnsWorker(self.netns)
+        done = threading.Event()
+        self._worker.fill(pool, family, kind, self.pool_size, lambda _error: done.set())
+        done.wait(5)
+
     def _refill(self, family: int, kind: int) -> None:
         key = (family, kind)
-        if key in self._filling:
+        if key in self._filling or self.netns is None:
             return
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
         self._filling.add(key)
+        if self._worker is None:
+            self._worker = _NetnsWorker(self.netns)
 
-        def fill() -> None:
-            pool = self._pools[key]
-            while len(pool) < self.pool_size:
-                pool.append(self._make_in_netns(family, kind))
-
-        future = loop.run_in_executor(None, fill)
-        self._tasks.add(future)
-
-        def done(fut: asyncio.Future[None]) -> None:
-            self._tasks.discard(fut)
+        def filled(error: OSError | None) -> None:  # on the loop
             self._filling.discard(key)
-            if not fut.cancelled() and fut.exception() is not None:
-                log.warning("could not make sockets in %s: %s", self.netns, fut.exception())
+            if error is not None:
+                log.warning("could not make sockets in %s: %s", self.netns, error)
 
-        future.add_done_callback(done)
+        def done(error: OSError | None) -> None:  # on the worker thread
+            with contextlib.suppress(RuntimeError):  # the loop has closed
+                loop.call_soon_threadsafe(filled, error)
+
+        self._worker.fill(self._pools[key], family, kind, self.pool_size, done)
 
     def prime(self, kinds: tuple[int, ...] = (STREAM, DGRAM)) -> None:
         """Start filling the pools (when serving a namespace)."""
@@ -142,7 +193,8 @@ class SocketMaker:
         """A socket bound to ip:port (and listening, for TCP)."""
         sock = self.socket(ip, kind)
         try:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if kind == socket.SOCK_STREAM:  # (for UDP it would let a second socket share the address)
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             sock.bind((ip, port))
             if kind == socket.SOCK_STREAM:
                 sock.listen(1024)
@@ -152,8 +204,9 @@ class SocketMaker:
         return sock
 
     async def close(self) -> None:
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._worker is not None:
+            await asyncio.get_running_loop().run_in_executor(None, self._worker.close)
+            self._worker = None
         for pool in self._pools.values():
             while pool:
                 pool.popleft().close()

@@ -28,6 +28,7 @@ log = logging.getLogger("mini-kube.proxy")
 PIPE_SIZE = 1 << 20
 CONNECT_TIMEOUTS = (0.25, 0.5, 1.0, 2.0)  # one try per endpoint, as upstream's userspace proxy
 ACCEPT_BATCH = 64
+ACCEPT_PAUSE = 0.1  # seconds without accepting after accept() failed (out of file descriptors)
 _SPLICE_FLAGS = os.SPLICE_F_MOVE | os.SPLICE_F_NONBLOCK
 _LINGER_RST = struct.pack("ii", 1, 0)
 _F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
@@ -183,7 +184,7 @@ class _Dial:
         if len(self.tried) >= len(CONNECT_TIMEOUTS):
             self.give_up()
             return
-        endpoint = listener.state.balancer.pick(listener.kind, self.peer[0], tuple(self.tried))
+        endpoint = listener.state.pick(listener.kind, self.peer[0], tuple(self.tried))
         if endpoint is None:
             self.give_up()
             return
@@ -248,6 +249,7 @@ class TcpListener:
         self.maker = maker
         self.address: tuple[str, int] = sock.getsockname()[:2]
         self.loop: asyncio.AbstractEventLoop = None  # type: ignore[assignment]
+        self._paused: asyncio.TimerHandle | None = None
 
     async def start(self) -> None:
         self.loop = asyncio.get_running_loop()
@@ -260,18 +262,26 @@ class TcpListener:
                 client, peer = self.sock.accept()
             except (BlockingIOError, InterruptedError):
                 return
-            except OSError as exc:  # e.g. EMFILE: try again on the next wake-up
+            except OSError as exc:  # e.g. EMFILE: pause accepting for a moment (the socket stays readable)
                 log.warning("%s: accept on %s:%s failed: %s", self.state.port.name, *self.address, exc)
+                self.loop.remove_reader(self.sock.fileno())
+                self._paused = self.loop.call_later(ACCEPT_PAUSE, self._resume)
                 return
             client.setblocking(False)
             client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             _Dial(self, client, peer).next()
+
+    def _resume(self) -> None:
+        self._paused = None
+        self.loop.add_reader(self.sock.fileno(), self._accept)
 
     def endpoints_changed(self) -> None:
         """Nothing to do: new connections read the balancer; connections in flight are left alone."""
 
     def close(self) -> None:
         """Stop accepting; connections already forwarded go on until they end."""
-        if self.loop is not None:
+        if self._paused is not None:
+            self._paused.cancel()
+        elif self.loop is not None:
             self.loop.remove_reader(self.sock.fileno())
         self.sock.close()

@@ -76,11 +76,15 @@ class UdpListener:
                 self._end(session)
 
     def _open(self, client: tuple[Any, ...]) -> _Session | None:
-        endpoint = self.state.balancer.pick(self.kind, client[0])
+        endpoint = self.state.pick(self.kind, client[0])
         self.state.note(self, client, endpoint)
         if endpoint is None:
             return None
-        sock = self.maker.socket(endpoint.ip, socket.SOCK_DGRAM)
+        try:
+            sock = self.maker.socket(endpoint.ip, socket.SOCK_DGRAM)
+        except OSError as exc:
+            log.warning("%s: no socket for endpoint %s: %s", self.state.port.name, endpoint, exc)
+            return None
         try:
             sock.connect(endpoint.address)
         except OSError as exc:
@@ -129,7 +133,7 @@ class UdpListener:
     def endpoints_changed(self) -> None:
         """End the sessions whose endpoint is no longer among this listener's endpoints."""
         if self.sessions:
-            alive = set(self.state.balancer.endpoints(self.kind))
+            alive = self.state.usable(self.kind)
             for session in [s for s in self.sessions.values() if s.endpoint not in alive]:
                 self._end(session)
 

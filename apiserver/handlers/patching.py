@@ -10,7 +10,7 @@ from aiohttp import web
 
 from .. import errors
 from ..http.limits import check_depth
-from ..http.negotiation import decode_body, decode_yaml
+from ..http.negotiation import decode_body, decode_yaml, plain_json
 from ..patch import merge_patch, strategic_merge_patch
 from ..patch.gofmt import go_v
 from ..registry.cache import Entry
@@ -120,7 +120,7 @@ def apply_duplicates(raw: bytes, mode: str) -> list[str]:
 
     Unknown fields never get this far: the typed conversion of the applied object rejects them first.
     """
-    if mode == messages.IGNORE:
+    if mode == messages.IGNORE or plain_json(raw) is not None:  # JSON without a repeated key
         return []
     try:
         _, duplicates = load_yaml(raw)

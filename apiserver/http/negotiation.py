@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -115,7 +116,39 @@ def decode_body(body: bytes, content_type: str | None, kind_hint: str = "") -> A
     raise errors.unsupported_media_type(content_type or "")
 
 
+class _NotPlainJSON(ValueError):
+    """A body that is JSON with a repeated key or a non-JSON constant: the YAML path words what it means."""
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    mapping = dict(pairs)
+    if len(mapping) != len(pairs):
+        raise _NotPlainJSON("repeated key")
+    return mapping
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotPlainJSON(name)
+
+
+def plain_json(body: bytes | str) -> Any | None:
+    """`body` decoded, when it is one JSON document without repeated keys (JSON is YAML, and this decodes it to
+    the same value hundreds of times faster than a YAML parser: clients such as kubectl and controllers send
+    apply patches as JSON); None for anything else."""
+    if body.lstrip()[:1] not in (b"{", "{"):
+        return None
+    try:
+        value = json.loads(body, object_pairs_hook=_unique, parse_constant=_no_constant)
+    except (ValueError, RecursionError):  # not JSON (or _NotPlainJSON): the YAML path decides
+        return None
+    limits.check_depth(value)
+    return value
+
+
 def decode_yaml(body: bytes) -> Any:
+    fast = plain_json(body)
+    if fast is not None:
+        return fast
     limits.check_yaml(body)
     try:
         docs = list(yaml.safe_load_all(body))

@@ -40,6 +40,7 @@ CLUSTER_DOMAIN = "cluster.local"
 READY, PROGRESSING, RUNTIME_RESOLVED = "Ready", "Progressing", "RuntimeResolved"
 RUNTIME_NOT_FOUND = "RuntimeNotFound"
 CONFIGMAP_NOT_FOUND = "ConfigMapNotFound"
+APPLY_FAILED = "ApplyFailed"
 
 
 def config_map_name(agent_name: str) -> str:

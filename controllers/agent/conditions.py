@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..workloads.common import meta, now
-from .api import CONFIGMAP_NOT_FOUND, PROGRESSING, READY, RUNTIME_NOT_FOUND, RUNTIME_RESOLVED
+from .api import APPLY_FAILED, CONFIGMAP_NOT_FOUND, PROGRESSING, READY, RUNTIME_NOT_FOUND, RUNTIME_RESOLVED
 from .render import endpoint, selector_string
 
 
@@ -21,6 +21,7 @@ class Observed:
     missing_configmap: str = ""  # the referenced ConfigMap, when it does not exist
     deployment: dict[str, Any] | None = None
     service: dict[str, Any] | None = None
+    failure: str = ""  # the first child that could not be applied, and why
 
 
 def rollout(d: dict[str, Any]) -> tuple[str, str]:
@@ -70,6 +71,8 @@ def agent_status(agent: dict[str, Any], seen: Observed) -> dict[str, Any]:
     blocked = (RUNTIME_NOT_FOUND, resolved["message"]) if not seen.runtime_kind else (
         (CONFIGMAP_NOT_FOUND, f'ConfigMap "{seen.missing_configmap}" not found') if seen.missing_configmap else None)
     d = seen.deployment
+    if seen.failure and not blocked:
+        blocked = (APPLY_FAILED, seen.failure)
     if blocked:
         progressing = _condition(PROGRESSING, False, *blocked, generation, old)
         ready = _condition(READY, False, *blocked, generation, old)

@@ -128,16 +128,26 @@ class AgentController(Controller):
             else:
                 base = referenced.get("data") or {}
         data = render.config_data(agent, base)
+        failures: list[ApiError] = []
+
+        async def apply(ref: ResourceRef, desired: dict[str, Any], live: dict[str, Any] | None) -> Any:
+            try:  # one child failing does not hold the others back
+                return await self._apply(agent, ref, desired, live)
+            except ApiError as exc:
+                failures.append(exc)
+                seen.failure = seen.failure or f"{desired['kind']} {meta(desired)['name']}: {exc}"
+                return live
+
         if not seen.missing_configmap:
-            await self._apply(agent, CONFIGMAPS, render.configmap(agent, data),
-                              self.configmaps.get(f"{namespace}/{config_map_name(name)}"))
-        seen.service = await self._apply(agent, SERVICES, render.service(agent), self.services.get(key))
+            await apply(CONFIGMAPS, render.configmap(agent, data),
+                        self.configmaps.get(f"{namespace}/{config_map_name(name)}"))
+        seen.deployment = self.deployments.get(key)
         if runtime is not None and not seen.missing_configmap:
-            seen.deployment = await self._apply(agent, DEPLOYMENTS, render.deployment(agent, runtime, kind, data),
-                                                self.deployments.get(key))
-        else:
-            seen.deployment = self.deployments.get(key)
+            seen.deployment = await apply(DEPLOYMENTS, render.deployment(agent, runtime, kind, data), seen.deployment)
+        seen.service = await apply(SERVICES, render.service(agent), self.services.get(key))
         await self._write_status(agent, seen)
+        if failures:
+            raise failures[0]  # retried with back-off
         return None
 
     async def _apply(self, agent: dict[str, Any], ref: ResourceRef, desired: dict[str, Any],

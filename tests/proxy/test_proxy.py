@@ -354,19 +354,31 @@ def test_cluster_ip_inside_the_cluster_netns(cluster, proxy, netns, ns, fleet):
 
 
 def test_internal_traffic_policy_local(cluster, proxy, netns, ns, fleet):
+    """ClusterIP traffic goes to endpoints on the client's node, which its address tells (the Node's pod
+    CIDR): all nodes' pods share the cluster network, so any node's proxy may accept the connection."""
     here, elsewhere = fleet(2)
+    if not any(n["metadata"]["name"] == "node-b" for n in cluster.client.list(NODES)["items"]):
+        cluster.client.create(NODES, {"metadata": {"name": "node-b"}, "spec": {"podCIDR": "10.244.2.0/24",
+                                                                               "podCIDRs": ["10.244.2.0/24"]}})
     cluster.client.create(SERVICES, service_body("itp", 8081, kind="NodePort", internalTrafficPolicy="Local"), ns)
-    publish(cluster, ns, "itp", [endpoint(here.address[0], node=NODE), endpoint(elsewhere.address[0], node="b")],
+    publish(cluster, ns, "itp", [endpoint(here.address[0], node=NODE), endpoint(elsewhere.address[0], node="node-b")],
             here.address[1])
     service = cluster.client.get(SERVICES, "itp", ns)
     ip, node_port_number = service["spec"]["clusterIP"], service["spec"]["ports"][0]["nodePort"]
     eventually(lambda: ("internal", ip, 8081, "TCP") in proxy.listeners())
     wait_listening(proxy, node_port_number)
-    assert {ask_name((ip, 8081), sock=netns.socket()) for _ in range(4)} == {"b0"}  # this node's only
+
+    def from_node_b() -> socket.socket:
+        sock = netns.socket()
+        sock.bind(("10.244.2.5", 0))  # a pod address of node-b
+        return sock
+
+    assert {ask_name((ip, 8081), sock=netns.socket()) for _ in range(4)} == {"b0"}  # this node's endpoint
+    assert {ask_name((ip, 8081), sock=from_node_b()) for _ in range(4)} == {"b1"}  # node-b's endpoint
     assert {ask_name((proxy.node_ip, node_port_number)) for _ in range(4)} == {"b0", "b1"}  # external: cluster
-    publish(cluster, ns, "itp", [endpoint(elsewhere.address[0], node="b")], here.address[1])
-    eventually(lambda: ("internal", ip, 8081, "TCP") not in proxy.listeners())
-    assert refused((ip, 8081), sock=netns.socket())
+    publish(cluster, ns, "itp", [endpoint(elsewhere.address[0], node="node-b")], here.address[1])
+    eventually(lambda: refused((ip, 8081), sock=netns.socket()))  # no endpoint on this node: reset at once
+    assert ask_name((ip, 8081), sock=from_node_b()) == "b1"
 
 
 def test_udp_cluster_ip(cluster, proxy, netns, ns, fleet):
@@ -402,3 +414,47 @@ def test_mini_kube_proxy_command(cluster, netns, ns, fleet, block):
         proc.terminate()
         proc.wait(10)
     assert proc.returncode == 0
+
+
+def test_proxies_of_several_nodes_share_the_cluster_network(cluster, ns, block):
+    """One proxy per node, all in one cluster network: a ClusterIP is served by the one that bound it first, the
+    others serve their own NodePorts and take the ClusterIP over when its proxy stops."""
+    shared = ClusterNetns()
+    client = ApiClient(Connection.from_kubeconfig(cluster.kubeconfig))
+    first = ProxyServer(client, "n1", f"{block}.31", shared.path, healthz_port=0)
+    second = ProxyServer(client, "n2", f"{block}.32", shared.path, healthz_port=0)
+    backend = TcpBackend("only", "10.244.1.50", 0, shared.socket())
+    try:
+        cluster.run(first.start())
+        cluster.run(second.start())
+        port = serve(cluster, ns, "shared", [backend])
+        ip = cluster.client.get(SERVICES, "shared", ns)["spec"]["clusterIP"]
+        key = ("internal", ip, 80, "TCP")
+        eventually(lambda: (key in first.listeners()) != (key in second.listeners()))
+        owner, other = (first, second) if key in first.listeners() else (second, first)
+        assert ask_name((ip, 80), sock=shared.socket()) == "only"
+        assert ask_name((owner.node_ip, port)) == ask_name((other.node_ip, port)) == "only"
+        cluster.run(owner.stop())
+        eventually(lambda: key in other.listeners(), timeout=5)
+        assert ask_name((ip, 80), sock=shared.socket()) == "only"
+    finally:
+        for proxy in (first, second):
+            cluster.run(proxy.stop())
+        cluster.run(client.close())
+        backend.close()
+        shared.close()
+
+
+def test_kubernetes_service_reaches_the_api_server(cluster, proxy, netns):
+    """From the cluster network, the `kubernetes` Service's ClusterIP reaches the API server (on loopback, so
+    no EndpointSlice can name it: the proxy forwards to the server it talks to itself)."""
+    ip = cluster.client.get(SERVICES, "kubernetes", "default")["spec"]["clusterIP"]
+    eventually(lambda: ("internal", ip, 443, "TCP") in proxy.listeners())
+    with netns.socket() as sock:
+        sock.settimeout(5)
+        sock.connect((ip, 443))
+        sock.sendall(b"GET /version HTTP/1.0\r\nHost: kubernetes\r\n\r\n")
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.") and b"gitVersion" in answer
