@@ -70,25 +70,28 @@ async def serve(args: argparse.Namespace) -> None:
     except StartupError as exc:
         await server.stop()  # close what was opened (the store's threads would keep the process alive)
         raise SystemExit(f"mini-kube: {exc}") from None
-    kubeconfig = args.kubeconfig or (str(Path(data_dir) / "kubeconfig") if data_dir != ":memory:" else None)
-    if kubeconfig:
-        write_kubeconfig(server, kubeconfig)
-    if not args.no_controllers:
-        await start_controllers(server, args.controllers)
-    if not args.no_scheduler:
-        await start_scheduler(server)
-    if args.nodes > 0:
-        root = args.node_root_dir or (str(Path(data_dir) / "nodes") if data_dir != ":memory:" else None)
-        await start_nodes(server, args.nodes, runtime=args.node_runtime, root=root)
-    if not args.no_ccm:
-        await start_ccm(server, lb_pool=args.lb_pool or None)
-    if not args.no_dns:
-        await start_dns(server, port=args.dns_port)
-    logging.getLogger("mini-kube").info("serving on %s (kubeconfig %s)", server.url, kubeconfig)
-    print(f"mini-kube API server ready at {server.url}" + (f", kubeconfig: {kubeconfig}" if kubeconfig else ""),
-          flush=True)
-    await until_signalled()
-    await server.stop()
+    try:
+        kubeconfig = args.kubeconfig or (str(Path(data_dir) / "kubeconfig") if data_dir != ":memory:" else None)
+        if kubeconfig:
+            write_kubeconfig(server, kubeconfig)
+        if not args.no_controllers:
+            await start_controllers(server, args.controllers)
+        if not args.no_scheduler:
+            await start_scheduler(server)
+        if args.nodes > 0:
+            root = args.node_root_dir or (str(Path(data_dir) / "nodes") if data_dir != ":memory:" else None)
+            await start_nodes(server, args.nodes, runtime=args.node_runtime, root=root,
+                              external_cloud=not args.no_ccm)
+        if not args.no_ccm:
+            await start_ccm(server, lb_pool=args.lb_pool or None)
+        if not args.no_dns:
+            await start_dns(server, port=args.dns_port)
+        logging.getLogger("mini-kube").info("serving on %s (kubeconfig %s)", server.url, kubeconfig)
+        print(f"mini-kube API server ready at {server.url}" + (f", kubeconfig: {kubeconfig}" if kubeconfig else ""),
+              flush=True)
+        await until_signalled()
+    finally:
+        await server.stop()  # also when a component fails to start: nothing may keep the process alive
 
 
 async def until_signalled() -> None:

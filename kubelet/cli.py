@@ -11,6 +11,8 @@ from mini_kube.controllers.client import ApiClient
 
 from .nodes import NodeSet, node_names
 
+UNINITIALIZED = "node.cloudprovider.kubernetes.io/uninitialized"
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     node = sub.add_parser("node", help="run a node (kubelet and kube-proxy) against a server")
@@ -20,6 +22,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                       "127.A.B.(10+index), its podCIDR 10.244.(index+1).0/24 (default 0)")
     add_node_options(node)
     node.add_argument("--no-proxy", action="store_true", help="do not run this node's kube-proxy")
+    node.add_argument("--cloud-provider", choices=("", "external"), default="",
+                      help="external: register with the uninitialized taint for a cloud-controller-manager")
 
 
 def add_node_options(parser: argparse.ArgumentParser) -> None:
@@ -43,17 +47,21 @@ class InProcessNodes:
 
     async def stop(self) -> None:
         await asyncio.gather(*(p.stop() for p in self.proxies), return_exceptions=True)
+        await asyncio.gather(*(p.client.close() for p in self.proxies), return_exceptions=True)
         await self.nodes.stop()
 
 
 async def start_in_process(client_factory: Any, names: list[str], *, runtime: str = "auto",
                            root: str | None = None, proxy: bool = True, service_cidr: str = "10.0.0.0/24",
-                           first_index: int = 0) -> InProcessNodes:
-    """Start a kubelet (and kube-proxy) for each name."""
+                           first_index: int = 0, external_cloud: bool = False) -> InProcessNodes:
+    """Start a kubelet (and kube-proxy) for each name. With `external_cloud` (a cloud-controller-manager runs),
+    nodes register with the `node.cloudprovider.kubernetes.io/uninitialized` taint, as upstream's kubelet with
+    `--cloud-provider=external`, for the ccm to initialise and remove."""
     nodes = await NodeSet.create(client_factory, runtime=runtime, root=root, service_cidr=service_cidr)
     proxies = []
+    taints = [{"key": UNINITIALIZED, "value": "true", "effect": "NoSchedule"}] if external_cloud else []
     for offset, name in enumerate(names):
-        kubelet = await nodes.add(name, first_index + offset)
+        kubelet = await nodes.add(name, first_index + offset, taints=list(taints))
         if proxy:
             from mini_kube.proxy.server import ProxyServer
 
@@ -70,7 +78,8 @@ async def run(args: argparse.Namespace) -> None:
         return ApiClient.from_kubeconfig(args.kubeconfig, user_agent=f"kubelet/{args.name}")
 
     running = await start_in_process(client, [args.name], runtime=args.node_runtime, root=args.node_root_dir,
-                                     proxy=not args.no_proxy, first_index=args.index)
+                                     proxy=not args.no_proxy, first_index=args.index,
+                                     external_cloud=args.cloud_provider == "external")
     kubelet = running.kubelets[0]
     print(f"mini-kube node {args.name} ready at {kubelet.address} ({running.nodes.runtime} runtime)", flush=True)
     try:

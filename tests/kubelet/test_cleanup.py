@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from .conftest import eventually, process_cluster_or_skip
 
-MARK = "31415"
+MARK = str(random.randint(10**8, 10**9))  # unique to this run: other runs may be going on
 
 
 def _running(pattern: str) -> list[str]:
