@@ -268,3 +268,35 @@ def test_pod_node_and_service_proxies(kube, ns):
                                       check=False).stdout) == "web\n"
     listed = json.loads(kubectl(kube, "get", "--raw", "/api/v1/nodes/mini-kube/proxy/pods").stdout)
     assert any(p["metadata"]["name"] == "web" for p in listed["items"])
+
+
+def test_attach_follows_the_output_and_kubectl_proxy_reaches_logs(kube, ns):
+    run(kube, ns, "talk", "i=0; while true; do i=$((i+1)); echo tick $i; sleep 0.2; done")
+    wait_running(kube, ns, "talk")
+    proc = subprocess.Popen(["kubectl", "--kubeconfig", kube.kubeconfig, "-n", ns, "attach", "talk"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        first = proc.stdout.readline()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert first.startswith("tick ")
+    since = kubectl(kube, "-n", ns, "logs", "talk", "--since=1s").stdout.splitlines()
+    assert 2 <= len(since) <= 8
+    proxy = subprocess.Popen(["kubectl", "--kubeconfig", kube.kubeconfig, "proxy", "--port=0"],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(proxy.stdout.readline().strip().rsplit(":", 1)[1])
+        log = subprocess.run(["curl", "-s", "-m", "5", f"http://127.0.0.1:{port}/api/v1/namespaces/{ns}/pods/talk/"
+                              "log?tailLines=1"], capture_output=True, text=True).stdout
+        assert log.startswith("tick ")
+    finally:
+        proxy.terminate()
+        proxy.wait(10)
+
+
+def test_kubectl_that_speaks_only_spdy_is_told_why(kube, ns):
+    run(kube, ns, "old", "sleep 300")
+    wait_running(kube, ns, "old")
+    old = kubectl(kube, "-n", ns, "exec", "old", "--", "true", version="1.27", check=False)
+    assert old.returncode != 0 and "mini-kube streams over WebSocket" in old.stderr
