@@ -223,6 +223,10 @@ def test_probes_really_run_against_the_process(kube, ns):
     assert not container_state(kube, ns, "gate")["ready"]
     kubectl(kube, "-n", ns, "exec", "gate", "--", "touch", "/tmp/ready")
     eventually(lambda: container_state(kube, ns, "gate").get("ready"), timeout=10)
+    kubectl(kube, "-n", ns, "exec", "gate", "--", "rm", "/tmp/ready")  # failing again: out of Ready
+    eventually(lambda: not container_state(kube, ns, "gate").get("ready"), timeout=15)
+    ready = next(c for c in status_of(kube, ns, "gate")["conditions"] if c["type"] == "Ready")
+    assert (ready["status"], ready["reason"]) == ("False", "ContainersNotReady")
     dying = {"name": "main", "image": "busybox", "command": ["sleep", "300"],
              "livenessProbe": {"exec": {"command": ["false"]}, "periodSeconds": 1, "failureThreshold": 1}}
     kube.client.create(PODS, pod("dying", dying, terminationGracePeriodSeconds=1), ns)
@@ -249,6 +253,19 @@ def test_port_forward_carries_http(kube, ns):
         answers = [subprocess.run(["curl", "-s", "-m", "5", f"http://127.0.0.1:{port}/"], capture_output=True,
                                   text=True).stdout for _ in range(3)]
         assert answers == ["web\n"] * 3
+    finally:
+        forward.terminate()
+        forward.wait(10)
+    kube.client.create(SERVICES, {"metadata": {"name": "front"}, "spec": {
+        "ports": [{"port": 8080, "targetPort": 80}], "selector": {"run": "web"}}}, ns)
+    kube.client.patch(PODS, "web", {"metadata": {"labels": {"run": "web"}}}, ns)
+    forward = subprocess.Popen(["kubectl", "--kubeconfig", kube.kubeconfig, "-n", ns, "port-forward", "svc/front",
+                                ":8080"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:  # a Service's port: kubectl picks a Pod behind it and forwards to the target port
+        line = forward.stdout.readline()
+        port = int(line.split("127.0.0.1:")[1].split(" ")[0])
+        assert subprocess.run(["curl", "-s", "-m", "5", f"http://127.0.0.1:{port}/"], capture_output=True,
+                              text=True).stdout == "web\n"
     finally:
         forward.terminate()
         forward.wait(10)
