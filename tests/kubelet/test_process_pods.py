@@ -317,3 +317,11 @@ def test_kubectl_that_speaks_only_spdy_is_told_why(kube, ns):
     wait_running(kube, ns, "old")
     old = kubectl(kube, "-n", ns, "exec", "old", "--", "true", version="1.27", check=False)
     assert old.returncode != 0 and "mini-kube streams over WebSocket" in old.stderr
+
+
+def test_active_deadline_fails_the_pod(kube, ns):
+    run(kube, ns, "late", "sleep 300", activeDeadlineSeconds=1, terminationGracePeriodSeconds=1)
+    status = eventually(lambda: (s := status_of(kube, ns, "late")).get("phase") == "Failed" and s, timeout=20)
+    assert (status["reason"], status["message"]) == (
+        "DeadlineExceeded", "Pod was active on the node longer than the specified deadline")
+    assert "terminated" in container_state(kube, ns, "late")["state"]
