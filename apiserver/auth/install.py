@@ -108,7 +108,10 @@ def install(server: ApiServer, *, pki_hosts: list[str] | None = None) -> None:
     config = server.config
     data_dir = Path(tempfile.mkdtemp(prefix="mini-kube-pki-")) if config.data_dir == ":memory:" \
         else Path(config.data_dir).expanduser()
-    pki = ensure_pki(data_dir, pki_hosts or [config.address])
+    import ipaddress
+
+    service_ip = str(next(ipaddress.ip_network(config.service_cidr).hosts()))  # the `kubernetes` Service's
+    pki = ensure_pki(data_dir, [*(pki_hosts or [config.address]), service_ip])
     server.ssl_context = server_ssl_context(pki)
     config.extra["kubeconfig_writer"] = lambda srv: kubeconfig_yaml(srv.url, pki, namespace="default")
     config.extra["pki"] = pki

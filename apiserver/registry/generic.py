@@ -31,6 +31,7 @@ from .strategy import Strategy, WriteContext
 
 GENERATE_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 MAX_STORE_VALUE = 1_572_864
+DELETE_RETRIES = 10  # a delete raced by other writes tries again this often before answering 409
 
 
 _now_cache: tuple[int, str] = (0, "")
@@ -429,11 +430,11 @@ class Registry:
 
     # -- delete ------------------------------------------------------------------------------------
     async def delete(self, res: ResourceType, namespace: str | None, name: str, options: dict[str, Any],
-                     opts: WriteOptions, *, retries: int = 100) -> tuple[dict[str, Any], bool]:
+                     opts: WriteOptions) -> tuple[dict[str, Any], bool]:
         """Delete (or mark for deletion: finalizers, a Pod's grace period). Returns (object or Status body,
         whether it is gone now). A write landing in between (a status update, a binding) means deciding again
         on the new object, as upstream's store does, not a 409."""
-        for _ in range(retries):
+        for _ in range(DELETE_RETRIES):
             current = self.get(res, namespace, name)
             result = await self._delete_once(res, namespace, name, current, options, opts)
             if result is not None:
