@@ -346,6 +346,11 @@ def test_agent_server_answers_with_its_config(tmp_path):
         body = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5).read())
         assert body["agent"] == "a" and body["namespace"] == "n" and body["config"] == {"greeting": "hello"}
         assert urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5).read() == b"ok"
+        from mini_kube.controllers.agent.server import read_config
+
+        assert read_config({"AGENT_CONFIG_DIR": str(tmp_path / "none"), "AGENT_CONFIG_k": "v"}) == {"k": "v"}
+        (tmp_path / "empty").mkdir()
+        assert read_config({"AGENT_CONFIG_DIR": str(tmp_path / "empty"), "AGENT_CONFIG_k": "v"}) == {}
     finally:
         proc.terminate()
         assert proc.wait(5) == 0
