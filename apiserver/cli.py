@@ -104,13 +104,15 @@ async def until_signalled() -> None:
     await stop.wait()
 
 
-async def start_controllers(server: ApiServer, names: str = "*") -> None:
-    """Run the built-in controllers in-process, talking to this server over HTTP like any client."""
+async def start_controllers(server: ApiServer, names: str = "*",
+                            options: dict[str, dict[str, Any]] | None = None) -> None:
+    """Run the built-in controllers in-process, talking to this server over HTTP like any client (`options`:
+    per-controller settings, e.g. {"nodelifecycle": {"grace_period": 5}})."""
     from mini_kube.controllers.manager import Manager
 
     from .kubeconfig import client_for
 
-    manager = Manager(client_for(server), names=names)
+    manager = Manager(client_for(server), names=names, options=options)
     server.background.append(asyncio.create_task(manager.start(), name="controller-manager"))
     server.on_stop.append(manager.stop)
 

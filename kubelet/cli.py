@@ -53,7 +53,8 @@ class InProcessNodes:
 
 async def start_in_process(client_factory: Any, names: list[str], *, runtime: str = "auto",
                            root: str | None = None, proxy: bool = True, service_cidr: str = "10.0.0.0/24",
-                           first_index: int = 0, external_cloud: bool = False) -> InProcessNodes:
+                           first_index: int = 0, external_cloud: bool = False,
+                           kubelet_options: dict[str, Any] | None = None) -> InProcessNodes:
     """Start a kubelet (and kube-proxy) for each name. With `external_cloud` (a cloud-controller-manager runs),
     nodes register with the `node.cloudprovider.kubernetes.io/uninitialized` taint, as upstream's kubelet with
     `--cloud-provider=external`, for the ccm to initialise and remove."""
@@ -61,7 +62,7 @@ async def start_in_process(client_factory: Any, names: list[str], *, runtime: st
     proxies = []
     taints = [{"key": UNINITIALIZED, "value": "true", "effect": "NoSchedule"}] if external_cloud else []
     for offset, name in enumerate(names):
-        kubelet = await nodes.add(name, first_index + offset, taints=list(taints))
+        kubelet = await nodes.add(name, first_index + offset, taints=list(taints), **(kubelet_options or {}))
         if proxy:
             from mini_kube.proxy.server import ProxyServer
 

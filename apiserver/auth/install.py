@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
-import ipaddress
 import logging
 import tempfile
 from collections.abc import Mapping
@@ -109,8 +108,9 @@ def install(server: ApiServer, *, pki_hosts: list[str] | None = None) -> None:
     config = server.config
     data_dir = Path(tempfile.mkdtemp(prefix="mini-kube-pki-")) if config.data_dir == ":memory:" \
         else Path(config.data_dir).expanduser()
-    # as upstream, the certificate also names the `kubernetes` Service's IP, where pods reach the server
-    service_ip = str(next(ipaddress.ip_network(config.service_cidr).hosts()))
+    import ipaddress
+
+    service_ip = str(next(ipaddress.ip_network(config.service_cidr).hosts()))  # the `kubernetes` Service's
     pki = ensure_pki(data_dir, [*(pki_hosts or [config.address]), service_ip])
     server.ssl_context = server_ssl_context(pki)
     config.extra["kubeconfig_writer"] = lambda srv: kubeconfig_yaml(srv.url, pki, namespace="default")

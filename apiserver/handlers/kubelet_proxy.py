@@ -86,7 +86,8 @@ async def stream(kubelet: Kubelet, request: web.Request, path: str) -> web.Strea
     if request.headers.get("Upgrade", "").lower() != "websocket":
         if request.headers.get("Upgrade"):
             raise errors.bad_request(f"unsupported upgrade {request.headers['Upgrade']!r}: mini-kube streams over "
-                                     "WebSocket (kubectl 1.30 and newer; v4/v5.channel.k8s.io)")
+                                     "WebSocket (v4/v5.channel.k8s.io: kubectl 1.30 and newer for exec and "
+                                     "attach, 1.31 and newer for port-forward)")
         raise errors.bad_request("Upgrade request required")
     offered = [p.strip() for p in request.headers.get("Sec-WebSocket-Protocol", "").split(",") if p.strip()]
     session = _session(request)

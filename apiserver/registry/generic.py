@@ -6,6 +6,7 @@ store revision as `metadata.resourceVersion`. Mirrors k8s.io/apiserver/pkg/regis
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import secrets
 import time
@@ -30,6 +31,7 @@ from .strategy import Strategy, WriteContext
 
 GENERATE_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 MAX_STORE_VALUE = 1_572_864
+DELETE_RETRIES = 10  # a delete raced by other writes tries again this often before answering 409
 
 
 _now_cache: tuple[int, str] = (0, "")
@@ -428,7 +430,22 @@ class Registry:
     # -- delete ------------------------------------------------------------------------------------
     async def delete(self, res: ResourceType, namespace: str | None, name: str, options: dict[str, Any],
                      opts: WriteOptions) -> tuple[dict[str, Any], bool]:
-        """Delete (or mark for deletion). Returns (object or Status body, whether it is gone now)."""
+        """Delete (or mark for deletion). Returns (object or Status body, whether it is gone now). Without a
+        resourceVersion precondition, a write that lands in between is no conflict: read again and retry, as
+        upstream's conditional delete does."""
+        pinned = bool((options.get("preconditions") or {}).get("resourceVersion"))
+        for attempt in range(DELETE_RETRIES):
+            try:
+                return await self._delete_once(res, namespace, name, options, opts)
+            except StatusError as exc:
+                if pinned or exc.code != 409 or exc.message.startswith("Precondition failed") or \
+                        attempt == DELETE_RETRIES - 1:
+                    raise
+                await asyncio.sleep(0)
+        raise AssertionError("unreachable")
+
+    async def _delete_once(self, res: ResourceType, namespace: str | None, name: str, options: dict[str, Any],
+                           opts: WriteOptions) -> tuple[dict[str, Any], bool]:
         current = self.get(res, namespace, name)
         obj = current.obj
         meta = obj["metadata"]

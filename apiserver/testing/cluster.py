@@ -71,12 +71,15 @@ class MiniKube:
 
     def __init__(self, *, data_dir: str = ":memory:", insecure_http: bool = True, controllers: bool | str = True,
                  scheduler: bool = True, ccm: bool | dict[str, Any] = False, dns: bool | dict[str, Any] = False,
-                 nodes: int = 0,
-                 node_runtime: str = "auto", **config: Any) -> None:
+                 nodes: int = 0, node_runtime: str = "auto",
+                 controller_options: dict[str, dict[str, Any]] | None = None,
+                 node_options: dict[str, Any] | None = None, **config: Any) -> None:
         self.controllers = controllers
         self.scheduler = scheduler
+        self.controller_options = controller_options  # per controller, e.g. {"nodelifecycle": {...}}
         self.node_count = nodes  # in-process nodes (kubelet + kube-proxy each)
         self.node_runtime = node_runtime  # auto | process | simulated
+        self.node_options = node_options or {}  # KubeletConfig fields, e.g. {"renew_interval": 0.5}
         self.nodes: Any = None
         self.ccm_options = ccm  # True or CloudControllerManager options: run the cloud-controller-manager
         self.ccm: Any = None
@@ -113,7 +116,8 @@ class MiniKube:
         if self.controllers:
             from ..cli import start_controllers
 
-            self.run(start_controllers(self.server, "*" if self.controllers is True else self.controllers))
+            self.run(start_controllers(self.server, "*" if self.controllers is True else self.controllers,
+                                       self.controller_options))
         if self.scheduler:
             from ..cli import start_scheduler
 
@@ -121,7 +125,8 @@ class MiniKube:
         if self.node_count:
             from ..cli import start_nodes
 
-            self.nodes = self.run(start_nodes(self.server, self.node_count, runtime=self.node_runtime))
+            self.nodes = self.run(start_nodes(self.server, self.node_count, runtime=self.node_runtime,
+                                                 kubelet_options=self.node_options))
         if self.ccm_options:
             from ..cli import start_ccm
 

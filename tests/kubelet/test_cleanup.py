@@ -47,13 +47,15 @@ def test_a_crashed_server_leaves_no_process_namespace_or_pod_file(tmp_path):
         pods_dir = data / "nodes" / "mini-kube" / "pods"
         before = {str(p) for p in pods_dir.glob("*/container-*.json")}
         assert before
-        holders = [int(p) for p in _running("sleep infinity")]
+        children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+        holders = [int(p) for p in children if Path(f"/proc/{p}/cmdline").read_bytes().startswith(b"unshare")]
+        assert holders  # the cluster network's and the pod's
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
     eventually(lambda: not _running(f"sleep {MARK}"), timeout=10)  # the grandchild too: its PID namespace died
-    eventually(lambda: not [p for p in holders if os.path.exists(f"/proc/{p}") and
-                            Path(f"/proc/{p}/cmdline").read_bytes().startswith(b"sleep")], timeout=10)
+    eventually(lambda: not [p for p in holders if os.path.exists(f"/proc/{p}/cmdline") and
+                            Path(f"/proc/{p}/cmdline").read_bytes().startswith(b"unshare")], timeout=10)
     assert "10.244." not in subprocess.run(["ip", "-4", "addr"], capture_output=True, text=True).stdout
     proc = _serve(data)  # the next start clears what the crashed one left on disk
     try:

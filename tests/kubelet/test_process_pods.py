@@ -223,6 +223,10 @@ def test_probes_really_run_against_the_process(kube, ns):
     assert not container_state(kube, ns, "gate")["ready"]
     kubectl(kube, "-n", ns, "exec", "gate", "--", "touch", "/tmp/ready")
     eventually(lambda: container_state(kube, ns, "gate").get("ready"), timeout=10)
+    kubectl(kube, "-n", ns, "exec", "gate", "--", "rm", "/tmp/ready")  # failing again: out of Ready
+    eventually(lambda: not container_state(kube, ns, "gate").get("ready"), timeout=15)
+    ready = next(c for c in status_of(kube, ns, "gate")["conditions"] if c["type"] == "Ready")
+    assert (ready["status"], ready["reason"]) == ("False", "ContainersNotReady")
     dying = {"name": "main", "image": "busybox", "command": ["sleep", "300"],
              "livenessProbe": {"exec": {"command": ["false"]}, "periodSeconds": 1, "failureThreshold": 1}}
     kube.client.create(PODS, pod("dying", dying, terminationGracePeriodSeconds=1), ns)
@@ -252,6 +256,19 @@ def test_port_forward_carries_http(kube, ns):
     finally:
         forward.terminate()
         forward.wait(10)
+    kube.client.create(SERVICES, {"metadata": {"name": "front"}, "spec": {
+        "ports": [{"port": 8080, "targetPort": 80}], "selector": {"run": "web"}}}, ns)
+    kube.client.patch(PODS, "web", {"metadata": {"labels": {"run": "web"}}}, ns)
+    forward = subprocess.Popen(["kubectl", "--kubeconfig", kube.kubeconfig, "-n", ns, "port-forward", "svc/front",
+                                ":8080"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:  # a Service's port: kubectl picks a Pod behind it and forwards to the target port
+        line = forward.stdout.readline()
+        port = int(line.split("127.0.0.1:")[1].split(" ")[0])
+        assert subprocess.run(["curl", "-s", "-m", "5", f"http://127.0.0.1:{port}/"], capture_output=True,
+                              text=True).stdout == "web\n"
+    finally:
+        forward.terminate()
+        forward.wait(10)
 
 
 def test_pod_node_and_service_proxies(kube, ns):
@@ -268,3 +285,43 @@ def test_pod_node_and_service_proxies(kube, ns):
                                       check=False).stdout) == "web\n"
     listed = json.loads(kubectl(kube, "get", "--raw", "/api/v1/nodes/mini-kube/proxy/pods").stdout)
     assert any(p["metadata"]["name"] == "web" for p in listed["items"])
+
+
+def test_attach_follows_the_output_and_kubectl_proxy_reaches_logs(kube, ns):
+    run(kube, ns, "talk", "i=0; while true; do i=$((i+1)); echo tick $i; sleep 0.2; done")
+    wait_running(kube, ns, "talk")
+    proc = subprocess.Popen(["kubectl", "--kubeconfig", kube.kubeconfig, "-n", ns, "attach", "talk"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        first = proc.stdout.readline()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert first.startswith("tick ")
+    since = kubectl(kube, "-n", ns, "logs", "talk", "--since=1s").stdout.splitlines()
+    assert 2 <= len(since) <= 8
+    proxy = subprocess.Popen(["kubectl", "--kubeconfig", kube.kubeconfig, "proxy", "--port=0"],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(proxy.stdout.readline().strip().rsplit(":", 1)[1])
+        log = subprocess.run(["curl", "-s", "-m", "5", f"http://127.0.0.1:{port}/api/v1/namespaces/{ns}/pods/talk/"
+                              "log?tailLines=1"], capture_output=True, text=True).stdout
+        assert log.startswith("tick ")
+    finally:
+        proxy.terminate()
+        proxy.wait(10)
+
+
+def test_kubectl_that_speaks_only_spdy_is_told_why(kube, ns):
+    run(kube, ns, "old", "sleep 300")
+    wait_running(kube, ns, "old")
+    old = kubectl(kube, "-n", ns, "exec", "old", "--", "true", version="1.27", check=False)
+    assert old.returncode != 0 and "mini-kube streams over WebSocket" in old.stderr
+
+
+def test_active_deadline_fails_the_pod(kube, ns):
+    run(kube, ns, "late", "sleep 300", activeDeadlineSeconds=1, terminationGracePeriodSeconds=1)
+    status = eventually(lambda: (s := status_of(kube, ns, "late")).get("phase") == "Failed" and s, timeout=20)
+    assert (status["reason"], status["message"]) == (
+        "DeadlineExceeded", "Pod was active on the node longer than the specified deadline")
+    assert "terminated" in container_state(kube, ns, "late")["state"]

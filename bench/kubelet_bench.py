@@ -1,0 +1,116 @@
+"""Kubelet figures, in one run against in-process clusters (issue #13 targets in brackets):
+
+- a Pod already bound to a node: milliseconds from create to the kubelet reporting it Running and Ready, with
+  the process runtime (namespaces made, processes spawned) [< 100 ms] and the simulated runtime [< 10 ms];
+- 100 Pods on one simulated node: the kubelet's own memory per Pod (Python allocations by the kubelet and its
+  Pod informer, tracemalloc) [< 5 MB];
+- exec round trip through the API server and the kubelet (WebSocket `v5.channel.k8s.io`, `true` run in the
+  container) [< 50 ms].
+
+    .venv/bin/python bench/kubelet_bench.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from mini_kube.apiserver.testing import MiniKube  # noqa: E402
+from mini_kube.controllers.client import ResourceRef  # noqa: E402
+from mini_kube.network.namespaces import can_make_namespaces  # noqa: E402
+
+PODS = ResourceRef("", "v1", "pods")
+
+
+def pod(name: str, command: list[str] | None = None, node: str = "mini-kube") -> dict:
+    container = {"name": "c", "image": "busybox", **({"command": command} if command else {})}
+    return {"metadata": {"name": name}, "spec": {"nodeName": node, "containers": [container],
+                                                 "terminationGracePeriodSeconds": 0}}
+
+
+async def time_to_running(kube: MiniKube, count: int, command: list[str] | None) -> list[float]:
+    """Create Pods one at a time; a watch sees each become Running and Ready."""
+    client = kube.client.async_client
+    times = []
+    for i in range(count):
+        name = f"r{i}-{time.monotonic_ns() % 100000}"
+        listed = await client.list(PODS, "default")
+        started = time.perf_counter()
+        await client.create(PODS, pod(name, command), "default")
+        async for event in client.watch(PODS, "default", resource_version=listed["metadata"]["resourceVersion"],
+                                        fieldSelector=f"metadata.name={name}"):
+            status = event["object"].get("status") or {}
+            ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or ())
+            if status.get("phase") == "Running" and ready:
+                times.append((time.perf_counter() - started) * 1000)
+                break
+        await client.delete(PODS, name, "default", body={"gracePeriodSeconds": 0})
+    return times
+
+
+async def exec_round_trips(kube: MiniKube, name: str, count: int) -> list[float]:
+    import websockets
+
+    url = kube.url.replace("http", "ws") + f"/api/v1/namespaces/default/pods/{name}/exec?command=true&stdout=1&stderr=1"
+    times = []
+    for _ in range(count):
+        started = time.perf_counter()
+        async with websockets.connect(url, subprotocols=["v5.channel.k8s.io"]) as ws:
+            async for message in ws:
+                if isinstance(message, bytes) and message[:1] == b"\x03":
+                    assert json.loads(message[1:])["status"] == "Success"
+                    break
+        times.append((time.perf_counter() - started) * 1000)
+    return times
+
+
+def summary(values: list[float]) -> str:
+    values = sorted(values)
+    return f"median {statistics.median(values):.1f} ms, p90 {values[int(len(values) * 0.9) - 1]:.1f} ms"
+
+
+def main() -> None:
+    with MiniKube(nodes=1, node_runtime="simulated", scheduler=False) as kube:
+        sim = kube.run(time_to_running(kube, 30, None), timeout=120)
+        print(f"simulated runtime, bound Pod to Running+Ready: {summary(sim)}  [target < 10 ms]")
+        kubelet = kube.nodes.kubelets[0]
+        tracemalloc.start()
+        before = tracemalloc.take_snapshot()
+
+        async def hundred() -> None:
+            client = kube.client.async_client
+            await asyncio.gather(*(client.create(PODS, pod(f"m{i}"), "default") for i in range(100)))
+            while sum(1 for w in kubelet.workers.values() if w._written and w._written.get("phase") == "Running") < 100:  # noqa: SLF001
+                await asyncio.sleep(0.05)
+
+        kube.run(hundred(), timeout=120)
+        after = tracemalloc.take_snapshot()
+        tracemalloc.stop()
+        wanted = [tracemalloc.Filter(True, "*/kubelet/*"), tracemalloc.Filter(True, "*/controllers/informer.py")]
+        grown = sum(s.size_diff for s in after.filter_traces(wanted).compare_to(before.filter_traces(wanted),
+                                                                                "filename"))
+        print(f"100 Pods on one simulated node: kubelet memory {grown / 100 / 1024:.1f} KiB per Pod  [target < 5 MB]")
+    ok, why = can_make_namespaces()
+    if not ok:
+        print(f"process runtime: skipped ({why})")
+        return
+    with MiniKube(nodes=1, node_runtime="process", scheduler=False) as kube:
+        proc = kube.run(time_to_running(kube, 20, ["sleep", "300"]), timeout=180)
+        print(f"process runtime, bound Pod to Running+Ready: {summary(proc)}  [target < 100 ms]")
+        kube.client.create(PODS, pod("exec", ["sleep", "300"]), "default")
+        kube.run(time_to_running(kube, 0, None))
+        while (kube.client.get(PODS, "exec", "default").get("status") or {}).get("phase") != "Running":
+            time.sleep(0.02)
+        trips = kube.run(exec_round_trips(kube, "exec", 30), timeout=120)
+        print(f"exec round trip through the API server: {summary(trips)}  [target < 50 ms]")
+
+
+if __name__ == "__main__":
+    main()
