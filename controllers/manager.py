@@ -77,8 +77,8 @@ class Manager:
         self.options = options or {}
         self.controllers = controllers if controllers is not None else [self._make(name) for name in select(names)]
         self.elector = LeaderElector(client, lease_name, identity or f"{socket.gethostname()}_{os.getpid()}",
-                                     namespace=lease_namespace, lease_duration=lease_duration, renew_deadline=renew_deadline,
-                                     retry_period=retry_period) if leader_elect else None
+                                     namespace=lease_namespace, lease_duration=lease_duration,
+                                     renew_deadline=renew_deadline, retry_period=retry_period) if leader_elect else None
         self._election: asyncio.Task[None] | None = None
         self._health: Any = None
 

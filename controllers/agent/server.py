@@ -31,11 +31,10 @@ def read_config(environ: dict[str, str] | None = None) -> dict[str, str]:
     env = os.environ if environ is None else environ
     folder = Path(env.get("AGENT_CONFIG_DIR") or "/etc/agent/config")
     if folder.is_dir():
-        config = {p.name: p.read_text(errors="replace") for p in sorted(folder.iterdir())
-                  if not p.name.startswith(".") and p.is_file()}
-        if config:
-            return config
-    return {k[len(ENV_PREFIX):]: v for k, v in sorted(env.items()) if k.startswith(ENV_PREFIX) and len(k) > len(ENV_PREFIX)}
+        return {p.name: p.read_text(errors="replace") for p in sorted(folder.iterdir())
+                if not p.name.startswith(".") and p.is_file()}
+    return {k[len(ENV_PREFIX):]: v for k, v in sorted(env.items())
+            if k.startswith(ENV_PREFIX) and k not in (ENV_PREFIX, "AGENT_CONFIG_DIR")}
 
 
 def describe() -> dict[str, Any]:

@@ -1,7 +1,10 @@
-"""The full example from outside the cluster, through real sockets (seed 000 for an Agent): request -> the load
-balancer -> the Service -> an agent pod (the default runtime's program as a process in its own network and
-mount namespaces, its config mounted from the ConfigMap the operator made), which answers with its config.
-A config change rolls the pods and the answers follow. Skipped where namespaces cannot be made."""
+"""The operator as a user installs it, on a cluster whose pods really run (skipped where namespaces cannot be
+made): `kubectl apply -f deploy/agent-operator/` runs the operator in-cluster (its Deployment's two pods, in-cluster
+config, its ServiceAccount's RBAC, leader election). Then the full example from outside, through real sockets
+(seed 000 for an Agent): request -> the load balancer -> the Service -> an agent pod (the default runtime's
+program as a process in its own network and mount namespaces, its config mounted from the ConfigMap the operator
+made), which answers with its config; a config change rolls the pods and the answers follow. The leader's pod
+deleted: another replica takes the Lease over and acts."""
 
 from __future__ import annotations
 
@@ -11,31 +14,39 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from mini_kube.controllers.agent.operator import Operator
-from mini_kube.controllers.client import ApiClient, ResourceRef
+import yaml
+from mini_kube.controllers.client import ResourceRef
 
 from tests.controllers.test_workloads import eventually
 from tests.helpers import kubectl
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "deploy" / "agent-operator" / "examples"
-CRDS = EXAMPLES.parent / "00-crds.yaml"
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "agent-operator"
+EXAMPLES = DEPLOY / "examples"
 
 
 @pytest.fixture(scope="module")
-def cluster():
+def cluster(tmp_path_factory):
+    """A TLS cluster with RBAC, a node running pods as processes, and a cloud controller manager; the operator is
+    installed with `kubectl apply -f deploy/agent-operator/` and runs in-cluster, as its Deployment's pods."""
     from mini_kube.apiserver.testing import MiniKube
     from mini_kube.network.namespaces import can_make_namespaces
 
     possible, why = can_make_namespaces()
     if not possible:
         pytest.skip(f"agent pods need network and mount namespaces: {why}")
-    with MiniKube(nodes=1, node_runtime="process", ccm={"health_interval": 0.2, "status_port": 0}) as kube:
-        kubectl(kube, "apply", "-f", str(CRDS))
-        kubectl(kube, "wait", "--for=condition=Established", "crd/agents.mini-kube.dev", "--timeout=20s")
-        operator = Operator(ApiClient.from_kubeconfig(kube.kubeconfig))
-        kube.run(operator.start())
+    data = tmp_path_factory.mktemp("journey") / "data"
+    with MiniKube(insecure_http=False, data_dir=str(data), nodes=1, node_runtime="process",
+                  ccm={"health_interval": 0.2, "status_port": 0}) as kube:
+        kubectl(kube, "apply", "-f", str(DEPLOY / "00-crds.yaml"), "-f", str(DEPLOY / "01-rbac.yaml"))
+        # the node's python3 need not have mini-kube installed: the operator's pods run this interpreter
+        operator = yaml.safe_load((DEPLOY / "02-operator.yaml").read_text())
+        container = operator["spec"]["template"]["spec"]["containers"][0]
+        container["command"][:1] = [sys.executable, "-m", "mini_kube.apiserver.cli"]
+        container["command"] += ["--leader-elect-lease-duration=4", "--leader-elect-renew-deadline=3",
+                                 "--leader-elect-retry-period=0.5"]  # a quicker take-over than 15 s
+        kubectl(kube, "apply", "-f", "-", input=yaml.safe_dump(operator))
+        kubectl(kube, "-n", "agent-operator", "rollout", "status", "deployment/agent-operator", "--timeout=60s")
         yield kube
-        kube.run(operator.stop())
 
 
 def answer(url: str) -> dict:
@@ -85,3 +96,31 @@ def test_the_full_example_answers_through_the_load_balancer(cluster):
     eventually(lambda: "No resources found" in kubectl(kube, "get", "deployment,service", "-l",
                                                        "mini-kube.dev/agent=support").stderr)
 
+
+def test_the_standby_takes_over_when_the_leader_goes(cluster):
+    kube = cluster
+    kubectl(kube, "apply", "-f", str(EXAMPLES / "runtime.yaml"))
+    patch = [{"op": "replace", "path": "/spec/command/0", "value": sys.executable}]
+    kubectl(kube, "patch", "servingruntime", "python-agent", "--type=json", "-p", json.dumps(patch))
+    kubectl(kube, "apply", "-f", str(EXAMPLES / "agent-minimal.yaml"))
+    kubectl(kube, "wait", "--for=condition=Ready", "agent/hello", "--timeout=60s")
+    holder = lambda: kubectl(kube, "-n", "agent-operator", "get", "lease", "agent-operator", "-o",  # noqa: E731
+                             "jsonpath={.spec.holderIdentity}").stdout
+    leader = holder()
+    pods = kubectl(kube, "-n", "agent-operator", "get", "pods", "-o", "name").stdout.split()
+    assert f"pod/{leader}" in pods and len(pods) == 2
+    kubectl(kube, "-n", "agent-operator", "delete", "pod", leader)
+    successor = eventually(lambda: (h := holder()) and h != leader and h, timeout=30)
+    # the standby, or the replacement pod if it campaigned first (the old leader released the Lease on SIGTERM)
+    live = kubectl(kube, "-n", "agent-operator", "get", "pods", "-o", "name").stdout.split()
+    assert f"pod/{successor}" in live and f"pod/{leader}" not in live
+    kubectl(kube, "scale", "agent", "hello", "--replicas=2")
+    eventually(lambda: json.loads(kubectl(kube, "get", "agent", "hello", "-o", "json").stdout)["status"].get(
+        "readyReplicas") == 2, timeout=60)
+    # from inside the cluster: an agent pod asks the Service at its ClusterIP
+    ip = kubectl(kube, "get", "service", "hello", "-o", "jsonpath={.spec.clusterIP}").stdout
+    pod = kubectl(kube, "get", "pods", "-l", "mini-kube.dev/agent=hello", "-o", "jsonpath={.items[0].metadata.name}"
+                  ).stdout
+    script = f"import urllib.request; print(urllib.request.urlopen('http://{ip}:80/', timeout=5).read().decode())"
+    body = json.loads(kubectl(kube, "exec", pod, "--", sys.executable, "-c", script).stdout)
+    assert body["agent"] == "hello" and body["config"] == {}

@@ -346,6 +346,11 @@ def test_agent_server_answers_with_its_config(tmp_path):
         body = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5).read())
         assert body["agent"] == "a" and body["namespace"] == "n" and body["config"] == {"greeting": "hello"}
         assert urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5).read() == b"ok"
+        from mini_kube.controllers.agent.server import read_config
+
+        assert read_config({"AGENT_CONFIG_DIR": str(tmp_path / "none"), "AGENT_CONFIG_k": "v"}) == {"k": "v"}
+        (tmp_path / "empty").mkdir()
+        assert read_config({"AGENT_CONFIG_DIR": str(tmp_path / "empty"), "AGENT_CONFIG_k": "v"}) == {}
     finally:
         proc.terminate()
         assert proc.wait(5) == 0
@@ -361,3 +366,20 @@ def test_operator_status_endpoint(cluster):
     assert urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=5).read() == b"ok"
     cluster.run(cluster.operator._runner.cleanup())
     cluster.operator._runner = None
+
+
+def test_a_child_that_cannot_be_applied_does_not_hold_back_the_others(cluster, ns):
+    kube = cluster
+    kube.client.create(SERVING_RUNTIMES, runtime("py"), ns)
+    port = 30000 + int(uuid.uuid4().int % 2000)
+    kube.client.create(AGENTS, agent("first", "py", service={"type": "NodePort", "nodePort": port}), ns)
+    eventually(lambda: get(kube, SERVICES, "first", ns))
+    kube.client.create(AGENTS, agent("second", "py", service={"type": "NodePort", "nodePort": port}), ns)
+    a = eventually(lambda: (a := kube.client.get(AGENTS, "second", ns)) and condition(a, "Ready").get(
+        "reason") == "ApplyFailed" and a)
+    assert "provided port is already allocated" in condition(a, "Ready")["message"]
+    assert get(kube, DEPLOYMENTS, "second", ns) is not None and get(kube, SERVICES, "second", ns) is None
+    eventually(lambda: any(e["reason"] == "FailedApply" and e["involvedObject"]["name"] == "second" for e in
+                           kube.client.list(ResourceRef("", "v1", "events"), ns)["items"]))
+    kube.client.patch(AGENTS, "second", {"spec": {"service": {"nodePort": None}}}, ns)  # recovers
+    eventually(lambda: get(kube, SERVICES, "second", ns))
