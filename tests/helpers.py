@@ -41,3 +41,46 @@ def reference_file(relative: str) -> Path:
     if not path.exists():
         pytest.skip(f"reference capture {relative} is not available")
     return path
+
+
+class TerminatingPodReaper:
+    """Plays the part of absent kubelets for tests whose Nodes are bare objects: a Pod bound to a node is
+    deleted gracefully (it waits for its kubelet), so this thread ends every terminating Pod at once with the
+    kubelet's final, grace-0 delete. A context manager."""
+
+    def __init__(self, kube, interval: float = 0.05) -> None:
+        import threading
+
+        self.kube = kube
+        self.interval = interval
+        self.running = True
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _loop(self) -> None:
+        import time
+
+        from mini_kube.controllers.client import ApiError, ResourceRef
+
+        pods = ResourceRef("", "v1", "pods")
+        while self.running:
+            try:
+                items = self.kube.client.list(pods)["items"]
+            except ApiError:
+                items = []
+            for pod in items:
+                meta = pod["metadata"]
+                if meta.get("deletionTimestamp") and not meta.get("finalizers"):
+                    try:
+                        self.kube.client.delete(pods, meta["name"], meta["namespace"], {
+                            "gracePeriodSeconds": 0, "preconditions": {"uid": meta["uid"]}})
+                    except ApiError:
+                        pass
+            time.sleep(self.interval)
+
+    def __enter__(self) -> TerminatingPodReaper:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.running = False
+        self.thread.join(5)

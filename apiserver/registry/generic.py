@@ -37,9 +37,12 @@ DELETE_RETRIES = 10  # a delete raced by other writes tries again this often bef
 _now_cache: tuple[int, str] = (0, "")
 
 
-def now_rfc3339() -> str:
-    """The current time as Kubernetes writes timestamps (second precision), formatted once per second."""
+def now_rfc3339(ahead: int = 0) -> str:
+    """The current time (plus `ahead` seconds) as Kubernetes writes timestamps (second precision), formatted
+    once per second."""
     global _now_cache
+    if ahead:
+        return datetime.fromtimestamp(int(time.time()) + ahead, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     second = int(time.time())
     if _now_cache[0] != second:
         _now_cache = (second, datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
@@ -389,10 +392,17 @@ class Registry:
         if self._same_content(new, old):
             return current  # a no-op update does not write (upstream skips it too)
         key = current.key
-        if meta.get("deletionTimestamp") and not meta.get("finalizers") and self._finalized(res, new):
+        if meta.get("deletionTimestamp") and not meta.get("finalizers") and not meta.get(
+                "deletionGracePeriodSeconds") and self._finalized(res, new):
+            # the last finalizer is gone and no graceful deletion waits (a terminating Pod's kubelet still works)
             if opts.dry_run:
                 return new
-            await self.store.delete(key, expected_mod_revision=current.revision)
+            try:
+                await self.store.delete(key, expected_mod_revision=current.revision)
+            except KeyNotFoundError:
+                raise errors.not_found(res.group_resource, meta.get("name", "")) from None
+            except ConflictError:
+                raise errors.conflict(res.group_resource, meta.get("name", ""), errors.STALE) from None
             await strategy.after_delete(ctx, new)
             return {**new, "metadata": {**new["metadata"]}}
         try:
@@ -470,13 +480,24 @@ class Registry:
             finalizers.append(wanted)  # the garbage collector handles dependents, then removes it
         strategy = self.strategy(res)
         finalizers += [f for f in strategy.deletion_finalizers(obj) if f not in finalizers]
-        graceful = self._needs_finalization(res, obj, finalizers)
+        period = strategy.grace_period(obj, options)  # seconds a graceful delete waits (Pods on a node)
+        graceful = self._needs_finalization(res, obj, finalizers) or bool(period)
         if graceful:
-            if meta.get("deletionTimestamp") and finalizers == list(meta.get("finalizers") or ()):
-                return obj, False
+            current_grace = meta.get("deletionGracePeriodSeconds")
+            shorter = period is not None and current_grace is not None and period < current_grace
+            if meta.get("deletionTimestamp") and finalizers == list(meta.get("finalizers") or ()) and not shorter:
+                if period == 0 and not finalizers:
+                    graceful = False  # a grace-0 delete of a terminating object (the kubelet's last word, --force)
+                else:
+                    return obj, False
+
+        if graceful:
 
             def mark(copy: dict[str, Any]) -> dict[str, Any]:
                 cmeta = copy["metadata"]
+                if period and (shorter or not cmeta.get("deletionTimestamp")):
+                    cmeta["deletionTimestamp"] = now_rfc3339(period)
+                    cmeta["deletionGracePeriodSeconds"] = period
                 cmeta.setdefault("deletionTimestamp", now_rfc3339())
                 cmeta.setdefault("deletionGracePeriodSeconds", 0)
                 if finalizers:

@@ -27,7 +27,8 @@ EVENTS = ResourceRef("", "v1", "events")
 
 
 class StandInKubelet:
-    """Marks the Pods of a namespace Running (and Ready unless labelled ready=no)."""
+    """Marks the Pods of a namespace Running (and Ready unless labelled ready=no), and ends terminating ones
+    with the kubelet's final delete."""
 
     def __init__(self, kube, namespace: str) -> None:
         self.kube, self.namespace = kube, namespace
@@ -41,6 +42,12 @@ class StandInKubelet:
             except (ApiError, TimeoutError):
                 continue
             for pod in pods:
+                meta = pod["metadata"]
+                if meta.get("deletionTimestamp") and not meta.get("finalizers"):  # the kubelet's final delete
+                    with contextlib.suppress(ApiError):
+                        self.kube.client.delete(PODS, meta["name"], self.namespace, {
+                            "gracePeriodSeconds": 0, "preconditions": {"uid": meta["uid"]}})
+                    continue
                 if (pod.get("status") or {}).get("phase") == "Running" or pod["metadata"].get("deletionTimestamp"):
                     continue
                 ready = "False" if (pod["metadata"].get("labels") or {}).get("ready") == "no" else "True"

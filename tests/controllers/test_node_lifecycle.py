@@ -46,7 +46,9 @@ def _wait(predicate, timeout: float = 10.0) -> None:
 
 
 def _gone(kube, name: str) -> bool:
-    return name not in [p["metadata"]["name"] for p in kube.client.list(PODS, "default")["items"]]
+    """Evicted: deleted, or (bound to the silent node, whose kubelet would finish it) terminating."""
+    return all(p["metadata"].get("deletionTimestamp") for p in kube.client.list(PODS, "default")["items"]
+               if p["metadata"]["name"] == name)
 
 
 def test_a_silent_node_is_tainted_and_its_pods_evicted():

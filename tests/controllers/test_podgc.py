@@ -106,7 +106,7 @@ def test_terminating_pods_on_out_of_service_nodes_and_unscheduled(kube):
     pod(kube, ns, "elsewhere", node="fine", phase="Running", finalizer=True)
     pod(kube, ns, "unscheduled", finalizer=True)
     for name in ("stuck", "elsewhere", "unscheduled"):
-        kube.client.delete(PODS, name, ns)
+        kube.client.delete(PODS, name, ns, {"gracePeriodSeconds": 0})  # no kubelet here to finish a graceful one
     # the finalizer keeps them; force deletion shows as the Failed phase PodGC sets first
     wait(lambda: kube.client.get(PODS, "stuck", ns)["status"]["phase"] == "Failed")
     wait(lambda: kube.client.get(PODS, "unscheduled", ns)["status"]["phase"] == "Failed")

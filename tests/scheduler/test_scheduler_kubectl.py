@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from tests.helpers import kubectl
+from tests.helpers import TerminatingPodReaper, kubectl
 from tests.scheduler.support import (
     CONTROLLERS,
     add_node,
@@ -25,7 +25,7 @@ from tests.scheduler.support import (
 def kube():
     from mini_kube.apiserver.testing import MiniKube
 
-    with MiniKube(controllers=CONTROLLERS) as cluster:
+    with MiniKube(controllers=CONTROLLERS) as cluster, TerminatingPodReaper(cluster):
         yield cluster
 
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tests.helpers import kubectl
+from tests.helpers import TerminatingPodReaper, kubectl
 from tests.scheduler.support import CONTROLLERS, add_node, eventually, placement, unschedulable_message
 
 
@@ -16,7 +16,7 @@ from tests.scheduler.support import CONTROLLERS, add_node, eventually, placement
 def kube():
     from mini_kube.apiserver.testing import MiniKube
 
-    with MiniKube(controllers=CONTROLLERS) as cluster:
+    with MiniKube(controllers=CONTROLLERS) as cluster, TerminatingPodReaper(cluster):
         yield cluster
 
 
