@@ -57,6 +57,7 @@ class TerminatingPodReaper:
         self.thread = threading.Thread(target=self._loop, daemon=True)
 
     def _loop(self) -> None:
+        import contextlib
         import time
 
         from mini_kube.controllers.client import ApiError, ResourceRef
@@ -70,11 +71,9 @@ class TerminatingPodReaper:
             for pod in items:
                 meta = pod["metadata"]
                 if meta.get("deletionTimestamp") and not meta.get("finalizers"):
-                    try:
+                    with contextlib.suppress(ApiError):
                         self.kube.client.delete(pods, meta["name"], meta["namespace"], {
                             "gracePeriodSeconds": 0, "preconditions": {"uid": meta["uid"]}})
-                    except ApiError:
-                        pass
             time.sleep(self.interval)
 
     def __enter__(self) -> TerminatingPodReaper:
