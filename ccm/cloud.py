@@ -213,7 +213,7 @@ class LoadBalancer:
         """Make the listeners and backends match `spec` (unchanged listeners keep their connections)."""
         wanted = {(p.protocol, p.port): p for p in spec.ports}
         for key in [k for k in self.listeners if k not in wanted]:
-            await self.listeners.pop(key).close()
+            self.listeners.pop(key).close()
         self.spec = spec
         await self.check()
         for key, port in wanted.items():
@@ -242,7 +242,7 @@ class LoadBalancer:
             await asyncio.gather(self._checker, return_exceptions=True)
             self._checker = None
         for listener in self.listeners.values():
-            await listener.close()
+            listener.close()
         self.listeners.clear()
 
 

@@ -121,10 +121,11 @@ class Strategy:
         """Finalizers the server adds when the object is first deleted (CRDs: instance cleanup)."""
         return ()
 
-    def grace_period(self, obj: dict[str, Any], options: dict[str, Any]) -> int | None:
-        """Seconds a delete of `obj` waits before the object goes (None or 0: at once, finalizers aside)."""
-        return None
-
     def mark_deleting(self, obj: dict[str, Any]) -> None:
         """Changes besides deletionTimestamp/finalizers when a delete starts (conditions, phases)."""
+
+    def grace_period(self, obj: dict[str, Any], requested: int | None) -> int | None:
+        """Upstream's CheckGracefulDelete: the grace period a first DELETE gives `obj` (`requested` is the
+        DeleteOptions' gracePeriodSeconds), or None for kinds deleted at once (all but Pods)."""
+        return None
 

@@ -27,8 +27,8 @@ EVENTS = ResourceRef("", "v1", "events")
 
 
 class StandInKubelet:
-    """Marks the Pods of a namespace Running (and Ready unless labelled ready=no), and ends terminating ones
-    with the kubelet's final delete."""
+    """Marks the Pods of a namespace Running (and Ready unless labelled ready=no); makes a kubelet's final delete
+    of a Pod whose grace period has begun."""
 
     def __init__(self, kube, namespace: str) -> None:
         self.kube, self.namespace = kube, namespace
@@ -42,13 +42,12 @@ class StandInKubelet:
             except (ApiError, TimeoutError):
                 continue
             for pod in pods:
-                meta = pod["metadata"]
-                if meta.get("deletionTimestamp") and not meta.get("finalizers"):  # the kubelet's final delete
+                if pod["metadata"].get("deletionTimestamp"):
                     with contextlib.suppress(ApiError):
-                        self.kube.client.delete(PODS, meta["name"], self.namespace, {
-                            "gracePeriodSeconds": 0, "preconditions": {"uid": meta["uid"]}})
+                        self.kube.client.delete(PODS, pod["metadata"]["name"], self.namespace, body={
+                            "gracePeriodSeconds": 0, "preconditions": {"uid": pod["metadata"]["uid"]}})
                     continue
-                if (pod.get("status") or {}).get("phase") == "Running" or pod["metadata"].get("deletionTimestamp"):
+                if (pod.get("status") or {}).get("phase") == "Running":
                     continue
                 ready = "False" if (pod["metadata"].get("labels") or {}).get("ready") == "no" else "True"
                 stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -106,7 +106,7 @@ def test_terminating_pods_on_out_of_service_nodes_and_unscheduled(kube):
     pod(kube, ns, "elsewhere", node="fine", phase="Running", finalizer=True)
     pod(kube, ns, "unscheduled", finalizer=True)
     for name in ("stuck", "elsewhere", "unscheduled"):
-        kube.client.delete(PODS, name, ns, {"gracePeriodSeconds": 0})  # no kubelet here to finish a graceful one
+        kube.client.delete(PODS, name, ns)
     # the finalizer keeps them; force deletion shows as the Failed phase PodGC sets first
     wait(lambda: kube.client.get(PODS, "stuck", ns)["status"]["phase"] == "Failed")
     wait(lambda: kube.client.get(PODS, "unscheduled", ns)["status"]["phase"] == "Failed")
@@ -114,6 +114,10 @@ def test_terminating_pods_on_out_of_service_nodes_and_unscheduled(kube):
     assert kube.client.get(PODS, "elsewhere", ns)["status"]["phase"] == "Running"
     for name in ("stuck", "elsewhere", "unscheduled"):
         release(kube, ns, name)
+    wait(lambda: names(kube, ns) == {"elsewhere"})
+    # a Pod on a working node keeps its grace period: its kubelet makes the final delete
+    assert kube.client.get(PODS, "elsewhere", ns)["metadata"]["deletionGracePeriodSeconds"] == 30
+    kube.client.delete(PODS, "elsewhere", ns, body={"gracePeriodSeconds": 0})
     wait(lambda: not names(kube, ns))
     with pytest.raises(ApiError):
         kube.client.get(PODS, "stuck", ns)

@@ -20,8 +20,7 @@ DEPLOYMENTS = ResourceRef("apps", "v1", "deployments")
 
 
 class StandInKubelet:
-    """Marks every Pod of a namespace Running and Ready, records the most Pods seen at once, and ends
-    terminating Pods on a node with the kubelet's final delete."""
+    """Marks every Pod of a namespace Running and Ready, and records the most Pods seen at once."""
 
     def __init__(self, kube, namespace: str) -> None:
         self.kube, self.namespace = kube, namespace
@@ -36,12 +35,6 @@ class StandInKubelet:
                 pods = self.kube.client.list(PODS, self.namespace)["items"]
             except ApiError:
                 continue
-            for pod in pods:  # a terminating Pod on a node: the kubelet's final delete
-                meta = pod["metadata"]
-                if meta.get("deletionTimestamp") and not meta.get("finalizers") and pod["spec"].get("nodeName"):
-                    with contextlib.suppress(ApiError):
-                        self.kube.client.delete(PODS, meta["name"], self.namespace, {
-                            "gracePeriodSeconds": 0, "preconditions": {"uid": meta["uid"]}})
             live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
             self.most = max(self.most, len(live))
             for pod in live:

@@ -252,13 +252,13 @@ def final_state(kube, ns: str, name: str) -> dict:
 
 
 def test_graceful_termination_and_the_final_delete(kube, ns):
-    run(kube, ns, "g", "trap 'echo got TERM; exit 0' TERM; while true; do sleep 0.1; done")
+    run(kube, ns, "g", "trap 'echo got TERM; exit 0' TERM; echo armed; while true; do sleep 0.1; done")
     wait_running(kube, ns, "g")
-    pid_line = kubectl(kube, "-n", ns, "exec", "g", "--", "sh", "-c", "echo $$").stdout.strip()
-    assert pid_line.isdigit()
+    eventually(lambda: "armed" in kubectl(kube, "-n", ns, "logs", "g").stdout)  # the handler is in place
     assert final_state(kube, ns, "g")["terminated"]["exitCode"] == 0  # the TERM handler ran: not a SIGKILL
-    run(kube, ns, "stubborn", "trap '' TERM; sleep 300 & wait", terminationGracePeriodSeconds=1)
+    run(kube, ns, "stubborn", "trap '' TERM; echo armed; sleep 300 & wait", terminationGracePeriodSeconds=1)
     wait_running(kube, ns, "stubborn")
+    eventually(lambda: "armed" in kubectl(kube, "-n", ns, "logs", "stubborn").stdout)
     killed = final_state(kube, ns, "stubborn")
     assert killed["terminated"]["exitCode"] == 137  # SIGKILL after the grace period
 

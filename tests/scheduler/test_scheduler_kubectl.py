@@ -9,12 +9,13 @@ from collections import Counter
 
 import pytest
 
-from tests.helpers import TerminatingPodReaper, kubectl
+from tests.helpers import kubectl
 from tests.scheduler.support import (
     CONTROLLERS,
     add_node,
     events_for,
     eventually,
+    final_deletes,
     placement,
     scheduled_condition,
     unschedulable_message,
@@ -25,7 +26,7 @@ from tests.scheduler.support import (
 def kube():
     from mini_kube.apiserver.testing import MiniKube
 
-    with MiniKube(controllers=CONTROLLERS) as cluster, TerminatingPodReaper(cluster):
+    with MiniKube(controllers=CONTROLLERS) as cluster, final_deletes(cluster):
         yield cluster
 
 

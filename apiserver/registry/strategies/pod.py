@@ -27,19 +27,17 @@ def qos_class(spec: dict[str, Any]) -> str:
 
 
 class PodStrategy(Strategy):
-    def grace_period(self, obj: dict[str, Any], options: dict[str, Any]) -> int | None:
-        """As upstream: a Pod on a node that has not finished is deleted gracefully (its kubelet stops it, then
-        deletes it with grace 0): the request's gracePeriodSeconds, else the Pod's terminationGracePeriodSeconds
-        (30). An unscheduled or finished Pod goes at once."""
-        spec = obj.get("spec") or {}
-        if not spec.get("nodeName") or (obj.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
-            return 0
-        requested = options.get("gracePeriodSeconds")
-        period = requested if requested is not None else spec.get("terminationGracePeriodSeconds", 30)
-        return max(int(period), 0)
-
     def initial_status(self, resource: ResourceType, obj: dict[str, Any]) -> dict[str, Any] | None:
         return {"phase": "Pending", "qosClass": qos_class(obj.get("spec") or {})}
+
+    def grace_period(self, obj: dict[str, Any], requested: int | None) -> int | None:
+        """The asked-for period, else spec.terminationGracePeriodSeconds; zero for a Pod no node runs (unbound)
+        or one that has finished: those go at once, the others wait for their kubelet's final delete."""
+        spec, phase = obj.get("spec") or {}, (obj.get("status") or {}).get("phase")
+        period = requested if requested is not None else int(spec.get("terminationGracePeriodSeconds") or 0)
+        if not spec.get("nodeName") or phase in ("Succeeded", "Failed"):
+            return 0
+        return period
 
     def default(self, ctx: WriteContext, obj: dict[str, Any]) -> None:
         super().default(ctx, obj)
