@@ -30,6 +30,17 @@ KINDS = {"configmaps": ResourceRef("", "v1", "configmaps"), "secrets": ResourceR
 SERVICE_ACCOUNTS = ResourceRef("", "v1", "serviceaccounts")
 STANDIN = Path(__file__).with_name("standin.py")
 IMAGE_PORTS = {"nginx": 80, "httpd": 80, "caddy": 80, "traefik/whoami": 80, "hashicorp/http-echo": 5678}
+IMAGE_DOCROOTS = {"nginx": "/usr/share/nginx/html", "httpd": "/usr/local/apache2/htdocs", "caddy": "/usr/share/caddy"}
+"""Web server images whose stand-in serves files from the image's document root (a writable, initially empty
+directory of the container's own), as the real server would: 404 for what is not there."""
+
+
+def image_name(image: str) -> str:
+    """`docker.io/library/nginx:1.27@sha256:...` -> `nginx`."""
+    name = image.split("@")[0].rsplit(":", 1)[0] if ":" in image.rsplit("/", 1)[-1] else image.split("@")[0]
+    for prefix in ("docker.io/library/", "docker.io/", "library/"):
+        name = name.removeprefix(prefix)
+    return name
 
 
 @dataclass
@@ -112,14 +123,13 @@ class Kubelet:
 
     def standin_argv(self, image: str, ports: list[int]) -> list[str]:
         """The program for a container with neither command nor args: HTTP on its ports (and its image's usual
-        port, e.g. 80 for nginx), or just staying up."""
-        name = image.split("@")[0].rsplit(":", 1)[0] if ":" in image.rsplit("/", 1)[-1] else image.split("@")[0]
-        for prefix in ("docker.io/library/", "docker.io/", "library/"):
-            name = name.removeprefix(prefix)
+        port, e.g. 80 for nginx), or just staying up; web servers' images serve their document root."""
+        name = image_name(image)
         every = list(ports)
         if name in IMAGE_PORTS and IMAGE_PORTS[name] not in every:
             every.append(IMAGE_PORTS[name])
-        return [sys.executable, "-I", "-S", str(STANDIN), *map(str, every)]
+        docroot = ["--docroot", IMAGE_DOCROOTS[name]] if name in IMAGE_DOCROOTS else []
+        return [sys.executable, "-I", "-S", str(STANDIN), *docroot, *map(str, every)]
 
     async def dial(self, host: str, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         """A TCP connection to a Pod (inside the cluster network when there is one)."""

@@ -209,11 +209,17 @@ class PodWorker:
         args = [expand(a, env) for a in spec.get("args") or ()]
         argv = command + args if command else args
         ports = [p["containerPort"] for p in spec.get("ports") or () if p.get("protocol", "TCP") == "TCP"]
+        mounts = container_mounts(spec, self.volumes)
         if not argv:
             argv = self.kubelet.standin_argv(spec.get("image", ""), ports)
+            if "--docroot" in argv:  # the image's own files: empty, writable, fresh for each run of the container
+                docroot = self.directory / "docroots" / record.name / str(record.restart_count)
+                docroot.mkdir(parents=True, exist_ok=True)
+                mounts.insert(0, {"source": str(docroot), "target": argv[argv.index("--docroot") + 1],
+                                  "readOnly": False})  # first: the Pod's own volumes mounted there win
         log_dir = self.directory / "logs" / record.name
         return ContainerSpec(name=record.name, argv=argv, env=env, workdir=spec.get("workingDir") or "/",
-                             mounts=container_mounts(spec, self.volumes),
+                             mounts=mounts,
                              log_path=str(log_dir / f"{record.restart_count}.log"), tty=bool(spec.get("tty")),
                              stdin=bool(spec.get("stdin")), ports=ports, hostname=self._hostname(),
                              init=record.init)

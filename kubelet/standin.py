@@ -1,15 +1,24 @@
 """The stand-in program of a container that has no command (there are no images): an HTTP server on every
 port given, answering with the pod's name so traffic can be traced; with no ports it just stays up.
-Standard library only: it runs as `python -I -S standin.py PORT...` inside the pod's namespaces."""
+With `--docroot DIR` (web server images such as nginx) it serves the files there as the real server would
+(index.html for a directory, 404 for what is missing), and the pod's name for `/` while there is no index.
+Standard library only: it runs as `python -I -S standin.py [--docroot DIR] PORT...` inside the pod's namespaces."""
 
 import http.server
+import mimetypes
 import os
+import posixpath
+import shutil
 import signal
 import sys
 import threading
 import time
+import urllib.parse
 
 NAME = os.environ.get("HOSTNAME", "unknown")
+DOCROOT = None
+NOT_FOUND = (b"<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n<center><h1>404 Not Found</h1>"
+             b"</center>\r\n<hr><center>mini-kube-standin</center>\r\n</body>\r\n</html>\r\n")
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -17,6 +26,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
     def _answer(self, with_body: bool) -> None:
+        if DOCROOT is not None and self._serve_file(with_body):
+            return
         body = f"{NAME}\n".encode()
         self.send_response(200)
         self.send_header("Content-Type", "text/plain; charset=utf-8")
@@ -25,6 +36,34 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         if with_body:
             self.wfile.write(body)
+
+    def _serve_file(self, with_body: bool) -> bool:
+        """Answer from the document root; False for `/` with no index (the pod's name answers then)."""
+        path = posixpath.normpath(urllib.parse.unquote(urllib.parse.urlsplit(self.path).path))
+        local = os.path.join(DOCROOT, path.lstrip("/"))
+        if os.path.isdir(local):
+            local = os.path.join(local, "index.html")
+            if not os.path.isfile(local) and path == "/":
+                return False
+        try:
+            handle = open(local, "rb")  # noqa: SIM115 - closed below
+        except OSError:
+            self.send_response(404)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(NOT_FOUND)))
+            self.end_headers()
+            if with_body:
+                self.wfile.write(NOT_FOUND)
+            return True
+        with handle:
+            self.send_response(200)
+            self.send_header("Content-Type", mimetypes.guess_type(local)[0] or "application/octet-stream")
+            self.send_header("Content-Length", str(os.fstat(handle.fileno()).st_size))
+            self.send_header("X-Pod-Name", NAME)
+            self.end_headers()
+            if with_body:
+                shutil.copyfileobj(handle, self.wfile, 1 << 16)
+        return True
 
     def do_GET(self) -> None:  # noqa: N802 - the http.server protocol
         self._answer(True)
@@ -50,8 +89,12 @@ class Server(http.server.ThreadingHTTPServer):
 
 
 def main() -> None:
+    global DOCROOT
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
-    ports = [int(p) for p in sys.argv[1:]]
+    args = sys.argv[1:]
+    if args[:1] == ["--docroot"]:
+        DOCROOT, args = args[1], args[2:]
+    ports = [int(p) for p in args]
     for port in ports:
         server = Server(("0.0.0.0", port), Handler)
         threading.Thread(target=server.serve_forever, daemon=True).start()

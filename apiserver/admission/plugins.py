@@ -1,7 +1,7 @@
 """The default admission plugin list of a server, in upstream's order.
 
-Mutating: NamespaceLifecycle, ServiceAccount, then MutatingAdmissionWebhook (webhooks run after the built-in
-mutators). Validating: the same built-ins, then ValidatingAdmissionPolicy, then ValidatingAdmissionWebhook.
+Mutating: NamespaceLifecycle, ServiceAccount, DefaultTolerationSeconds, then MutatingAdmissionWebhook (webhooks
+run after the built-in mutators). Validating: the same built-ins, then ValidatingAdmissionPolicy, then ValidatingAdmissionWebhook.
 Plugins added later (RBAC escalation checks) run after these.
 """
 
@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from . import config_validation
 from .chain import AdmissionPlugin
+from .default_tolerations import DefaultTolerationSeconds
 from .namespace_lifecycle import NamespaceLifecycle
 from .policy import ValidatingAdmissionPolicyPlugin
 from .service_account import ServiceAccountAdmission
@@ -29,6 +30,7 @@ def default_plugins(server: ApiServer) -> list[AdmissionPlugin]:
     return [
         NamespaceLifecycle(),
         ServiceAccountAdmission(require_default=bool(server.config.extra.get("require_default_service_account"))),
+        DefaultTolerationSeconds(),
         MutatingWebhooks(client),
         ValidatingAdmissionPolicyPlugin(server.registry),
         ValidatingWebhooks(client),

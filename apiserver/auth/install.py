@@ -34,6 +34,7 @@ from mini_kube.apiserver.auth.impersonation import impersonate
 from mini_kube.apiserver.auth.pki import ensure_pki, kubeconfig_yaml, server_ssl_context
 from mini_kube.apiserver.auth.rbac import RBAC_GROUP, RbacAuthorizer, forbidden
 from mini_kube.apiserver.auth.sa_token import ServiceAccountTokens
+from mini_kube.apiserver.auth.token_review import token_review
 from mini_kube.apiserver.auth.tokenrequest import token_request
 from mini_kube.apiserver.auth.user import UserInfo
 from mini_kube.apiserver.errors import StatusError, unauthorized
@@ -153,6 +154,11 @@ def install(server: ApiServer, *, pki_hosts: list[str] | None = None) -> None:
     server.authenticator = authenticate
     server.authorizer = authorize
     install_reviews(server, rbac)
+
+    async def review_token(srv: ApiServer, request: web.Request, info: Any, obj: dict, user: Any) -> dict:
+        return token_review(obj, chain.authenticate, tokens.api_audiences)
+
+    server.virtual_kinds[("authentication.k8s.io", "TokenReview")] = review_token
     server.subresource_handlers[("", "serviceaccounts", "token")] = _token_handler(tokens)
     from mini_kube.apiserver.auth.admission import RbacEscalation
 

@@ -6,7 +6,6 @@ store revision as `metadata.resourceVersion`. Mirrors k8s.io/apiserver/pkg/regis
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import secrets
 import time
@@ -27,6 +26,7 @@ from ..schema.definitions import definition_name
 from ..schema.zero_values import fill_zero_values
 from ..selectors import FieldSelector, LabelSelector
 from .cache import Entry, ObjectCache
+from .deletion import before_delete
 from .strategy import Strategy, WriteContext
 
 GENERATE_CHARS = "bcdfghjklmnpqrstvwxz2456789"
@@ -389,7 +389,8 @@ class Registry:
         if self._same_content(new, old):
             return current  # a no-op update does not write (upstream skips it too)
         key = current.key
-        if meta.get("deletionTimestamp") and not meta.get("finalizers") and self._finalized(res, new):
+        if (meta.get("deletionTimestamp") and not meta.get("finalizers") and self._finalized(res, new)
+                and not old_meta.get("deletionGracePeriodSeconds")):  # a Pod's grace period: its kubelet's call
             if opts.dry_run:
                 return new
             await self.store.delete(key, expected_mod_revision=current.revision)
@@ -430,23 +431,19 @@ class Registry:
     # -- delete ------------------------------------------------------------------------------------
     async def delete(self, res: ResourceType, namespace: str | None, name: str, options: dict[str, Any],
                      opts: WriteOptions) -> tuple[dict[str, Any], bool]:
-        """Delete (or mark for deletion). Returns (object or Status body, whether it is gone now). Without a
-        resourceVersion precondition, a write that lands in between is no conflict: read again and retry, as
-        upstream's conditional delete does."""
-        pinned = bool((options.get("preconditions") or {}).get("resourceVersion"))
-        for attempt in range(DELETE_RETRIES):
-            try:
-                return await self._delete_once(res, namespace, name, options, opts)
-            except StatusError as exc:
-                if pinned or exc.code != 409 or exc.message.startswith("Precondition failed") or \
-                        attempt == DELETE_RETRIES - 1:
-                    raise
-                await asyncio.sleep(0)
-        raise AssertionError("unreachable")
+        """Delete (or mark for deletion: finalizers, a Pod's grace period). Returns (object or Status body,
+        whether it is gone now). A write landing in between (a status update, a binding) means deciding again
+        on the new object, as upstream's store does, not a 409."""
+        for _ in range(DELETE_RETRIES):
+            current = self.get(res, namespace, name)
+            result = await self._delete_once(res, namespace, name, current, options, opts)
+            if result is not None:
+                return result
+        raise errors.conflict(res.group_resource, name, errors.STALE)
 
-    async def _delete_once(self, res: ResourceType, namespace: str | None, name: str, options: dict[str, Any],
-                           opts: WriteOptions) -> tuple[dict[str, Any], bool]:
-        current = self.get(res, namespace, name)
+    async def _delete_once(self, res: ResourceType, namespace: str | None, name: str, current: Entry,
+                           options: dict[str, Any], opts: WriteOptions) -> tuple[dict[str, Any], bool] | None:
+        """One attempt at `delete` against `current`; None when another write came first."""
         obj = current.obj
         meta = obj["metadata"]
         pre = options.get("preconditions") or {}
@@ -461,6 +458,10 @@ class Registry:
         if self.admission is not None:
             await self.admission.admit("DELETE", ctx, None, obj, opts)
             await self.admission.validate("DELETE", ctx, None, obj, opts)
+        strategy = self.strategy(res)
+        decision = before_delete(strategy, obj, options)
+        if decision.pending:
+            return obj, False  # a grace period under way: finalizers cannot change either, as upstream
         policy = options.get("propagationPolicy")
         if options.get("orphanDependents") is True:
             policy = "Orphan"
@@ -468,32 +469,38 @@ class Registry:
         wanted = {"Orphan": "orphan", "Foreground": "foregroundDeletion"}.get(policy or "")
         if wanted and wanted not in finalizers:
             finalizers.append(wanted)  # the garbage collector handles dependents, then removes it
-        strategy = self.strategy(res)
         finalizers += [f for f in strategy.deletion_finalizers(obj) if f not in finalizers]
-        graceful = self._needs_finalization(res, obj, finalizers)
-        if graceful:
-            if meta.get("deletionTimestamp") and finalizers == list(meta.get("finalizers") or ()):
+        if decision.waits or self._needs_finalization(res, obj, finalizers):
+            if (meta.get("deletionTimestamp") and decision.period is None
+                    and finalizers == list(meta.get("finalizers") or ())):
                 return obj, False
-
-            def mark(copy: dict[str, Any]) -> dict[str, Any]:
-                cmeta = copy["metadata"]
-                cmeta.setdefault("deletionTimestamp", now_rfc3339())
-                cmeta.setdefault("deletionGracePeriodSeconds", 0)
-                if finalizers:
-                    cmeta["finalizers"] = finalizers
-                self._mark_deleting(res, copy)
-                strategy.mark_deleting(copy)
-                return copy
-
-            result = await self._update_internal(res, namespace, current, mark, opts)
-            return (result.obj if isinstance(result, Entry) else result), False
+            new = orjson.loads(current.raw)
+            cmeta = new["metadata"]
+            if not cmeta.get("deletionTimestamp") and (cmeta.get("generation") or 0) > 0:
+                cmeta["generation"] += 1  # controllers of an object being deleted should hold still
+            if decision.period is not None:
+                cmeta["deletionTimestamp"], cmeta["deletionGracePeriodSeconds"] = decision.timestamp, decision.period
+            cmeta.setdefault("deletionTimestamp", now_rfc3339())
+            cmeta.setdefault("deletionGracePeriodSeconds", 0)
+            if finalizers:
+                cmeta["finalizers"] = finalizers
+            self._mark_deleting(res, new)
+            strategy.mark_deleting(new)
+            new = ordered(new)
+            if opts.dry_run:
+                return new, False
+            try:
+                await self.store.update(current.key, self._encoder(new), expected_mod_revision=current.revision)
+            except (ConflictError, KeyNotFoundError):
+                return None
+            return self._entry(current.key).obj, False
         if opts.dry_run:
             return self._deleted_status(res, obj, current.revision), True
         try:
             kv = await self.store.delete(current.key, expected_mod_revision=current.revision)
         except (ConflictError, KeyNotFoundError):
-            raise errors.conflict(res.group_resource, name, errors.STALE) from None
-        await self.strategy(res).after_delete(ctx, obj)
+            return None  # read again: a 404 then if it is gone
+        await strategy.after_delete(ctx, obj)
         return self._deleted_status(res, obj, kv.mod_revision), True
 
     @staticmethod
@@ -517,7 +524,8 @@ class Registry:
     async def _update_internal(self, res: ResourceType, namespace: str | None, current: Entry,
                                mutate: Callable[[dict[str, Any]], dict[str, Any]], opts: WriteOptions
                                ) -> dict[str, Any] | Entry:
-        """A system write (deletion marks): no admission, no validation beyond the store's CAS."""
+        """A system write (bindings): no admission, no validation beyond the store's CAS; read again on a
+        conflict (a 404 when the object went meanwhile)."""
         for _ in range(10):
             new = ordered(mutate(orjson.loads(current.raw)))
             if opts.dry_run:
@@ -525,7 +533,7 @@ class Registry:
             try:
                 await self.store.update(current.key, self._encoder(new), expected_mod_revision=current.revision)
                 return self._entry(current.key)
-            except ConflictError:
+            except (ConflictError, KeyNotFoundError):
                 current = self.get(res, namespace, new["metadata"]["name"])
         raise errors.conflict(res.group_resource, current.obj["metadata"].get("name", ""), errors.STALE)
 

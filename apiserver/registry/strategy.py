@@ -124,3 +124,8 @@ class Strategy:
     def mark_deleting(self, obj: dict[str, Any]) -> None:
         """Changes besides deletionTimestamp/finalizers when a delete starts (conditions, phases)."""
 
+    def grace_period(self, obj: dict[str, Any], requested: int | None) -> int | None:
+        """Upstream's CheckGracefulDelete: the grace period a first DELETE gives `obj` (`requested` is the
+        DeleteOptions' gracePeriodSeconds), or None for kinds deleted at once (all but Pods)."""
+        return None
+

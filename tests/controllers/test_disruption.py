@@ -27,7 +27,8 @@ EVENTS = ResourceRef("", "v1", "events")
 
 
 class StandInKubelet:
-    """Marks the Pods of a namespace Running (and Ready unless labelled ready=no)."""
+    """Marks the Pods of a namespace Running (and Ready unless labelled ready=no); makes a kubelet's final delete
+    of a Pod whose grace period has begun."""
 
     def __init__(self, kube, namespace: str) -> None:
         self.kube, self.namespace = kube, namespace
@@ -41,7 +42,12 @@ class StandInKubelet:
             except (ApiError, TimeoutError):
                 continue
             for pod in pods:
-                if (pod.get("status") or {}).get("phase") == "Running" or pod["metadata"].get("deletionTimestamp"):
+                if pod["metadata"].get("deletionTimestamp"):
+                    with contextlib.suppress(ApiError):
+                        self.kube.client.delete(PODS, pod["metadata"]["name"], self.namespace, body={
+                            "gracePeriodSeconds": 0, "preconditions": {"uid": pod["metadata"]["uid"]}})
+                    continue
+                if (pod.get("status") or {}).get("phase") == "Running":
                     continue
                 ready = "False" if (pod["metadata"].get("labels") or {}).get("ready") == "no" else "True"
                 stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -114,6 +114,10 @@ def test_terminating_pods_on_out_of_service_nodes_and_unscheduled(kube):
     assert kube.client.get(PODS, "elsewhere", ns)["status"]["phase"] == "Running"
     for name in ("stuck", "elsewhere", "unscheduled"):
         release(kube, ns, name)
+    wait(lambda: names(kube, ns) == {"elsewhere"})
+    # a Pod on a working node keeps its grace period: its kubelet makes the final delete
+    assert kube.client.get(PODS, "elsewhere", ns)["metadata"]["deletionGracePeriodSeconds"] == 30
+    kube.client.delete(PODS, "elsewhere", ns, body={"gracePeriodSeconds": 0})
     wait(lambda: not names(kube, ns))
     with pytest.raises(ApiError):
         kube.client.get(PODS, "stuck", ns)

@@ -4,8 +4,11 @@ polling helpers."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from mini_kube.controllers.client import ResourceRef
@@ -32,6 +35,29 @@ def add_node(kube, name: str, *, cpu: str = "4", memory: str = "8Gi", pods: str 
                         "reason": "KubeletReady" if ready else "KubeletNotReady", "message": "",
                         "lastHeartbeatTime": "2025-01-01T00:00:00Z", "lastTransitionTime": "2025-01-01T00:00:00Z"}],
     }}, subresource="status")
+
+
+@contextlib.contextmanager
+def final_deletes(kube) -> Iterator[None]:
+    """What these nodes' kubelets would do for a deleted Pod: end its grace period with the final delete."""
+    stop = threading.Event()
+
+    def loop() -> None:
+        while not stop.wait(0.05):
+            with contextlib.suppress(Exception):
+                for pod in kube.client.list(PODS)["items"]:
+                    meta = pod["metadata"]
+                    if meta.get("deletionTimestamp") and pod["spec"].get("nodeName"):
+                        kube.client.delete(PODS, meta["name"], meta["namespace"], body={
+                            "gracePeriodSeconds": 0, "preconditions": {"uid": meta["uid"]}})
+
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(5)
 
 
 def eventually(check, timeout: float = 15.0, interval: float = 0.05):

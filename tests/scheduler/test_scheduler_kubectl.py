@@ -15,6 +15,7 @@ from tests.scheduler.support import (
     add_node,
     events_for,
     eventually,
+    final_deletes,
     placement,
     scheduled_condition,
     unschedulable_message,
@@ -25,7 +26,7 @@ from tests.scheduler.support import (
 def kube():
     from mini_kube.apiserver.testing import MiniKube
 
-    with MiniKube(controllers=CONTROLLERS) as cluster:
+    with MiniKube(controllers=CONTROLLERS) as cluster, final_deletes(cluster):
         yield cluster
 
 

@@ -9,14 +9,21 @@ import time
 import pytest
 
 from tests.helpers import kubectl
-from tests.scheduler.support import CONTROLLERS, add_node, eventually, placement, unschedulable_message
+from tests.scheduler.support import (
+    CONTROLLERS,
+    add_node,
+    eventually,
+    final_deletes,
+    placement,
+    unschedulable_message,
+)
 
 
 @pytest.fixture
 def kube():
     from mini_kube.apiserver.testing import MiniKube
 
-    with MiniKube(controllers=CONTROLLERS) as cluster:
+    with MiniKube(controllers=CONTROLLERS) as cluster, final_deletes(cluster):
         yield cluster
 
 

@@ -30,6 +30,15 @@ class PodStrategy(Strategy):
     def initial_status(self, resource: ResourceType, obj: dict[str, Any]) -> dict[str, Any] | None:
         return {"phase": "Pending", "qosClass": qos_class(obj.get("spec") or {})}
 
+    def grace_period(self, obj: dict[str, Any], requested: int | None) -> int | None:
+        """The asked-for period, else spec.terminationGracePeriodSeconds; zero for a Pod no node runs (unbound)
+        or one that has finished: those go at once, the others wait for their kubelet's final delete."""
+        spec, phase = obj.get("spec") or {}, (obj.get("status") or {}).get("phase")
+        period = requested if requested is not None else int(spec.get("terminationGracePeriodSeconds") or 0)
+        if not spec.get("nodeName") or phase in ("Succeeded", "Failed"):
+            return 0
+        return period
+
     def default(self, ctx: WriteContext, obj: dict[str, Any]) -> None:
         super().default(ctx, obj)
         spec = obj.setdefault("spec", {})
