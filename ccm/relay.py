@@ -6,17 +6,19 @@ TCP is `mini_kube.network.relay` (splice(2), backpressure, half-close, resets); 
 the order of the backends (`candidates`, from the load balancer), one second per try, a backend that refuses
 reported (`on_failure`: it is taken out until its health check passes again), and every relayed connection
 recorded (`on_connection`). A connection no backend takes is reset at once.
+
+UDP is `mini_kube.network.udp_relay`: a client's flow goes to the first of its candidates and ends after
+`idle_timeout` seconds without traffic or when the backend answers with ICMP unreachable.
 """
 
 from __future__ import annotations
 
-import asyncio
 import socket
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from mini_kube.network.relay import Attempt, TcpRelay, listen_on
+from mini_kube.network.udp_relay import Session, UdpRelay
 
 Backend = tuple[str, int]
 Recorder = Callable[[Any, Backend, Any], None]  # (client address, backend, the relay's own address towards it)
@@ -49,93 +51,23 @@ class TcpListener(TcpRelay):
         self.record(peer, target, sock.getsockname())
 
 
-class _UdpFlow(asyncio.DatagramProtocol):
-    """One client's flow: a socket connected to its backend, whose answers go back to the client."""
-
-    def __init__(self, listener: UdpListener, client: Any, backend: Backend) -> None:
-        self.listener, self.client, self.backend = listener, client, backend
-        self.transport: asyncio.DatagramTransport | None = None
-        self.pending: list[bytes] = []
-        self.used = time.monotonic()
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
-        self.listener.record(self.client, self.backend, transport.get_extra_info("sockname"))
-        for data in self.pending:
-            self.transport.sendto(data)
-        self.pending.clear()
-
-    def datagram_received(self, data: bytes, addr: Any) -> None:
-        self.used = time.monotonic()
-        if self.listener.transport is not None:
-            self.listener.transport.sendto(data, self.client)
-
-    def error_received(self, exc: Exception) -> None:  # ICMP port unreachable: the backend is gone
-        self.listener.drop(self.client)
-
-    def send(self, data: bytes) -> None:
-        self.used = time.monotonic()
-        if self.transport is None:
-            self.pending.append(data)
-        else:
-            self.transport.sendto(data)
-
-    def close(self) -> None:
-        if self.transport is not None:
-            self.transport.close()
-
-
-class UdpListener(asyncio.DatagramProtocol):
+class UdpListener(UdpRelay):
     """Receives on ip:port; each client address is a flow kept on one backend until idle for a while."""
 
     def __init__(self, ip: str, port: int, candidates: Callable[[Any], list[Backend]],
                  on_connection: Recorder, idle_timeout: float = UDP_IDLE_TIMEOUT) -> None:
+        super().__init__(None, f"{ip}:{port}", idle_timeout, min(idle_timeout / 2, 5.0))
         self.ip, self.port = ip, port
         self.candidates = candidates
         self.record = on_connection
-        self.idle_timeout = idle_timeout
-        self.transport: asyncio.DatagramTransport | None = None
-        self.flows: dict[Any, _UdpFlow] = {}
-        self._sweeper: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        loop = asyncio.get_running_loop()
-        await loop.create_datagram_endpoint(lambda: self, local_addr=(self.ip, self.port), reuse_port=False)
-        self._sweeper = loop.create_task(self._sweep())
+        self.sock = listen_on(socket.socket(socket.AF_INET, socket.SOCK_DGRAM), self.ip, self.port)
+        await super().start()
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
+    def choose(self, client: Any) -> tuple[Backend, Backend] | None:
+        backends = self.candidates(client)
+        return (backends[0], backends[0]) if backends else None  # nothing healthy: dropped, as a cloud LB does
 
-    def datagram_received(self, data: bytes, addr: Any) -> None:
-        flow = self.flows.get(addr)
-        if flow is None:
-            backends = self.candidates(addr)
-            if not backends:
-                return  # nothing healthy: dropped, as a cloud load balancer does
-            flow = self.flows[addr] = _UdpFlow(self, addr, backends[0])
-            loop = asyncio.get_running_loop()
-            task = loop.create_task(loop.create_datagram_endpoint(lambda: flow, remote_addr=backends[0]))
-            task.add_done_callback(lambda t: t.cancelled() or t.exception() and self.drop(addr))
-        flow.send(data)
-
-    def drop(self, client: Any) -> None:
-        flow = self.flows.pop(client, None)
-        if flow is not None:
-            flow.close()
-
-    async def _sweep(self) -> None:
-        while True:
-            await asyncio.sleep(min(self.idle_timeout / 2, 5.0))
-            now = time.monotonic()
-            for client, flow in list(self.flows.items()):
-                if now - flow.used > self.idle_timeout:
-                    self.drop(client)
-
-    def close(self) -> None:
-        if self._sweeper is not None:
-            self._sweeper.cancel()
-        for client in list(self.flows):
-            self.drop(client)
-        if self.transport is not None:
-            self.transport.close()
-            self.transport = None
+    def opened(self, session: Session) -> None:
+        self.record(session.client, session.target, session.sock.getsockname())

@@ -30,6 +30,7 @@ SLICES = ResourceRef("discovery.k8s.io", "v1", "endpointslices")
 PODS = ResourceRef("", "v1", "pods")
 CONFIGMAPS = ResourceRef("", "v1", "configmaps")
 NETWORK_CONFIGMAP = ("kube-system", "mini-kube-network")
+SERVICE_KEY = "kube-system/kube-dns"
 PROXY_NAME_LABEL = "service.kubernetes.io/service-proxy-name"
 METRICS_PORT = 9153
 DISCOVERY_RETRY = 1.0
@@ -97,6 +98,7 @@ class ClusterDNS:
             self.netns = network["netns"]
         await self._ensure_service()
         await asyncio.gather(*(i.synced.wait() for i in (self.informers.informer(r) for r in (SERVICES, SLICES, PODS))))
+        await self._see_own_service()
         if self.host_address:
             try:
                 self.host_port = await self.server.listen(self.host_address, self.port)
@@ -132,6 +134,14 @@ class ClusterDNS:
             pass
         except Exception as exc:  # noqa: BLE001 - the address may be taken: DNS still serves on the host
             log.warning("cluster DNS: cannot create Service kube-system/kube-dns: %s", exc)
+
+    async def _see_own_service(self, timeout: float = 2.0) -> None:
+        """Wait (briefly) until the informer has delivered the kube-dns Service, so that the first answers know
+        it: the informers listed before `_ensure_service` created it, so it arrives by the watch."""
+        services = self.informers.informer(SERVICES)
+        deadline = asyncio.get_running_loop().time() + timeout
+        while services.get(SERVICE_KEY) is None and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.005)
 
     async def _serve_metrics(self, host: str, port: int, make: Any = None) -> asyncio.Server:
         """GET /metrics: request and response counts, in Prometheus' text format (CoreDNS's metric names)."""

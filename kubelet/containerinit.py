@@ -1,7 +1,8 @@
 """A container's first moments, inside its own mount namespace (started under `unshare --mount`): build its root
 (a tmpfs with the host's top-level directories bound in, and a /tmp of its own), mount its volumes at their mountPath (an overlay with
 a tmpfs upper layer on the nearest existing directory when a path does not exist, so the host never changes),
-put the Pod's /etc/hosts and /etc/resolv.conf in place, chroot, chdir and exec the command.
+put the Pod's /etc/hosts and /etc/resolv.conf in place, chroot, chdir and exec the command. With a PID namespace,
+the command runs as a child in it and this process stays outside as its parent, passing signals on.
 
 Standard library only, run as `python -I -S containerinit.py SPEC.json`; exits 128 when the command cannot
 start (as a runtime's StartError)."""
@@ -10,6 +11,7 @@ import ctypes
 import ctypes.util
 import json
 import os
+import signal
 import sys
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
@@ -102,9 +104,49 @@ class Root:
             mount(None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY)
 
 
+CLONE_NEWPID = 0x20000000
+FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
+
+
+def enter_pid_namespace(path):
+    """Children made from now on are in the Pod's PID namespace (they die with it)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if libc.setns(fd, CLONE_NEWPID) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"setns {path}: {os.strerror(err)}")
+    finally:
+        os.close(fd)
+
+
+def supervise(child):
+    """Stand between the kubelet and the container: pass signals on (SIGTERM reaches the command, as a
+    runtime's stop does), then leave with the command's own exit code or signal."""
+    for signum in FORWARDED:
+        signal.signal(signum, lambda sig, _frame: os.kill(child, sig))
+    while True:
+        try:
+            _, status = os.waitpid(child, 0)
+            break
+        except InterruptedError:
+            continue
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        signal.signal(sig, signal.SIG_DFL)
+        os.kill(os.getpid(), sig)
+    sys.exit(os.waitstatus_to_exitcode(status) if not os.WIFSIGNALED(status) else 128 + os.WTERMSIG(status))
+
+
 def main():
     with open(sys.argv[1]) as handle:
         spec = json.load(handle)
+    if spec.get("pidns"):
+        enter_pid_namespace(spec["pidns"])
+        child = os.fork()
+        if child:
+            supervise(child)
+        for signum in FORWARDED:
+            signal.signal(signum, signal.SIG_DFL)
     root = Root(spec["root"], spec["scratch"])
     root.build()
     for m in spec.get("mounts") or ():

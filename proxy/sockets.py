@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import ipaddress
 import logging
-import os
 import queue
 import socket
 import threading
@@ -21,52 +19,14 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from mini_kube.network.namespaces import setns
+from mini_kube.network.namespaces import socket_in as default_socket_in
+from mini_kube.network.relay import family_of, listen_on
+
 log = logging.getLogger("mini-kube.proxy")
 SocketIn = Callable[[str, int, int], socket.socket]
 POOL_SIZE = 64
-CLONE_NEWNET = 0x40000000
 STREAM, DGRAM = socket.SOCK_STREAM, socket.SOCK_DGRAM
-
-
-def default_socket_in() -> SocketIn:
-    """The network package's `socket_in` (imported when a namespace is first used); until that package is
-    installed, `setns_socket`."""
-    try:
-        from mini_kube.network.namespaces import socket_in  # type: ignore[import-not-found]
-    except ImportError:
-        return setns_socket
-    return socket_in
-
-
-def enter_netns(netns: str) -> None:
-    """Move the calling thread into the network namespace `netns` (a /proc/PID/ns/net path)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    fd = os.open(netns, os.O_RDONLY | os.O_CLOEXEC)
-    try:
-        if libc.setns(fd, CLONE_NEWNET) != 0:
-            err = ctypes.get_errno()
-            raise OSError(err, f"setns {netns}: {os.strerror(err)}")
-    finally:
-        os.close(fd)
-
-
-def setns_socket(netns: str, family: int, kind: int) -> socket.socket:
-    """A socket made inside `netns` by a short-lived thread that enters it; the socket stays there."""
-    made: list[socket.socket | BaseException] = []
-
-    def run() -> None:
-        try:
-            enter_netns(netns)
-            made.append(socket.socket(family, kind))
-        except BaseException as exc:  # handed to the caller's thread
-            made.append(exc)
-
-    thread = threading.Thread(target=run, name="setns")
-    thread.start()
-    thread.join()
-    if isinstance(made[0], BaseException):
-        raise made[0]
-    return made[0]
 
 
 class _NetnsWorker:
@@ -81,7 +41,7 @@ class _NetnsWorker:
 
     def _run(self) -> None:
         try:
-            enter_netns(self.netns)
+            setns(self.netns)
             entered: OSError | None = None
         except OSError as exc:
             entered = exc
@@ -104,10 +64,6 @@ class _NetnsWorker:
         self.thread.join(1)
 
 
-def family_of(ip: str) -> int:
-    return socket.AF_INET6 if ":" in ip else socket.AF_INET
-
-
 def is_loopback(ip: str) -> bool:
     try:
         return ipaddress.ip_address(ip).is_loopback
@@ -120,7 +76,7 @@ class SocketMaker:
 
     def __init__(self, netns: str | None = None, socket_in: SocketIn | None = None, pool_size: int = POOL_SIZE):
         self.netns = netns
-        self._socket_in = socket_in
+        self._socket_in = socket_in or default_socket_in
         self.pool_size = pool_size
         self._pools: dict[tuple[int, int], deque[socket.socket]] = {}
         self._filling: set[tuple[int, int]] = set()
@@ -130,8 +86,6 @@ class SocketMaker:
         return self.netns is not None and not is_loopback(ip)
 
     def _make_in_netns(self, family: int, kind: int) -> socket.socket:
-        if self._socket_in is None:
-            self._socket_in = default_socket_in()
         assert self.netns is not None
         return self._socket_in(self.netns, family, kind)
 
@@ -191,17 +145,7 @@ class SocketMaker:
 
     def listening(self, ip: str, port: int, kind: int) -> socket.socket:
         """A socket bound to ip:port (and listening, for TCP)."""
-        sock = self.socket(ip, kind)
-        try:
-            if kind == socket.SOCK_STREAM:  # (for UDP it would let a second socket share the address)
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind((ip, port))
-            if kind == socket.SOCK_STREAM:
-                sock.listen(1024)
-        except OSError:
-            sock.close()
-            raise
-        return sock
+        return listen_on(self.socket(ip, kind), ip, port)
 
     async def close(self) -> None:
         if self._worker is not None:

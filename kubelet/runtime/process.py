@@ -38,7 +38,7 @@ class ProcessContainer(Container):
 
     @property
     def main_pid(self) -> int:
-        """The container's own process (the child nsenter forked into the Pod's PID namespace)."""
+        """The container's own process (the child its supervisor forked into the Pod's PID namespace)."""
         try:
             with open(f"/proc/{self.pid}/task/{self.pid}/children", encoding="ascii") as handle:
                 children = handle.read().split()
@@ -61,10 +61,14 @@ class ProcessContainer(Container):
         return self._code
 
     def signal(self, signum: int) -> None:
+        """SIGKILL: every process of the container; other signals: the command (its supervisor passes them on)."""
         if self.exited.is_set():
             return
         try:
-            os.killpg(self.pid, signum)
+            if signum == signal.SIGKILL:
+                os.killpg(self.pid, signum)
+            else:
+                os.kill(self.pid, signum)
         except ProcessLookupError:
             pass
         except PermissionError:
@@ -121,9 +125,10 @@ class ProcessRuntime(Runtime):
         spec_file = base / f"container-{run_id}.json"
         spec_file.write_text(json.dumps({"root": str(root), "scratch": str(scratch), "mounts": spec.mounts,
                                          "files": files, "workdir": spec.workdir, "argv": spec.argv,
+                                         "pidns": holder.pidns,
                                          "env": spec.env}))
         log = LogWriter(spec.log_path)
-        argv = ["nsenter", f"--net={holder.netns}", f"--uts=/proc/{holder.pid}/ns/uts", f"--pid={holder.pidns}", "--",
+        argv = ["nsenter", f"--net={holder.netns}", f"--uts=/proc/{holder.pid}/ns/uts", "--",
                 "unshare", "--mount", "--propagation", "private", "--",
                 sys.executable, "-I", "-S", str(INIT), str(spec_file)]
         proc = await asyncio.create_subprocess_exec(

@@ -233,13 +233,34 @@ def test_probes_really_run_against_the_process(kube, ns):
     eventually(lambda: container_state(kube, ns, "dying").get("restartCount", 0) >= 1, timeout=20)
 
 
+def final_state(kube, ns: str, name: str) -> dict:
+    """Delete the Pod and follow it to its end: the container state the kubelet last reported."""
+    async def follow() -> dict:
+        client = kube.client.async_client
+        listed = await client.list(PODS, ns)
+        await client.delete(PODS, name, ns)
+        state: dict = {}
+        async for event in client.watch(PODS, ns, resource_version=listed["metadata"]["resourceVersion"],
+                                        fieldSelector=f"metadata.name={name}"):
+            statuses = (event["object"].get("status") or {}).get("containerStatuses") or [{}]
+            state = statuses[0].get("state") or state
+            if event["type"] == "DELETED":
+                return state
+        return state
+
+    return kube.run(follow(), timeout=60)
+
+
 def test_graceful_termination_and_the_final_delete(kube, ns):
-    run(kube, ns, "g", "trap 'echo got TERM; exit 0' TERM; while true; do sleep 0.1; done")
+    run(kube, ns, "g", "trap 'echo got TERM; exit 0' TERM; echo armed; while true; do sleep 0.1; done")
     wait_running(kube, ns, "g")
-    pid_line = kubectl(kube, "-n", ns, "exec", "g", "--", "sh", "-c", "echo $$").stdout.strip()
-    assert pid_line.isdigit()
-    kubectl(kube, "-n", ns, "delete", "pod", "g", "--wait=true", "--timeout=20s")
-    assert not [p for p in kube.client.list(PODS, ns)["items"] if p["metadata"]["name"] == "g"]
+    eventually(lambda: "armed" in kubectl(kube, "-n", ns, "logs", "g").stdout)  # the handler is in place
+    assert final_state(kube, ns, "g")["terminated"]["exitCode"] == 0  # the TERM handler ran: not a SIGKILL
+    run(kube, ns, "stubborn", "trap '' TERM; echo armed; sleep 300 & wait", terminationGracePeriodSeconds=1)
+    wait_running(kube, ns, "stubborn")
+    eventually(lambda: "armed" in kubectl(kube, "-n", ns, "logs", "stubborn").stdout)
+    killed = final_state(kube, ns, "stubborn")
+    assert killed["terminated"]["exitCode"] == 137  # SIGKILL after the grace period
 
 
 def test_port_forward_carries_http(kube, ns):

@@ -172,10 +172,10 @@ def refused(address: tuple[str, int], sock: socket.socket | None = None) -> bool
 
 # -- a cluster network namespace, as the network package makes one -------------------------------------------
 def socket_in_function():
-    """The network package's socket_in when it is installed, else the proxy's own."""
-    from mini_kube.proxy.sockets import default_socket_in
+    """The network package's socket_in (what the proxy uses by default)."""
+    from mini_kube.network.namespaces import socket_in
 
-    return default_socket_in()
+    return socket_in
 
 
 class ClusterNetns:
