@@ -5,10 +5,14 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
+T = TypeVar("T")
 REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "reference"
 
 
@@ -41,3 +45,14 @@ def reference_file(relative: str) -> Path:
     if not path.exists():
         pytest.skip(f"reference capture {relative} is not available")
     return path
+
+
+def eventually(check: Callable[[], T], timeout: float = 10.0, interval: float = 0.02) -> T:
+    """Call `check` until it returns something true, and return that; fail the test after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result:
+            return result
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(interval)

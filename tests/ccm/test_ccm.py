@@ -20,7 +20,7 @@ import uuid
 import pytest
 from mini_kube.controllers.client import ApiError, ResourceRef
 
-from tests.helpers import kubectl
+from tests.helpers import eventually, kubectl
 
 NODES = ResourceRef("", "v1", "nodes", namespaced=False)
 SERVICES = ResourceRef("", "v1", "services")
@@ -28,16 +28,6 @@ EVENTS = ResourceRef("", "v1", "events")
 NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
 FINALIZER = "service.kubernetes.io/load-balancer-cleanup"
 BLOCK = f"127.{random.randint(100, 250)}.{random.randint(0, 255)}"
-
-
-def eventually(check, timeout: float = 10.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.02)
 
 
 class NodeServers:
