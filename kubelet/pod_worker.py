@@ -68,14 +68,23 @@ class PodWorker:
         self._writer = asyncio.create_task(self._write_status(), name=f"pod status {self.namespace}/{self.name}")
         self._supervisors: list[asyncio.Task[None]] = []
         self._deadline: asyncio.TimerHandle | None = None
+        self._term_started = 0.0
+        self._kill_at: float | None = None  # while terminating: when SIGKILL follows SIGTERM (loop time)
+        self._sooner = asyncio.Event()  # a later delete shortened the grace period
         self.mark_dirty()
 
     # -- inputs ------------------------------------------------------------------------------------------------
     def update(self, pod: dict[str, Any]) -> None:
         self.pod = pod
-        if meta(pod).get("deletionTimestamp") and not self.terminating:
-            grace = meta(pod).get("deletionGracePeriodSeconds")
-            asyncio.create_task(self.terminate(30.0 if grace is None else float(grace), delete=True))
+        if not meta(pod).get("deletionTimestamp"):
+            return
+        grace = meta(pod).get("deletionGracePeriodSeconds")
+        grace = 30.0 if grace is None else float(grace)
+        if not self.terminating:
+            asyncio.create_task(self.terminate(grace, delete=True))
+        elif self._kill_at is not None and self._term_started + grace < self._kill_at:
+            self._kill_at = self._term_started + grace  # a shorter grace period asked for meanwhile: honoured
+            self._sooner.set()
 
     def mark_dirty(self) -> None:
         self._dirty.set()
@@ -259,8 +268,19 @@ class PodWorker:
             self.kubelet.events.emit(self.pod, "Killing", f"Stopping container {record.name}")
             record.container.signal(signal.SIGTERM)
         waits = [asyncio.ensure_future(r.container.wait()) for r in running]
+        loop = asyncio.get_running_loop()
+        self._term_started = loop.time()
+        self._kill_at = self._term_started + grace
         if waits:
-            _, pending = await asyncio.wait(waits, timeout=grace)
+            all_done = asyncio.ensure_future(asyncio.wait(waits))
+            while not all_done.done() and loop.time() < self._kill_at:
+                self._sooner.clear()
+                sooner = asyncio.ensure_future(self._sooner.wait())
+                await asyncio.wait({all_done, sooner}, timeout=self._kill_at - loop.time(),
+                                   return_when=asyncio.FIRST_COMPLETED)
+                sooner.cancel()
+            all_done.cancel()
+            pending = [w for w in waits if not w.done()]
             if pending:
                 for record in running:
                     record.container.signal(signal.SIGKILL)
