@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -56,3 +57,12 @@ def eventually(check: Callable[[], T], timeout: float = 10.0, interval: float = 
             return result
         assert time.monotonic() < deadline, "condition not met in time"
         time.sleep(interval)
+
+
+def new_namespace(kube, prefix: str = "t") -> str:
+    """A fresh namespace `<prefix>-<8 hex>` in the cluster `kube`; its name."""
+    from mini_kube.controllers.client import ResourceRef
+
+    name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    kube.client.create(ResourceRef("", "v1", "namespaces", namespaced=False), {"metadata": {"name": name}})
+    return name

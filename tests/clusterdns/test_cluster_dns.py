@@ -7,7 +7,6 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
-import uuid
 
 import dns.flags
 import dns.message
@@ -18,11 +17,10 @@ import dns.reversename
 import pytest
 from mini_kube.controllers.client import ResourceRef
 
-from tests.helpers import eventually, kubectl
+from tests.helpers import eventually, kubectl, new_namespace
 
 PODS = ResourceRef("", "v1", "pods")
 SERVICES = ResourceRef("", "v1", "services")
-NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
 BLOCK = f"127.{random.randint(100, 250)}.{random.randint(0, 255)}"
 
 
@@ -38,9 +36,7 @@ def cluster():
 
 @pytest.fixture
 def namespace(cluster):
-    name = f"dns-{uuid.uuid4().hex[:8]}"
-    cluster.client.create(NAMESPACES, {"metadata": {"name": name}})
-    return name
+    return new_namespace(cluster, "dns")
 
 
 def ask(cluster, name: str, rdtype: str = "A", *, tcp: bool = False) -> dns.message.Message:

@@ -4,7 +4,6 @@ simulated runtime. Pods name their node in `spec.nodeName`, so these tests need 
 from __future__ import annotations
 
 import functools
-import uuid
 
 import pytest
 from mini_kube.controllers.client import ResourceRef
@@ -12,7 +11,6 @@ from mini_kube.network.namespaces import can_make_namespaces
 
 from tests import helpers
 
-NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
 PODS = ResourceRef("", "v1", "pods")
 NODE = "mini-kube"
 eventually = functools.partial(helpers.eventually, timeout=20.0, interval=0.05)
@@ -43,9 +41,7 @@ def simulated_cluster():
 
 
 def new_namespace(kube) -> str:
-    name = f"k-{uuid.uuid4().hex[:8]}"
-    kube.client.create(NAMESPACES, {"metadata": {"name": name}})
-    return name
+    return helpers.new_namespace(kube, "k")
 
 
 def pod(name: str, *containers: dict, node: str = NODE, **spec) -> dict:
