@@ -5,10 +5,15 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
+import uuid
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
+T = TypeVar("T")
 REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "reference"
 
 
@@ -41,3 +46,23 @@ def reference_file(relative: str) -> Path:
     if not path.exists():
         pytest.skip(f"reference capture {relative} is not available")
     return path
+
+
+def eventually(check: Callable[[], T], timeout: float = 10.0, interval: float = 0.02) -> T:
+    """Call `check` until it returns something true, and return that; fail the test after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result:
+            return result
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(interval)
+
+
+def new_namespace(kube, prefix: str = "t") -> str:
+    """A fresh namespace `<prefix>-<8 hex>` in the cluster `kube`; its name."""
+    from mini_kube.controllers.client import ResourceRef
+
+    name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    kube.client.create(ResourceRef("", "v1", "namespaces", namespaced=False), {"metadata": {"name": name}})
+    return name

@@ -15,29 +15,17 @@ import subprocess
 import sys
 import time
 import urllib.request
-import uuid
 
 import pytest
 from mini_kube.controllers.client import ApiError, ResourceRef
 
-from tests.helpers import kubectl
+from tests.helpers import eventually, kubectl, new_namespace
 
 NODES = ResourceRef("", "v1", "nodes", namespaced=False)
 SERVICES = ResourceRef("", "v1", "services")
 EVENTS = ResourceRef("", "v1", "events")
-NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
 FINALIZER = "service.kubernetes.io/load-balancer-cleanup"
 BLOCK = f"127.{random.randint(100, 250)}.{random.randint(0, 255)}"
-
-
-def eventually(check, timeout: float = 10.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.02)
 
 
 class NodeServers:
@@ -141,9 +129,7 @@ def servers(cluster):
 
 @pytest.fixture
 def namespace(cluster):
-    name = f"lb-{uuid.uuid4().hex[:8]}"
-    cluster.client.create(NAMESPACES, {"metadata": {"name": name}})
-    return name
+    return new_namespace(cluster, "lb")
 
 
 def ingress_of(kube, ns: str, name: str) -> list:

@@ -6,6 +6,7 @@ cluster network through its ConfigMap, as in `mini-kube serve`."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import subprocess
 import sys
 import threading
@@ -17,20 +18,12 @@ import dns.query
 import pytest
 from mini_kube.controllers.client import ResourceRef
 
+from tests.helpers import eventually as _eventually
 from tests.helpers import kubectl
 
 SERVICES = ResourceRef("", "v1", "services")
 PODS = ResourceRef("", "v1", "pods")
-
-
-def eventually(check, timeout: float = 30.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.05)
+eventually = functools.partial(_eventually, timeout=30.0, interval=0.05)
 
 
 def get(url: str) -> str:

@@ -7,8 +7,6 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
-import time
-import uuid
 
 import dns.flags
 import dns.message
@@ -19,22 +17,11 @@ import dns.reversename
 import pytest
 from mini_kube.controllers.client import ResourceRef
 
-from tests.helpers import kubectl
+from tests.helpers import eventually, kubectl, new_namespace
 
 PODS = ResourceRef("", "v1", "pods")
 SERVICES = ResourceRef("", "v1", "services")
-NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
 BLOCK = f"127.{random.randint(100, 250)}.{random.randint(0, 255)}"
-
-
-def eventually(check, timeout: float = 10.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.02)
 
 
 @pytest.fixture(scope="module")
@@ -49,9 +36,7 @@ def cluster():
 
 @pytest.fixture
 def namespace(cluster):
-    name = f"dns-{uuid.uuid4().hex[:8]}"
-    cluster.client.create(NAMESPACES, {"metadata": {"name": name}})
-    return name
+    return new_namespace(cluster, "dns")
 
 
 def ask(cluster, name: str, rdtype: str = "A", *, tcp: bool = False) -> dns.message.Message:

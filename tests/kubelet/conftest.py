@@ -3,16 +3,17 @@ simulated runtime. Pods name their node in `spec.nodeName`, so these tests need 
 
 from __future__ import annotations
 
-import time
-import uuid
+import functools
 
 import pytest
 from mini_kube.controllers.client import ResourceRef
 from mini_kube.network.namespaces import can_make_namespaces
 
-NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
+from tests import helpers
+
 PODS = ResourceRef("", "v1", "pods")
 NODE = "mini-kube"
+eventually = functools.partial(helpers.eventually, timeout=20.0, interval=0.05)
 
 
 def process_cluster_or_skip():
@@ -40,24 +41,12 @@ def simulated_cluster():
 
 
 def new_namespace(kube) -> str:
-    name = f"k-{uuid.uuid4().hex[:8]}"
-    kube.client.create(NAMESPACES, {"metadata": {"name": name}})
-    return name
+    return helpers.new_namespace(kube, "k")
 
 
 def pod(name: str, *containers: dict, node: str = NODE, **spec) -> dict:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
             "spec": {"nodeName": node, "containers": list(containers), **spec}}
-
-
-def eventually(check, timeout: float = 20.0, interval: float = 0.05):
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(interval)
 
 
 def status_of(kube, namespace: str, name: str) -> dict:

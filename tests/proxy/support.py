@@ -10,10 +10,11 @@ import shutil
 import socket
 import subprocess
 import threading
-import time
 from typing import Any
 
 from mini_kube.controllers.client import ResourceRef
+
+from tests.helpers import eventually  # noqa: F401 - the proxy tests import it from here
 
 SERVICES = ResourceRef("", "v1", "services")
 SLICES = ResourceRef("discovery.k8s.io", "v1", "endpointslices")
@@ -129,16 +130,6 @@ def service_body(name: str, port: int = 80, *, kind: str = "NodePort", protocol:
     """A selectorless Service."""
     return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name},
             "spec": {"type": kind, "ports": [{"port": port, "protocol": protocol}], **spec}}
-
-
-def eventually(check, timeout: float = 10.0, interval: float = 0.01):
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(interval)
 
 
 def ask_name(address: tuple[str, int], timeout: float = 5.0, sock: socket.socket | None = None) -> str:

@@ -12,15 +12,13 @@ import threading
 import time
 import urllib.error
 import urllib.request
-import uuid
 
 import pytest
 from mini_kube.controllers.client import ApiClient, Connection
 from mini_kube.proxy.server import ProxyServer
 
-from tests.helpers import kubectl
+from tests.helpers import kubectl, new_namespace
 from tests.proxy.support import (
-    NAMESPACES,
     NODES,
     SERVICES,
     SLICES,
@@ -77,9 +75,7 @@ def proxy(cluster, block, netns):
 
 @pytest.fixture
 def ns(cluster):
-    name = f"p-{uuid.uuid4().hex[:8]}"
-    cluster.client.create(NAMESPACES, {"metadata": {"name": name}})
-    return name
+    return new_namespace(cluster, "p")
 
 
 def node_port(cluster, ns: str, name: str) -> int:
