@@ -1,5 +1,5 @@
 """A container's first moments, inside its own mount namespace (started under `unshare --mount`): build its root
-(a tmpfs with the host's top-level directories bound in, and a /tmp of its own), mount its volumes at their mountPath (an overlay with
+(a tmpfs with the host's top-level directories bound in read-only, and a /tmp of its own), mount its volumes at their mountPath (an overlay with
 a tmpfs upper layer on the nearest existing directory when a path does not exist, so the host never changes),
 put the Pod's /etc/hosts and /etc/resolv.conf in place, chroot, chdir and exec the command. With a PID namespace,
 the command runs as a child in it and this process stays outside as its parent, passing signals on.
@@ -25,6 +25,9 @@ def mount(source, target, fstype, flags, data=None):
         raise OSError(err, f"mount {source} on {target}: {os.strerror(err)}")
 
 
+WRITABLE = {"proc", "sys", "dev", "tmp"}  # kernel interfaces, and /tmp (replaced by a tmpfs of its own)
+
+
 class Root:
     """The container's root directory under construction."""
 
@@ -43,6 +46,8 @@ class Root:
             elif os.path.isdir(src):
                 os.mkdir(dst)
                 mount(src, dst, None, MS_BIND | MS_REC)
+                if entry not in WRITABLE:  # the host's files are read-only to a container
+                    mount(None, dst, None, MS_BIND | MS_REMOUNT | MS_RDONLY)
             elif os.path.isfile(src):
                 open(dst, "w").close()
                 mount(src, dst, None, MS_BIND)

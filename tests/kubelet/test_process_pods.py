@@ -156,6 +156,13 @@ def test_volumes_and_environment(kube, ns):
     assert lines[8] == "data"
     # the mount paths exist only inside the pod: nothing was made on the host
     assert not os.path.exists("/etc/cfg") and not os.path.exists("/scratch") and not os.path.exists("/etc/sec")
+    # the host's own directories are read-only inside a container: it cannot change the host's files
+    host = kubectl(kube, "-n", ns, "exec", "v", "--", "sh", "-c", "echo x > /usr/mini-kube-was-here", check=False)
+    assert host.returncode != 0 and "Read-only file system" in host.stderr
+    assert not os.path.exists("/usr/mini-kube-was-here")
+    # where a volume made an overlay (/etc for /etc/cfg), writes land in the container's own layer
+    kubectl(kube, "-n", ns, "exec", "v", "--", "sh", "-c", "echo x > /etc/mini-kube-was-here")
+    assert not os.path.exists("/etc/mini-kube-was-here")
     # a read-only volume is read-only
     denied = kubectl(kube, "-n", ns, "exec", "v", "--", "sh", "-c", "echo x > /etc/sec/new", check=False)
     assert denied.returncode != 0
