@@ -62,7 +62,7 @@ async def test_a_pod_through_kr8s(kube):
 
     # nginx serves its document root, as the image's server would
     await pod.exec(["sh", "-c", "echo hello > /usr/share/nginx/html/hello.txt"])
-    async with pod.portforward(80, local_port=None) as port, httpx.AsyncClient(timeout=10) as http:
+    async with pod.portforward(80, local_port=free_port()) as port, httpx.AsyncClient(timeout=10) as http:
         assert (await http.get(f"http://127.0.0.1:{port}/hello.txt")).text == "hello\n"
         assert (await http.get(f"http://127.0.0.1:{port}/missing")).status_code == 404
         assert (await http.get(f"http://127.0.0.1:{port}/")).text == "web\n"
@@ -85,6 +85,15 @@ async def test_a_pod_through_kr8s(kube):
     assert not await pod.exists()
 
 
+def free_port() -> int:
+    """A port the kernel says is free (kr8s's own random pick can land on one held in TIME_WAIT here)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
 async def test_port_forward_through_a_service(kube):
     api = await kr8s.asyncio.api(kubeconfig=kube.kubeconfig)
     ns = await namespace(api)
@@ -96,7 +105,7 @@ async def test_port_forward_through_a_service(kube):
     await pod.wait("condition=Ready", timeout=30)
     assert [p.name for p in await service.ready_pods()] == ["web"]
     for _ in range(2):  # started and stopped in the background, twice
-        forward = service.portforward(80, local_port=None)
+        forward = service.portforward(80, local_port=free_port())
         port = await forward.start()
         async with httpx.AsyncClient(timeout=10) as http:
             for _ in range(20):  # kr8s returns the port before its listener is up
