@@ -8,7 +8,7 @@ from setuptools import find_packages, setup
 FOLDERS = ["apiserver", "store", "controllers", "proxy", "ccm", "clusterdns", "kubectl_lite", "network", "kubelet"]
 
 setup(
-    packages=["mini_kube"] + [f"mini_kube.{name}" for folder in FOLDERS
+    packages=["mini_kube", "mini_kube.testing"] + [f"mini_kube.{name}" for folder in FOLDERS
                               for name in [folder, *(f"{folder}.{sub}" for sub in find_packages(folder))]],
     package_dir={"mini_kube": "mini_kube", **{f"mini_kube.{folder}": folder for folder in FOLDERS}},
     package_data={"mini_kube.apiserver.codecs.protobuf": ["messages.json"]},

@@ -36,17 +36,3 @@ def write_kubeconfig(server: ApiServer, path: str) -> str:
     os.chmod(tmp, 0o600)
     tmp.replace(target)
     return str(target)
-
-
-def client_for(server: ApiServer) -> Any:
-    """An ApiClient with the server's admin credentials (for in-process components)."""
-    import tempfile
-
-    from mini_kube.controllers.client import ApiClient
-
-    handle = tempfile.NamedTemporaryFile("w", suffix=".kubeconfig", delete=False)  # noqa: SIM115
-    handle.close()
-    write_kubeconfig(server, handle.name)
-    client = ApiClient.from_kubeconfig(handle.name, user_agent="mini-kube-controllers")
-    Path(handle.name).unlink()
-    return client

@@ -24,7 +24,6 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mini_kube.apiserver.testing import MiniKube  # noqa: E402
 from mini_kube.controllers.agent.api import (  # noqa: E402
     AGENTS,
     API_VERSION,
@@ -35,6 +34,8 @@ from mini_kube.controllers.agent.api import (  # noqa: E402
     SERVING_RUNTIMES,
 )
 from mini_kube.controllers.client import ApiClient, Connection, ResourceRef  # noqa: E402
+
+from mini_kube.testing import MiniKube  # noqa: E402
 
 CRDS = Path(__file__).resolve().parents[1] / "deploy" / "agent-operator" / "00-crds.yaml"
 CRD_REF = ResourceRef("apiextensions.k8s.io", "v1", "customresourcedefinitions", namespaced=False)
@@ -89,7 +90,7 @@ async def from_scratch(client: ApiClient, kubeconfig: str, count: int) -> tuple[
     watchers.append(asyncio.create_task(watch_until(client, AGENTS, rv, status)))
     await asyncio.sleep(0.2)
     started = time.perf_counter()
-    operator = subprocess.Popen([sys.executable, "-m", "mini_kube.apiserver.cli", "operator", "--kubeconfig",
+    operator = subprocess.Popen([sys.executable, "-m", "mini_kube.cli", "operator", "--kubeconfig",
                                  kubeconfig, "--health-address", "127.0.0.1:0"], stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL, text=True)
     finished, pending = await asyncio.wait(watchers, return_when=asyncio.FIRST_COMPLETED)

@@ -51,7 +51,7 @@ SERVER_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECO
 
 
 def start_minikube(tmp: str, port: int) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "mini_kube.apiserver.cli", "serve", "--insecure-http", "--no-controllers",
+    return subprocess.Popen([sys.executable, "-m", "mini_kube.cli", "serve", "--insecure-http", "--no-controllers",
                              "--data-dir", tmp, "--port", str(port), "--kubeconfig", f"{tmp}/kubeconfig"],
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=SERVER_ENV)
 

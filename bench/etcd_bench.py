@@ -39,7 +39,7 @@ def start_etcd(tmp: str) -> tuple[subprocess.Popen[bytes], str]:
 
 def start_server(tmp: str, port: int, etcd: str = "") -> subprocess.Popen[bytes]:
     extra = ["--etcd-servers", etcd] if etcd else []
-    return subprocess.Popen([sys.executable, "-m", "mini_kube.apiserver.cli", "serve", "--insecure-http", "--no-controllers",
+    return subprocess.Popen([sys.executable, "-m", "mini_kube.cli", "serve", "--insecure-http", "--no-controllers",
                              "--data-dir", tmp, "--port", str(port), *extra], cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=SERVER_ENV)
 

@@ -41,7 +41,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "state"
-        server = subprocess.Popen([sys.executable, "-m", "mini_kube.apiserver.cli", "serve", "--data-dir", str(data),
+        server = subprocess.Popen([sys.executable, "-m", "mini_kube.cli", "serve", "--data-dir", str(data),
                                    "--port", str(_port()), "--no-controllers"], stdout=subprocess.PIPE,
                                   stderr=subprocess.DEVNULL, text=True)
         try:

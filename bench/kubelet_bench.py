@@ -22,9 +22,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mini_kube.apiserver.testing import MiniKube  # noqa: E402
 from mini_kube.controllers.client import ResourceRef  # noqa: E402
 from mini_kube.network.namespaces import can_make_namespaces  # noqa: E402
+
+from mini_kube.testing import MiniKube  # noqa: E402
 
 PODS = ResourceRef("", "v1", "pods")
 

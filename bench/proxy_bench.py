@@ -244,8 +244,9 @@ def main() -> None:
     if os.geteuid() != 0:
         print("proxy bench: needs root (it makes a network namespace)")
         return
-    from mini_kube.apiserver.testing import MiniKube
     from mini_kube.controllers.client import ResourceRef
+
+    from mini_kube.testing import MiniKube
 
     block = f"127.{random.randint(100, 250)}.{random.randint(0, 255)}"
     node_ip = f"{block}.10"
@@ -262,7 +263,7 @@ def main() -> None:
                 "metadata": {"name": "web-a", "labels": {"kubernetes.io/service-name": "web"}},
                 "addressType": "IPv4", "ports": [{"name": "", "port": BACKEND_PORT, "protocol": "TCP"}],
                 "endpoints": [{"addresses": [BACKEND_IP]}]}, "default")
-            proxy = subprocess.Popen([sys.executable, "-m", "mini_kube.apiserver.cli", "proxy", "--node", "n1",
+            proxy = subprocess.Popen([sys.executable, "-m", "mini_kube.cli", "proxy", "--node", "n1",
                                       "--kubeconfig", kube.kubeconfig, "--node-ip", node_ip, "--netns", netns.path,
                                       "--healthz-port", "0"], stdout=subprocess.PIPE, text=True)
             procs.append(proxy)

@@ -18,8 +18,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import contextlib
 
-from mini_kube.apiserver.testing import MiniKube  # noqa: E402
 from mini_kube.controllers.client import ApiClient, ApiError, Connection, ResourceRef  # noqa: E402
+
+from mini_kube.testing import MiniKube  # noqa: E402
 
 PODS = ResourceRef("", "v1", "pods")
 DEPLOYMENTS = ResourceRef("apps", "v1", "deployments")

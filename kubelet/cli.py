@@ -8,6 +8,7 @@ import asyncio
 from typing import Any
 
 from mini_kube.controllers.client import ApiClient
+from mini_kube.controllers.signals import until_signalled
 
 from .nodes import NodeSet, node_names
 
@@ -73,8 +74,6 @@ async def start_in_process(client_factory: Any, names: list[str], *, runtime: st
 
 
 async def run(args: argparse.Namespace) -> None:
-    from mini_kube.apiserver.cli import until_signalled
-
     def client() -> ApiClient:
         return ApiClient.from_kubeconfig(args.kubeconfig, user_agent=f"kubelet/{args.name}")
 

@@ -1,9 +1,10 @@
 """mini-kube: a small, real Kubernetes control plane.
 
 Its packages are installed under this one name (`mini_kube.apiserver`, `mini_kube.store`,
-`mini_kube.controllers`, `mini_kube.proxy`, `mini_kube.ccm`, `mini_kube.kubectl_lite`), so they never collide with
-a user's own `controllers` or `store` package. In the source tree they live at the top level; this package then
-finds them there.
+`mini_kube.controllers`, `mini_kube.kubelet`, `mini_kube.network`, `mini_kube.proxy`, `mini_kube.ccm`,
+`mini_kube.clusterdns`, `mini_kube.kubectl_lite`), so they never collide with a user's own `controllers` or
+`store` package. In the source tree they live at the top level; this package then finds them there. This
+package itself holds what puts them together: `cli` (`mini-kube`) and `testing` (`MiniKube`, the pytest plugin).
 
     from mini_kube import MiniKube          # a hermetic cluster (also the pytest fixtures `mini_kube`, ...)
 """
@@ -22,7 +23,7 @@ __all__ = ["MiniKube"]
 
 def __getattr__(name: str) -> Any:
     if name == "MiniKube":  # imported on first use: the pytest plugin loads this package at start-up
-        from .apiserver.testing import MiniKube
+        from .testing import MiniKube
 
         return MiniKube
     raise AttributeError(name)

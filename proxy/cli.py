@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import logging
-import signal
 from typing import Any
 
 from mini_kube.controllers.client import ApiClient, NotFound, ResourceRef
+from mini_kube.controllers.signals import until_signalled
 
 from .server import ProxyServer
 
@@ -65,16 +64,6 @@ async def cluster_netns(client: ApiClient) -> str | None:
     except NotFound:
         return None
     return (config.get("data") or {}).get("netns") or None
-
-
-async def until_signalled() -> None:
-    """Wait for SIGINT or SIGTERM."""
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
 
 
 async def run(args: argparse.Namespace) -> None:

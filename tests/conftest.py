@@ -25,7 +25,7 @@ into ReplicaSets and Pods (and Jobs into Pods). The plugin's fixtures run all of
 
 @pytest.fixture(scope="session")
 def mini_kube_session():
-    from mini_kube.apiserver.testing import MiniKube
+    from mini_kube.testing import MiniKube
 
     with MiniKube(controllers=API_TEST_CONTROLLERS, scheduler=False) as kube:
         yield kube
@@ -33,7 +33,7 @@ def mini_kube_session():
 
 @pytest.fixture
 def mini_kube():
-    from mini_kube.apiserver.testing import MiniKube
+    from mini_kube.testing import MiniKube
 
     with MiniKube(controllers=API_TEST_CONTROLLERS, scheduler=False) as kube:
         yield kube

@@ -39,7 +39,7 @@ def test_set_up_commands_are_what_ci_and_serve_run(tmp_path):
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "mini_kube.apiserver.cli", *command[1:], "--data-dir", str(tmp_path),
+    proc = subprocess.Popen([sys.executable, "-m", "mini_kube.cli", *command[1:], "--data-dir", str(tmp_path),
                              "--port", str(port)], stdout=subprocess.PIPE, text=True, cwd=ROOT)
     try:
         assert "ready at https://" in proc.stdout.readline()

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
-import signal
 
 from ..client import ApiClient
+from ..signals import until_signalled
 from .runner import SchedulerRunner
 
 
@@ -37,10 +35,5 @@ async def run(args: argparse.Namespace) -> None:
                              retry_period=args.leader_elect_retry_period)
     await runner.start()
     print(f"mini-kube scheduler: placing Pods of {args.scheduler_name}", flush=True)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
+    await until_signalled()
     await runner.stop()

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from mini_kube.apiserver.testing import MiniKube
 from mini_kube.controllers.client import ApiError, ResourceRef
 
+from mini_kube.testing import MiniKube
 from tests.admission.hooks import CONFIGMAPS, VALIDATING, allow, client_config, configuration, webhook
 from tests.helpers import kubectl
 

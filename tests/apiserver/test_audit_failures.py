@@ -12,7 +12,8 @@ import urllib.request
 from pathlib import Path
 
 from mini_kube.apiserver.auth.audit import AuditLog
-from mini_kube.apiserver.testing import MiniKube
+
+from mini_kube.testing import MiniKube
 
 
 def _request(kube, path: str, headers: dict[str, str], cert: bool = False) -> int:

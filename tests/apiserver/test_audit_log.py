@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 import time
 
-from mini_kube.apiserver.testing import MiniKube
-
+from mini_kube.testing import MiniKube
 from tests.helpers import kubectl
 
 

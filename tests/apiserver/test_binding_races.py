@@ -13,7 +13,7 @@ PODS = ResourceRef("", "v1", "pods")
 
 @pytest.fixture(scope="module")
 def kube():
-    from mini_kube.apiserver.testing import MiniKube
+    from mini_kube.testing import MiniKube
 
     with MiniKube(controllers=False, scheduler=False) as cluster:
         yield cluster

@@ -10,8 +10,8 @@ import sys
 
 import kubernetes
 from mini_kube.apiserver import VERSION
-from mini_kube.apiserver.cli import build_parser
 
+from mini_kube.cli import build_parser
 from tests.helpers import kubectl
 
 
@@ -22,7 +22,7 @@ def test_every_flag_has_help():
         for action in command._actions:
             if action.option_strings and action.dest != "help":
                 assert action.help, (name, action.option_strings)
-    assert "--etcd-servers" in subprocess.run([sys.executable, "-m", "mini_kube.apiserver.cli", "serve", "--help"],
+    assert "--etcd-servers" in subprocess.run([sys.executable, "-m", "mini_kube.cli", "serve", "--help"],
                                               capture_output=True, text=True, check=True).stdout
 
 

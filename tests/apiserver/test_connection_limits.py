@@ -13,8 +13,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from mini_kube.apiserver.testing import MiniKube
 from mini_kube.controllers.client import ResourceRef
+
+from mini_kube.testing import MiniKube
 
 SERVICEACCOUNTS = ResourceRef("", "v1", "serviceaccounts")
 

@@ -20,7 +20,7 @@ def _free_port() -> int:
 
 
 def _serve(data: Path, port: int, *extra: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "mini_kube.apiserver.cli", "serve", "--data-dir", str(data), "--port",
+    return subprocess.Popen([sys.executable, "-m", "mini_kube.cli", "serve", "--data-dir", str(data), "--port",
                              str(port), "--no-controllers", *extra], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 

@@ -20,7 +20,7 @@ def _free_port() -> int:
 
 
 def _serve(data_dir: Path, port: int) -> subprocess.Popen[str]:
-    proc = subprocess.Popen([sys.executable, "-m", "mini_kube.apiserver.cli", "serve", "--data-dir", str(data_dir),
+    proc = subprocess.Popen([sys.executable, "-m", "mini_kube.cli", "serve", "--data-dir", str(data_dir),
                              "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     line = proc.stdout.readline()
     assert "ready at https://" in line, line

@@ -12,7 +12,7 @@ SERVICES = ResourceRef("", "v1", "services")
 
 
 def test_many_services_in_a_large_range():
-    from mini_kube.apiserver.testing import MiniKube
+    from mini_kube.testing import MiniKube
 
     with MiniKube(controllers=False, service_cidr="10.96.0.0/16") as kube:
         async def create_all() -> list[str]:

@@ -77,7 +77,7 @@ def test_send_initial_events_requires_not_older_than(mini_kube_session, kube_nam
 
 
 def test_watch_from_compacted_revision_is_410():
-    from mini_kube.apiserver.testing import MiniKube
+    from mini_kube.testing import MiniKube
 
     with MiniKube(controllers=False, watch_history=2) as kube:
         client = kube.client
@@ -93,7 +93,7 @@ def test_watch_from_compacted_revision_is_410():
 
 
 def test_watch_older_than_the_cache_reads_store_history():
-    from mini_kube.apiserver.testing import MiniKube
+    from mini_kube.testing import MiniKube
 
     with MiniKube(controllers=False, watch_history=2) as kube:
         client = kube.client

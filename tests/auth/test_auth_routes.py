@@ -7,8 +7,9 @@ import urllib.error
 import urllib.request
 
 import pytest
-from mini_kube.apiserver.testing import MiniKube
 from mini_kube.controllers.client import ResourceRef
+
+from mini_kube.testing import MiniKube
 
 NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
 ROLEBINDINGS = ResourceRef("rbac.authorization.k8s.io", "v1", "rolebindings")

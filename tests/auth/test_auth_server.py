@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from mini_kube.apiserver.auth.install import install
 from mini_kube.apiserver.auth.pki import Pki, kubeconfig_yaml
-from mini_kube.apiserver.testing import MiniKube
+
+from mini_kube.testing import MiniKube
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None or shutil.which("curl") is None,
                                 reason="needs kubectl and curl")

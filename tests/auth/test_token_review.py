@@ -10,7 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 from mini_kube.apiserver.auth.install import install
-from mini_kube.apiserver.testing import MiniKube
+
+from mini_kube.testing import MiniKube
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="needs kubectl")
 AUDIENCE = "https://kubernetes.default.svc.cluster.local"

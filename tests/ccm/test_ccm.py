@@ -111,7 +111,7 @@ def ask(ip: str, port: int, payload: bytes = b"") -> bytes:
 
 @pytest.fixture(scope="module")
 def cluster():
-    from mini_kube.apiserver.testing import MiniKube
+    from mini_kube.testing import MiniKube
 
     with MiniKube(controllers=False, ccm={"lb_pool": f"{BLOCK}.100-{BLOCK}.199", "health_interval": 0.1,
                                           "monitor_period": 0.2, "status_port": 0}) as kube:
@@ -368,11 +368,11 @@ def _node_gone(kube, name: str) -> bool:
 
 def test_ccm_as_its_own_process():
     """`mini-kube ccm --kubeconfig F` against a server with no in-process ccm."""
-    from mini_kube.apiserver.testing import MiniKube
+    from mini_kube.testing import MiniKube
 
     block = f"127.{random.randint(100, 250)}.{random.randint(0, 255)}"
     with MiniKube(controllers=False) as kube:
-        proc = subprocess.Popen([sys.executable, "-m", "mini_kube.apiserver.cli", "ccm", "--kubeconfig",
+        proc = subprocess.Popen([sys.executable, "-m", "mini_kube.cli", "ccm", "--kubeconfig",
                                  kube.kubeconfig, "--lb-pool", f"{block}.100-199"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:

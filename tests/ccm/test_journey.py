@@ -33,8 +33,9 @@ def get(url: str) -> str:
 
 @pytest.fixture(scope="module")
 def cluster():
-    from mini_kube.apiserver.testing import MiniKube
     from mini_kube.network.namespaces import can_make_namespaces
+
+    from mini_kube.testing import MiniKube
 
     possible, why = can_make_namespaces()
     if not possible:
@@ -67,7 +68,7 @@ def test_dns_load_balancer_node_port_pod(cluster):
     assert seen == pods
 
     # the same request, traced hop by hop from the components' own records (`mini-kube trace`)
-    done = subprocess.run([sys.executable, "-m", "mini_kube.apiserver.cli", "trace", "--kubeconfig", cluster.kubeconfig,
+    done = subprocess.run([sys.executable, "-m", "mini_kube.cli", "trace", "--kubeconfig", cluster.kubeconfig,
                            "--dns", f"{cluster.dns.host_address}:{cluster.dns.host_port}", "--ccm",
                            "{}:{}".format(*cluster.ccm.status_address), "http://web.default.lb.mini-kube.local:8080/"],
                           capture_output=True, text=True, timeout=60)

@@ -26,7 +26,7 @@ BLOCK = f"127.{random.randint(100, 250)}.{random.randint(0, 255)}"
 
 @pytest.fixture(scope="module")
 def cluster():
-    from mini_kube.apiserver.testing import MiniKube
+    from mini_kube.testing import MiniKube
 
     with MiniKube(controllers="endpointslice", dns={"host_address": f"{BLOCK}.2", "port": 0, "discover": False},
                   ccm={"lb_pool": f"{BLOCK}.100-199", "health_interval": 0.1}) as kube:
@@ -207,11 +207,11 @@ def test_metrics_count_answers(cluster):
 
 
 def test_dns_as_its_own_process():
-    from mini_kube.apiserver.testing import MiniKube
+    from mini_kube.testing import MiniKube
 
     block = f"127.{random.randint(100, 250)}.{random.randint(0, 255)}"
     with MiniKube(controllers=False) as kube:
-        proc = subprocess.Popen([sys.executable, "-m", "mini_kube.apiserver.cli", "dns", "--kubeconfig",
+        proc = subprocess.Popen([sys.executable, "-m", "mini_kube.cli", "dns", "--kubeconfig",
                                  kube.kubeconfig, "--address", f"{block}.2", "--port", "0"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
@@ -233,10 +233,11 @@ def test_dns_inside_the_cluster_network():
     import asyncio
     import socket
 
-    from mini_kube.apiserver.cli import start_dns
-    from mini_kube.apiserver.testing import MiniKube
     from mini_kube.network.cluster import ClusterNetwork
     from mini_kube.network.namespaces import can_make_namespaces, socket_in
+
+    from mini_kube.cli import start_dns
+    from mini_kube.testing import MiniKube
 
     possible, why = can_make_namespaces()
     if not possible:

@@ -32,7 +32,7 @@ NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     """A TLS cluster with RBAC, the operator installed with kubectl and running as its ServiceAccount."""
-    from mini_kube.apiserver.testing import MiniKube
+    from mini_kube.testing import MiniKube
 
     tmp = tmp_path_factory.mktemp("agent-e2e")
     with MiniKube(insecure_http=False, data_dir=str(tmp / "data"),
@@ -48,7 +48,7 @@ def cluster(tmp_path_factory):
         operator_config = tmp / "operator.kubeconfig"
         operator_config.write_text(yaml.safe_dump(config))
         log = (tmp / "operator.log").open("w")
-        proc = subprocess.Popen([sys.executable, "-m", "mini_kube.apiserver.cli", "operator", "--kubeconfig",
+        proc = subprocess.Popen([sys.executable, "-m", "mini_kube.cli", "operator", "--kubeconfig",
                                  str(operator_config), "--leader-elect", "--leader-elect-namespace", "agent-operator",
                                  "--health-address", "127.0.0.1:0"], stdout=subprocess.PIPE, stderr=log, text=True,
                                 env={**os.environ, "POD_NAME": "operator-e2e"})

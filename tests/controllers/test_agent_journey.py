@@ -28,8 +28,9 @@ EXAMPLES = DEPLOY / "examples"
 def cluster(tmp_path_factory):
     """A TLS cluster with RBAC, a node running pods as processes, and a cloud controller manager; the operator is
     installed with `kubectl apply -f deploy/agent-operator/` and runs in-cluster, as its Deployment's pods."""
-    from mini_kube.apiserver.testing import MiniKube
     from mini_kube.network.namespaces import can_make_namespaces
+
+    from mini_kube.testing import MiniKube
 
     possible, why = can_make_namespaces()
     if not possible:
@@ -41,7 +42,7 @@ def cluster(tmp_path_factory):
         # the node's python3 need not have mini-kube installed: the operator's pods run this interpreter
         operator = yaml.safe_load((DEPLOY / "02-operator.yaml").read_text())
         container = operator["spec"]["template"]["spec"]["containers"][0]
-        container["command"][:1] = [sys.executable, "-m", "mini_kube.apiserver.cli"]
+        container["command"][:1] = [sys.executable, "-m", "mini_kube.cli"]
         container["command"] += ["--leader-elect-lease-duration=4", "--leader-elect-renew-deadline=3",
                                  "--leader-elect-retry-period=0.5"]  # a quicker take-over than 15 s
         kubectl(kube, "apply", "-f", "-", input=yaml.safe_dump(operator))

@@ -45,7 +45,7 @@ def install_crds(kube) -> None:
 @pytest.fixture(scope="module")
 def cluster():
     """A cluster with the controllers the operator relies on, its CRDs, and the operator running in-process."""
-    from mini_kube.apiserver.testing import MiniKube
+    from mini_kube.testing import MiniKube
 
     with MiniKube(controllers="garbagecollector,deployment,replicaset") as kube:
         install_crds(kube)

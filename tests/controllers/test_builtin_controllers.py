@@ -7,9 +7,9 @@ import json
 import time
 
 import pytest
-from mini_kube.apiserver.testing import MiniKube
 from mini_kube.controllers.client import ApiError, ResourceRef
 
+from mini_kube.testing import MiniKube
 from tests.helpers import kubectl
 
 CONFIGMAPS = ResourceRef("", "v1", "configmaps")

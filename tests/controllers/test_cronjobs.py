@@ -46,9 +46,10 @@ def clock():
 
 @pytest.fixture(scope="module")
 def cluster(clock):
-    from mini_kube.apiserver.testing import MiniKube
     from mini_kube.controllers.client import ApiClient, Connection
     from mini_kube.controllers.manager import Manager
+
+    from mini_kube.testing import MiniKube
 
     with MiniKube(controllers=False) as kube:
         manager = Manager(ApiClient(Connection.from_kubeconfig(kube.kubeconfig)),

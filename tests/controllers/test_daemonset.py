@@ -43,7 +43,7 @@ spec:
 
 @pytest.fixture(scope="module")
 def cluster():
-    from mini_kube.apiserver.testing import MiniKube
+    from mini_kube.testing import MiniKube
 
     with MiniKube(controllers="garbagecollector,daemonset") as kube:
         yield kube
@@ -194,7 +194,7 @@ def test_failed_pod_is_replaced(cluster, namespace, nodes):
 def test_runs_on_real_nodes_with_the_scheduler_and_kubelets():
     """With nodes (kubelets on the simulated runtime) and the scheduler, no stand-in: each daemon Pod is bound
     to the node its affinity names, runs there, and the rollout completes."""
-    from mini_kube.apiserver.testing import MiniKube
+    from mini_kube.testing import MiniKube
 
     with MiniKube(controllers="garbagecollector,daemonset", nodes=2, node_runtime="simulated") as kube:
         kubectl(kube, "apply", "-f", "-", input=manifest("agent"))

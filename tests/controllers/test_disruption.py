@@ -69,7 +69,7 @@ class StandInKubelet:
 
 @pytest.fixture(scope="module")
 def cluster():
-    from mini_kube.apiserver.testing import MiniKube
+    from mini_kube.testing import MiniKube
 
     with MiniKube(controllers="replicaset,deployment,disruption,garbagecollector", scheduler=False) as kube:
         yield kube
@@ -532,7 +532,7 @@ def test_drain_with_nodes_and_the_scheduler_keeps_the_budget():
     """End to end on a cluster with every controller, the scheduler and two in-process (simulated) nodes: the
     drained node's Pods are replaced on the other node one at a time, never leaving fewer Ready than the budget
     asks for."""
-    from mini_kube.apiserver.testing import MiniKube
+    from mini_kube.testing import MiniKube
 
     with MiniKube(nodes=2, node_runtime="simulated") as kube:
         kubectl(kube, "create", "deployment", "web", "--image=nginx", "--replicas=4")

@@ -23,9 +23,10 @@ BACKOFF = 0.3  # seconds before the first replacement of a failed Pod (upstream:
 
 @pytest.fixture(scope="module")
 def cluster():
-    from mini_kube.apiserver.testing import MiniKube
     from mini_kube.controllers.client import ApiClient, Connection
     from mini_kube.controllers.manager import Manager
+
+    from mini_kube.testing import MiniKube
 
     with MiniKube(controllers=False) as kube:
         manager = Manager(ApiClient(Connection.from_kubeconfig(kube.kubeconfig)),
@@ -296,9 +297,10 @@ def test_kubectl_create_job_from_cronjob(cluster, ns):
 def node_cluster():
     """One in-process node whose Pods run as real processes (or on the simulated timeline where network
     namespaces cannot be made): the kubelet, not the test, finishes the Pods."""
-    from mini_kube.apiserver.testing import MiniKube
     from mini_kube.controllers.client import ApiClient, Connection
     from mini_kube.controllers.manager import Manager
+
+    from mini_kube.testing import MiniKube
 
     with MiniKube(controllers=False, nodes=1) as kube:
         manager = Manager(ApiClient(Connection.from_kubeconfig(kube.kubeconfig)), names="job,garbagecollector,podgc",

@@ -8,8 +8,9 @@ import subprocess
 import sys
 import time
 
-from mini_kube.apiserver.testing import MiniKube
 from mini_kube.controllers.client import ResourceRef
+
+from mini_kube.testing import MiniKube
 
 LEASES = ResourceRef("coordination.k8s.io", "v1", "leases")
 SERVICEACCOUNTS = ResourceRef("", "v1", "serviceaccounts")
@@ -17,7 +18,7 @@ NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
 
 
 def _manager(kubeconfig: str, identity_hint: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "mini_kube.apiserver.cli", "controllers", "--kubeconfig",
+    return subprocess.Popen([sys.executable, "-m", "mini_kube.cli", "controllers", "--kubeconfig",
                              kubeconfig, "--controllers", "serviceaccount", "--leader-elect",
                              "--leader-elect-lease-duration", "2", "--leader-elect-renew-deadline", "1.5",
                              "--leader-elect-retry-period", "0.2"], stdout=subprocess.DEVNULL,
@@ -45,7 +46,7 @@ def test_the_controllers_process_serves_health_and_stops_on_sigterm():
     import urllib.request
 
     with MiniKube(controllers=False) as kube:
-        proc = subprocess.Popen([sys.executable, "-m", "mini_kube.apiserver.cli", "controllers", "--kubeconfig",
+        proc = subprocess.Popen([sys.executable, "-m", "mini_kube.cli", "controllers", "--kubeconfig",
                                  kube.kubeconfig, "--health-address", "127.0.0.1:0"], stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL, text=True)
         try:

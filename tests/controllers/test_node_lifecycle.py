@@ -6,9 +6,10 @@ from __future__ import annotations
 import datetime as dt
 import time
 
-from mini_kube.apiserver.testing import MiniKube
 from mini_kube.controllers.client import ApiClient, Connection, ResourceRef
 from mini_kube.controllers.manager import Manager
+
+from mini_kube.testing import MiniKube
 
 NODES = ResourceRef("", "v1", "nodes", namespaced=False)
 LEASES = ResourceRef("coordination.k8s.io", "v1", "leases")

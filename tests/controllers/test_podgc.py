@@ -7,9 +7,10 @@ from __future__ import annotations
 import time
 
 import pytest
-from mini_kube.apiserver.testing import MiniKube
 from mini_kube.controllers.client import ApiClient, ApiError, Connection, ResourceRef
 from mini_kube.controllers.manager import Manager
+
+from mini_kube.testing import MiniKube
 
 NODES = ResourceRef("", "v1", "nodes", namespaced=False)
 PODS = ResourceRef("", "v1", "pods")

@@ -111,7 +111,7 @@ def _port() -> int:
 
 
 def _serve(data, port: int) -> subprocess.Popen[str]:
-    proc = subprocess.Popen([sys.executable, "-m", "mini_kube.apiserver.cli", "serve", "--data-dir", str(data),
+    proc = subprocess.Popen([sys.executable, "-m", "mini_kube.cli", "serve", "--data-dir", str(data),
                              "--port", str(port), "--no-controllers"], stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True)
     assert "ready at" in proc.stdout.readline()

@@ -43,7 +43,7 @@ spec:
 
 @pytest.fixture(scope="module")
 def cluster():
-    from mini_kube.apiserver.testing import MiniKube
+    from mini_kube.testing import MiniKube
 
     with MiniKube(controllers="garbagecollector,statefulset") as kube:
         yield kube
@@ -220,7 +220,7 @@ def test_claim_retention_policy_deletes_claims_with_their_pods(cluster, namespac
 def test_ordered_rollout_on_real_nodes_with_the_scheduler_and_kubelets():
     """With nodes (kubelets on the simulated runtime) and the scheduler, no stand-in: the Pods come up in order
     and a rolling update completes."""
-    from mini_kube.apiserver.testing import MiniKube
+    from mini_kube.testing import MiniKube
 
     with MiniKube(controllers="garbagecollector,statefulset", nodes=2, node_runtime="simulated") as kube:
         kubectl(kube, "apply", "-f", "-", input=MANIFEST.format(name="web", replicas=3, policy="OrderedReady"))

@@ -60,7 +60,7 @@ class StandInKubelet:
 @pytest.fixture(scope="module")
 def cluster():
     """A cluster with every controller, as the pytest plugin and `mini-kube serve` run them."""
-    from mini_kube.apiserver.testing import MiniKube
+    from mini_kube.testing import MiniKube
 
     with MiniKube() as kube:
         yield kube

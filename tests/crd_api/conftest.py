@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from mini_kube.apiserver.testing import MiniKube
-from mini_kube.apiserver.testing.pytest_plugin import NAMESPACES
 
+from mini_kube.testing import MiniKube
+from mini_kube.testing.pytest_plugin import NAMESPACES
 from tests.crd_api.support import AGENT_CRD, CRDS, WIDGET_CRD, Cluster
 
 

@@ -13,9 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mini_kube.apiserver.testing import MiniKube
 from mini_kube.controllers.client import ResourceRef
 
+from mini_kube.testing import MiniKube
 from tests.helpers import kubectl
 
 CRDS = ResourceRef("apiextensions.k8s.io", "v1", "customresourcedefinitions", namespaced=False)

@@ -8,9 +8,9 @@ import time
 
 import pytest
 import yaml
-from mini_kube.apiserver.testing import MiniKube
 from mini_kube.controllers.client import ApiError, ResourceRef
 
+from mini_kube.testing import MiniKube
 from tests.crd_api.support import AGENT, AGENT_CRD, CRDS, WIDGET_CRD, Cluster, eventually
 
 AGENTS = ResourceRef("example.com", "v1", "agents")

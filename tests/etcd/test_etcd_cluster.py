@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
-from mini_kube.apiserver.testing import MiniKube
 from mini_kube.controllers.client import ApiError, ResourceRef
 
+from mini_kube.testing import MiniKube
 from tests.helpers import kubectl
 
 CONFIGMAPS = ResourceRef("", "v1", "configmaps")
@@ -108,7 +108,7 @@ def _free_port() -> int:
 
 def _serve(etcd_url: str, prefix: str, tmp: Path) -> tuple[subprocess.Popen[str], str]:
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "mini_kube.apiserver.cli", "serve", "--etcd-servers", etcd_url,
+    proc = subprocess.Popen([sys.executable, "-m", "mini_kube.cli", "serve", "--etcd-servers", etcd_url,
                              "--etcd-prefix", prefix, "--insecure-http", "--port", str(port), "--data-dir",
                              str(tmp), "--no-controllers"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             text=True)

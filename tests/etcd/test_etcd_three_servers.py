@@ -65,7 +65,7 @@ class RoundRobinBalancer:
 
 
 def _serve(data: Path, port: int, etcd: str) -> subprocess.Popen[str]:
-    proc = subprocess.Popen([sys.executable, "-m", "mini_kube.apiserver.cli", "serve", "--data-dir", str(data), "--port",
+    proc = subprocess.Popen([sys.executable, "-m", "mini_kube.cli", "serve", "--data-dir", str(data), "--port",
                              str(port), "--etcd-servers", etcd, "--etcd-prefix", f"/three-{port}-cluster",
                              "--no-controllers"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert "ready at https://" in proc.stdout.readline()
@@ -80,7 +80,7 @@ def test_three_servers_behind_one_tcp_address(etcd_server, tmp_path: Path):
     try:
         for name, port in zip("bc", ports[1:], strict=True):
             shutil.copytree(first / "pki", tmp_path / name / "pki")  # one CA and service-account key for all
-            proc = subprocess.Popen([sys.executable, "-m", "mini_kube.apiserver.cli", "serve", "--data-dir",
+            proc = subprocess.Popen([sys.executable, "-m", "mini_kube.cli", "serve", "--data-dir",
                                      str(tmp_path / name), "--port", str(port), "--etcd-servers", etcd_server.url,
                                      "--etcd-prefix", f"/three-{prefix_port}-cluster", "--no-controllers"],
                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)

@@ -23,7 +23,7 @@ def _free_port() -> int:
 @pytest.fixture
 def served(tmp_path: Path):
     data = tmp_path / "state"
-    proc = subprocess.Popen([sys.executable, "-m", "mini_kube.apiserver.cli", "serve", "--data-dir", str(data), "--port",
+    proc = subprocess.Popen([sys.executable, "-m", "mini_kube.cli", "serve", "--data-dir", str(data), "--port",
                              str(_free_port()), "--no-controllers"], stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True)
     line = proc.stdout.readline()

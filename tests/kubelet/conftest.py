@@ -25,7 +25,7 @@ def process_cluster_or_skip():
 @pytest.fixture(scope="package")
 def process_cluster():
     process_cluster_or_skip()
-    from mini_kube.apiserver.testing import MiniKube
+    from mini_kube.testing import MiniKube
 
     with MiniKube(nodes=1, node_runtime="process") as kube:
         kube.nodes.kubelets[0].backoff_base = 0.3  # crash-loop back-off in tenths of seconds, not tens
@@ -34,7 +34,7 @@ def process_cluster():
 
 @pytest.fixture(scope="package")
 def simulated_cluster():
-    from mini_kube.apiserver.testing import MiniKube
+    from mini_kube.testing import MiniKube
 
     with MiniKube(nodes=2, node_runtime="simulated") as kube:
         yield kube

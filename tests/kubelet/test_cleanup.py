@@ -22,7 +22,7 @@ def _running(pattern: str) -> list[str]:
 
 
 def _serve(data: Path) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-m", "mini_kube.apiserver.cli", "serve", "--data-dir", str(data),
+    proc = subprocess.Popen([sys.executable, "-m", "mini_kube.cli", "serve", "--data-dir", str(data),
                              "--port", "0", "--nodes", "1", "--node-runtime", "process", "--no-ccm"],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     line = proc.stdout.readline()
@@ -67,8 +67,7 @@ def test_a_crashed_server_leaves_no_process_namespace_or_pod_file(tmp_path):
 
 def test_a_stopped_cluster_leaves_nothing(process_cluster):
     """Checked on a cluster of its own: stop it, then look."""
-    from mini_kube.apiserver.testing import MiniKube
-
+    from mini_kube.testing import MiniKube
     from tests.helpers import kubectl
 
     kube = MiniKube(nodes=1, node_runtime="process").start()

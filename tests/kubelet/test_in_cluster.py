@@ -31,7 +31,7 @@ print(host, get(f"https://{host}/api/v1/namespaces/{ns}/pods"),
 @pytest.fixture(scope="module")
 def kube():
     process_cluster_or_skip()
-    from mini_kube.apiserver.testing import MiniKube
+    from mini_kube.testing import MiniKube
 
     with MiniKube(insecure_http=False, nodes=1, node_runtime="process", dns=True) as cluster:
         yield cluster

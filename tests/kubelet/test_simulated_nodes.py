@@ -19,7 +19,7 @@ NODES = ResourceRef("", "v1", "nodes", namespaced=False)
 
 @pytest.fixture(scope="module")
 def kube():
-    from mini_kube.apiserver.testing import MiniKube
+    from mini_kube.testing import MiniKube
 
     options = {"nodelifecycle": {"grace_period": 2.0, "default_toleration": 1.0}}
     with MiniKube(nodes=3, node_runtime="simulated", controller_options=options,

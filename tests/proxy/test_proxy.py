@@ -41,7 +41,7 @@ NODE = "node-a"
 
 @pytest.fixture(scope="module")
 def cluster():
-    from mini_kube.apiserver.testing import MiniKube
+    from mini_kube.testing import MiniKube
 
     with MiniKube(controllers="endpointslice") as kube:
         yield kube
@@ -400,7 +400,7 @@ def test_mini_kube_proxy_command(cluster, netns, ns, fleet, block):
                          subresource="status")
     backends = fleet(1, first=41)
     port = serve(cluster, ns, "cli", backends)
-    command = [sys.executable, "-m", "mini_kube.apiserver.cli", "proxy", "--node", "node-cli", "--kubeconfig",
+    command = [sys.executable, "-m", "mini_kube.cli", "proxy", "--node", "node-cli", "--kubeconfig",
                cluster.kubeconfig, "--netns", netns.path, "--healthz-port", "0"]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     try:

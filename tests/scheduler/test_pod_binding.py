@@ -18,7 +18,7 @@ NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
 
 @pytest.fixture(scope="module")
 def cluster():
-    from mini_kube.apiserver.testing import MiniKube
+    from mini_kube.testing import MiniKube
 
     with MiniKube(controllers="namespace") as kube:
         yield kube

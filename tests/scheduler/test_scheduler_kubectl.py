@@ -24,7 +24,7 @@ from tests.scheduler.support import (
 
 @pytest.fixture
 def kube():
-    from mini_kube.apiserver.testing import MiniKube
+    from mini_kube.testing import MiniKube
 
     with MiniKube(controllers=CONTROLLERS) as cluster, final_deletes(cluster):
         yield cluster

@@ -18,7 +18,7 @@ LEASES = ResourceRef("coordination.k8s.io", "v1", "leases")
 
 @pytest.fixture
 def kube():
-    from mini_kube.apiserver.testing import MiniKube
+    from mini_kube.testing import MiniKube
 
     with MiniKube(controllers="namespace", scheduler=False) as cluster:
         add_node(cluster, "solo")
@@ -26,7 +26,7 @@ def kube():
 
 
 def _start(kube) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "mini_kube.apiserver.cli", "scheduler", "--kubeconfig",
+    return subprocess.Popen([sys.executable, "-m", "mini_kube.cli", "scheduler", "--kubeconfig",
                              kube.kubeconfig, "--leader-elect", "--leader-elect-retry-period", "0.2",
                              "--leader-elect-lease-duration", "2", "--leader-elect-renew-deadline", "1"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -73,7 +73,8 @@ def test_scheduler_process_as_system_kube_scheduler_under_rbac(tmp_path):
     """With TLS and RBAC, the upstream `system:kube-scheduler` role is all the scheduler needs: binding,
     status, events and its lease."""
     from mini_kube.apiserver.auth.pki import issue_client_cert, kubeconfig_yaml
-    from mini_kube.apiserver.testing import MiniKube
+
+    from mini_kube.testing import MiniKube
 
     with MiniKube(insecure_http=False, data_dir=str(tmp_path / "data"), controllers="namespace",
                   scheduler=False) as kube:
@@ -82,7 +83,7 @@ def test_scheduler_process_as_system_kube_scheduler_under_rbac(tmp_path):
         cert, key = issue_client_cert(pki, "system:kube-scheduler")
         config = tmp_path / "scheduler.kubeconfig"
         config.write_text(kubeconfig_yaml(kube.url, pki, client_cert_pem=cert, client_key_pem=key))
-        proc = subprocess.Popen([sys.executable, "-m", "mini_kube.apiserver.cli", "scheduler", "--kubeconfig",
+        proc = subprocess.Popen([sys.executable, "-m", "mini_kube.cli", "scheduler", "--kubeconfig",
                                  str(config), "--leader-elect", "--leader-elect-retry-period", "0.2"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:

@@ -25,7 +25,7 @@ def kube():
     ok, why = can_make_namespaces()
     if not ok:
         pytest.skip(f"the process runtime needs network and mount namespaces: {why}")
-    from mini_kube.apiserver.testing import MiniKube
+    from mini_kube.testing import MiniKube
 
     with MiniKube(insecure_http=False, nodes=1, node_runtime="process",
                   controllers="namespace,serviceaccount,root-ca-cert-publisher") as cluster:

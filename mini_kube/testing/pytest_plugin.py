@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+
 from mini_kube.controllers.client import ApiError, ResourceRef
 
 from .cluster import MiniKube

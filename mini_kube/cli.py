@@ -1,19 +1,20 @@
-"""`mini-kube`: the command line. `mini-kube serve` runs the API server (and, by default, the controllers)."""
+"""`mini-kube`: the command line, and where the components are put together (the composition root: the API
+server itself never imports the others). `mini-kube serve` runs the API server (and, by default, the controllers)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import logging
-import signal
 import sys
 from pathlib import Path
 from typing import Any
 
-from .datadir import StartupError
-from .kubeconfig import write_kubeconfig
-from .server import ApiServer, ServerConfig
+from mini_kube.apiserver.datadir import StartupError
+from mini_kube.apiserver.kubeconfig import write_kubeconfig
+from mini_kube.apiserver.server import ApiServer, ServerConfig
+from mini_kube.controllers.client import ApiClient
+from mini_kube.controllers.signals import until_signalled
 
 
 def _serve_parser(sub: argparse._SubParsersAction) -> None:
@@ -94,14 +95,17 @@ async def serve(args: argparse.Namespace) -> None:
         await server.stop()  # also when a component fails to start: nothing may keep the process alive
 
 
-async def until_signalled() -> None:
-    """Wait for SIGINT or SIGTERM."""
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
+def client_for(server: ApiServer) -> ApiClient:
+    """An ApiClient with the server's admin credentials, for a component run in-process (over HTTP, as any
+    client)."""
+    import tempfile
+
+    handle = tempfile.NamedTemporaryFile("w", suffix=".kubeconfig", delete=False)  # noqa: SIM115
+    handle.close()
+    write_kubeconfig(server, handle.name)
+    client = ApiClient.from_kubeconfig(handle.name, user_agent="mini-kube-controllers")
+    Path(handle.name).unlink()
+    return client
 
 
 async def start_controllers(server: ApiServer, names: str = "*",
@@ -109,8 +113,6 @@ async def start_controllers(server: ApiServer, names: str = "*",
     """Run the built-in controllers in-process, talking to this server over HTTP like any client (`options`:
     per-controller settings, e.g. {"nodelifecycle": {"grace_period": 5}})."""
     from mini_kube.controllers.manager import Manager
-
-    from .kubeconfig import client_for
 
     manager = Manager(client_for(server), names=names, options=options)
     server.background.append(asyncio.create_task(manager.start(), name="controller-manager"))
@@ -120,8 +122,6 @@ async def start_controllers(server: ApiServer, names: str = "*",
 async def start_scheduler(server: ApiServer) -> None:
     """Run the scheduler in-process, over HTTP like any client."""
     from mini_kube.controllers.scheduler import SchedulerRunner
-
-    from .kubeconfig import client_for
 
     client = client_for(server)
     client.user_agent = "kube-scheduler"
@@ -134,8 +134,6 @@ async def start_nodes(server: ApiServer, count: int, **options: Any) -> Any:
     """Run `count` nodes (kubelet + kube-proxy each) in-process; returns them."""
     from mini_kube.kubelet.cli import node_names, start_in_process
 
-    from .kubeconfig import client_for
-
     nodes = await start_in_process(lambda: client_for(server), node_names(count),
                                    service_cidr=server.config.service_cidr, **options)
     server.on_stop.insert(0, nodes.stop)
@@ -146,8 +144,6 @@ async def start_ccm(server: ApiServer, **options: Any) -> Any:
     """Run the cloud-controller-manager in-process (over HTTP like any client); returns it."""
     from mini_kube.ccm.manager import CloudControllerManager
 
-    from .kubeconfig import client_for
-
     manager = CloudControllerManager(client_for(server), **options)
     server.background.append(asyncio.create_task(manager.start(), name="cloud-controller-manager"))
     server.on_stop.append(manager.stop)
@@ -157,8 +153,6 @@ async def start_ccm(server: ApiServer, **options: Any) -> Any:
 async def start_dns(server: ApiServer, **options: Any) -> Any:
     """Run the cluster DNS in-process (its informers over HTTP like any client); returns it."""
     from mini_kube.clusterdns.cluster_dns import ClusterDNS
-
-    from .kubeconfig import client_for
 
     dns = ClusterDNS(client_for(server), **options)
     await dns.start()
@@ -190,6 +184,7 @@ async def run_dns(args: argparse.Namespace) -> None:
 async def run_trace(args: argparse.Namespace) -> None:
     """`mini-kube trace --kubeconfig F URL`: one request and its hops, from the components' records."""
     import orjson
+
     from mini_kube.ccm.trace import trace
     from mini_kube.controllers.client import ApiClient
 

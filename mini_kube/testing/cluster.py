@@ -11,10 +11,9 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
+from mini_kube.apiserver.kubeconfig import write_kubeconfig
+from mini_kube.apiserver.server import ApiServer, ServerConfig
 from mini_kube.controllers.client import ApiClient, Connection, ResourceRef
-
-from ..kubeconfig import write_kubeconfig
-from ..server import ApiServer, ServerConfig
 
 T = TypeVar("T")
 ETCD_ENV = "MINI_KUBE_TEST_ETCD_SERVERS"
@@ -114,26 +113,26 @@ class MiniKube:
         self.run(self.server.start())
         write_kubeconfig(self.server, self.kubeconfig)
         if self.controllers:
-            from ..cli import start_controllers
+            from mini_kube.cli import start_controllers
 
             self.run(start_controllers(self.server, "*" if self.controllers is True else self.controllers,
                                        self.controller_options))
         if self.scheduler:
-            from ..cli import start_scheduler
+            from mini_kube.cli import start_scheduler
 
             self.run(start_scheduler(self.server))
         if self.node_count:
-            from ..cli import start_nodes
+            from mini_kube.cli import start_nodes
 
             self.nodes = self.run(start_nodes(self.server, self.node_count, runtime=self.node_runtime,
                                                  kubelet_options=self.node_options))
         if self.ccm_options:
-            from ..cli import start_ccm
+            from mini_kube.cli import start_ccm
 
             self.ccm = self.run(start_ccm(self.server, **(self.ccm_options if isinstance(self.ccm_options, dict)
                                                           else {})))
         if self.dns_options:
-            from ..cli import start_dns
+            from mini_kube.cli import start_dns
 
             self.dns = self.run(start_dns(self.server, **(self.dns_options if isinstance(self.dns_options, dict)
                                                           else {})))
