@@ -4,22 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import labelselector
+
 
 def label_selector_matches(selector: dict[str, Any] | None, labels: dict[str, str]) -> bool:
     """A LabelSelector: None selects nothing, `{}` everything (as in affinity terms)."""
-    if selector is None:
-        return False
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if labels.get(key) != value:
-            return False
-    for expr in selector.get("matchExpressions") or ():
-        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or ()
-        present = key in labels
-        if (op == "In" and (not present or labels[key] not in values)) or \
-                (op == "NotIn" and present and labels[key] in values) or \
-                (op == "Exists" and not present) or (op == "DoesNotExist" and present):
-            return False
-    return True
+    return labelselector.matches(selector, labels)
 
 
 def _number(text: str) -> int | None:

@@ -9,6 +9,8 @@ from typing import Any
 
 import orjson
 
+from .. import labelselector
+
 SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 EXPECTATIONS_TIMEOUT = 300.0
 
@@ -27,23 +29,9 @@ def parse_time(text: str | None) -> dt.datetime | None:
 
 def selector_matches(selector: dict[str, Any] | None, labels: dict[str, str] | None) -> bool:
     """A metav1.LabelSelector against labels (an empty selector selects nothing here, as controllers treat it)."""
-    if not selector:
+    if not selector or not (selector.get("matchLabels") or selector.get("matchExpressions")):
         return False
-    labels = labels or {}
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if labels.get(key) != value:
-            return False
-    for expr in selector.get("matchExpressions") or ():
-        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or ()
-        if op == "In" and labels.get(key) not in values:
-            return False
-        if op == "NotIn" and key in labels and labels[key] in values:
-            return False
-        if op == "Exists" and key not in labels:
-            return False
-        if op == "DoesNotExist" and key in labels:
-            return False
-    return bool(selector.get("matchLabels") or selector.get("matchExpressions"))
+    return labelselector.matches(selector, labels)
 
 
 def controller_of(obj: dict[str, Any]) -> dict[str, Any] | None:

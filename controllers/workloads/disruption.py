@@ -17,6 +17,7 @@ import datetime as dt
 import math
 from typing import Any
 
+from .. import labelselector
 from ..client import ApiClient, ApiError, Conflict, NotFound, ResourceRef
 from ..events import EventRecorder
 from ..informer import SharedInformerFactory
@@ -59,21 +60,7 @@ class SyncError(Exception):
 
 def pdb_selects(pdb: dict[str, Any], labels: dict[str, str] | None) -> bool:
     """policy/v1 semantics: a missing selector selects nothing, an empty one every Pod of the namespace."""
-    selector = (pdb.get("spec") or {}).get("selector")
-    if selector is None:
-        return False
-    labels = labels or {}
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if labels.get(key) != value:
-            return False
-    for expr in selector.get("matchExpressions") or ():
-        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or ()
-        present = key in labels
-        if (op == "In" and (not present or labels[key] not in values)) or \
-                (op == "NotIn" and present and labels[key] in values) or \
-                (op == "Exists" and not present) or (op == "DoesNotExist" and present):
-            return False
-    return True
+    return labelselector.matches((pdb.get("spec") or {}).get("selector"), labels)
 
 
 def scaled_value(value: int | str, total: int, round_up: bool = True) -> int:
