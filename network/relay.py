@@ -32,6 +32,7 @@ Attempt = tuple[Any, Address, float]  # (the caller's target, the address to dia
 PIPE_SIZE = 1 << 20
 BACKLOG = 1024
 ACCEPT_BATCH = 64
+READ_ROUNDS = 8  # splices per readiness event while data keeps coming
 ACCEPT_PAUSE = 0.1  # seconds without accepting after accept() failed (out of file descriptors)
 _SPLICE_FLAGS = os.SPLICE_F_MOVE | os.SPLICE_F_NONBLOCK
 _LINGER_RST = struct.pack("ii", 1, 0)
@@ -93,18 +94,21 @@ class _Direction:
         self.conn.loop.add_reader(self.src, self.readable)
 
     def readable(self) -> None:
-        try:
-            moved = os.splice(self.src, self.write_fd, self.size - self.pending, flags=_SPLICE_FLAGS)
-        except (BlockingIOError, InterruptedError):
-            return
-        except OSError as exc:
-            self.conn.fail(exc)
-            return
-        if moved == 0:
-            self.eof = True
-            self._stop_reading()
-        self.pending += moved
-        self.flush()
+        for _ in range(READ_ROUNDS):  # move what keeps arriving without a trip through the event loop
+            try:
+                moved = os.splice(self.src, self.write_fd, self.size - self.pending, flags=_SPLICE_FLAGS)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as exc:
+                self.conn.fail(exc)
+                return
+            if moved == 0:
+                self.eof = True
+                self._stop_reading()
+            self.pending += moved
+            self.flush()
+            if not self.reading or self.eof:
+                return
 
     def flush(self) -> None:
         while self.pending:
