@@ -110,7 +110,13 @@ def test_dns_load_balancer_node_port_pod(cluster):
 
     # 5. scaled to zero: refused at once
     kubectl(cluster, "scale", "deployment", "web", "--replicas=0")
-    eventually(lambda: not cluster.client.list(PODS, "default", labelSelector="app=web")["items"])
+    try:  # each Pod is stopped by its kubelet (SIGTERM to the stand-in), then deleted
+        eventually(lambda: not cluster.client.list(PODS, "default", labelSelector="app=web")["items"], timeout=60)
+    except AssertionError:
+        left = [(p["metadata"]["name"], p["metadata"].get("deletionTimestamp"), p["spec"].get("nodeName"),
+                 (p.get("status") or {}).get("phase"), [c.get("state") for c in (p.get("status") or {}).get(
+                     "containerStatuses") or ()]) for p in cluster.client.list(PODS, "default")["items"]]
+        raise AssertionError(f"Pods left after scaling to zero: {left}") from None
     started = time.monotonic()
     with pytest.raises(OSError):
         get(f"http://{ip}:8080/")
