@@ -28,6 +28,7 @@ from ..client import AlreadyExists, ApiClient, Conflict, NotFound, ResourceRef
 from ..informer import SharedInformerFactory
 from ..reconciler import Controller, Result
 from . import history
+from .claims import claim
 from .common import (
     Expectations,
     controller_of,
@@ -174,30 +175,10 @@ class DaemonSetController(Controller):
 
     # -- claiming ------------------------------------------------------------------------------------
     async def _claim_pods(self, ds: dict[str, Any]) -> list[dict[str, Any]]:
-        uid = meta(ds)["uid"]
         selector = (ds.get("spec") or {}).get("selector")
-        mine = []
-        for pod in self.pods.list(meta(ds)["namespace"]):
-            owner = controller_of(pod)
-            matches = selector_matches(selector, meta(pod).get("labels"))
-            if owner is not None and owner.get("uid") == uid:
-                if matches:
-                    mine.append(pod)
-                else:
-                    refs = [r for r in meta(pod).get("ownerReferences") or () if r.get("uid") != uid]
-                    await self._patch_owners(pod, refs or None)
-            elif owner is None and matches and not _deleting(pod) and not _deleting(ds):
-                adopted = await self._patch_owners(pod, list(meta(pod).get("ownerReferences") or ())
-                                                   + [controller_ref(ds)])
-                if adopted is not None:
-                    mine.append(adopted)
-        return mine
-
-    async def _patch_owners(self, pod: dict[str, Any], refs: list[dict[str, Any]] | None) -> Any:
-        with contextlib.suppress(NotFound, Conflict):
-            return await self.client.patch(PODS, meta(pod)["name"], {"metadata": {
-                "ownerReferences": refs, "resourceVersion": meta(pod)["resourceVersion"]}}, meta(pod)["namespace"])
-        return None
+        return await claim(self.client, PODS, ds, self.pods.list(meta(ds)["namespace"]),
+                           selects=lambda pod: selector_matches(selector, meta(pod).get("labels")),
+                           adoptable=lambda pod: not _deleting(pod))
 
     # -- history -------------------------------------------------------------------------------------
     async def _history(self, ds: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:

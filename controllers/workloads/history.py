@@ -10,8 +10,9 @@ import copy
 import json
 from typing import Any
 
-from ..client import ApiClient, Conflict, NotFound, ResourceRef
-from .common import SAFE_ALPHABET, controller_of, controller_ref, meta, selector_matches
+from ..client import ApiClient, NotFound, ResourceRef
+from .claims import claim
+from .common import SAFE_ALPHABET, controller_ref, meta, selector_matches
 
 REVISIONS = ResourceRef("apps", "v1", "controllerrevisions")
 HASH_LABEL = "controller.kubernetes.io/hash"  # StatefulSet revisions
@@ -89,22 +90,9 @@ def revision_name(owner: str, digest: str) -> str:
 async def claim_revisions(client: ApiClient, owner: dict[str, Any],
                           revisions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The owner's revisions: those it controls (and still selects) plus matching orphans, which it adopts."""
-    uid = meta(owner)["uid"]
     selector = (owner.get("spec") or {}).get("selector")
-    mine = []
-    for rev in revisions:
-        ref = controller_of(rev)
-        matches = selector_matches(selector, meta(rev).get("labels"))
-        if ref is not None and ref.get("uid") == uid:
-            if matches:
-                mine.append(rev)
-        elif ref is None and matches and not meta(owner).get("deletionTimestamp"):
-            refs = list(meta(rev).get("ownerReferences") or ()) + [controller_ref(owner)]
-            with contextlib.suppress(NotFound, Conflict):
-                mine.append(await client.patch(REVISIONS, meta(rev)["name"], {"metadata": {
-                    "ownerReferences": refs, "resourceVersion": meta(rev)["resourceVersion"]}},
-                    meta(rev)["namespace"]))
-    return mine
+    return await claim(client, REVISIONS, owner, revisions, release=False,
+                       selects=lambda rev: selector_matches(selector, meta(rev).get("labels")))
 
 
 def new_revision(owner: dict[str, Any], name: str, labels: dict[str, str], data: dict[str, Any],

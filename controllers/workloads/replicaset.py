@@ -16,6 +16,7 @@ from typing import Any
 from ..client import ApiClient, Conflict, NotFound, ResourceRef
 from ..informer import SharedInformerFactory
 from ..reconciler import Controller, Result
+from .claims import claim
 from .common import (
     Expectations,
     controller_of,
@@ -86,47 +87,11 @@ class ReplicaSetController(Controller):
         return await self._write_status(rs, active)
 
     async def _claim(self, rs: dict[str, Any], pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The ReplicaSet's Pods: owned ones that still match, plus matching orphans it adopts."""
-        uid = meta(rs)["uid"]
+        """The ReplicaSet's Pods: owned ones that still match, plus matching active orphans it adopts (retrying
+        an adoption that a concurrent write, such as the scheduler's status update, made stale)."""
         selector = (rs.get("spec") or {}).get("selector")
-        mine = []
-        for pod in pods:
-            owner = controller_of(pod)
-            matches = selector_matches(selector, meta(pod).get("labels"))
-            if owner is not None and owner.get("uid") == uid:
-                if matches:
-                    mine.append(pod)
-                else:  # no longer matches: release it
-                    refs = [r for r in meta(pod).get("ownerReferences") or () if r.get("uid") != uid]
-                    with contextlib.suppress(NotFound, Conflict):
-                        await self.client.patch(PODS, meta(pod)["name"], {"metadata": {
-                            "ownerReferences": refs or None, "resourceVersion": meta(pod)["resourceVersion"]}},
-                            meta(pod)["namespace"])
-            elif owner is None and matches and is_active(pod) and not meta(rs).get("deletionTimestamp"):
-                adopted = await self._adopt(rs, pod)
-                if adopted is not None:
-                    mine.append(adopted)
-        return mine
-
-    async def _adopt(self, rs: dict[str, Any], pod: dict[str, Any]) -> dict[str, Any] | None:
-        """Add the controller reference (on the version seen; a concurrent write, such as the scheduler's status
-        update, means reading the Pod again and retrying while it is still a matching orphan)."""
-        for _ in range(3):
-            refs = list(meta(pod).get("ownerReferences") or ()) + [controller_ref(rs)]
-            try:
-                return await self.client.patch(PODS, meta(pod)["name"], {"metadata": {
-                    "ownerReferences": refs, "resourceVersion": meta(pod)["resourceVersion"]}}, meta(pod)["namespace"])
-            except NotFound:
-                return None
-            except Conflict:
-                try:
-                    pod = await self.client.get(PODS, meta(pod)["name"], meta(pod)["namespace"])
-                except NotFound:
-                    return None
-                if controller_of(pod) is not None or not is_active(pod) or not selector_matches(
-                        (rs.get("spec") or {}).get("selector"), meta(pod).get("labels")):
-                    return None
-        return None
+        return await claim(self.client, PODS, rs, pods, adoptable=is_active, adopt_retries=3,
+                           selects=lambda pod: selector_matches(selector, meta(pod).get("labels")))
 
     async def _scale(self, key: str, rs: dict[str, Any], active: list[dict[str, Any]]) -> None:
         wanted = int((rs.get("spec") or {}).get("replicas", 1))

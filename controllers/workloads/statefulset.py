@@ -23,6 +23,7 @@ from typing import Any
 from ..client import AlreadyExists, Conflict, NotFound, ResourceRef
 from ..reconciler import Controller, Result
 from . import history
+from .claims import claim
 from .common import controller_of, controller_ref, is_available, is_ready, meta, selector_matches
 
 STATEFULSETS = ResourceRef("apps", "v1", "statefulsets")
@@ -104,25 +105,11 @@ class StatefulSetController(Controller):
     # -- claiming ------------------------------------------------------------------------------------
     async def _claim_pods(self, sts: dict[str, Any]) -> list[dict[str, Any]]:
         """Owned Pods that still match (others are released) and matching orphans named like members."""
-        uid, name = meta(sts)["uid"], meta(sts)["name"]
+        name = meta(sts)["name"]
         selector = (sts.get("spec") or {}).get("selector")
-        mine = []
-        for pod in self.pods.list(meta(sts)["namespace"]):
-            owner = controller_of(pod)
-            matches = selector_matches(selector, meta(pod).get("labels"))
-            member = parent_and_ordinal(meta(pod)["name"])[0] == name
-            if owner is not None and owner.get("uid") == uid:
-                if matches and member:
-                    mine.append(pod)
-                else:
-                    refs = [r for r in meta(pod).get("ownerReferences") or () if r.get("uid") != uid]
-                    await self._patch_meta(PODS, pod, {"ownerReferences": refs or None})
-            elif owner is None and matches and member and not terminating(sts):
-                refs = list(meta(pod).get("ownerReferences") or ()) + [controller_ref(sts)]
-                adopted = await self._patch_meta(PODS, pod, {"ownerReferences": refs})
-                if adopted is not None:
-                    mine.append(adopted)
-        return mine
+        return await claim(self.client, PODS, sts, self.pods.list(meta(sts)["namespace"]),
+                           selects=lambda pod: selector_matches(selector, meta(pod).get("labels"))
+                           and parent_and_ordinal(meta(pod)["name"])[0] == name)
 
     async def _patch_meta(self, ref: ResourceRef, obj: dict[str, Any], changes: dict[str, Any]) -> Any:
         with contextlib.suppress(NotFound, Conflict):
