@@ -14,6 +14,7 @@ from mini_kube.apiserver.datadir import StartupError
 from mini_kube.apiserver.kubeconfig import write_kubeconfig
 from mini_kube.apiserver.server import ApiServer, ServerConfig
 from mini_kube.controllers.client import ApiClient
+from mini_kube.controllers.leaderelection import add_timing_flags
 from mini_kube.controllers.signals import until_signalled
 
 
@@ -268,12 +269,7 @@ def _operator_parser(sub: argparse._SubParsersAction) -> None:
     op.add_argument("--leader-elect", action="store_true", help="act only while holding the agent-operator Lease")
     op.add_argument("--leader-elect-namespace", default="", help="namespace of the Lease (default: $POD_NAMESPACE, "
                     "else kube-system)")
-    op.add_argument("--leader-elect-lease-duration", type=float, default=15.0,
-                    help="seconds a leader's lease lasts without renewal (default 15)")
-    op.add_argument("--leader-elect-renew-deadline", type=float, default=10.0,
-                    help="seconds the leader keeps trying to renew before giving up (default 10)")
-    op.add_argument("--leader-elect-retry-period", type=float, default=2.0,
-                    help="seconds between attempts to acquire or renew (default 2)")
+    add_timing_flags(op)
     op.add_argument("--health-address", default="", help="serve /healthz, /readyz and /status on HOST:PORT")
     op.add_argument("--workers", type=int, default=0, help="Agents reconciled at once (default 16)")
     op.add_argument("--qps", type=float, default=0, help="client requests per second (default 0: unlimited)")
@@ -299,12 +295,7 @@ def build_parser() -> argparse.ArgumentParser:
     ctrl.add_argument("--terminated-pod-gc-threshold", type=int, default=12500,
                       help="terminated Pods kept before the pod garbage collector deletes them (0: never; "
                       "default 12500)")
-    ctrl.add_argument("--leader-elect-lease-duration", type=float, default=15.0,
-                      help="seconds a leader's lease lasts without renewal (default 15)")
-    ctrl.add_argument("--leader-elect-renew-deadline", type=float, default=10.0,
-                      help="seconds the leader keeps trying to renew before it stops acting (default 10)")
-    ctrl.add_argument("--leader-elect-retry-period", type=float, default=2.0,
-                      help="seconds between attempts to acquire or renew (default 2)")
+    add_timing_flags(ctrl)
     ccm = sub.add_parser("ccm", help="run the cloud-controller-manager (a fake cloud) against a server")
     ccm.add_argument("--kubeconfig", required=True, help="kubeconfig of the API server")
     ccm.add_argument("--controllers", default="*", help="'*' or names of cloud-node-controller, "

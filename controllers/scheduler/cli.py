@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..client import ApiClient
+from ..leaderelection import add_timing_flags
 from ..signals import until_signalled
 from .runner import SchedulerRunner
 
@@ -16,12 +17,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        help="the schedulerName of the Pods to place (default default-scheduler)")
     sched.add_argument("--leader-elect", action="store_true", help="act only while holding the "
                        "kube-system/kube-scheduler Lease, so several schedulers never both act")
-    sched.add_argument("--leader-elect-lease-duration", type=float, default=15.0,
-                       help="seconds a leader's lease lasts without renewal (default 15)")
-    sched.add_argument("--leader-elect-renew-deadline", type=float, default=10.0,
-                       help="seconds the leader keeps trying to renew before it stops acting (default 10)")
-    sched.add_argument("--leader-elect-retry-period", type=float, default=2.0,
-                       help="seconds between attempts to acquire or renew (default 2)")
+    add_timing_flags(sched)
 
 
 async def run(args: argparse.Namespace) -> None:
