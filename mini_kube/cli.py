@@ -332,35 +332,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+RUNNERS = {  # each subcommand's coroutine: here (":name"), or in its component, imported when it runs
+    "serve": ":serve", "controllers": ":run_controllers", "ccm": ":run_ccm", "dns": ":run_dns",
+    "trace": ":run_trace", "operator": ":run_operator", "scheduler": "mini_kube.controllers.scheduler.cli:run",
+    "node": "mini_kube.kubelet.cli:run", "proxy": "mini_kube.proxy.cli:run",
+}
+
+
 def main(argv: list[str] | None = None) -> int:
+    import importlib
+
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    if args.command == "serve":
-        asyncio.run(serve(args))
-    elif args.command == "controllers":
-        asyncio.run(run_controllers(args))
-    elif args.command == "scheduler":
-        from mini_kube.controllers.scheduler.cli import run as run_scheduler
-
-        asyncio.run(run_scheduler(args))
-    elif args.command == "ccm":
-        asyncio.run(run_ccm(args))
-    elif args.command == "dns":
-        asyncio.run(run_dns(args))
-    elif args.command == "trace":
-        asyncio.run(run_trace(args))
-    elif args.command == "operator":
-        asyncio.run(run_operator(args))
-    elif args.command == "node":
-        from mini_kube.kubelet.cli import run as run_node
-
-        asyncio.run(run_node(args))
-    elif args.command == "proxy":
-        from mini_kube.proxy.cli import run as run_proxy
-
-        asyncio.run(run_proxy(args))
+    module, _, function = RUNNERS[args.command].partition(":")
+    run = getattr(importlib.import_module(module), function) if module else globals()[function]
+    asyncio.run(run(args))
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())
