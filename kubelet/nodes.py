@@ -7,13 +7,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import shutil
-import socket
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from mini_kube.network.cluster import ClusterNetwork
-from mini_kube.network.namespaces import can_make_namespaces, socket_in
+from mini_kube.network.namespaces import can_make_namespaces, open_connection_in
 
 from .kubelet import Kubelet, KubeletConfig
 from .runtime.base import Runtime
@@ -71,14 +70,7 @@ class NodeSet:
         return ProcessRuntime(self.network) if self.runtime == "process" else SimulatedRuntime()
 
     async def _dial(self, host: str, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        sock = socket_in(self.network.netns, socket.AF_INET, socket.SOCK_STREAM)
-        sock.setblocking(False)
-        try:
-            await asyncio.get_running_loop().sock_connect(sock, (host, port))
-        except OSError:
-            sock.close()
-            raise
-        return await asyncio.open_connection(sock=sock)
+        return await open_connection_in(self.network.netns, host, port)
 
     async def add(self, name: str, index: int, **overrides: Any) -> Kubelet:
         """Start the kubelet of node `name` (the index-th node: its address and podCIDR follow)."""

@@ -347,7 +347,7 @@ class PodWorker:
     async def _flush(self) -> None:
         self._dirty.clear()
         status = self.status()
-        if self._written is not None and _same(status, self._written):
+        if status == self._written:
             return
         try:
             await self.kubelet.client.patch(PODS, self.name, {"status": status}, self.namespace,
@@ -360,6 +360,3 @@ class PodWorker:
             await asyncio.sleep(0.5)
             self._dirty.set()
 
-
-def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return a == b

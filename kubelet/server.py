@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import aiohttp
 from aiohttp import web
-from mini_kube.network.namespaces import _die_with_parent, socket_in
+from mini_kube.network.namespaces import _die_with_parent, open_connection_in, socket_in
 
 from . import channels, logs
 
@@ -87,11 +87,15 @@ class KubeletServer:
         ns, name = request.match_info["ns"], request.match_info["pod"]
         return next((w for w in self.kubelet.workers.values() if w.namespace == ns and w.name == name), None)
 
+    def _container(self, request: web.Request) -> tuple[PodWorker | None, Any]:
+        """The Pod's worker and the record of the container the request names (None where there is none)."""
+        worker = self._worker(request)
+        return worker, worker.record(request.match_info["container"]) if worker else None
+
     # -- logs --------------------------------------------------------------------------------------------------
     async def container_logs(self, request: web.Request) -> web.StreamResponse:
-        worker = self._worker(request)
+        worker, record = self._container(request)
         name = request.match_info["container"]
-        record = worker.record(name) if worker else None
         if worker is None or record is None:
             return _bad(f"container {name} is not found in pod {request.match_info['pod']}", 404)
         attempt = record.restart_count
@@ -139,9 +143,8 @@ class KubeletServer:
 
     # -- exec and attach ---------------------------------------------------------------------------------------
     async def exec_or_attach(self, request: web.Request) -> web.StreamResponse:
-        worker = self._worker(request)
+        worker, record = self._container(request)
         name = request.match_info["container"]
-        record = worker.record(name) if worker else None
         if worker is None or record is None:
             return _bad(f"container {name} is not found in pod {request.match_info['pod']}", 404)
         if not record.running or record.container is None:
@@ -264,17 +267,7 @@ class KubeletServer:
     # -- port-forward and proxy --------------------------------------------------------------------------------
     async def _connect(self, worker: PodWorker, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         """A connection to localhost:port inside the Pod's network namespace (as upstream's port-forward)."""
-        netns = getattr(worker.sandbox, "netns", None)
-        if netns is None:
-            return await asyncio.open_connection("127.0.0.1", port)
-        sock = socket_in(netns, socket.AF_INET, socket.SOCK_STREAM)
-        sock.setblocking(False)
-        try:
-            await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", port))
-        except OSError:
-            sock.close()
-            raise
-        return await asyncio.open_connection(sock=sock)
+        return await open_connection_in(getattr(worker.sandbox, "netns", None), "127.0.0.1", port)
 
     async def port_forward(self, request: web.Request) -> web.StreamResponse:
         worker = self._worker(request)

@@ -18,6 +18,7 @@ import socket
 import subprocess
 import threading
 from functools import cache
+from typing import Any
 
 CLONE_NEWNET = 0x40000000
 CLONE_NEWNS = 0x00020000
@@ -145,3 +146,19 @@ def can_make_namespaces() -> tuple[bool, str]:
     finally:
         if holder is not None:
             holder.close()
+
+
+async def open_connection_in(netns: str | None, host: str, port: int) -> tuple[Any, Any]:
+    """asyncio streams of a TCP connection to host:port made from inside `netns` (None: this namespace)."""
+    import asyncio
+
+    if netns is None:
+        return await asyncio.open_connection(host, port)
+    sock = socket_in(netns, socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setblocking(False)
+    try:
+        await asyncio.get_running_loop().sock_connect(sock, (host, port))
+    except OSError:
+        sock.close()
+        raise
+    return await asyncio.open_connection(sock=sock)
