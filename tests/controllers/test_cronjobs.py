@@ -5,6 +5,7 @@ controller reads a test clock (its `now` option), frozen by default and moved by
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import threading
 import time
@@ -13,8 +14,10 @@ import uuid
 import pytest
 from mini_kube.controllers.client import ResourceRef
 
+from tests.helpers import eventually as _eventually
 from tests.helpers import kubectl
 
+eventually = functools.partial(_eventually, timeout=15.0, interval=0.03)
 PODS = ResourceRef("", "v1", "pods")
 JOBS = ResourceRef("batch", "v1", "jobs")
 CRONJOBS = ResourceRef("batch", "v1", "cronjobs")
@@ -69,14 +72,6 @@ def ns(cluster):
     return name
 
 
-def eventually(check, timeout: float = 15.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.03)
 
 
 def created_at(kube, ns: str, name: str) -> dt.datetime:

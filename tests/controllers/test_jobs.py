@@ -4,6 +4,7 @@ when the test says so: it sets their phase through the status subresource, as a 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import time
 import uuid
@@ -11,8 +12,10 @@ import uuid
 import pytest
 from mini_kube.controllers.client import ResourceRef
 
+from tests.helpers import eventually as _eventually
 from tests.helpers import kubectl
 
+eventually = functools.partial(_eventually, timeout=15.0, interval=0.03)
 PODS = ResourceRef("", "v1", "pods")
 JOBS = ResourceRef("batch", "v1", "jobs")
 CRONJOBS = ResourceRef("batch", "v1", "cronjobs")
@@ -46,14 +49,6 @@ def ns(cluster):
     return name
 
 
-def eventually(check, timeout: float = 15.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.03)
 
 
 def pods(kube, ns: str, job: str = "") -> list[dict]:

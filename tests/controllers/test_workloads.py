@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import threading
 import time
 
 import pytest
 from mini_kube.controllers.client import ApiError, ResourceRef
 
+from tests.helpers import eventually as _eventually
 from tests.helpers import kubectl
 
+eventually = functools.partial(_eventually, timeout=20.0, interval=0.05)
 PODS = ResourceRef("", "v1", "pods")
 REPLICASETS = ResourceRef("apps", "v1", "replicasets")
 DEPLOYMENTS = ResourceRef("apps", "v1", "deployments")
@@ -75,14 +78,6 @@ def namespace(cluster):
     return name
 
 
-def eventually(check, timeout: float = 20.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.05)
 
 
 def _pods(kube, ns: str) -> list[dict]:
