@@ -1,9 +1,12 @@
 """A TCP relay: a listening socket whose every accepted connection is joined to a target the caller chooses
 (the first of its choices that accepts in time), with the bytes moved by the kernel.
 
-It runs on the event loop's readiness callbacks with raw sockets (no task, transport or stream per
-connection): each direction is a kernel pipe (up to 1 MiB) filled from one socket and drained into the other
-with splice(2), so bytes never enter Python. A full destination stops reading from the source (backpressure);
+It works on raw sockets watched edge-triggered by the loop's `Poller` (no task, transport or stream per
+connection, and no change of interest as a connection fills and drains): each direction is a kernel pipe (up to
+1 MiB, reused by the next connection) filled from one socket and drained into the other with splice(2), so
+bytes never enter Python. A dial on loopback usually completes within the connect call, and the client's first
+bytes are moved as soon as the target has answered. A full destination stops reading from the source once the
+pipe is full (backpressure);
 an EOF shuts down the other socket's write half once the pipe is empty (half-close); the connection closes when
 both directions have ended; an error (a reset) on either socket resets both (SO_LINGER 0). A connection that
 no target takes is reset at once.
@@ -26,18 +29,22 @@ import struct
 from collections.abc import Iterator
 from typing import Any
 
+from .poller import READABLE, WRITABLE, Poller
+
 log = logging.getLogger("mini-kube.network.relay")
 Address = tuple[str, int]
 Attempt = tuple[Any, Address, float]  # (the caller's target, the address to dial, seconds allowed to connect)
 PIPE_SIZE = 1 << 20
 BACKLOG = 1024
 ACCEPT_BATCH = 64
-READ_ROUNDS = 8  # splices per readiness event while data keeps coming
+ROUNDS = 8  # pipe refills per direction and turn of the loop while data keeps coming
 ACCEPT_PAUSE = 0.1  # seconds without accepting after accept() failed (out of file descriptors)
 _SPLICE_FLAGS = os.SPLICE_F_MOVE | os.SPLICE_F_NONBLOCK
 _LINGER_RST = struct.pack("ii", 1, 0)
 _F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 _QUIET_ERRORS = (errno.ECONNRESET, errno.EPIPE, errno.ETIMEDOUT)
+_IN_PROGRESS = (errno.EINPROGRESS, errno.EALREADY, errno.EAGAIN)
+_CONNECTED = (0, errno.EISCONN)
 
 
 def family_of(ip: str) -> int:
@@ -66,105 +73,126 @@ def listen_on(sock: socket.socket, ip: str, port: int) -> socket.socket:
     return sock
 
 
-def _pipe() -> tuple[int, int, int]:
-    """A non-blocking pipe as large as allowed: (read fd, write fd, capacity)."""
-    read_fd, write_fd = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        size = fcntl.fcntl(write_fd, _F_SETPIPE_SZ, PIPE_SIZE)
-    except OSError:
-        size = 65536
-    return read_fd, write_fd, size
+class _Pipes:
+    """Kernel pipes as large as allowed, kept for reuse once a connection has ended with its pipes empty."""
+
+    KEEP = 64
+
+    def __init__(self) -> None:
+        self.free: list[tuple[int, int, int]] = []
+
+    def take(self) -> tuple[int, int, int]:
+        """(read fd, write fd, capacity) of an empty non-blocking pipe."""
+        with contextlib.suppress(IndexError):
+            return self.free.pop()
+        read_fd, write_fd = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            size = fcntl.fcntl(write_fd, _F_SETPIPE_SZ, PIPE_SIZE)
+        except OSError:
+            size = 65536
+        return read_fd, write_fd, size
+
+    def give(self, pipe: tuple[int, int, int], empty: bool) -> None:
+        if empty and len(self.free) < self.KEEP:
+            self.free.append(pipe)
+        else:
+            os.close(pipe[0])
+            os.close(pipe[1])
+
+
+
+_PIPES = _Pipes()  # shared by every relay of the process
 
 
 class _Direction:
-    """src -> pipe -> dst."""
+    """src -> pipe -> dst, moved until the kernel says EAGAIN (the sockets are watched edge-triggered)."""
 
-    __slots__ = ("conn", "src", "dst", "read_fd", "write_fd", "size", "pending", "eof", "done", "reading",
-                 "waiting")
+    __slots__ = ("conn", "src", "dst", "pipe", "read_fd", "write_fd", "size", "pending", "eof", "done",
+                 "in_ready", "out_blocked")
 
     def __init__(self, conn: _Connection, src: socket.socket, dst: socket.socket) -> None:
         self.conn = conn
         self.src, self.dst = src.fileno(), dst.fileno()
-        self.read_fd, self.write_fd, self.size = _pipe()
+        self.pipe = _PIPES.take()
+        self.read_fd, self.write_fd, self.size = self.pipe
         self.pending = 0  # bytes in the pipe
-        self.eof = self.done = self.reading = self.waiting = False
+        self.eof = self.done = self.out_blocked = False
+        self.in_ready = True  # until src says EAGAIN
 
-    def start(self) -> None:
-        self.reading = True
-        self.conn.loop.add_reader(self.src, self.readable)
-
-    def readable(self) -> None:
-        for _ in range(READ_ROUNDS):  # move what keeps arriving without a trip through the event loop
+    def pump(self) -> None:
+        """Move what can be moved now: drain the pipe into dst, refill it from src, up to `ROUNDS` times; a
+        full dst stops the draining until dst reports it can take more (backpressure: src is then read only
+        until the pipe is full); an EOF shuts down dst's write half once the pipe is empty (half-close)."""
+        if self.done:
+            return
+        for _ in range(ROUNDS):
+            while self.pending and not self.out_blocked:
+                try:
+                    self.pending -= os.splice(self.read_fd, self.dst, self.pending, flags=_SPLICE_FLAGS)
+                except BlockingIOError:
+                    self.out_blocked = True
+                except OSError as exc:
+                    self.conn.fail(exc)
+                    return
+            if not self.in_ready or self.eof or self.pending >= self.size:
+                break
             try:
                 moved = os.splice(self.src, self.write_fd, self.size - self.pending, flags=_SPLICE_FLAGS)
-            except (BlockingIOError, InterruptedError):
-                return
+            except BlockingIOError:  # src is empty, or the pipe's slots are full of small pieces
+                if not self.pending:
+                    self.in_ready = False
+                    break
+                if self.out_blocked:
+                    break
+                continue
             except OSError as exc:
                 self.conn.fail(exc)
                 return
             if moved == 0:
                 self.eof = True
-                self._stop_reading()
             self.pending += moved
-            self.flush()
-            if not self.reading or self.eof:
-                return
-
-    def flush(self) -> None:
-        while self.pending:
-            try:
-                moved = os.splice(self.read_fd, self.dst, self.pending, flags=_SPLICE_FLAGS)
-            except (BlockingIOError, InterruptedError):  # dst is full: wait until it drains
-                self._stop_reading()
-                if not self.waiting:
-                    self.waiting = True
-                    self.conn.loop.add_writer(self.dst, self.writable)
-                return
-            except OSError as exc:
-                self.conn.fail(exc)
-                return
-            self.pending -= moved
-        if self.eof:
-            if not self.done:  # half-close: pass the EOF on once everything before it has gone
-                self.done = True
-                self.conn.shutdown_write(self.dst)
-                self.conn.direction_done()
-        elif not self.reading:
-            self.start()
-
-    def writable(self) -> None:
-        self.waiting = False
-        self.conn.loop.remove_writer(self.dst)
-        self.flush()
-
-    def _stop_reading(self) -> None:
-        if self.reading:
-            self.reading = False
-            self.conn.loop.remove_reader(self.src)
+        else:  # its share of this turn is used and there may be more: go on next turn (no new edge will come)
+            self.conn.loop.call_soon(self.pump)
+            return
+        if self.eof and not self.pending:  # pass the EOF on once everything before it has gone
+            self.done = True
+            self.conn.shutdown_write(self.dst)
+            self.conn.direction_done()
 
     def close(self) -> None:
-        self._stop_reading()
-        if self.waiting:
-            self.waiting = False
-            self.conn.loop.remove_writer(self.dst)
-        os.close(self.read_fd)
-        os.close(self.write_fd)
+        _PIPES.give(self.pipe, self.pending == 0)
 
 
 class _Connection:
     """A client socket spliced to a target socket, both ways."""
 
-    __slots__ = ("loop", "client", "backend", "up", "down", "ended", "closed")
+    __slots__ = ("poller", "loop", "client", "backend", "up", "down", "ended", "closed")
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, client: socket.socket, backend: socket.socket) -> None:
-        self.loop = loop
+    def __init__(self, poller: Poller, client: socket.socket, backend: socket.socket) -> None:
+        self.poller, self.loop = poller, poller.loop
         self.client, self.backend = client, backend
         self.up = _Direction(self, client, backend)
         self.down = _Direction(self, backend, client)
         self.ended = 0
         self.closed = False
-        self.up.start()
-        self.down.start()
+        poller.acquire()
+        poller.redirect(backend.fileno(), self._backend_event)  # watched since it was dialled
+        poller.watch(client.fileno(), self._client_event)
+        self.up.pump()  # the client has most likely sent its request already
+
+    def _client_event(self, events: int) -> None:
+        self._event(events, self.up, self.down)
+
+    def _backend_event(self, events: int) -> None:
+        self._event(events, self.down, self.up)
+
+    def _event(self, events: int, reading: _Direction, writing: _Direction) -> None:
+        if events & READABLE:
+            reading.in_ready = True
+            reading.pump()
+        if events & WRITABLE and writing.out_blocked and not self.closed:
+            writing.out_blocked = False
+            writing.pump()
 
     def shutdown_write(self, fd: int) -> None:
         sock = self.client if fd == self.client.fileno() else self.backend
@@ -186,26 +214,33 @@ class _Connection:
         if self.closed:
             return
         self.closed = True
+        self.up.done = self.down.done = True  # a pump already scheduled does nothing
         self.up.close()
         self.down.close()
+        poller = self.poller
         for sock in (self.client, self.backend):
+            poller.forget(sock.fileno())
             if reset:
                 reset_socket(sock)
             else:
                 sock.close()
+        poller.release()
 
 
 class _Dial:
     """Connects a freshly accepted client to the first target that accepts in time, then splices."""
 
-    __slots__ = ("relay", "client", "peer", "attempts", "sock", "timer", "target")
+    __slots__ = ("relay", "poller", "client", "peer", "attempts", "sock", "timer", "target")
 
     def __init__(self, relay: TcpRelay, client: socket.socket, peer: Any) -> None:
         self.relay, self.client, self.peer = relay, client, peer
+        assert relay.poller is not None
+        self.poller = relay.poller
         self.attempts = relay.targets(peer)
         self.sock: socket.socket | None = None
         self.timer: asyncio.TimerHandle | None = None
         self.target: Any = None
+        self.poller.acquire()  # until the connection holds it, or the client is turned away
 
     def next(self) -> None:
         relay = self.relay
@@ -214,27 +249,32 @@ class _Dial:
             relay.refused += 1
             relay.gave_up(self.peer)
             reset_socket(self.client)
+            self.poller.release()
             return
         self.target, address, timeout = attempt
         try:
             sock = self.sock = relay.dial_socket(self.target, address)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             code = sock.connect_ex(address)
+            if code in _IN_PROGRESS:  # on loopback the handshake is usually over by now: ask once more
+                code = sock.connect_ex(address)
         except OSError as exc:
             code = exc.errno or errno.EIO
-        if code == 0:
+        if code in _CONNECTED:
+            self.poller.watch(sock.fileno(), self._event)
             self.connected()
-        elif code in (errno.EINPROGRESS, errno.EAGAIN) and self.sock is not None:
-            relay.loop.add_writer(self.sock.fileno(), self.writable)
+        elif code in _IN_PROGRESS and self.sock is not None:
+            self.poller.watch(self.sock.fileno(), self._event)
             self.timer = relay.loop.call_later(timeout, self.timed_out)
         else:
             self.failed(code)
 
-    def writable(self) -> None:
-        assert self.sock is not None
-        self.relay.loop.remove_writer(self.sock.fileno())
+    def _event(self, events: int) -> None:
+        if self.sock is None or not events & WRITABLE:
+            return
         if self.timer is not None:
             self.timer.cancel()
+            self.timer = None
         code = self.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
         if code:
             self.failed(code)
@@ -242,21 +282,24 @@ class _Dial:
             self.connected()
 
     def timed_out(self) -> None:
-        assert self.sock is not None
-        self.relay.loop.remove_writer(self.sock.fileno())
+        self.timer = None
         self.failed(errno.ETIMEDOUT)
 
     def failed(self, code: int) -> None:
         self.relay.dial_failed(self.target, code)
         if self.sock is not None:
+            self.poller.forget(self.sock.fileno())
             self.sock.close()
             self.sock = None
         self.next()
 
     def connected(self) -> None:
-        assert self.sock is not None
-        self.relay.connected(self.peer, self.target, self.sock)
-        _Connection(self.relay.loop, self.client, self.sock)
+        sock = self.sock
+        assert sock is not None
+        self.sock = None  # from now on its events are the connection's
+        self.relay.connected(self.peer, self.target, sock)
+        _Connection(self.poller, self.client, sock)
+        self.poller.release()
 
 
 class TcpRelay:
@@ -270,7 +313,8 @@ class TcpRelay:
         self.name = name  # for log lines
         self.loop: asyncio.AbstractEventLoop = None  # type: ignore[assignment]
         self.accepted = self.refused = 0
-        self._paused: asyncio.TimerHandle | None = None
+        self._paused: asyncio.Handle | None = None
+        self.poller: Poller | None = None
 
     # -- policy ----------------------------------------------------------------------------------------------
     def targets(self, peer: Any) -> Iterator[Attempt]:
@@ -297,38 +341,43 @@ class TcpRelay:
     async def start(self) -> None:
         assert self.sock is not None
         self.loop = asyncio.get_running_loop()
+        self.poller = Poller.of(self.loop)
         self.sock.setblocking(False)
-        self.loop.add_reader(self.sock.fileno(), self._accept)
+        self.poller.watch(self.sock.fileno(), self._incoming)
+
+    def _incoming(self, events: int) -> None:
+        if self._paused is None:
+            self._accept()
 
     def _accept(self) -> None:
-        assert self.sock is not None
+        """Accept until EAGAIN (the listening socket is watched edge-triggered), `ACCEPT_BATCH` per turn."""
+        self._paused = None
+        if self.sock is None:
+            return
         for _ in range(ACCEPT_BATCH):
             try:
                 client, peer = self.sock.accept()
             except (BlockingIOError, InterruptedError):
                 return
-            except OSError as exc:  # e.g. EMFILE: pause accepting for a moment (the socket stays readable)
+            except OSError as exc:  # e.g. EMFILE: try again in a moment
                 log.warning("%s: accept failed: %s", self.name, exc)
-                self.loop.remove_reader(self.sock.fileno())
-                self._paused = self.loop.call_later(ACCEPT_PAUSE, self._resume)
+                self._paused = self.loop.call_later(ACCEPT_PAUSE, self._accept)
                 return
             client.setblocking(False)
             client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self.accepted += 1
             _Dial(self, client, peer).next()
-
-    def _resume(self) -> None:
-        self._paused = None
-        if self.sock is not None:
-            self.loop.add_reader(self.sock.fileno(), self._accept)
+        self._paused = self.loop.call_soon(self._accept)  # more may be waiting: go on next turn
 
     def close(self) -> None:
         """Stop accepting; connections already relayed go on until either side ends them."""
         if self._paused is not None:
             self._paused.cancel()
             self._paused = None
-        elif self.loop is not None and self.sock is not None:
-            self.loop.remove_reader(self.sock.fileno())
         if self.sock is not None:
+            if self.poller is not None:
+                self.poller.forget(self.sock.fileno())
+                self.poller.release()
+                self.poller = None
             self.sock.close()
             self.sock = None
