@@ -13,12 +13,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import datetime as dt
 import ipaddress
 import logging
-from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
+
+from mini_kube.network.connlog import ConnectionLog
 
 from .relay import Backend, TcpListener, UdpListener
 
@@ -177,11 +177,7 @@ class LoadBalancer:
 
     def record(self, key: tuple[str, int], client: Any, backend: Backend, via: Any) -> None:
         """One relayed connection (or UDP flow), for tracing a request's hops."""
-        stamp = dt.datetime.now(dt.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
-        self.cloud.trace.append({"time": stamp, "loadBalancer": self.name, "service": self.spec.service,
-                                 "protocol": key[0], "listener": f"{self.ip}:{key[1]}",
-                                 "client": f"{client[0]}:{client[1]}" if client else "",
-                                 "via": f"{via[0]}:{via[1]}" if via else "", "backend": f"{backend[0]}:{backend[1]}"})
+        self.cloud.trace.add(self.name, self.spec.service, self.ip, key, client, backend, via)
 
     async def check(self) -> None:
         """One round of health checks over every backend."""
@@ -246,6 +242,13 @@ class LoadBalancer:
         self.listeners.clear()
 
 
+def _trace_record(name: str, service: str, ip: str, key: tuple[str, int], client: Any, backend: Backend,
+                  via: Any) -> dict[str, Any]:
+    return {"loadBalancer": name, "service": service, "protocol": key[0], "listener": f"{ip}:{key[1]}",
+            "client": f"{client[0]}:{client[1]}" if client else "", "via": f"{via[0]}:{via[1]}" if via else "",
+            "backend": f"{backend[0]}:{backend[1]}"}
+
+
 class FakeCloud:
     """An in-memory cloud: instances, an address pool and load balancers that really listen."""
 
@@ -256,7 +259,7 @@ class FakeCloud:
         self.instances: dict[str, Instance] = {}
         self.removed: set[str] = set()
         self.load_balancers: dict[str, LoadBalancer] = {}
-        self.trace: deque[dict[str, Any]] = deque(maxlen=TRACE_LIMIT)
+        self.trace = ConnectionLog(_trace_record, TRACE_LIMIT)
         self._lock = asyncio.Lock()
 
     # -- instances ------------------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ async def serve_status(cloud: FakeCloud, host: str, port: int) -> web.AppRunner:
         return _json(load_balancers(cloud))
 
     async def connections(_: web.Request) -> web.Response:
-        return _json(list(cloud.trace))
+        return _json(cloud.trace.records())
 
     app = web.Application()
     app.router.add_get("/healthz", healthz)

@@ -315,6 +315,7 @@ class TcpRelay:
         self.accepted = self.refused = 0
         self._paused: asyncio.Handle | None = None
         self.poller: Poller | None = None
+        self._family = socket.AF_INET
 
     # -- policy ----------------------------------------------------------------------------------------------
     def targets(self, peer: Any) -> Iterator[Attempt]:
@@ -342,6 +343,7 @@ class TcpRelay:
         assert self.sock is not None
         self.loop = asyncio.get_running_loop()
         self.poller = Poller.of(self.loop)
+        self._family = self.sock.family
         self.sock.setblocking(False)
         self.poller.watch(self.sock.fileno(), self._incoming)
 
@@ -356,13 +358,14 @@ class TcpRelay:
             return
         for _ in range(ACCEPT_BATCH):
             try:
-                client, peer = self.sock.accept()
+                fd, peer = self.sock._accept()  # (socket.accept() would look its family and type up again)
             except (BlockingIOError, InterruptedError):
                 return
             except OSError as exc:  # e.g. EMFILE: try again in a moment
                 log.warning("%s: accept failed: %s", self.name, exc)
                 self._paused = self.loop.call_later(ACCEPT_PAUSE, self._accept)
                 return
+            client = socket.socket(self._family, socket.SOCK_STREAM, 0, fd)
             client.setblocking(False)
             client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self.accepted += 1

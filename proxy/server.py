@@ -26,12 +26,12 @@ import errno
 import logging
 import socket
 import time
-from collections import deque
 from typing import Any
 from urllib.parse import urlsplit
 
 from mini_kube.controllers.client import ApiClient, ResourceRef
 from mini_kube.controllers.informer import Informer, SharedInformerFactory, object_key
+from mini_kube.network.connlog import ConnectionLog
 
 from .balancer import Balancer
 from .healthcheck import HttpListener, ServiceHealth, proxy_healthz
@@ -131,7 +131,7 @@ class ProxyServer:
         self._own_factory = informers is None
         self.healthz_port = healthz_port
         self.udp_timeout = udp_timeout
-        self.records: deque[dict[str, Any]] = deque(maxlen=record_limit)
+        self.log = ConnectionLog(self._record, record_limit)
         self.last_synced: dt.datetime | None = None
         self.syncs = 0
         self.services: Informer | None = None
@@ -172,7 +172,7 @@ class ProxyServer:
                 log.warning("kube-proxy %s: healthz on %s:%s: %s", self.node_name, self.node_ip, self.healthz_port,
                             exc)
             else:
-                self._healthz = HttpListener(sock, proxy_healthz(lambda: self.last_synced, lambda: list(self.records)))
+                self._healthz = HttpListener(sock, proxy_healthz(lambda: self.last_synced, lambda: self.records))
                 await self._healthz.start()
         log.info("kube-proxy %s: programmed %d services on %s%s", self.node_name, len(self._states), self.node_ip,
                  f" and in {self.netns}" if self.netns else " (no cluster network: ClusterIPs not served)")
@@ -356,14 +356,19 @@ class ProxyServer:
 
     # -- introspection ---------------------------------------------------------------------------------------
     def note(self, port: ServicePort, listener: Listener, client: tuple[Any, ...], endpoint: Any) -> None:
-        record = {"time": dt.datetime.now(dt.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z"),
-                  "node": self.node_name, "service": port.name, "protocol": listener.protocol,
-                  "via": "ClusterIP" if listener.kind == "internal" else "NodePort",
-                  "listener": f"{listener.address[0]}:{listener.address[1]}", "client": f"{client[0]}:{client[1]}",
-                  "endpoint": str(endpoint) if endpoint is not None else None}
-        self.records.append(record)
-        log.debug("kube-proxy %s: %s %s -> %s", self.node_name, record["service"], record["client"],
-                  record["endpoint"] or "refused (no endpoint)")
+        self.log.add(port.name, listener.protocol, listener.kind, listener.address, client, endpoint)
+        log.debug("kube-proxy %s: %s %s -> %s", self.node_name, port.name, client, endpoint or "refused")
+
+    def _record(self, service: str, protocol: str, kind: str, address: tuple[Any, ...], client: tuple[Any, ...],
+                endpoint: Any) -> dict[str, Any]:
+        return {"node": self.node_name, "service": service, "protocol": protocol,
+                "via": "ClusterIP" if kind == "internal" else "NodePort", "listener": f"{address[0]}:{address[1]}",
+                "client": f"{client[0]}:{client[1]}", "endpoint": str(endpoint) if endpoint is not None else None}
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        """The last forwarded (or refused) connections and UDP sessions, oldest first."""
+        return self.log.records()
 
     def listeners(self) -> list[ListenerKey]:
         """What is open now: (kind, address, port, protocol), kind "internal" (ClusterIP) or "external"."""
