@@ -14,7 +14,7 @@ from aiohttp import web
 
 from . import errors
 from .errors import StatusError
-from .handlers import system
+from .handlers import kubelet_proxy, system
 from .http.negotiation import MAX_BODY
 from .http.responses import status_response
 from .requestinfo import REQUEST_INFO_KEY, parse_request_info
@@ -34,6 +34,7 @@ def build_app(server: ApiServer) -> web.Application:
         return await dispatch(server, request)
 
     app.router.add_route("*", "/{tail:.*}", handler)
+    kubelet_proxy.install(app)
     return app
 
 

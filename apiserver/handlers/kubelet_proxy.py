@@ -58,15 +58,37 @@ def _query(request: web.Request, keys: tuple[str, ...]) -> list[tuple[str, str]]
     return [(k, v) for k, v in request.query.items() if k in keys]
 
 
+class _Client:
+    """The API server's one client for every kubelet (made on first use): connections pooled and kept alive."""
+
+    session: aiohttp.ClientSession | None = None
+
+
+_CLIENT = web.AppKey("kubelet-client", _Client)
+
+
+def install(app: web.Application) -> None:
+    """Give `app` its kubelet client, closed when the app stops."""
+    app[_CLIENT] = client = _Client()
+
+    async def close(_: web.Application) -> None:
+        if client.session is not None:
+            await client.session.close()
+
+    app.on_cleanup.append(close)
+
+
 def _session(request: web.Request) -> aiohttp.ClientSession:
-    return aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None, sock_connect=10))
+    client = request.app[_CLIENT]
+    if client.session is None or client.session.closed:
+        client.session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None, sock_connect=10))
+    return client.session
 
 
 async def logs(kubelet: Kubelet, request: web.Request, namespace: str, pod: str, container: str) -> web.StreamResponse:
     url = f"{kubelet.url}/containerLogs/{quote(namespace)}/{quote(pod)}/{quote(container)}"
     try:
-        async with _session(request) as session, session.get(url, params=_query(request, LOG_QUERY),
-                                                             headers=kubelet.headers) as answer:
+        async with _session(request).get(url, params=_query(request, LOG_QUERY), headers=kubelet.headers) as answer:
             if answer.status != 200:
                 text = (await answer.text()).strip()
                 raise errors.StatusError(answer.status if answer.status < 500 else 500,
@@ -91,6 +113,7 @@ async def stream(kubelet: Kubelet, request: web.Request, path: str) -> web.Strea
         raise errors.bad_request("Upgrade request required")
     offered = [p.strip() for p in request.headers.get("Sec-WebSocket-Protocol", "").split(",") if p.strip()]
     session = _session(request)
+    upstream: aiohttp.ClientWebSocketResponse | None = None
     try:
         try:
             upstream = await session.ws_connect(f"{kubelet.url}{path}", params=_query(request, STREAM_QUERY),
@@ -122,7 +145,8 @@ async def stream(kubelet: Kubelet, request: web.Request, path: str) -> web.Strea
             task.cancel()
         return downstream
     finally:
-        await session.close()
+        if upstream is not None:
+            await upstream.close()
 
 
 async def http(kubelet: Kubelet, request: web.Request, path: str) -> web.Response:
@@ -131,7 +155,7 @@ async def http(kubelet: Kubelet, request: web.Request, path: str) -> web.Respons
     headers.update(kubelet.headers)
     body = await request.read()
     try:
-        async with _session(request) as session, session.request(
+        async with _session(request).request(
                 request.method, f"{kubelet.url}{path}", params=list(request.query.items()), headers=headers,
                 data=body or None, allow_redirects=False) as answer:
             data = await answer.read()
