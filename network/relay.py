@@ -230,7 +230,7 @@ class _Connection:
 class _Dial:
     """Connects a freshly accepted client to the first target that accepts in time, then splices."""
 
-    __slots__ = ("relay", "poller", "client", "peer", "attempts", "sock", "timer", "target")
+    __slots__ = ("relay", "poller", "client", "peer", "attempts", "sock", "timer", "target", "address")
 
     def __init__(self, relay: TcpRelay, client: socket.socket, peer: Any) -> None:
         self.relay, self.client, self.peer = relay, client, peer
@@ -240,6 +240,7 @@ class _Dial:
         self.sock: socket.socket | None = None
         self.timer: asyncio.TimerHandle | None = None
         self.target: Any = None
+        self.address: Address = ("", 0)
         self.poller.acquire()  # until the connection holds it, or the client is turned away
 
     def next(self) -> None:
@@ -252,6 +253,7 @@ class _Dial:
             self.poller.release()
             return
         self.target, address, timeout = attempt
+        self.address = address
         try:
             sock = self.sock = relay.dial_socket(self.target, address)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -272,14 +274,18 @@ class _Dial:
     def _event(self, events: int) -> None:
         if self.sock is None or not events & WRITABLE:
             return
+        # asked again rather than read from SO_ERROR: an event meant for an earlier socket with the same number,
+        # closed in the same batch of events, must not pass for the end of this handshake
+        code = self.sock.connect_ex(self.address)
+        if code in _IN_PROGRESS:
+            return
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
-        code = self.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
-        if code:
-            self.failed(code)
-        else:
+        if code in _CONNECTED:
             self.connected()
+        else:
+            self.failed(code)
 
     def timed_out(self) -> None:
         self.timer = None

@@ -5,6 +5,7 @@ is left open once the connections and the relay have ended."""
 from __future__ import annotations
 
 import asyncio
+import errno
 import hashlib
 import os
 import socket
@@ -21,13 +22,14 @@ IP = "127.0.0.1"
 class Relay(TcpRelay):
     """Relays to the addresses in `targets_list`, in order."""
 
-    def __init__(self, targets_list: list[tuple[str, int]]) -> None:
+    def __init__(self, targets_list: list[tuple[str, int]], timeout: float = 1.0) -> None:
         super().__init__(listen_on(socket.socket(), IP, 0), "test")
         self.targets_list = targets_list
+        self.timeout = timeout
         self.failed: list[int] = []
 
     def targets(self, peer: Any) -> Iterator[Attempt]:
-        return ((address, address, 1.0) for address in self.targets_list)
+        return ((address, address, self.timeout) for address in self.targets_list)
 
     def dial_failed(self, target: Any, code: int) -> None:
         self.failed.append(code)
@@ -222,3 +224,29 @@ async def test_a_stalled_reader_then_drains_every_small_write() -> None:
     writer.close()
     relay.close()
     server.close()
+
+
+async def test_a_target_that_does_not_answer_in_time_is_skipped() -> None:
+    """A listener whose accept queue is full drops the SYN: the dial times out and the next target is tried."""
+    full = socket.socket()
+    full.bind((IP, 0))
+    full.listen(0)
+    fillers = []
+    for _ in range(2):  # a backlog of 0 still queues one; after that SYNs are dropped
+        filler = socket.socket()
+        filler.setblocking(False)
+        filler.connect_ex(full.getsockname())
+        fillers.append(filler)
+    await asyncio.sleep(0.05)
+    server, address = await serve(echo)
+    relay = Relay([full.getsockname(), address], timeout=0.3)
+    await relay.start()
+    reader, writer = await asyncio.open_connection(*relay.address)
+    writer.write(b"late\n")
+    assert await asyncio.wait_for(reader.readline(), 5) == b"late\n"
+    assert relay.failed == [errno.ETIMEDOUT]
+    writer.close()
+    relay.close()
+    server.close()
+    for sock in (*fillers, full):
+        sock.close()
