@@ -7,7 +7,7 @@ node's NodePort (kube-proxy, its own process) -> the backend; and the NodePort a
   back): p50/p99, and the p99 added to direct (target < 1 ms).
 
 Backend, proxy, load balancer and clients are separate processes; the clients and backend are those of
-bench/proxy_bench.py, the load balancer that of bench/ccm_bench.py; medians of 3 interleaved runs.
+bench/proxy_bench.py, the load balancer that of bench/ccm_bench.py; medians of 5 interleaved runs.
 
     .venv/bin/python bench/journey_bench.py
 """
@@ -26,7 +26,7 @@ sys.path.insert(0, str(HERE))
 
 import proxy_bench as pb  # noqa: E402
 
-ROUNDS = 3
+ROUNDS = 5
 
 
 def main() -> None:
