@@ -86,7 +86,9 @@ class LeaderElector:
                 await self.client.replace(LEASES, lease, self.namespace)
 
     async def run(self, lead: Callable[[], Awaitable[None]]) -> None:
-        """Acquire, then run `lead` while renewing; returns after losing the lease (or when cancelled)."""
+        """Acquire, then run `lead` while renewing; returns after losing the lease (or when cancelled). `lead` is
+        cancelled and awaited before the lease is released, so what it stops in a `finally` has stopped before a
+        successor can take over."""
         while not await self._attempt():
             await asyncio.sleep(self.retry_period)
         self.transitions += 1

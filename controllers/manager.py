@@ -95,13 +95,15 @@ class Manager:
             return
 
         async def lead() -> None:
-            await self._run_controllers()
-            await asyncio.Event().wait()  # act until leadership is lost
+            try:
+                await self._run_controllers()
+                await asyncio.Event().wait()  # act until leadership is lost (or the manager stops)
+            finally:  # the elector gives the lease up only after this: a successor never acts beside us
+                await self._stop_controllers()
 
         async def campaign() -> None:
             while True:
-                await self.elector.run(lead)
-                await self._stop_controllers()  # lost the lease: stop acting, then campaign again
+                await self.elector.run(lead)  # returns once the lease is lost and the controllers stopped
 
         self._election = asyncio.create_task(campaign(), name="leader-election")
 

@@ -28,6 +28,7 @@ log = logging.getLogger("mini-kube.kubelet")
 PODS = ResourceRef("", "v1", "pods")
 MAX_BACKOFF = 300.0
 BACKOFF_RESET = 600.0
+SANDBOX_RETRY, MAX_SANDBOX_RETRY = 1.0, 30.0  # seconds between attempts at a Pod's sandbox (doubling)
 
 
 def meta(obj: dict[str, Any]) -> dict[str, Any]:
@@ -97,12 +98,29 @@ class PodWorker:
     def directory(self) -> Path:
         return self.kubelet.root / "pods" / self.uid
 
+    async def _make_sandbox(self) -> bool:
+        """The Pod's IP, directory and sandbox; a failure (no free IP, namespaces not made in time) is an event
+        and is tried again with back-off, as the kubelet's FailedCreatePodSandBox, never a Pod left Pending with
+        nothing to say why. False when the Pod is terminated first."""
+        delay = SANDBOX_RETRY
+        while not self.terminating:
+            try:
+                self.ip = self.kubelet.ipam.allocate(self.uid) if not self._host_network else self.kubelet.address
+                self.directory.mkdir(parents=True, exist_ok=True)
+                self.sandbox = await self.kubelet.runtime.create_sandbox(self.pod, self.ip, str(self.directory))
+                self.mark_dirty()
+                return True
+            except OSError as exc:
+                log.warning("pod %s/%s: no sandbox: %s", self.namespace, self.name, exc)
+                self.kubelet.events.emit(self.pod, "FailedCreatePodSandBox", f"Failed to create pod sandbox: {exc}",
+                                         "Warning")
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, MAX_SANDBOX_RETRY)
+        return False
+
     async def _run(self) -> None:
-        runtime = self.kubelet.runtime
-        self.ip = self.kubelet.ipam.allocate(self.uid) if not self._host_network else self.kubelet.address
-        self.directory.mkdir(parents=True, exist_ok=True)
-        self.sandbox = await runtime.create_sandbox(self.pod, self.ip, str(self.directory))
-        self.mark_dirty()
+        if not await self._make_sandbox():
+            return
         while not self.terminating:
             try:
                 self.volumes = await make_volumes(self.pod, self.directory, self.kubelet.get_object,

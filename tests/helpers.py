@@ -48,14 +48,17 @@ def reference_file(relative: str) -> Path:
     return path
 
 
-def eventually(check: Callable[[], T], timeout: float = 10.0, interval: float = 0.02) -> T:
-    """Call `check` until it returns something true, and return that; fail the test after `timeout` seconds."""
+def eventually(check: Callable[[], T], timeout: float = 10.0, interval: float = 0.02,
+               explain: Callable[[], str] | None = None) -> T:
+    """Call `check` until it returns something true, and return that; fail the test after `timeout` seconds
+    (with what `explain()` says, when given: the state that did not converge)."""
     deadline = time.monotonic() + timeout
     while True:
         result = check()
         if result:
             return result
-        assert time.monotonic() < deadline, "condition not met in time"
+        if time.monotonic() >= deadline:
+            raise AssertionError("condition not met in time" + (f"\n{explain()}" if explain else ""))
         time.sleep(interval)
 
 

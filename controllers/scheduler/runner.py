@@ -48,13 +48,15 @@ class SchedulerRunner:
         elector = self.elector
 
         async def lead() -> None:
-            await self._run()
-            await asyncio.Event().wait()
+            try:
+                await self._run()
+                await asyncio.Event().wait()
+            finally:  # the elector gives the lease up only after this: a successor never binds beside us
+                await self._stop_scheduler()
 
         async def campaign() -> None:
             while True:
-                await elector.run(lead)
-                await self._stop_scheduler()
+                await elector.run(lead)  # returns once the lease is lost and the scheduler stopped
 
         self._election = asyncio.create_task(campaign(), name="scheduler-leader-election")
 

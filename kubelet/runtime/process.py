@@ -94,18 +94,18 @@ class ProcessRuntime(Runtime):
 
     async def create_sandbox(self, pod: dict[str, Any], ip: str, directory: str) -> Sandbox:
         holder = Holder(uts=True, pid=True)
-        await asyncio.get_running_loop().run_in_executor(None, holder.wait_ready)
         uid = pod["metadata"]["uid"]
         host_side = f"v{uid.replace('-', '')[:12]}"
         net = self.network
-        try:
+        try:  # a failure leaves nothing behind (the kubelet tries again): the holder takes its namespaces along
+            await asyncio.get_running_loop().run_in_executor(None, holder.wait_ready)
             await _ip(net.netns, f"link add {host_side} type veth peer name eth0 netns {holder.pid}\n"
                                  f"link set {host_side} master mk0 up\n")
             await _ip(holder.netns, f"link set lo up\naddr add {ip}/{net.prefix_length} dev eth0\n"
                                     f"link set eth0 up\nroute add default via {net.gateway}\n")
             hostname = (pod.get("spec") or {}).get("hostname") or pod["metadata"]["name"]
             await _run("nsenter", f"--uts=/proc/{holder.pid}/ns/uts", "hostname", hostname[:63])
-        except OSError:
+        except BaseException:
             holder.close()
             raise
         base = Path(directory)

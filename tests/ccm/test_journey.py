@@ -116,11 +116,21 @@ def test_dns_load_balancer_node_port_pod(cluster):
         left = [(p["metadata"]["name"], p["metadata"].get("deletionTimestamp"), p["spec"].get("nodeName"),
                  (p.get("status") or {}).get("phase"), [c.get("state") for c in (p.get("status") or {}).get(
                      "containerStatuses") or ()]) for p in cluster.client.list(PODS, "default")["items"]]
-        raise AssertionError(f"Pods left after scaling to zero: {left}") from None
+        raise AssertionError(f"Pods left after scaling to zero: {left}\nthe kubelets' pod workers: "
+                             f"{_workers(cluster)}") from None
     started = time.monotonic()
     with pytest.raises(OSError):
         get(f"http://{ip}:8080/")
     assert time.monotonic() - started < 1.5
+
+
+def _workers(kube) -> list[tuple]:
+    """What each kubelet's pod workers are doing (for a Pod that does not go away), read on the cluster's loop."""
+    async def snapshot() -> list[tuple]:
+        return [(k.name, w.name, "terminating" if w.terminating else "running",
+                 "finished" if w.finished.is_set() else "", "main done" if w._main.done() else "main running",
+                 [(r.name, r.state) for r in w.containers]) for k in kube.nodes.kubelets for w in k.workers.values()]
+    return kube.run(snapshot())
 
 
 def _answers(ip: str, count: int) -> set[str]:

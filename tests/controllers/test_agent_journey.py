@@ -19,9 +19,16 @@ from mini_kube.controllers.client import ResourceRef
 
 from tests.controllers.test_workloads import eventually
 from tests.helpers import kubectl
+from tests.timeline import Timeline
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "agent-operator"
 EXAMPLES = DEPLOY / "examples"
+AGENTS = ResourceRef("mini-kube.dev", "v1alpha1", "agents")
+DEPLOYMENTS = ResourceRef("apps", "v1", "deployments")
+REPLICASETS = ResourceRef("apps", "v1", "replicasets")
+PODS = ResourceRef("", "v1", "pods")
+LEASES = ResourceRef("coordination.k8s.io", "v1", "leases")
+EVENTS = ResourceRef("", "v1", "events")
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +55,62 @@ def cluster(tmp_path_factory):
         kubectl(kube, "apply", "-f", "-", input=yaml.safe_dump(operator))
         kubectl(kube, "-n", "agent-operator", "rollout", "status", "deployment/agent-operator", "--timeout=60s")
         yield kube
+
+
+def _ready(obj: dict) -> bool:
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in (obj.get("status") or {}).get("conditions") or ())
+
+
+def _pods(kube, namespace: str, selector: str) -> list[tuple]:
+    return sorted((p["metadata"]["name"], p["spec"].get("nodeName"), (p.get("status") or {}).get("phase"),
+                   "ready" if _ready(p) else "not ready", "deleting" if p["metadata"].get("deletionTimestamp") else "")
+                  for p in kube.client.list(PODS, namespace, labelSelector=selector)["items"])
+
+
+def agent_chain(kube, name: str) -> Timeline:
+    """The links from an Agent to its Pods, and the operator that acts on them, sampled while a test waits."""
+    def agent() -> tuple:
+        a = kube.client.get(AGENTS, name, "default")
+        status = a.get("status") or {}
+        ready = next((c for c in status.get("conditions") or () if c.get("type") == "Ready"), {})
+        return (f"generation {a['metadata'].get('generation')} replicas {a['spec'].get('replicas')}",
+                f"observed {status.get('observedGeneration')} replicas {status.get('replicas')} ready "
+                f"{status.get('readyReplicas')}", ready.get("reason"), ready.get("message"))
+
+    def deployment() -> tuple:
+        d = kube.client.get(DEPLOYMENTS, name, "default")
+        status = d.get("status") or {}
+        return (f"generation {d['metadata'].get('generation')} replicas {d['spec'].get('replicas')}",
+                f"observed {status.get('observedGeneration')} replicas {status.get('replicas')} updated "
+                f"{status.get('updatedReplicas')} ready {status.get('readyReplicas')} available "
+                f"{status.get('availableReplicas')}")
+
+    def replicasets() -> list[tuple]:
+        return sorted((r["metadata"]["name"], f"replicas {r['spec'].get('replicas')}",
+                       f"status {(r.get('status') or {}).get('replicas')}/{(r.get('status') or {}).get('readyReplicas')}")
+                      for r in kube.client.list(REPLICASETS, "default", labelSelector=f"mini-kube.dev/agent={name}")[
+                          "items"])
+
+    return Timeline({
+        "lease holder": lambda: kube.client.get(LEASES, "agent-operator", "agent-operator")["spec"].get(
+            "holderIdentity"),
+        "operator pods": lambda: _pods(kube, "agent-operator", "app.kubernetes.io/name=agent-operator"),
+        "agent": agent, "deployment": deployment, "replicasets": replicasets,
+        "pods": lambda: _pods(kube, "default", f"mini-kube.dev/agent={name}")})
+
+
+def explain(kube, timeline: Timeline) -> str:
+    """The timeline, the namespace's latest events and the acting operator's last log lines."""
+    events = sorted(kube.client.list(EVENTS, "default")["items"], key=lambda e: e.get("lastTimestamp") or "")[-25:]
+    lines = [timeline.report(), "events:"] + [
+        f"  {e.get('lastTimestamp')} {e['involvedObject'].get('kind')}/{e['involvedObject'].get('name')} "
+        f"{e.get('reason')}: {e.get('message')}" for e in events]
+    leader = kube.client.get(LEASES, "agent-operator", "agent-operator")["spec"].get("holderIdentity")
+    if leader:
+        logs = kubectl(kube, "-n", "agent-operator", "logs", leader, "--tail=30", check=False)
+        lines += [f"logs of {leader}:", logs.stdout + logs.stderr]
+    return "\n".join(lines)
 
 
 def answer(url: str) -> dict:
@@ -110,14 +173,16 @@ def test_the_standby_takes_over_when_the_leader_goes(cluster):
     leader = holder()
     pods = kubectl(kube, "-n", "agent-operator", "get", "pods", "-o", "name").stdout.split()
     assert f"pod/{leader}" in pods and len(pods) == 2
-    kubectl(kube, "-n", "agent-operator", "delete", "pod", leader)
-    successor = eventually(lambda: (h := holder()) and h != leader and h, timeout=30)
-    # the standby, or the replacement pod if it campaigned first (the old leader released the Lease on SIGTERM)
-    live = kubectl(kube, "-n", "agent-operator", "get", "pods", "-o", "name").stdout.split()
-    assert f"pod/{successor}" in live and f"pod/{leader}" not in live
-    kubectl(kube, "scale", "agent", "hello", "--replicas=2")
-    eventually(lambda: json.loads(kubectl(kube, "get", "agent", "hello", "-o", "json").stdout)["status"].get(
-        "readyReplicas") == 2, timeout=60)
+    with agent_chain(kube, "hello") as timeline:  # a wait that times out tells which link stalled
+        kubectl(kube, "-n", "agent-operator", "delete", "pod", leader)
+        successor = eventually(lambda: (h := holder()) and h != leader and h, timeout=30,
+                               explain=lambda: explain(kube, timeline))
+        # the standby, or the replacement pod if it campaigned first (the old leader released the Lease on SIGTERM)
+        live = kubectl(kube, "-n", "agent-operator", "get", "pods", "-o", "name").stdout.split()
+        assert f"pod/{successor}" in live and f"pod/{leader}" not in live
+        kubectl(kube, "scale", "agent", "hello", "--replicas=2")
+        eventually(lambda: json.loads(kubectl(kube, "get", "agent", "hello", "-o", "json").stdout)["status"].get(
+            "readyReplicas") == 2, timeout=60, explain=lambda: explain(kube, timeline))
     # from inside the cluster: an agent pod asks the Service at its ClusterIP
     ip = kubectl(kube, "get", "service", "hello", "-o", "jsonpath={.spec.clusterIP}").stdout
     pod = kubectl(kube, "get", "pods", "-l", "mini-kube.dev/agent=hello", "-o", "jsonpath={.items[0].metadata.name}"

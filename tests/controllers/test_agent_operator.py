@@ -325,6 +325,40 @@ def test_only_the_leader_acts(cluster, ns):
                 kube.run(op.stop())
 
 
+@pytest.fixture
+def bare_cluster():
+    """The module's cluster less its always-acting operator: a test's own operator is the only writer."""
+    from mini_kube.testing import MiniKube
+
+    with MiniKube(controllers="garbagecollector") as kube:
+        install_crds(kube)
+        yield kube
+
+
+def test_a_leader_that_steps_down_stops_acting_before_it_gives_the_lease_up(bare_cluster):
+    """The Lease is released only once the controllers have stopped: no write of the old leader lands after the
+    release, when a successor may already act (the operator's own objects all have older resourceVersions)."""
+    kube, ns = bare_cluster, "default"
+    kube.client.create(SERVING_RUNTIMES, runtime("rt"), ns)
+    op = Operator(ApiClient.from_kubeconfig(kube.kubeconfig), leader_elect=True, lease_namespace=ns,
+                  lease_duration=2, renew_deadline=1.5, retry_period=0.2)
+    kube.run(op.start())
+    try:
+        eventually(lambda: op.manager.elector.leading.is_set() and op.status()["synced"])
+        for i in range(40):  # work still queued or under way when the leader is told to stop
+            kube.client.create(AGENTS, agent(f"a{i}", "rt"), ns)
+        eventually(lambda: op.controller.reconciles > 0, interval=0.001)
+    finally:
+        kube.run(op.stop())
+    lease = kube.client.get(ResourceRef("coordination.k8s.io", "v1", "leases"), "agent-operator", ns)
+    assert lease["spec"]["holderIdentity"] == ""
+    released = int(lease["metadata"]["resourceVersion"])
+    written = [(ref.plural, o["metadata"]["name"], int(o["metadata"]["resourceVersion"]))
+               for ref in (CONFIGMAPS, SERVICES, AGENTS) for o in kube.client.list(ref, ns)["items"]
+               if ref is not CONFIGMAPS or o["metadata"]["name"] != "kube-root-ca.crt"]
+    assert written and [w for w in written if w[2] > released] == []
+
+
 def test_agent_server_answers_with_its_config(tmp_path):
     import json
     import os

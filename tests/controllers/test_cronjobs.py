@@ -180,7 +180,7 @@ def test_replace_deletes_the_running_job(cluster, clock, ns):
     active = eventually(lambda: [r["name"] for r in cronjob(kube, ns, "swap")["status"].get("active") or ()]
                         == second)
     assert active
-    assert "SuccessfulDelete" in reasons(kube, ns)
+    eventually(lambda: "SuccessfulDelete" in reasons(kube, ns))  # written by the recorder after the delete
 
 
 def test_allow_runs_jobs_side_by_side(cluster, clock, ns):
@@ -203,7 +203,8 @@ def test_history_limits_keep_the_newest_finished_jobs(cluster, clock, ns):
         names.append(name)
         finish_job(kube, ns, name, phase)
     eventually(lambda: live_jobs(kube, ns) == sorted([names[1], names[3]]))
-    assert reasons(kube, ns).count("SuccessfulDelete") >= 2
+    # events are written by the recorder after the deletes return: wait for them, do not race them
+    eventually(lambda: reasons(kube, ns).count("SuccessfulDelete") >= 2)
 
 
 def test_suspended_cronjob_starts_nothing(cluster, clock, ns):

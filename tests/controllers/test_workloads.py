@@ -101,8 +101,9 @@ def test_replicaset_keeps_its_count_and_adopts_orphans(cluster, namespace):
     eventually(lambda: len(_pods(kube, ns)) == 1)
     kube.client.delete(PODS, _pods(kube, ns)[0]["metadata"]["name"], ns)
     eventually(lambda: len(_pods(kube, ns)) == 1)
-    status = eventually(lambda: kube.client.get(REPLICASETS, "rs", ns)["status"])
-    assert status["replicas"] == 1 and status["observedGeneration"] == 2
+    # the status written right after the replacement's creation still counts 0: wait for the one that sees it
+    eventually(lambda: (status := kube.client.get(REPLICASETS, "rs", ns).get("status") or {}).get("replicas") == 1
+               and status.get("observedGeneration") == 2)
 
 
 def test_deployment_rolls_out_through_kubectl(cluster, namespace):

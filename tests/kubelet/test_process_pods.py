@@ -4,6 +4,7 @@ volumes and environment in place, its status as the kubelet reports it; through 
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import json
 import os
 import subprocess
@@ -326,8 +327,12 @@ def test_attach_follows_the_output_and_kubectl_proxy_reaches_logs(kube, ns):
         proc.terminate()
         proc.wait(10)
     assert first.startswith("tick ")
-    since = kubectl(kube, "-n", ns, "logs", "talk", "--since=1s").stdout.splitlines()
-    assert 2 <= len(since) <= 8
+    # --since keeps the lines the kubelet stamped in the last second (stamped as it reads them, so how many
+    # there are depends on the machine's load, not only on the 0.2 s between ticks)
+    first = eventually(lambda: _age(_lines(kube, ns, "--timestamps")[0]) > 2 and _lines(kube, ns, "--timestamps")[0])
+    asked = dt.datetime.now(dt.UTC)
+    since = _lines(kube, ns, "--timestamps", "--since=1s")
+    assert first not in since and all(_age(line, asked) <= 1.001 for line in since)
     proxy = subprocess.Popen(["kubectl", "--kubeconfig", kube.kubeconfig, "proxy", "--port=0"],
                              stdout=subprocess.PIPE, text=True)
     try:
@@ -338,6 +343,18 @@ def test_attach_follows_the_output_and_kubectl_proxy_reaches_logs(kube, ns):
     finally:
         proxy.terminate()
         proxy.wait(10)
+
+
+def _lines(kube, ns: str, *flags: str) -> list[str]:
+    return kubectl(kube, "-n", ns, "logs", "talk", *flags).stdout.splitlines()
+
+
+def _age(line: str, now: dt.datetime | None = None) -> float:
+    """Seconds from a `--timestamps` log line's stamp (RFC 3339, nanoseconds) to `now`."""
+    stamp = line.split(" ", 1)[0].rstrip("Z")
+    whole, _, fraction = stamp.partition(".")
+    when = dt.datetime.fromisoformat(whole).replace(tzinfo=dt.UTC) + dt.timedelta(seconds=float(f"0.{fraction or 0}"))
+    return ((now or dt.datetime.now(dt.UTC)) - when).total_seconds()
 
 
 def test_kubectl_that_speaks_only_spdy_is_told_why(kube, ns):
