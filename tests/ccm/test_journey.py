@@ -117,10 +117,11 @@ def test_dns_load_balancer_node_port_pod(cluster):
                  (p.get("status") or {}).get("phase"), [c.get("state") for c in (p.get("status") or {}).get(
                      "containerStatuses") or ()]) for p in cluster.client.list(PODS, "default")["items"]]
         raise AssertionError(f"Pods left after scaling to zero: {left}") from None
-    started = time.monotonic()
-    with pytest.raises(OSError):
+    with pytest.raises(OSError) as refused:
         get(f"http://{ip}:8080/")
-    assert time.monotonic() - started < 1.5
+    reason = getattr(refused.value, "reason", refused.value)  # urllib wraps what the socket raised
+    # refused or reset at once (urllib's RemoteDisconnected is a ConnectionResetError), not timed out
+    assert isinstance(reason, (ConnectionResetError, ConnectionRefusedError, BrokenPipeError)), refused.value
 
 
 def _answers(ip: str, count: int) -> set[str]:
