@@ -1,7 +1,8 @@
 """A container's first moments, inside its own mount namespace (started under `unshare --mount`): build its root
 (a tmpfs with the host's top-level directories bound in read-only, and a /tmp of its own), mount its volumes at their mountPath (an overlay with
 a tmpfs upper layer on the nearest existing directory when a path does not exist, so the host never changes),
-put the Pod's /etc/hosts and /etc/resolv.conf in place, chroot, chdir and exec the command. With a PID namespace,
+put the Pod's /etc/hosts and /etc/resolv.conf in place, chroot, chdir and exec the command (whose exec closes the
+pipe the kubelet waits on: until then, nothing may be run "in the container", whose root is not built yet). With a PID namespace,
 the command runs as a child in it and this process stays outside as its parent, passing signals on. The process
 that becomes the command joins the container's cgroups first thing (the supervisor stays out of them, as a
 runtime's shim does), so the command never runs outside its limits.
@@ -159,10 +160,15 @@ def join_cgroups(files):
 def main():
     with open(sys.argv[1]) as handle:
         spec = json.load(handle)
+    started = spec.get("started_fd")  # closed by the command's exec: the kubelet then knows it has started
+    if started is not None:
+        os.set_inheritable(started, False)
     if spec.get("pidns"):
         enter_pid_namespace(spec["pidns"])
         child = os.fork()
         if child:
+            if started is not None:
+                os.close(started)
             supervise(child)
         for signum in FORWARDED:
             signal.signal(signum, signal.SIG_DFL)

@@ -16,6 +16,7 @@ import shutil
 import signal
 import sys
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +27,14 @@ from ..logs import LogWriter
 from .base import Container, ContainerSpec, Runtime, Sandbox
 
 INIT = Path(__file__).resolve().parent.parent / "containerinit.py"
-JOIN = 'while [ "$1" != -- ]; do echo 0 > "$1" || exit 126; shift; done; shift; exec "$@"'
 
 
 class ProcessContainer(Container):
     def __init__(self, proc: asyncio.subprocess.Process, log: LogWriter, pumps: list[asyncio.Task[None]],
-                 container_id: str, cgroups: PodCgroups | None = None, cgroup: str = "") -> None:
+                 container_id: str, cgroups: PodCgroups | None = None, cgroup: str = "",
+                 started: asyncio.Future[None] | None = None) -> None:
         self.id = f"mini-kube://{container_id}"
+        self._started = started  # done once the command is exec'd (or could not be)
         self.cgroups = cgroups
         self.cgroup = cgroup  # its cgroup path ("" without cgroups)
         self.oom_killed = False
@@ -53,6 +55,12 @@ class ProcessContainer(Container):
             return int(children[0]) if children else self.pid
         except OSError:
             return self.pid
+
+    async def started(self) -> None:
+        """Until the command runs: before, the container's root is not built, and a process "in" it would see
+        the host's files."""
+        if self._started is not None:
+            await asyncio.shield(self._started)
 
     async def _reap(self) -> None:
         code = await self.proc.wait()
@@ -138,22 +146,30 @@ class ProcessRuntime(Runtime):
         scratch.mkdir(parents=True)
         files = {"/etc/hosts": str(base / "etc" / "hosts"), "/etc/resolv.conf": str(base / "etc" / "resolv.conf")}
         spec_file = base / f"container-{run_id}.json"
+        started_r, started_w = os.pipe()
         spec_file.write_text(json.dumps({"root": str(root), "scratch": str(scratch), "mounts": spec.mounts,
                                          "files": files, "workdir": spec.workdir, "argv": spec.argv,
-                                         "pidns": holder.pidns, "env": spec.env,
+                                         "pidns": holder.pidns, "env": spec.env, "started_fd": started_w,
                                          "cgroups": self.cgroups.join_files(cgroup) if self.cgroups else []}))
         log = LogWriter(spec.log_path)
         argv = ["nsenter", f"--net={holder.netns}", f"--uts=/proc/{holder.pid}/ns/uts", "--",
                 "unshare", "--mount", "--propagation", "private", "--",
                 sys.executable, "-I", "-S", str(INIT), str(spec_file)]
-        proc = await asyncio.create_subprocess_exec(
-            *argv, stdin=asyncio.subprocess.PIPE if spec.stdin else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, preexec_fn=_die_with_parent,
-            start_new_session=True, limit=1 << 20)
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv, stdin=asyncio.subprocess.PIPE if spec.stdin else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, preexec_fn=_die_with_parent,
+                start_new_session=True, limit=1 << 20, pass_fds=(started_w,))
+        except BaseException:
+            os.close(started_r)
+            raise
+        finally:
+            os.close(started_w)
         assert proc.stdout is not None and proc.stderr is not None
         pumps = [asyncio.create_task(log.pump(proc.stdout, "stdout")),
                  asyncio.create_task(log.pump(proc.stderr, "stderr"))]
-        return ProcessContainer(proc, log, pumps, container_id, self.cgroups, cgroup)
+        return ProcessContainer(proc, log, pumps, container_id, self.cgroups, cgroup,
+                                started=asyncio.ensure_future(_closed(started_r)))
 
     def _container_cgroup(self, sandbox: Sandbox, container_id: str, spec: ContainerSpec) -> str:
         """The container's cgroup, made with its limits (and the Pod's, at its first container); OSError when the
@@ -167,20 +183,37 @@ class ProcessRuntime(Runtime):
     async def exec(self, sandbox: Sandbox, container: Container, argv: list[str], *, tty: bool,
                    env: dict[str, str] | None = None) -> asyncio.subprocess.Process:
         """A process in the container's namespaces, root and working directory, with its environment."""
+        if isinstance(container, ProcessContainer):
+            await container.started()
         command, environ = self.exec_command(container, argv)
         environ = env if env is not None else environ
         return await asyncio.create_subprocess_exec(
             *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, env=environ, preexec_fn=_die_with_parent, start_new_session=True)
+            stderr=asyncio.subprocess.PIPE, env=environ, preexec_fn=self.exec_setup(container),
+            start_new_session=True)
 
     def exec_command(self, container: Container, argv: list[str]) -> tuple[list[str], dict[str, str]]:
         """The command line and environment of a process inside `container` (for `kubectl exec`)."""
         pid = getattr(container, "main_pid", container.pid)
-        command = ["nsenter", "-t", str(pid), "--net", "--uts", "--pid", "--mount", "--root", "--wd", "--", *argv]
+        return (["nsenter", "-t", str(pid), "--net", "--uts", "--pid", "--mount", "--root", "--wd", "--", *argv],
+                _environ(pid))
+
+    def exec_setup(self, container: Container) -> Callable[[], None]:
+        """For the preexec_fn of an exec'd process: it dies with the kubelet, and joins the container's cgroups
+        (as a runtime's exec does) before it execs."""
         cgroup = getattr(container, "cgroup", "")
-        if self.cgroups is not None and cgroup:  # in the container's cgroups, as a runtime's exec is
-            command = ["sh", "-c", JOIN, "sh", *self.cgroups.join_files(cgroup), "--", *command]
-        return command, _environ(pid)
+        files = self.cgroups.join_files(cgroup) if self.cgroups is not None and cgroup else []
+
+        def setup() -> None:
+            _die_with_parent()
+            for name in files:
+                fd = os.open(name, os.O_WRONLY)
+                try:
+                    os.write(fd, b"0")
+                finally:
+                    os.close(fd)
+
+        return setup
 
     async def run(self, sandbox: Sandbox, container: Container, argv: list[str]) -> tuple[int, bytes]:
         proc = await self.exec(sandbox, container, argv, tty=False)
@@ -214,6 +247,31 @@ def _environ(pid: int | None) -> dict[str, str]:
         return {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
     pairs = (item.split(b"=", 1) for item in raw.split(b"\0") if b"=" in item)
     return {k.decode(errors="replace"): v.decode(errors="replace") for k, v in pairs}
+
+
+async def _closed(fd: int) -> None:
+    """Wait for the end of the pipe `fd`, then close it."""
+    loop = asyncio.get_running_loop()
+    done = loop.create_future()
+
+    def readable() -> None:
+        try:
+            if os.read(fd, 4096):
+                return
+        except BlockingIOError:
+            return
+        except OSError:
+            pass
+        if not done.done():
+            done.set_result(None)
+
+    os.set_blocking(fd, False)
+    loop.add_reader(fd, readable)
+    try:
+        await done
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
 
 
 async def _ip(netns: str, script: str) -> None:

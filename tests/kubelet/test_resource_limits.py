@@ -112,14 +112,14 @@ def test_a_cpu_limit_is_a_quota_the_kernel_holds_the_container_to(kube, ns):
         assert [_read(kube, cgroup, f) for f in ("cpu.max", "cpu.weight")] == ["20000 100000", "4"]
         assert _read(kube, pod_cgroup, "cpu.max") == "20000 100000"
         assert _read(kube, cgroup, "memory.max") == str(64 << 20)
-    # over about a second of the busy loop, the cpu it got per CFS period is the quota's 20%, and it was throttled
+    # over a second or so of the busy loop (10+ CFS periods), the kernel throttled it and it got no more cpu per
+    # period than the quota's 20% (less only if the machine is busy)
     before = _driver(kube).cpu_stat(cgroup)
-    eventually(lambda: _driver(kube).cpu_stat(cgroup)["nr_periods"] >= before["nr_periods"] + 10, timeout=10)
-    after = _driver(kube).cpu_stat(cgroup)
+    after = eventually(lambda: (s := _driver(kube).cpu_stat(cgroup))["nr_periods"] >= before["nr_periods"] + 10
+                       and s["nr_throttled"] >= before["nr_throttled"] + 3 and s, timeout=20)
     periods = after["nr_periods"] - before["nr_periods"]
     share = (after["usage_ns"] - before["usage_ns"]) / (periods * 100_000_000)
-    assert 0.1 < share < 0.3, share
-    assert after["nr_throttled"] - before["nr_throttled"] >= periods // 2
+    assert share < 0.25, share  # measured here: 0.200
     # a process exec'd into the container is in its cgroup too
     exec_cgroup = kubectl(kube, "-n", ns, "exec", "spin", "--", "cat", "/proc/self/cgroup").stdout
     assert f":/{cgroup}\n" in exec_cgroup
