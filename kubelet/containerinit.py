@@ -1,8 +1,11 @@
 """A container's first moments, inside its own mount namespace (started under `unshare --mount`): build its root
 (a tmpfs with the host's top-level directories bound in read-only, and a /tmp of its own), mount its volumes at their mountPath (an overlay with
 a tmpfs upper layer on the nearest existing directory when a path does not exist, so the host never changes),
-put the Pod's /etc/hosts and /etc/resolv.conf in place, chroot, chdir and exec the command. With a PID namespace,
-the command runs as a child in it and this process stays outside as its parent, passing signals on.
+put the Pod's /etc/hosts and /etc/resolv.conf in place, chroot, chdir and exec the command (whose exec closes the
+pipe the kubelet waits on: until then, nothing may be run "in the container", whose root is not built yet). With a PID namespace,
+the command runs as a child in it and this process stays outside as its parent, passing signals on. The process
+that becomes the command joins the container's cgroups first thing (the supervisor stays out of them, as a
+runtime's shim does), so the command never runs outside its limits.
 
 Standard library only, run as `python -I -S containerinit.py SPEC.json`; exits 128 when the command cannot
 start (as a runtime's StartError)."""
@@ -137,21 +140,39 @@ def supervise(child):
             continue
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
-        signal.signal(sig, signal.SIG_DFL)
+        if sig != signal.SIGKILL:  # SIGKILL (an OOM kill, say) has no handler to reset
+            signal.signal(sig, signal.SIG_DFL)
         os.kill(os.getpid(), sig)
     sys.exit(os.waitstatus_to_exitcode(status) if not os.WIFSIGNALED(status) else 128 + os.WTERMSIG(status))
+
+
+def join_cgroups(files):
+    """Move this process into the container's cgroups (`0`: the writer itself)."""
+    for path in files:
+        try:
+            with open(path, "w") as handle:
+                handle.write("0")
+        except OSError as exc:
+            sys.stderr.write(f"cgroup {os.path.dirname(path)}: {exc.strerror}\n")
+            sys.exit(128)
 
 
 def main():
     with open(sys.argv[1]) as handle:
         spec = json.load(handle)
+    started = spec.get("started_fd")  # closed by the command's exec: the kubelet then knows it has started
+    if started is not None:
+        os.set_inheritable(started, False)
     if spec.get("pidns"):
         enter_pid_namespace(spec["pidns"])
         child = os.fork()
         if child:
+            if started is not None:
+                os.close(started)
             supervise(child)
         for signum in FORWARDED:
             signal.signal(signum, signal.SIG_DFL)
+    join_cgroups(spec.get("cgroups") or ())
     root = Root(spec["root"], spec["scratch"])
     root.build()
     for m in spec.get("mounts") or ():

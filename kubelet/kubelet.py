@@ -59,6 +59,8 @@ class KubeletConfig:
     renew_interval: float = 10.0
     status_interval: float = 60.0
     backoff_base: float = 10.0
+    cgroups: bool = True  # process runtime: Pods and containers in cgroups with their limits, where writable
+    pod_pids_limit: int = -1  # podPidsLimit: the most processes a Pod may have (-1: no limit)
 
 
 class _Events:
@@ -149,6 +151,10 @@ class Kubelet:
             except OSError:  # the port is taken on this address: any free one (daemonEndpoints says which)
                 self.config.port = await self.server.start(self.address, 0)
         await self.register()
+        unenforced = getattr(self.runtime, "unenforced", "")
+        if unenforced and self.node is not None:
+            self.events.emit(self.node, "ResourceLimitsNotEnforced",
+                             f"resources.limits of this node's Pods are not enforced: {unenforced}", "Warning")
         self.services_informer.start()
         self.pods.add_handler(self._pod_event)
         self.pods.start()

@@ -14,6 +14,7 @@ from typing import Any
 from mini_kube.network.cluster import ClusterNetwork
 from mini_kube.network.namespaces import can_make_namespaces, open_connection_in
 
+from .cgroups.tree import PodCgroups, machine
 from .kubelet import Kubelet, KubeletConfig
 from .runtime.base import Runtime
 from .runtime.process import ProcessRuntime
@@ -66,8 +67,11 @@ class NodeSet:
         nodes.token = token
         return nodes
 
-    def _runtime(self) -> Runtime:
-        return ProcessRuntime(self.network) if self.runtime == "process" else SimulatedRuntime()
+    def _runtime(self, config: KubeletConfig) -> Runtime:
+        if self.runtime != "process":
+            return SimulatedRuntime()
+        cgroups, why = pod_cgroups(config)
+        return ProcessRuntime(self.network, cgroups, unenforced=why)
 
     async def _dial(self, host: str, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         return await open_connection_in(self.network.netns, host, port)
@@ -79,7 +83,7 @@ class NodeSet:
             shutil.rmtree(directory, ignore_errors=True)  # left by a crash: its pods are gone
         config = KubeletConfig(node_name=name, address=self.network.node_address(index),
                                pod_cidr=self.network.pod_cidr(index), root=str(directory), **overrides)
-        kubelet = Kubelet(self.client_factory(), config, self._runtime(),
+        kubelet = Kubelet(self.client_factory(), config, self._runtime(config),
                           dialer=self._dial if self.runtime == "process" else None, api_token=self.token,
                           network_netns=self.network.netns)
         await kubelet.start()
@@ -92,6 +96,21 @@ class NodeSet:
         self.network.close()
         if self.owns_root:
             shutil.rmtree(self.root, ignore_errors=True)
+
+
+_unenforced: set[str] = set()  # the reasons already logged
+
+
+def pod_cgroups(config: KubeletConfig) -> tuple[PodCgroups | None, str]:
+    """The node's Pod cgroups, or None and why (said once in the log) where limits cannot be enforced."""
+    driver, why = machine() if config.cgroups else (None, "cgroups turned off for this node")
+    if driver is None:
+        if why not in _unenforced:
+            _unenforced.add(why)
+            log.warning("resources.limits are not enforced: %s", why)
+        return None, why
+    pids = config.pod_pids_limit if config.pod_pids_limit > 0 else None
+    return PodCgroups(driver, config.node_name, pids), ""
 
 
 async def kubelet_api_token(client: Any) -> str:

@@ -249,7 +249,7 @@ class PodWorker:
                              mounts=mounts,
                              log_path=str(log_dir / f"{record.restart_count}.log"), tty=bool(spec.get("tty")),
                              stdin=bool(spec.get("stdin")), ports=ports, hostname=self._hostname(),
-                             init=record.init)
+                             init=record.init, resources=spec.get("resources") or {})
 
     def _hostname(self) -> str:
         spec = self.pod.get("spec") or {}

@@ -15,6 +15,7 @@ import os
 import pty
 import socket
 import struct
+import subprocess
 import termios
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -168,14 +169,18 @@ class KubeletServer:
             await ws.send_bytes(channels.frame(channels.ERROR, channels.failure(
                 f"the {runtime.name} runtime runs no processes: exec is not possible")))
             return
+        started = getattr(record.container, "started", None)
+        if started is not None:
+            await started()  # not into a container whose root is still being built
         command, env = runtime.exec_command(record.container, argv)
+        setup = runtime.exec_setup(record.container) if hasattr(runtime, "exec_setup") else _die_with_parent
         master = -1
         try:
             if tty:
                 master, slave = pty.openpty()
 
                 def child_setup() -> None:
-                    _die_with_parent()
+                    setup()
                     os.setsid()
                     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
@@ -185,8 +190,8 @@ class KubeletServer:
             else:
                 proc = await asyncio.create_subprocess_exec(
                     *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                    stderr=asyncio.subprocess.PIPE, env=env, preexec_fn=_die_with_parent, start_new_session=True)
-        except OSError as exc:
+                    stderr=asyncio.subprocess.PIPE, env=env, preexec_fn=setup, start_new_session=True)
+        except (OSError, subprocess.SubprocessError) as exc:
             await ws.send_bytes(channels.frame(channels.ERROR, channels.failure(str(exc))))
             return
         pumps: list[asyncio.Task[None]] = []

@@ -24,6 +24,7 @@ import errno
 import fcntl
 import logging
 import os
+import select
 import socket
 import struct
 from collections.abc import Iterator
@@ -45,6 +46,7 @@ _F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 _QUIET_ERRORS = (errno.ECONNRESET, errno.EPIPE, errno.ETIMEDOUT)
 _IN_PROGRESS = (errno.EINPROGRESS, errno.EALREADY, errno.EAGAIN)
 _CONNECTED = (0, errno.EISCONN)
+_HANG_UP = select.EPOLLRDHUP | select.EPOLLHUP | select.EPOLLERR
 
 
 def family_of(ip: str) -> int:
@@ -108,7 +110,7 @@ class _Direction:
     """src -> pipe -> dst, moved until the kernel says EAGAIN (the sockets are watched edge-triggered)."""
 
     __slots__ = ("conn", "src", "dst", "pipe", "read_fd", "write_fd", "size", "pending", "eof", "done",
-                 "in_ready", "out_blocked")
+                 "in_ready", "out_blocked", "trust_short")
 
     def __init__(self, conn: _Connection, src: socket.socket, dst: socket.socket) -> None:
         self.conn = conn
@@ -118,6 +120,7 @@ class _Direction:
         self.pending = 0  # bytes in the pipe
         self.eof = self.done = self.out_blocked = False
         self.in_ready = True  # until src says EAGAIN
+        self.trust_short = False  # see pump: only while handling an input event that reported no hang-up
 
     def pump(self) -> None:
         """Move what can be moved now: drain the pipe into dst, refill it from src, up to `ROUNDS` times; a
@@ -150,6 +153,11 @@ class _Direction:
                 return
             if moved == 0:
                 self.eof = True
+            elif self.trust_short and not self.pending and moved < self.size >> 12:
+                # a short read into an empty pipe took everything the socket held (a nonblocking TCP splice
+                # reads all that is queued, and only a full pipe, a slot per page of at least a byte each,
+                # cuts it short): what comes next, an EOF included, comes with a new edge, so no probe for EAGAIN
+                self.in_ready = False
             self.pending += moved
         else:  # its share of this turn is used and there may be more: go on next turn (no new edge will come)
             self.conn.loop.call_soon(self.pump)
@@ -189,7 +197,9 @@ class _Connection:
     def _event(self, events: int, reading: _Direction, writing: _Direction) -> None:
         if events & READABLE:
             reading.in_ready = True
+            reading.trust_short = not events & _HANG_UP  # an EOF already there when the event was made: probe
             reading.pump()
+            reading.trust_short = False
         if events & WRITABLE and writing.out_blocked and not self.closed:
             writing.out_blocked = False
             writing.pump()

@@ -69,6 +69,16 @@ def statefulset_before(obj: dict[str, Any]) -> None:
 
 # --- batch/v1 (pkg/apis/batch/v1/defaults.go) -------------------------------------------------
 
+MAX_INT32 = 2147483647  # math.MaxInt32: backoffLimit when only backoffLimitPerIndex bounds retries
+
+
+def job_before(obj: dict[str, Any]) -> None:
+    """SetDefaults_Job: with backoffLimitPerIndex, an unset backoffLimit is MaxInt32 (not the stated 6)."""
+    spec = _dict(obj, "spec")
+    if spec.get("backoffLimit") is None and spec.get("backoffLimitPerIndex") is not None:
+        spec["backoffLimit"] = MAX_INT32
+
+
 def job(obj: dict[str, Any]) -> None:
     """SetDefaults_Job: completions/parallelism, podReplacementPolicy, labels from the template."""
     spec = _dict(obj, "spec")
@@ -324,6 +334,7 @@ _CRD = "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceD
 
 BEFORE: dict[str, tuple[Rule, ...]] = {
     _APPS + "StatefulSet": (statefulset_before,),
+    "io.k8s.api.batch.v1.Job": (job_before,),
 }
 
 AFTER: dict[str, tuple[Rule, ...]] = {

@@ -34,6 +34,7 @@ DESCRIBED_DEFAULTS: dict[str, tuple[str, ...]] = {
     _APPS + "ReplicaSet": ("spec.replicas",),
     # batch/v1: SetDefaults_Job, SetDefaults_CronJob
     _BATCH + "Job": ("spec.backoffLimit", "spec.completionMode", "spec.suspend"),
+    _BATCH + "PodFailurePolicyOnPodConditionsPattern": ("status",),
     _BATCH + "CronJob": ("spec.concurrencyPolicy", "spec.suspend", "spec.successfulJobsHistoryLimit",
                          "spec.failedJobsHistoryLimit"),
     # core/v1: SetDefaults_PodSpec, _Pod, _Container, _Probe, _HTTPGetAction, volume sources, ...

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mini_kube.apiserver.resources import ResourceType, builtin_resources
-from mini_kube.apiserver.validation import cluster, config, policy, rbac, services, workloads
+from mini_kube.apiserver.validation import batch, cluster, config, policy, rbac, services, workloads
 from mini_kube.apiserver.validation.errs import FieldError, forbidden
 from mini_kube.apiserver.validation.meta import (
     NameValidator,
@@ -97,8 +97,8 @@ RULES: dict[tuple[str, str], Rules] = {
     (APPS, "StatefulSet"): Rules(name_is_dns_label, workloads.validate_stateful_set,
                                  workloads.validate_stateful_set_update),
     (APPS, "DaemonSet"): Rules(create=workloads.validate_daemon_set),
-    ("batch", "Job"): Rules(create=workloads.validate_job, update=workloads.validate_job_update),
-    ("batch", "CronJob"): Rules(create=workloads.validate_cron_job),
+    ("batch", "Job"): Rules(create=batch.validate_job, update=batch.validate_job_update),
+    ("batch", "CronJob"): Rules(create=batch.validate_cron_job),
     (RBAC, "Role"): Rules(path_segment_name, rbac.validate_role),
     (RBAC, "ClusterRole"): Rules(path_segment_name, rbac.validate_cluster_role),
     (RBAC, "RoleBinding"): Rules(path_segment_name, rbac.validate_role_binding,

@@ -1,4 +1,4 @@
-"""Controllers: Deployment, ReplicaSet, StatefulSet, DaemonSet, ReplicationController, Job, CronJob.
+"""Controllers: Deployment, ReplicaSet, StatefulSet, DaemonSet, ReplicationController (Jobs: `batch`).
 
 Selectors must be non-empty and select the pod template's labels; replicas and counters are non-negative;
 strategies and restart policies take their upstream values.
@@ -7,11 +7,9 @@ strategies and restart policies take their upstream values.
 from __future__ import annotations
 
 import re
-import zoneinfo
 from typing import Any
 
 from mini_kube.apiserver.validation.errs import (
-    IMMUTABLE,
     NEGATIVE,
     FieldError,
     forbidden,
@@ -286,107 +284,3 @@ def validate_replication_controller(obj: Obj) -> list[FieldError]:
                               "activeDeadlineSeconds in ReplicationController is not Supported"))
     return errs
 
-
-def _job_spec(spec: Obj, path: str) -> list[FieldError]:
-    errs: list[FieldError] = []
-    for key in ("parallelism", "completions", "activeDeadlineSeconds", "backoffLimit", "ttlSecondsAfterFinished"):
-        errs += nonnegative(f"{path}.{key}", spec.get(key))
-    mode = spec.get("completionMode")
-    if mode is not None and mode not in ("NonIndexed", "Indexed"):
-        errs.append(not_supported(f"{path}.completionMode", mode, ("NonIndexed", "Indexed")))
-    if mode == "Indexed" and spec.get("completions") is None:
-        errs.append(required(f"{path}.completions", "when completion mode is Indexed"))
-    template = spec.get("template") or {}
-    errs += validate_pod_template_spec(template, f"{path}.template")
-    policy = _restart_policy(template)
-    if policy not in ("OnFailure", "Never"):
-        errs.append(not_supported(f"{path}.template.spec.restartPolicy", policy, ("OnFailure", "Never")))
-    return errs
-
-
-def validate_job(obj: Obj) -> list[FieldError]:
-    """ValidateJob. The server generates the selector unless `manualSelector`, so only then is it required."""
-    spec = obj.get("spec") or {}
-    errs = _job_spec(spec, "spec")
-    selector = spec.get("selector")
-    if selector is None:
-        if spec.get("manualSelector"):
-            errs.append(required("spec.selector"))
-        return errs
-    found = validate_label_selector(selector, "spec.selector")
-    errs += found
-    if not found and not selector_matches(selector, _labels(spec.get("template"))):
-        errs.append(invalid("spec.template.metadata.labels", _labels(spec.get("template")), NO_MATCH))
-    return errs
-
-
-def validate_job_update(new: Obj, old: Obj) -> list[FieldError]:
-    """Selector, completion mode and (mostly) completions and the pod template are immutable."""
-    errs = validate_job(new)
-    spec, before = new.get("spec") or {}, old.get("spec") or {}
-    elastic = spec.get("completionMode") == "Indexed" and spec.get("completions") == spec.get("parallelism")
-    if spec.get("completions") != before.get("completions") and not elastic:
-        errs.append(invalid("spec.completions", spec.get("completions"), IMMUTABLE))
-    if spec.get("selector") != before.get("selector"):
-        errs.append(raw("FieldValueInvalid", "spec.selector", _go_selector(spec.get("selector") or {}), IMMUTABLE))
-    if spec.get("template") != before.get("template"):
-        errs.append(raw("FieldValueInvalid", "spec.template", "core.PodTemplateSpec{...}", IMMUTABLE))
-    if spec.get("completionMode") != before.get("completionMode"):
-        errs.append(invalid("spec.completionMode", spec.get("completionMode"), IMMUTABLE))
-    return errs
-
-
-_CRON_MACROS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
-
-
-def _schedule(schedule: str) -> list[FieldError]:
-    if not schedule:
-        return [required("spec.schedule")]
-    if "TZ" in schedule:
-        return [invalid("spec.schedule", schedule, "cannot use TZ or CRON_TZ in schedule, use timeZone field instead")]
-    if schedule.startswith("@"):
-        if schedule in _CRON_MACROS or schedule.startswith("@every "):
-            return []
-        return [invalid("spec.schedule", schedule, f"unrecognized descriptor: {schedule}")]
-    fields = schedule.split()
-    if len(fields) != 5:
-        return [invalid("spec.schedule", schedule, f"expected exactly 5 fields, found {len(fields)}: "
-                                                   f"[{' '.join(fields)}]")]
-    return []
-
-
-def _known_zone(zone: str) -> bool:
-    try:
-        zoneinfo.ZoneInfo(zone)
-    except (ValueError, zoneinfo.ZoneInfoNotFoundError):
-        return False
-    return zone != ""
-
-
-def validate_cron_job(obj: Obj) -> list[FieldError]:
-    spec = obj.get("spec") or {}
-    name = (obj.get("metadata") or {}).get("name") or ""
-    errs: list[FieldError] = []
-    if len(name) > 52:
-        errs.append(invalid("metadata.name", name, "must be no more than 52 characters"))
-    errs += _schedule(spec.get("schedule") or "")
-    zone = spec.get("timeZone")
-    if zone is not None and not _known_zone(zone):
-        errs.append(invalid("spec.timeZone", zone, f"unknown time zone {zone}"))
-    policy = spec.get("concurrencyPolicy")
-    if policy is not None and policy not in ("Allow", "Forbid", "Replace"):
-        errs.append(not_supported("spec.concurrencyPolicy", policy, ("Allow", "Forbid", "Replace")))
-    for key in ("startingDeadlineSeconds", "successfulJobsHistoryLimit", "failedJobsHistoryLimit"):
-        errs += nonnegative(f"spec.{key}", spec.get(key))
-    job_template = spec.get("jobTemplate") or {}
-    job_spec = job_template.get("spec") or {}
-    meta = job_template.get("metadata") or {}
-    errs += validate_labels(meta.get("labels"), "spec.jobTemplate.metadata.labels")
-    errs += validate_annotations(meta.get("annotations"), "spec.jobTemplate.metadata.annotations")
-    errs += _job_spec(job_spec, "spec.jobTemplate.spec")
-    if job_spec.get("selector") is not None:
-        errs.append(raw("FieldValueInvalid", "spec.jobTemplate.spec.selector", _go_selector(job_spec["selector"]),
-                        "`selector` will be auto-generated"))
-    if job_spec.get("manualSelector"):
-        errs.append(not_supported("spec.jobTemplate.spec.manualSelector", True, ("nil", "false")))
-    return errs

@@ -7,9 +7,12 @@
   capped at `backoff_max`).
 - A finished Pod is first written to `status.uncountedTerminatedPods`, then loses its finalizer, then is
   counted in `succeeded`/`failed`: no Pod is counted twice or lost, even if it is deleted meanwhile.
-- The Job fails on `backoffLimit` (BackoffLimitExceeded), `activeDeadlineSeconds` (DeadlineExceeded) or a
-  FailJob rule of its `podFailurePolicy` (PodFailurePolicy), through the interim FailureTarget condition; it
-  succeeds through SuccessCriteriaMet then Complete; suspending deletes its Pods (Suspended condition).
+- The Job fails on `backoffLimit` (BackoffLimitExceeded), `activeDeadlineSeconds` (DeadlineExceeded), a
+  FailJob rule of its `podFailurePolicy` (PodFailurePolicy) or, with `backoffLimitPerIndex`, on more failed
+  indexes than `maxFailedIndexes` (MaxFailedIndexesExceeded) or once every index succeeded or failed
+  (FailedIndexes), through the interim FailureTarget condition; it succeeds through SuccessCriteriaMet then
+  Complete, when its completions are reached or a `successPolicy` rule is met (jobindex.py for both Indexed
+  features); suspending deletes its Pods (Suspended condition).
 """
 
 from __future__ import annotations
@@ -33,6 +36,14 @@ from .common import (
     meta,
     parse_time,
     selector_matches,
+)
+from .jobindex import (
+    delayed_pods,
+    failed_indexes,
+    has_per_index,
+    index_annotations,
+    index_backoff,
+    match_success_policy,
 )
 from .jobtracking import (
     JOBS,
@@ -70,6 +81,9 @@ from .jobutil import (
 
 ORPHANS = "job-orphans"
 COMPLETIONS_REACHED = ("CompletionsReached", "Reached expected number of succeeded pods")
+MAX_FAILED_INDEXES_EXCEEDED = ("MaxFailedIndexesExceeded",
+                               "Job has exceeded the specified maximal number of failed indexes")
+FAILED_INDEXES = ("FailedIndexes", "Job has failed indexes")
 
 
 def _orphan_index(pod: dict[str, Any]) -> tuple[str, ...]:
@@ -241,6 +255,7 @@ class JobController(StatusTracking, Controller):
                 completion_index(p) for p in pods
                 if phase(p) == "Succeeded" and valid_index(ctx, p) and has_finalizer(p)}
             ctx.succeeded = len(ctx.succeeded_indexes)
+            self._index_outcome(ctx, now)
 
         active_count = len(active)
         if ctx.finished is not None:
@@ -273,6 +288,24 @@ class JobController(StatusTracking, Controller):
         status["terminating"] = ctx.terminating
         await self._track(key, ctx, now)
         return Result(requeue_after=max(min(requeue), 0.001)) if requeue else None
+
+    @staticmethod
+    def _index_outcome(ctx: SyncContext, now: dt.datetime) -> None:
+        """Indexed Jobs: failed indexes (backoffLimitPerIndex) may fail the Job; a successPolicy may end it."""
+        job, completions = ctx.job, ctx.completions or 0
+        if has_per_index(job):
+            ctx.failed_indexes = failed_indexes(job, ctx.pods, completions, has_finalizer)
+            if ctx.finished is None:
+                limit = ctx.spec.get("maxFailedIndexes")
+                failed = len(ctx.failed_indexes)
+                if limit is not None and failed > int(limit):
+                    ctx.finished = new_condition("FailureTarget", "True", *MAX_FAILED_INDEXES_EXCEEDED, now)
+                elif failed > 0 and failed + len(ctx.succeeded_indexes) >= completions:
+                    ctx.finished = new_condition("FailureTarget", "True", *FAILED_INDEXES, now)
+            ctx.delayed = delayed_pods(job, ctx.pods, ctx.active, completions,
+                                       ctx.succeeded_indexes | ctx.failed_indexes, has_finalizer)
+        if ctx.finished is None and (message := match_success_policy(job, ctx.succeeded_indexes)) is not None:
+            ctx.finished = new_condition("SuccessCriteriaMet", "True", "SuccessPolicy", message, now)
 
     def _newly_finished(self, ctx: SyncContext) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """Finished Pods that still carry the finalizer and are not yet among the uncounted ones."""
@@ -354,7 +387,7 @@ class JobController(StatusTracking, Controller):
         return {"apiVersion": "batch/v1", "kind": "Job", "name": meta(job)["name"], "uid": meta(job)["uid"],
                 "controller": True, "blockOwnerDeletion": True}
 
-    def _pod_body(self, job: dict[str, Any], index: int) -> dict[str, Any]:
+    def _pod_body(self, job: dict[str, Any], index: int, replaced: dict[str, Any] | None = None) -> dict[str, Any]:
         template = copy.deepcopy((job.get("spec") or {}).get("template") or {})
         tmeta = template.get("metadata") or {}
         labels = dict(tmeta.get("labels") or {})
@@ -364,6 +397,8 @@ class JobController(StatusTracking, Controller):
         generate = f"{name}-"
         if index >= 0:
             annotations[INDEX_ANNOTATION] = str(index)
+            if has_per_index(job):
+                annotations.update(index_annotations(job, replaced))
             labels[INDEX_LABEL] = str(index)
             spec["hostname"] = f"{name}-{index}"
             generate = f"{name}-{index}-"
@@ -402,19 +437,25 @@ class JobController(StatusTracking, Controller):
         diff = min(want - terminating - active, MAX_PER_SYNC)
         if diff <= 0:
             return active, 0.0
-        wait = ctx.backoff.remaining(self.now(), self.backoff_base, self.backoff_max)
+        per_index = has_per_index(job)
+        wait = 0.0 if per_index else ctx.backoff.remaining(self.now(), self.backoff_base, self.backoff_max)
         if wait > 0:
             return active, wait
         indexes = [-1] * diff
         if ctx.indexed:
             indexes = self._pending_indexes(ctx, diff)
+            if per_index:
+                indexes, wait = self._indexes_past_backoff(ctx, indexes)
             diff = len(indexes)
+            if not diff:
+                return active, wait
         self.expectations.expect(key, adds=diff)
         created = 0
         batch = 1
         while indexes:
             chunk, indexes = indexes[:batch], indexes[batch:]
-            results = await asyncio.gather(*(self.client.create(PODS, self._pod_body(job, i), meta(job)["namespace"])
+            results = await asyncio.gather(*(self.client.create(PODS, self._pod_body(job, i, ctx.delayed.get(i)),
+                                                                meta(job)["namespace"])
                                              for i in chunk), return_exceptions=True)
             errors = [r for r in results if isinstance(r, BaseException)]
             for pod in results:
@@ -426,7 +467,7 @@ class JobController(StatusTracking, Controller):
                 self.events.event(job, "Warning", "FailedCreate", f"Error creating: {errors[0]}")
                 break
             batch *= 2
-        return active + created, 0.0
+        return active + created, wait
 
     def _surplus(self, ctx: SyncContext, at_least: int) -> list[dict[str, Any]]:
         """Active Pods to remove: (Indexed) those with a bad or repeated index, then the lowest ranked."""
@@ -450,8 +491,24 @@ class JobController(StatusTracking, Controller):
 
     @staticmethod
     def _pending_indexes(ctx: SyncContext, count: int) -> list[int]:
-        taken = set(ctx.succeeded_indexes) | {completion_index(p) for p in ctx.active if valid_index(ctx, p)}
+        """The lowest indexes neither succeeded, failed nor running (nor terminating, when only failed Pods are
+        replaced)."""
+        taken = set(ctx.succeeded_indexes) | set(ctx.failed_indexes or ()) | {
+            completion_index(p) for p in ctx.active if valid_index(ctx, p)}
+        if only_replace_failed(ctx.job):
+            taken |= {completion_index(p) for p in ctx.pods if is_terminating(p)}
         return [i for i in range(ctx.completions or 0) if i not in taken][:count]
+
+    def _indexes_past_backoff(self, ctx: SyncContext, indexes: list[int]) -> tuple[list[int], float]:
+        """The indexes whose own back-off is over, and the shortest wait of the others."""
+        now, ready, waits = self.now(), [], []
+        for index in indexes:
+            wait = index_backoff(ctx.delayed.get(index), now, self.backoff_base, self.backoff_max)
+            if wait > 0:
+                waits.append(wait)
+            else:
+                ready.append(index)
+        return ready, min(waits, default=0.0)
 
     async def _delete_pods(self, key: str, ctx: SyncContext, pods: list[dict[str, Any]]) -> int:
         """Remove the finalizer, then delete (Pods the Job no longer wants are not counted)."""

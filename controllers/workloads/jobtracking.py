@@ -53,6 +53,8 @@ class SyncContext:
     finished: dict[str, Any] | None = None
     prev_succeeded_indexes: set[int] = field(default_factory=set)
     succeeded_indexes: set[int] = field(default_factory=set)
+    failed_indexes: set[int] | None = None  # with backoffLimitPerIndex only
+    delayed: dict[int, dict[str, Any]] = field(default_factory=dict)  # index -> failed Pod awaiting its successor
     backoff: Backoff = field(default_factory=Backoff)
 
     @property
@@ -98,7 +100,7 @@ class StatusTracking:
                 continue
             failed = is_pod_failed(pod, job)
             if not (meta(job).get("deletionTimestamp") or ctx.finished is not None or phase(pod) == "Succeeded"
-                    or failed):
+                    or failed) or self._delayed(ctx, pod):
                 continue
             to_free.append(pod)
             if phase(pod) == "Succeeded" and uid not in ctx.uncounted_failed:
@@ -124,6 +126,9 @@ class StatusTracking:
             flush |= text != (status.get("completedIndexes") or "")
             status["completedIndexes"] = text
             status["succeeded"] = len(ctx.succeeded_indexes)
+            failed_text = None if ctx.failed_indexes is None else format_indexes(ctx.failed_indexes)
+            flush |= failed_text != status.get("failedIndexes")
+            status["failedIndexes"] = failed_text
         if ctx.finished is not None and ctx.finished["type"] in ("FailureTarget", "SuccessCriteriaMet"):
             interim = ctx.finished
             if condition(status, interim["type"]) is None:
@@ -145,6 +150,14 @@ class StatusTracking:
             await self._write(job, status)
             if finished and ctx.finished is not None:
                 self._record_finished(job, status, ctx.finished)
+
+    @staticmethod
+    def _delayed(ctx: SyncContext, pod: dict[str, Any]) -> bool:
+        """A failed Pod whose finalizer stays until its index has a replacement (canRemoveFinalizer)."""
+        if meta(ctx.job).get("deletionTimestamp") or ctx.finished is not None or phase(pod) == "Succeeded":
+            return False
+        waiting = ctx.delayed.get(completion_index(pod))
+        return waiting is not None and meta(waiting).get("uid") == meta(pod).get("uid")
 
     @staticmethod
     def _count_uncounted(ctx: SyncContext, with_finalizer: set[str]) -> bool:
@@ -211,8 +224,9 @@ class StatusTracking:
 
     @staticmethod
     def _clean(status: dict[str, Any]) -> dict[str, Any]:
-        """The status as upstream serializes it: zero counters and empty fields left out."""
-        body = {k: v for k, v in status.items() if v not in (None, "", [])}
+        """The status as upstream serializes it: zero counters and empty fields left out (but an empty
+        failedIndexes, a pointer upstream, is kept)."""
+        body = {k: v for k, v in status.items() if v not in (None, "", []) or (k == "failedIndexes" and v == "")}
         for counter in ("active", "succeeded", "failed"):
             if not body.get(counter):
                 body.pop(counter, None)

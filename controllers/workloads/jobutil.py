@@ -177,7 +177,7 @@ def match_failure_policy(job: dict[str, Any], pod: dict[str, Any]) -> tuple[str 
             continue
         if action == "Ignore":
             return None, False, action
-        if action == "Count":
+        if action in ("Count", "FailIndex"):
             return None, True, action
         if action == "FailJob":
             return message, True, action

@@ -34,6 +34,7 @@ class ContainerSpec:
     ports: list[int] = field(default_factory=list)
     hostname: str = ""
     init: bool = False  # an init container: runs to completion
+    resources: dict[str, Any] = field(default_factory=dict)  # the container's `resources` (requests, limits)
 
 
 class Container(abc.ABC):

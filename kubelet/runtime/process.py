@@ -2,7 +2,9 @@
 cluster bridge by a veth pair with the Pod's IP; each container runs as a real process in that namespace and in
 a mount namespace of its own where its volumes appear (kubelet/containerinit.py). stdout/stderr go to CRI-format
 logs; signals go to the container's whole process group. Every process started here dies with the kubelet
-(PR_SET_PDEATHSIG), and namespaces and mounts vanish with their last process."""
+(PR_SET_PDEATHSIG), and namespaces and mounts vanish with their last process. Where cgroups can be written, each
+Pod and container has its own (kubelet/cgroups/) with its limits; the command and processes exec'd into the
+container run in the container's, an OOM kill there is reported as OOMKilled, and the cgroups go with them."""
 
 from __future__ import annotations
 
@@ -14,11 +16,13 @@ import shutil
 import signal
 import sys
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from mini_kube.network.namespaces import Holder, _die_with_parent, run_in
 
+from ..cgroups.tree import PodCgroups
 from ..logs import LogWriter
 from .base import Container, ContainerSpec, Runtime, Sandbox
 
@@ -26,8 +30,14 @@ INIT = Path(__file__).resolve().parent.parent / "containerinit.py"
 
 
 class ProcessContainer(Container):
-    def __init__(self, proc: asyncio.subprocess.Process, log: LogWriter, pumps: list[asyncio.Task[None]]) -> None:
-        self.id = f"mini-kube://{uuid.uuid4().hex}"
+    def __init__(self, proc: asyncio.subprocess.Process, log: LogWriter, pumps: list[asyncio.Task[None]],
+                 container_id: str, cgroups: PodCgroups | None = None, cgroup: str = "",
+                 started: asyncio.Future[None] | None = None) -> None:
+        self.id = f"mini-kube://{container_id}"
+        self._started = started  # done once the command is exec'd (or could not be)
+        self.cgroups = cgroups
+        self.cgroup = cgroup  # its cgroup path ("" without cgroups)
+        self.oom_killed = False
         self.proc = proc
         self.pid = proc.pid
         self.log = log
@@ -46,10 +56,19 @@ class ProcessContainer(Container):
         except OSError:
             return self.pid
 
+    async def started(self) -> None:
+        """Until the command runs: before, the container's root is not built, and a process "in" it would see
+        the host's files."""
+        if self._started is not None:
+            await asyncio.shield(self._started)
+
     async def _reap(self) -> None:
         code = await self.proc.wait()
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, signal.SIGKILL)  # what the main process left behind
+        if self.cgroups is not None and self.cgroup:
+            self.oom_killed = self.cgroups.oom_killed(self.cgroup)  # counted by the kernel before the kill
+            await self.cgroups.remove(self.cgroup)
         await asyncio.gather(*self._pumps, return_exceptions=True)
         self.log.close()
         self._code = 128 - code if code < 0 else code  # killed by signal N: 128+N, as runtimes report
@@ -89,8 +108,10 @@ class ProcessRuntime(Runtime):
 
     name = "process"
 
-    def __init__(self, network: Any) -> None:
+    def __init__(self, network: Any, cgroups: PodCgroups | None = None, *, unenforced: str = "") -> None:
         self.network = network
+        self.cgroups = cgroups
+        self.unenforced = unenforced  # without cgroups: why resources.limits are not enforced
 
     async def create_sandbox(self, pod: dict[str, Any], ip: str, directory: str) -> Sandbox:
         holder = Holder(uts=True, pid=True)
@@ -112,48 +133,87 @@ class ProcessRuntime(Runtime):
         (base / "etc").mkdir(parents=True, exist_ok=True)
         (base / "etc" / "hosts").write_text(_hosts(pod, ip, hostname))
         (base / "etc" / "resolv.conf").write_text(_resolv(pod, net.dns_ip))
-        return Sandbox(uid=uid, ip=ip, directory=directory, netns=holder.netns, extra={"holder": holder})
+        return Sandbox(uid=uid, ip=ip, directory=directory, netns=holder.netns, extra={"holder": holder, "pod": pod})
 
     async def start(self, sandbox: Sandbox, spec: ContainerSpec) -> Container:
         holder: Holder = sandbox.extra["holder"]
         base = Path(sandbox.directory)
-        run_id = uuid.uuid4().hex[:8]
+        container_id = uuid.uuid4().hex
+        cgroup = self._container_cgroup(sandbox, container_id, spec)
+        run_id = container_id[:8]
         root, scratch = base / "rootfs" / run_id, base / "scratch" / run_id
         root.mkdir(parents=True)
         scratch.mkdir(parents=True)
         files = {"/etc/hosts": str(base / "etc" / "hosts"), "/etc/resolv.conf": str(base / "etc" / "resolv.conf")}
         spec_file = base / f"container-{run_id}.json"
+        started_r, started_w = os.pipe()
         spec_file.write_text(json.dumps({"root": str(root), "scratch": str(scratch), "mounts": spec.mounts,
                                          "files": files, "workdir": spec.workdir, "argv": spec.argv,
-                                         "pidns": holder.pidns,
-                                         "env": spec.env}))
+                                         "pidns": holder.pidns, "env": spec.env, "started_fd": started_w,
+                                         "cgroups": self.cgroups.join_files(cgroup) if self.cgroups else []}))
         log = LogWriter(spec.log_path)
         argv = ["nsenter", f"--net={holder.netns}", f"--uts=/proc/{holder.pid}/ns/uts", "--",
                 "unshare", "--mount", "--propagation", "private", "--",
                 sys.executable, "-I", "-S", str(INIT), str(spec_file)]
-        proc = await asyncio.create_subprocess_exec(
-            *argv, stdin=asyncio.subprocess.PIPE if spec.stdin else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, preexec_fn=_die_with_parent,
-            start_new_session=True, limit=1 << 20)
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv, stdin=asyncio.subprocess.PIPE if spec.stdin else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, preexec_fn=_die_with_parent,
+                start_new_session=True, limit=1 << 20, pass_fds=(started_w,))
+        except BaseException:
+            os.close(started_r)
+            raise
+        finally:
+            os.close(started_w)
         assert proc.stdout is not None and proc.stderr is not None
         pumps = [asyncio.create_task(log.pump(proc.stdout, "stdout")),
                  asyncio.create_task(log.pump(proc.stderr, "stderr"))]
-        return ProcessContainer(proc, log, pumps)
+        return ProcessContainer(proc, log, pumps, container_id, self.cgroups, cgroup,
+                                started=asyncio.ensure_future(_closed(started_r)))
+
+    def _container_cgroup(self, sandbox: Sandbox, container_id: str, spec: ContainerSpec) -> str:
+        """The container's cgroup, made with its limits (and the Pod's, at its first container); OSError when the
+        kernel refuses them (the container fails to start, saying why)."""
+        if self.cgroups is None:
+            return ""
+        if "cgroup" not in sandbox.extra:
+            sandbox.extra["cgroup"] = self.cgroups.create_pod(sandbox.extra["pod"])
+        return self.cgroups.create_container(sandbox.extra["cgroup"], container_id, spec.resources)
 
     async def exec(self, sandbox: Sandbox, container: Container, argv: list[str], *, tty: bool,
                    env: dict[str, str] | None = None) -> asyncio.subprocess.Process:
         """A process in the container's namespaces, root and working directory, with its environment."""
+        if isinstance(container, ProcessContainer):
+            await container.started()
         command, environ = self.exec_command(container, argv)
         environ = env if env is not None else environ
         return await asyncio.create_subprocess_exec(
             *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, env=environ, preexec_fn=_die_with_parent, start_new_session=True)
+            stderr=asyncio.subprocess.PIPE, env=environ, preexec_fn=self.exec_setup(container),
+            start_new_session=True)
 
     def exec_command(self, container: Container, argv: list[str]) -> tuple[list[str], dict[str, str]]:
         """The command line and environment of a process inside `container` (for `kubectl exec`)."""
         pid = getattr(container, "main_pid", container.pid)
         return (["nsenter", "-t", str(pid), "--net", "--uts", "--pid", "--mount", "--root", "--wd", "--", *argv],
                 _environ(pid))
+
+    def exec_setup(self, container: Container) -> Callable[[], None]:
+        """For the preexec_fn of an exec'd process: it dies with the kubelet, and joins the container's cgroups
+        (as a runtime's exec does) before it execs."""
+        cgroup = getattr(container, "cgroup", "")
+        files = self.cgroups.join_files(cgroup) if self.cgroups is not None and cgroup else []
+
+        def setup() -> None:
+            _die_with_parent()
+            for name in files:
+                fd = os.open(name, os.O_WRONLY)
+                try:
+                    os.write(fd, b"0")
+                finally:
+                    os.close(fd)
+
+        return setup
 
     async def run(self, sandbox: Sandbox, container: Container, argv: list[str]) -> tuple[int, bytes]:
         proc = await self.exec(sandbox, container, argv, tty=False)
@@ -165,10 +225,18 @@ class ProcessRuntime(Runtime):
             raise
         return proc.returncode or 0, out + err
 
+    async def close(self) -> None:
+        """Remove the node's cgroups."""
+        if self.cgroups is not None:
+            await self.cgroups.close()
+
     async def remove_sandbox(self, sandbox: Sandbox) -> None:
         holder: Holder | None = sandbox.extra.pop("holder", None)
         if holder is not None:
             holder.close()
+        cgroup = sandbox.extra.pop("cgroup", None)
+        if self.cgroups is not None and cgroup:
+            await self.cgroups.remove(cgroup)
         await asyncio.get_running_loop().run_in_executor(None, shutil.rmtree, sandbox.directory, True)
 
 
@@ -179,6 +247,31 @@ def _environ(pid: int | None) -> dict[str, str]:
         return {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
     pairs = (item.split(b"=", 1) for item in raw.split(b"\0") if b"=" in item)
     return {k.decode(errors="replace"): v.decode(errors="replace") for k, v in pairs}
+
+
+async def _closed(fd: int) -> None:
+    """Wait for the end of the pipe `fd`, then close it."""
+    loop = asyncio.get_running_loop()
+    done = loop.create_future()
+
+    def readable() -> None:
+        try:
+            if os.read(fd, 4096):
+                return
+        except BlockingIOError:
+            return
+        except OSError:
+            pass
+        if not done.done():
+            done.set_result(None)
+
+    os.set_blocking(fd, False)
+    loop.add_reader(fd, readable)
+    try:
+        await done
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
 
 
 async def _ip(netns: str, script: str) -> None:

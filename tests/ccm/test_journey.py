@@ -118,10 +118,11 @@ def test_dns_load_balancer_node_port_pod(cluster):
                      "containerStatuses") or ()]) for p in cluster.client.list(PODS, "default")["items"]]
         raise AssertionError(f"Pods left after scaling to zero: {left}\nthe kubelets' pod workers: "
                              f"{_workers(cluster)}") from None
-    started = time.monotonic()
-    with pytest.raises(OSError):
+    with pytest.raises(OSError) as refused:
         get(f"http://{ip}:8080/")
-    assert time.monotonic() - started < 1.5
+    reason = getattr(refused.value, "reason", refused.value)  # urllib wraps what the socket raised
+    # refused or reset at once (urllib's RemoteDisconnected is a ConnectionResetError), not timed out
+    assert isinstance(reason, (ConnectionResetError, ConnectionRefusedError, BrokenPipeError)), refused.value
 
 
 def _workers(kube) -> list[tuple]:

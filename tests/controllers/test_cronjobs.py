@@ -203,8 +203,7 @@ def test_history_limits_keep_the_newest_finished_jobs(cluster, clock, ns):
         names.append(name)
         finish_job(kube, ns, name, phase)
     eventually(lambda: live_jobs(kube, ns) == sorted([names[1], names[3]]))
-    # events are written by the recorder after the deletes return: wait for them, do not race them
-    eventually(lambda: reasons(kube, ns).count("SuccessfulDelete") >= 2)
+    eventually(lambda: reasons(kube, ns).count("SuccessfulDelete") >= 2)  # recorded once each delete returned
 
 
 def test_suspended_cronjob_starts_nothing(cluster, clock, ns):

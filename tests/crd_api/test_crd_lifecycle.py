@@ -4,7 +4,6 @@ refused names, and kept across a restart."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 import yaml
@@ -77,14 +76,10 @@ def test_invalid_crd_is_refused_and_nothing_is_served(cluster: Cluster) -> None:
 
 def test_custom_resources_are_served_as_soon_as_the_crd_is_created(cluster: Cluster) -> None:
     crd = yaml.safe_load(AGENT_CRD)
-    started = time.perf_counter()
     created = cluster.client.create(CRDS, crd)
     listed = cluster.client.list(AGENTS, "default")  # the very next request already reaches the new API
-    elapsed = time.perf_counter() - started
     assert conditions(created)["Established"] == ("True", "InitialNamesAccepted")
     assert listed["kind"] == "AgentList" and listed["items"] == []
-    assert elapsed < 1.0, f"CRD create to custom resources served took {elapsed:.3f}s"
-    print(f"CRD create -> API served: {elapsed * 1000:.1f} ms")
     # and kubectl needs no wait between applying a CRD and its first custom resource
     cluster.kubectl("create", "namespace", "demo")
     fresh = cluster.kubectl("apply", "-f", "-", input=WIDGET_CRD + "---\n" + AGENT.replace("a1", "a2"))

@@ -1,6 +1,7 @@
 """Nothing is left behind (issue #13): a stopped cluster leaves no namespace holder, container process, veth or
 mount, and neither does a crashed one (`kill -9` of `mini-kube serve`): every process mini-kube starts dies
-with it, namespaces and mounts vanish with their last process, and the next start clears the old pod files."""
+with it, namespaces and mounts vanish with their last process, and the next start clears the old pod files and
+the cgroups the crashed one left (empty once its processes died)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,18 @@ MARK = str(random.randint(10**8, 10**9))  # unique to this run: other runs may b
 
 def _running(pattern: str) -> list[str]:
     return subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout.split()
+
+
+def _cgroups_of(pid: int) -> list[Path]:
+    """The cgroup directories of the mini-kube process `pid` (none where cgroups cannot be written)."""
+    from mini_kube.kubelet.cgroups import ROOT, detect
+
+    driver, _ = detect()
+    if driver is None:
+        return []
+    found = [p for d in driver.directories(ROOT) for p in d.glob(f"proc-{pid}-*")]
+    assert len(found) == len(driver.directories(ROOT))  # one per hierarchy
+    return found
 
 
 def _serve(data: Path) -> subprocess.Popen:
@@ -50,6 +63,8 @@ def test_a_crashed_server_leaves_no_process_namespace_or_pod_file(tmp_path):
         children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
         holders = [int(p) for p in children if Path(f"/proc/{p}/cmdline").read_bytes().startswith(b"unshare")]
         assert holders  # the cluster network's and the pod's
+        cgroups = _cgroups_of(proc.pid)
+        assert all(list(c.glob("mini-kube/kubepods/*/pod*/*")) for c in cgroups)  # the container's, in each
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
@@ -57,9 +72,11 @@ def test_a_crashed_server_leaves_no_process_namespace_or_pod_file(tmp_path):
     eventually(lambda: not [p for p in holders if os.path.exists(f"/proc/{p}/cmdline") and
                             Path(f"/proc/{p}/cmdline").read_bytes().startswith(b"unshare")], timeout=10)
     assert "10.244." not in subprocess.run(["ip", "-4", "addr"], capture_output=True, text=True).stdout
-    proc = _serve(data)  # the next start clears what the crashed one left on disk
+    assert all(c.is_dir() for c in cgroups)  # cgroups stay (empty) until a mini-kube starts again
+    proc = _serve(data)  # the next start clears what the crashed one left on disk and in cgroups
     try:
         assert not before & {str(p) for p in pods_dir.glob("*/container-*.json")}
+        assert not [c for c in cgroups if c.exists()]
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(20)
@@ -78,8 +95,12 @@ def test_a_stopped_cluster_leaves_nothing(process_cluster):
         eventually(lambda: len(_running(f"sleep {MARK}")) >= 2, timeout=30)
         root = kube.nodes.nodes.root
         holder = kube.nodes.nodes.network.holder.pid
+        cgroups = kube.nodes.kubelets[0].runtime.cgroups
+        node_cgroup = cgroups.base if cgroups is not None else ""
+        assert cgroups is None or cgroups.driver.children(f"{node_cgroup}/kubepods/besteffort")  # the pod's
     finally:
         kube.stop()
+    assert not node_cgroup or not cgroups.driver.exists(node_cgroup)
     assert not _running(f"sleep {MARK}")
     assert not os.path.exists(f"/proc/{holder}") or b"sleep" not in Path(f"/proc/{holder}/cmdline").read_bytes()
     assert not root.exists()

@@ -8,6 +8,8 @@ import datetime as dt
 import json
 import os
 import subprocess
+import uuid
+from pathlib import Path
 
 import pytest
 from mini_kube.controllers.client import ResourceRef
@@ -239,6 +241,25 @@ def test_probes_really_run_against_the_process(kube, ns):
              "livenessProbe": {"exec": {"command": ["false"]}, "periodSeconds": 1, "failureThreshold": 1}}
     kube.client.create(PODS, pod("dying", dying, terminationGracePeriodSeconds=1), ns)
     eventually(lambda: container_state(kube, ns, "dying").get("restartCount", 0) >= 1, timeout=20)
+
+
+def test_probes_never_run_before_the_containers_root_is_built(kube, ns, tmp_path):
+    """A container's /tmp is its own: a file in the host's /tmp is seen only by a process that is not really in
+    the container yet (its root still being built). The first exec probe runs as the container starts."""
+    marker = Path("/tmp") / f"mk-host-only-{uuid.uuid4().hex}"
+    marker.write_text("")
+    seen = tmp_path / "seen"
+    try:
+        for i in range(3):
+            probe = {"exec": {"command": ["sh", "-c", f"test -e {marker} && echo host >> {seen}; true"]},
+                     "periodSeconds": 1}
+            kube.client.create(PODS, pod(f"probed{i}", {"name": "main", "image": "busybox",
+                                                        "command": ["sleep", "300"], "readinessProbe": probe},
+                                         terminationGracePeriodSeconds=0), ns)
+            eventually(lambda i=i: container_state(kube, ns, f"probed{i}").get("ready"), timeout=20)
+        assert not seen.exists()
+    finally:
+        marker.unlink()
 
 
 def final_state(kube, ns: str, name: str) -> dict:

@@ -250,3 +250,32 @@ async def test_a_target_that_does_not_answer_in_time_is_skipped() -> None:
     server.close()
     for sock in (*fillers, full):
         sock.close()
+
+
+async def test_a_small_request_and_its_eof_at_once_are_both_passed_on() -> None:
+    """A few bytes and the client's EOF arrive together, many times over: the EOF must reach the target
+    (which answers only after it) however the two fall into the relay's reads."""
+    async def count(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        data = await reader.read()
+        writer.write(b"%d\n" % len(data))
+        await writer.drain()
+        writer.close()
+
+    server, address = await serve(count)
+    relay = Relay([address])
+    await relay.start()
+
+    async def once(n: int) -> None:
+        sock = socket.socket()
+        sock.setblocking(False)
+        await asyncio.get_running_loop().sock_connect(sock, relay.address)
+        reader, writer = await asyncio.open_connection(sock=sock)
+        writer.write(b"x" * (1 + n % 200))
+        writer.write_eof()
+        assert await asyncio.wait_for(reader.read(), 5) == b"%d\n" % (1 + n % 200)
+        writer.close()
+
+    for batch in range(10):
+        await asyncio.gather(*(once(batch * 40 + i) for i in range(40)))
+    relay.close()
+    server.close()

@@ -245,7 +245,135 @@ def test_job_template_restart_policy_defaults_to_always_and_is_rejected():
     obj = _job()
     del obj["spec"]["template"]["spec"]["restartPolicy"]
     assert errors("Job", "batch", obj) == [
-        'spec.template.spec.restartPolicy: Unsupported value: "Always": supported values: "OnFailure", "Never"']
+        'spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"']
+    obj["spec"]["template"]["spec"]["restartPolicy"] = "Sometimes"
+    assert errors("Job", "batch", obj) == [  # the pod template's own check, then the Job's
+        'spec.template.spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", '
+        '"Never"',
+        'spec.template.spec.restartPolicy: Unsupported value: "Sometimes": supported values: "OnFailure", "Never"']
+
+
+def _indexed(**spec) -> dict:
+    return _job(completionMode="Indexed", completions=4, parallelism=2, **spec)
+
+
+SUCCESS = {"rules": [{"succeededIndexes": "0-1"}]}
+GO_SUCCESS = ("batch.SuccessPolicy{Rules:[]batch.SuccessPolicyRule{batch.SuccessPolicyRule{"
+              "SucceededIndexes:(*string)(0xc000a1b2c0), SucceededCount:(*int32)(nil)}}}")
+
+
+@pytest.mark.parametrize(("obj", "expected"), [
+    (_indexed(backoffLimitPerIndex=1, maxFailedIndexes=2), []),
+    (_job(backoffLimitPerIndex=1, maxFailedIndexes=1), [
+        "spec.backoffLimitPerIndex: Invalid value: 1: requires indexed completion mode",
+        "spec.maxFailedIndexes: Invalid value: 1: requires indexed completion mode"]),
+    (_indexed(maxFailedIndexes=1), ["spec.backoffLimitPerIndex: Required value: when maxFailedIndexes is specified"]),
+    (_indexed(backoffLimitPerIndex=-1, maxFailedIndexes=5), [
+        "spec.backoffLimitPerIndex: Invalid value: -1: must be greater than or equal to 0",
+        "spec.maxFailedIndexes: Invalid value: 5: must be less than or equal to completions"]),
+    (_job(completionMode="Indexed", completions=200_000, parallelism=20_000, backoffLimitPerIndex=0), [
+        "spec.maxFailedIndexes: Required value: must be specified when completions is above 100000",
+        "spec.parallelism: Invalid value: 20000: must be less than or equal to 10000 when completions are above "
+        "100000 and used with backoff limit per index"]),
+    (_indexed(successPolicy=SUCCESS), []),
+    (_job(successPolicy=SUCCESS), [f"spec.successPolicy: Invalid value: {GO_SUCCESS}: requires indexed completion "
+                                   "mode"]),
+    (_indexed(successPolicy={"rules": []}), [
+        "spec.successPolicy.rules: Required value: at least one rules must be specified when the successPolicy is "
+        "specified"]),
+    (_indexed(successPolicy={"rules": [{}]}), [
+        "spec.successPolicy.rules[0]: Required value: at least one of succeededCount or succeededIndexes must be "
+        "specified"]),
+    (_indexed(successPolicy={"rules": [{"succeededIndexes": "1-3,2"}, {"succeededIndexes": "4"},
+                                       {"succeededIndexes": "a"}, {"succeededIndexes": "1-2-3"}]}), [
+        'spec.successPolicy.rules[0].succeededIndexes: Invalid value: "1-3,2": error parsing succeededIndexes: '
+        "non-increasing order, previous: 3, current: 2",
+        'spec.successPolicy.rules[1].succeededIndexes: Invalid value: "4": error parsing succeededIndexes: '
+        'too large index: "4"',
+        'spec.successPolicy.rules[2].succeededIndexes: Invalid value: "a": error parsing succeededIndexes: '
+        'cannot convert string to integer for index: "a"',
+        'spec.successPolicy.rules[3].succeededIndexes: Invalid value: "1-2-3": error parsing succeededIndexes: '
+        "the fragment \"1-2-3\" violates the requirement that an index interval can have at most two parts "
+        "separated by '-'"]),
+    (_indexed(successPolicy={"rules": [{"succeededCount": 5}, {"succeededIndexes": "0,2", "succeededCount": 3}]}), [
+        "spec.successPolicy.rules[0].succeededCount: Invalid value: 5: must be less than or equal to 4 (the number "
+        "of specified completions)",
+        "spec.successPolicy.rules[1].succeededCount: Invalid value: 3: must be less than or equal to 2 (the number "
+        "of indexes in the specified succeededIndexes field)"]),
+])
+def test_indexed_job_limits_and_success_policy(obj, expected):
+    assert errors("Job", "batch", obj) == expected
+
+
+def test_indexed_job_name_must_leave_room_for_the_index_in_the_hostname():
+    obj = {"metadata": {**META, "name": "a" * 62}, **_indexed()}
+    assert errors("Job", "batch", obj) == [
+        f'metadata.name: Invalid value: "{"a" * 62}": will not able to create pod with invalid DNS label: '
+        f'{"a" * 62}-3']
+
+
+FAIL_INDEX = {"rules": [{"action": "FailIndex", "onExitCodes": {"operator": "In", "values": [42]}}]}
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    ({"backoffLimitPerIndex": 1, "podFailurePolicy": FAIL_INDEX}, []),
+    ({"podFailurePolicy": FAIL_INDEX}, [
+        'spec.podFailurePolicy.rules[0].action: Invalid value: "FailIndex": requires the backoffLimitPerIndex to be '
+        "set"]),
+    ({"podFailurePolicy": {"rules": [{"action": "Retry", "onExitCodes": {"operator": "In", "values": [0, 2, 2, 1],
+                                                                          "containerName": "other"}}]}}, [
+        'spec.podFailurePolicy.rules[0].action: Unsupported value: "Retry": supported values: "Count", "FailIndex", '
+        '"FailJob", "Ignore"',
+        'spec.podFailurePolicy.rules[0].onExitCodes.containerName: Invalid value: "other": must be one of the '
+        "container or initContainer names in the pod template",
+        "spec.podFailurePolicy.rules[0].onExitCodes.values[0]: Invalid value: 0: must not be 0 for the In operator",
+        "spec.podFailurePolicy.rules[0].onExitCodes.values[2]: Duplicate value: 2",
+        "spec.podFailurePolicy.rules[0].onExitCodes.values: Invalid value: []int32{0, 2, 2, 1}: must be ordered"]),
+    ({"podFailurePolicy": {"rules": [{"action": "Ignore"}, {
+        "action": "Ignore", "onExitCodes": {"operator": "In", "values": [1]},
+        "onPodConditions": [{"type": "DisruptionTarget", "status": "Maybe"}]}]}}, [
+        "spec.podFailurePolicy.rules[0]: Invalid value: specifying one of OnExitCodes and OnPodConditions is "
+        "required",
+        'spec.podFailurePolicy.rules[1].onPodConditions[0].status: Unsupported value: "Maybe": supported values: '
+        '"False", "True", "Unknown"',
+        "spec.podFailurePolicy.rules[1]: Invalid value: specifying both OnExitCodes and OnPodConditions is not "
+        "supported"]),
+    ({"podFailurePolicy": {"rules": [{"onExitCodes": {"values": []}}]}}, [
+        'spec.podFailurePolicy.rules[0].action: Required value: valid values: ["Count" "FailIndex" "FailJob" '
+        '"Ignore"]',
+        'spec.podFailurePolicy.rules[0].onExitCodes.operator: Required value: valid values: ["In" "NotIn"]',
+        "spec.podFailurePolicy.rules[0].onExitCodes.values: Invalid value: []int32{}: at least one value is "
+        "required"]),
+    ({"podFailurePolicy": FAIL_INDEX, "backoffLimitPerIndex": 0, "podReplacementPolicy": "TerminatingOrFailed"}, [
+        'spec.podReplacementPolicy: Unsupported value: "TerminatingOrFailed": supported values: "Failed"']),
+])
+def test_pod_failure_policy_rules(spec, expected):
+    assert errors("Job", "batch", _indexed(**spec)) == expected
+
+
+def test_pod_failure_policy_needs_restart_policy_never():
+    obj = _indexed(podFailurePolicy={"rules": [{"action": "Ignore", "onPodConditions": [
+        {"type": "DisruptionTarget", "status": "True"}]}]})
+    obj["spec"]["template"]["spec"]["restartPolicy"] = "OnFailure"
+    assert errors("Job", "batch", obj) == [
+        'spec.template.spec.restartPolicy: Invalid value: "OnFailure": only "Never" is supported when '
+        "podFailurePolicy is specified"]
+
+
+def test_per_index_and_success_policies_are_immutable_but_max_failed_indexes_is_not():
+    old = {"metadata": {**META, "resourceVersion": "1"}, **_indexed(backoffLimitPerIndex=1, maxFailedIndexes=1)}
+    new = copy.deepcopy(old)
+    new["spec"]["maxFailedIndexes"] = 3
+    assert errors("Job", "batch", new, old) == []
+    new["spec"].update(backoffLimitPerIndex=2, successPolicy=SUCCESS, podFailurePolicy=FAIL_INDEX)
+    assert errors("Job", "batch", new, old) == [
+        "spec.podFailurePolicy: Invalid value: batch.PodFailurePolicy{Rules:[]batch.PodFailurePolicyRule{"
+        'batch.PodFailurePolicyRule{Action:"FailIndex", OnExitCodes:(*batch.PodFailurePolicyOnExitCodesRequirement)'
+        "(0xc000a1b2c0), OnPodConditions:[]batch.PodFailurePolicyOnPodConditionsPattern(nil)}}}: field is immutable",
+        "spec.backoffLimitPerIndex: Invalid value: 2: field is immutable",
+        f"spec.successPolicy: Invalid value: {GO_SUCCESS}: field is immutable"]
+    del new["spec"]["backoffLimitPerIndex"], new["spec"]["maxFailedIndexes"], new["spec"]["podFailurePolicy"]
+    assert "spec.backoffLimitPerIndex: Invalid value: null: field is immutable" in errors("Job", "batch", new, old)
 
 
 @pytest.mark.parametrize(("spec", "expected"), [

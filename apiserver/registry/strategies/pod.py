@@ -2,28 +2,42 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 from ...resources import ResourceType
+from ...validation.quantity import parse_quantity
 from ..strategy import Strategy, WriteContext
+
+QOS_RESOURCES = ("cpu", "memory")
 
 
 def qos_class(spec: dict[str, Any]) -> str:
-    """Upstream's QoS classification from container requests and limits."""
-    containers = list(spec.get("containers") or []) + list(spec.get("initContainers") or [])
-    requests_seen = limits_seen = False
+    """Upstream's ComputePodQOS: BestEffort without cpu/memory requests or limits; Guaranteed when every container
+    limits both and the Pod's summed requests equal its summed limits (compared by value: `1` == `1000m`; zero
+    quantities count as unset); else Burstable."""
+    requests: dict[str, Fraction] = {}
+    limits: dict[str, Fraction] = {}
     guaranteed = True
-    for container in containers:
+    for container in [*(spec.get("containers") or ()), *(spec.get("initContainers") or ())]:
         resources = container.get("resources") or {}
-        requests = {k: v for k, v in (resources.get("requests") or {}).items() if k in ("cpu", "memory")}
-        limits = {k: v for k, v in (resources.get("limits") or {}).items() if k in ("cpu", "memory")}
-        requests_seen |= bool(requests)
-        limits_seen |= bool(limits)
-        if set(limits) != {"cpu", "memory"} or any(requests.get(k, limits[k]) != limits[k] for k in limits):
+        for kind, total in (("requests", requests), ("limits", limits)):
+            for name in QOS_RESOURCES:
+                value = _value((resources.get(kind) or {}).get(name))
+                if value > 0:
+                    total[name] = total.get(name, Fraction(0)) + value
+        if not all(_value((resources.get("limits") or {}).get(name)) > 0 for name in QOS_RESOURCES):
             guaranteed = False
-    if not requests_seen and not limits_seen:
+    if not requests and not limits:
         return "BestEffort"
-    return "Guaranteed" if guaranteed else "Burstable"
+    if guaranteed and len(requests) == len(limits) and all(limits.get(k) == v for k, v in requests.items()):
+        return "Guaranteed"
+    return "Burstable"
+
+
+def _value(text: Any) -> Fraction:
+    quantity = parse_quantity(text) if text is not None else None
+    return quantity.value if quantity is not None else Fraction(0)
 
 
 class PodStrategy(Strategy):
