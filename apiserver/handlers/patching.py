@@ -161,7 +161,12 @@ async def server_side_apply(handler: ResourceHandler, request: web.Request, res:
         created = ssa(None, applied, opts.field_manager, res.api_version, force, node, now_rfc3339())
         opts.warnings[:] = apply_duplicates(raw, mode)
         created.setdefault("metadata", {})["name"] = name
-        return await registry.create(res, namespace, created, opts), True
+        try:
+            return await registry.create(res, namespace, created, opts), True
+        except errors.StatusError as exc:
+            if exc.reason != "AlreadyExists":
+                raise
+            # another request created it meanwhile: apply onto that one, as upstream retries the create as an update
 
     def mutate(current: dict[str, Any]) -> dict[str, Any]:
         merged = ssa(current, applied, opts.field_manager, res.api_version, force, node, now_rfc3339(),
