@@ -102,21 +102,19 @@ class _Pipes:
             os.close(pipe[1])
 
 
-
 _PIPES = _Pipes()  # shared by every relay of the process
 
 
 class _Direction:
     """src -> pipe -> dst, moved until the kernel says EAGAIN (the sockets are watched edge-triggered)."""
 
-    __slots__ = ("conn", "src", "dst", "pipe", "read_fd", "write_fd", "size", "pending", "eof", "done",
+    __slots__ = ("conn", "src", "dst", "read_fd", "write_fd", "size", "pending", "eof", "done",
                  "in_ready", "out_blocked", "trust_short")
 
     def __init__(self, conn: _Connection, src: socket.socket, dst: socket.socket) -> None:
         self.conn = conn
         self.src, self.dst = src.fileno(), dst.fileno()
-        self.pipe = _PIPES.take()
-        self.read_fd, self.write_fd, self.size = self.pipe
+        self.read_fd, self.write_fd, self.size = _PIPES.take()
         self.pending = 0  # bytes in the pipe
         self.eof = self.done = self.out_blocked = False
         self.in_ready = True  # until src says EAGAIN
@@ -168,7 +166,7 @@ class _Direction:
             self.conn.direction_done()
 
     def close(self) -> None:
-        _PIPES.give(self.pipe, self.pending == 0)
+        _PIPES.give((self.read_fd, self.write_fd, self.size), self.pending == 0)
 
 
 class _Connection:
