@@ -5,6 +5,7 @@ import counted, those inside functions too."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -12,8 +13,9 @@ PACKAGES = ["apiserver", "store", "controllers", "kubelet", "network", "proxy", 
 COMPOSITION = {"cli", "testing"}  # mini_kube/cli.py and mini_kube/testing/ put the components together
 
 
-def _imports(package: str) -> set[str]:
-    """The mini_kube packages (and composition modules) that `package` imports."""
+@functools.cache
+def _imports(package: str) -> frozenset[str]:
+    """The mini_kube packages (and composition modules) that `package` imports (each package read once a run)."""
     found: set[str] = set()
     for path in (ROOT / package).rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
@@ -26,7 +28,7 @@ def _imports(package: str) -> set[str]:
                 parts = name.split(".")
                 if parts[0] == "mini_kube" and len(parts) > 1 and parts[1] != package:
                     found.add(parts[1])
-    return found
+    return frozenset(found)
 
 
 def test_the_api_server_imports_no_other_component():
