@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from mini_kube.controllers.client import ApiError, NotFound, ResourceRef
 
 from . import pod_status
+from .deletion import final_delete
 from .env import EnvError, container_env, expand
 from .probes import ProbeRunner
 from .records import ContainerRecord, now
@@ -72,6 +73,7 @@ class PodWorker:
         self._term_started = 0.0
         self._kill_at: float | None = None  # while terminating: when SIGKILL follows SIGTERM (loop time)
         self._sooner = asyncio.Event()  # a later delete shortened the grace period
+        self._deleter: asyncio.Task[None] | None = None  # the final delete, once begun
         self.mark_dirty()
 
     # -- inputs ------------------------------------------------------------------------------------------------
@@ -322,9 +324,13 @@ class PodWorker:
         await self._flush()
         await self._release()
         if delete:
-            with contextlib.suppress(NotFound, ApiError):
-                await self.kubelet.client.delete(PODS, self.name, self.namespace, body={
-                    "gracePeriodSeconds": 0, "preconditions": {"uid": self.uid}})
+            self._delete_from_api()
+
+    def _delete_from_api(self) -> None:
+        """The final, grace-0 delete (begun once, retried until done; `stop` ends it when the Pod is gone)."""
+        if self._deleter is None:
+            self._deleter = asyncio.create_task(final_delete(self.kubelet.client, self.pod),
+                                                name=f"final delete {self.namespace}/{self.name}")
 
     async def _release(self) -> None:
         if self.sandbox is not None:
@@ -340,9 +346,10 @@ class PodWorker:
             if record.running and record.container is not None:
                 record.container.signal(signal.SIGKILL)
         self.probes.stop_all()
-        for task in (self._main, self._writer, *self._supervisors):
+        tasks = [self._main, self._writer, *self._supervisors, *([self._deleter] if self._deleter else [])]
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(self._main, self._writer, *self._supervisors, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
         await self._release()
 
     # -- status --------------------------------------------------------------------------------------------------
