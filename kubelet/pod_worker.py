@@ -61,6 +61,8 @@ class PodWorker:
         self.override: dict[str, str] | None = None
         self.volumes: dict[str, str] = {}
         self.terminating = False
+        self.terminated = False  # `terminate` has ended: containers stopped, sandbox released
+        self._delete_wanted = False  # the Pod has a deletionTimestamp: the final delete follows any termination
         self.finished = asyncio.Event()  # containers done for good (terminal) or terminated
         self._dirty = asyncio.Event()
         self._written: dict[str, Any] | None = None
@@ -78,13 +80,19 @@ class PodWorker:
 
     # -- inputs ------------------------------------------------------------------------------------------------
     def update(self, pod: dict[str, Any]) -> None:
+        """The Pod's latest version. A deletion is honoured whatever is under way, as upstream's pod worker keeps
+        the latest desired state: a termination of the kubelet's own (activeDeadlineSeconds) ends with the final
+        delete too, or is followed by it when it has already ended."""
         self.pod = pod
         if not meta(pod).get("deletionTimestamp"):
             return
+        self._delete_wanted = True
         grace = meta(pod).get("deletionGracePeriodSeconds")
         grace = 30.0 if grace is None else float(grace)
         if not self.terminating:
-            asyncio.create_task(self.terminate(grace, delete=True))
+            asyncio.create_task(self.terminate(grace))
+        elif self.terminated:
+            self._delete_from_api()
         elif self._kill_at is not None and self._term_started + grace < self._kill_at:
             self._kill_at = self._term_started + grace  # a shorter grace period asked for meanwhile: honoured
             self._sooner.set()
@@ -272,12 +280,13 @@ class PodWorker:
         self.override = {"phase": "Failed", "reason": "DeadlineExceeded",
                          "message": "Pod was active on the node longer than the specified deadline"}
         self.kubelet.events.emit(self.pod, "DeadlineExceeded", self.override["message"], "Warning")
-        asyncio.create_task(self.terminate(0.0, delete=False))
+        asyncio.create_task(self.terminate(0.0))
 
     # -- ending ------------------------------------------------------------------------------------------------
-    async def terminate(self, grace: float, *, delete: bool) -> None:
-        """Stop every container (SIGTERM, then SIGKILL after `grace`), release the sandbox, and with `delete`
-        remove the Pod from the API (the final, grace-0 delete)."""
+    async def terminate(self, grace: float) -> None:
+        """Stop every container (SIGTERM, then SIGKILL after `grace`), release the sandbox, and when the Pod is
+        being deleted (from the start, or since: a deletion arriving meanwhile is not dropped) remove it from the
+        API (the final, grace-0 delete)."""
         if self.terminating:
             return
         self.terminating = True
@@ -323,7 +332,8 @@ class PodWorker:
         self.mark_dirty()
         await self._flush()
         await self._release()
-        if delete:
+        self.terminated = True
+        if self._delete_wanted:
             self._delete_from_api()
 
     def _delete_from_api(self) -> None:
