@@ -161,7 +161,7 @@ async def open_connection_in(netns: str | None, host: str, port: int) -> tuple[A
     sock.setblocking(False)
     try:
         await asyncio.get_running_loop().sock_connect(sock, (host, port))
-    except OSError:
+        return await asyncio.open_connection(sock=sock)
+    except BaseException:  # a refusal, and a cancellation too (a timeout): the socket is closed here, at once
         sock.close()
         raise
-    return await asyncio.open_connection(sock=sock)
