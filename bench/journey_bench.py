@@ -62,6 +62,7 @@ def main() -> None:
                                    str(node_port)], stdout=subprocess.PIPE, text=True)
             procs.append(lb)
             assert lb.stdout is not None and lb.stdout.readline().strip() == "ready"
+            os.environ["BENCH_WATCH"] = f"backend={back.pid},proxy={proxy.pid},lb={lb.pid}"  # for the clients
             runs: list[dict] = []
             for _ in range(ROUNDS):  # interleaved, so a busy moment on the machine hits every path alike
                 inside = pb._run_client(netns.run("--client", f"direct,{pb.BACKEND_IP},{pb.BACKEND_PORT}"))
@@ -82,9 +83,17 @@ def main() -> None:
         print(f"  {name:12} {pb._fmt(results, name)}")
     for name in ("nodeport", "loadbalancer"):
         r = results[name]
-        print(f"  {name}: throughput {r['throughput'] / direct['throughput']:.2f}x direct (target >= 0.5); "
-              f"added p99 paced {r['paced']['p99'] - direct['paced']['p99']:+.2f} ms (target < 1 ms), "
+        ratios = ", ".join(f"{run[name]['throughput'] / run['direct']['throughput']:.2f}" for run in runs)
+        print(f"  {name}: throughput {r['throughput'] / direct['throughput']:.2f}x direct (target >= 0.5; by round "
+              f"{ratios}); added p99 paced {r['paced']['p99'] - direct['paced']['p99']:+.2f} ms (target < 1 ms), "
               f"saturated {r['saturated']['p99'] - direct['saturated']['p99']:+.2f} ms")
+    print("  CPU per MiB moved during the throughput runs (ms, every process on the path; cores: how many of the "
+          "machine's were busy, anything else running included):")
+    for name in ("direct", "nodeport", "loadbalancer"):
+        cpu = {k: v for k, v in results[name]["cpu"].items() if v >= 0.005}
+        total = sum(cpu.values())
+        print(f"    {name:12} " + " + ".join(f"{k} {v:.2f}" for k, v in cpu.items()) + f" = {total:.2f} ms"
+              f" ({total / sum(direct['cpu'].values()):.2f}x direct); {results[name]['busy']['cores']:.1f} cores busy")
 
 
 if __name__ == "__main__":
