@@ -58,6 +58,9 @@ async def _answer(server: ApiServer, request: web.Request) -> web.StreamResponse
         if exc.status == 413:  # aiohttp's own limit, e.g. a gzip body that inflates past 3 MiB
             return status_response(errors.too_large())
         return status_response(StatusError(exc.status, exc.reason.replace(" ", ""), exc.text or exc.reason, {}))
+    except web.RequestPayloadError as exc:  # a body that cannot be read: corrupt gzip/deflate data
+        reason = getattr(exc.__cause__, "message", "") or str(exc)
+        return status_response(errors.bad_request(f"the request body could not be read: {reason}"))
     except (ConnectionResetError, TimeoutError) as exc:
         log.debug("client went away: %s", exc)
         raise

@@ -24,6 +24,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -143,10 +144,39 @@ async def latency(address: tuple[str, int], connections: int = 100, rounds: int 
             "requests": len(samples)}
 
 
-async def client(targets: dict[str, tuple[str, int]]) -> dict[str, dict[str, float]]:
-    results: dict[str, dict[str, float]] = {}
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _busy() -> tuple[float, float]:
+    """(busy, all) CPU time of the whole machine so far, in clock ticks (idle and iowait are not busy)."""
+    ticks = [int(t) for t in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return sum(ticks) - ticks[3] - ticks[4], sum(ticks)
+
+
+async def costed_throughput(address: tuple[str, int]) -> dict[str, Any]:
+    """`throughput`, with the CPU every process on the path spent per MiB meanwhile (the client's own and those of
+    the processes named in BENCH_WATCH, `name=pid,...`) and how many of the machine's cores were busy."""
+    watched = {name: int(pid) for name, pid in (w.split("=") for w in os.environ.get("BENCH_WATCH", "").split(",")
+                                                 if w)}
+    before = {name: _cpu_seconds(pid) for name, pid in watched.items()}
+    own, machine = os.times(), _busy()
+    count = 400
+    rate = await throughput(address, count)
+    mib = count + 1  # and the warm-up transfer
+    after, own_after, machine_after = {name: _cpu_seconds(pid) for name, pid in watched.items()}, os.times(), _busy()
+    cpu = {name: (after[name] - before[name]) * 1000 / mib for name in watched}
+    cpu["client"] = (own_after.user + own_after.system - own.user - own.system) * 1000 / mib
+    busy = (machine_after[0] - machine[0]) / max(1, machine_after[1] - machine[1]) * (os.cpu_count() or 1)
+    return {"throughput": rate, "cpu": cpu, "busy": {"cores": busy}}
+
+
+async def client(targets: dict[str, tuple[str, int]]) -> dict[str, dict[str, Any]]:
+    results: dict[str, dict[str, Any]] = {}
     for name, address in targets.items():
-        results[name] = {"throughput": await throughput(address)}
+        results[name] = await costed_throughput(address)
         results[name]["paced"] = await latency(address, pace=0.02)  # type: ignore[assignment]
         results[name]["saturated"] = await latency(address, rounds=30)  # type: ignore[assignment]
     return results

@@ -135,11 +135,21 @@ class LoadBalancer:
         self.cloud, self.name, self.ip = cloud, name, ip
         self.spec = LBSpec((), ())
         self.listeners: dict[tuple[str, int], TcpListener | UdpListener] = {}
-        self.healthy: set[Backend] = set()
+        self._healthy: set[Backend] = set()
+        self._ready: dict[tuple[str, int], list[Backend]] = {}  # per listener: its healthy backends, in order
         self._turn: dict[tuple[str, int], int] = {}
         self._checker: asyncio.Task[None] | None = None
 
     # -- backends -------------------------------------------------------------------------------------------
+    @property
+    def healthy(self) -> set[Backend]:
+        return self._healthy
+
+    @healthy.setter
+    def healthy(self, backends: set[Backend]) -> None:
+        self._healthy = backends
+        self._ready.clear()
+
     def backends(self, port: LBPort) -> list[Backend]:
         return [(node, port.node_port) for node in self.spec.nodes]
 
@@ -160,8 +170,10 @@ class LoadBalancer:
         """The healthy backends for the listener `key` (protocol, port) in the order to try them: starting with
         the next in turn, or, with client-IP affinity, with the one the client's address maps to. None for a
         client outside the source ranges."""
-        port = self.port(key)
-        ready = [b for b in self.backends(port) if b in self.healthy] if port else []
+        ready = self._ready.get(key)
+        if ready is None:
+            port = self.port(key)
+            ready = self._ready[key] = [b for b in self.backends(port) if b in self._healthy] if port else []
         if not ready or (client and not self.allowed(client[0])):
             return []
         if self.spec.client_ip_affinity and client:
@@ -173,7 +185,8 @@ class LoadBalancer:
         return ready[start:] + ready[:start]
 
     def failed(self, backend: Backend) -> None:
-        self.healthy.discard(backend)
+        self._healthy.discard(backend)
+        self._ready.clear()
 
     def record(self, key: tuple[str, int], client: Any, backend: Backend, via: Any) -> None:
         """One relayed connection (or UDP flow), for tracing a request's hops."""
@@ -211,6 +224,7 @@ class LoadBalancer:
         for key in [k for k in self.listeners if k not in wanted]:
             self.listeners.pop(key).close()
         self.spec = spec
+        self._ready.clear()
         await self.check()
         for key, port in wanted.items():
             if key in self.listeners:

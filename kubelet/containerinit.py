@@ -8,17 +8,19 @@ that becomes the command joins the container's cgroups first thing (the supervis
 runtime's shim does), so the command never runs outside its limits.
 
 Standard library only, run as `python -I -S containerinit.py SPEC.json`; exits 128 when the command cannot
-start (as a runtime's StartError)."""
+start (as a runtime's StartError). It starts no process but the command: the kubelet finds the command as this
+process's child, to exec into it."""
 
 import ctypes
-import ctypes.util
 import json
 import os
 import signal
 import sys
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
-libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+# libc's functions from this process's own symbols: ctypes.util.find_library would run `ldconfig -p` as a child,
+# which the kubelet could take for the container's command (the first child of this process), and did for an exec
+libc = ctypes.CDLL(None, use_errno=True)
 
 
 def mount(source, target, fstype, flags, data=None):

@@ -16,6 +16,7 @@ from mini_kube.controllers.client import AlreadyExists, ApiClient, ApiError, Con
 from mini_kube.controllers.events import EventRecorder
 from mini_kube.controllers.informer import Informer
 
+from .deletion import final_delete
 from .ipam import Ipam
 from .node_status import default_capacity, node_object, node_status
 from .pod_worker import PodWorker
@@ -96,6 +97,7 @@ class Kubelet:
         self.pods = Informer(client, PODS, field_selector=f"spec.nodeName={config.node_name}")
         self.services_informer = Informer(client, SERVICES)
         self._tasks: list[asyncio.Task[None]] = []
+        self._deletes: dict[str, asyncio.Task[None]] = {}  # final deletes of Pods that ended before this kubelet
         self.server: Any = None
 
     # -- helpers the pod workers use ---------------------------------------------------------------------------
@@ -166,6 +168,9 @@ class Kubelet:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.pods.stop()
+        for task in self._deletes.values():
+            task.cancel()
+        await asyncio.gather(*self._deletes.values(), return_exceptions=True)
         await self.services_informer.stop()
         await asyncio.gather(*(w.stop() for w in list(self.workers.values())), return_exceptions=True)
         self.workers.clear()
@@ -238,7 +243,11 @@ class Kubelet:
     def _pod_event(self, event: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
         if event == "delete":
             pod = old or new or {}
-            worker = self.workers.pop(pod.get("metadata", {}).get("uid", ""), None)
+            uid = pod.get("metadata", {}).get("uid", "")
+            deleting = self._deletes.pop(uid, None)
+            if deleting is not None:
+                deleting.cancel()
+            worker = self.workers.pop(uid, None)
             if worker is not None:
                 asyncio.create_task(worker.stop())
             return
@@ -250,16 +259,12 @@ class Kubelet:
             return
         phase = (new.get("status") or {}).get("phase")
         if new["metadata"].get("deletionTimestamp") and phase in ("Succeeded", "Failed"):
-            asyncio.create_task(self._final_delete(new))
+            if uid not in self._deletes:
+                self._deletes[uid] = asyncio.create_task(final_delete(self.client, new))
+                self._deletes[uid].add_done_callback(lambda _: self._deletes.pop(uid, None))
             return
         if phase in ("Succeeded", "Failed"):
             return  # finished before this kubelet started: never run again
         self.workers[uid] = PodWorker(self, new)
         if new["metadata"].get("deletionTimestamp"):
             self.workers[uid].update(new)
-
-    async def _final_delete(self, pod: dict[str, Any]) -> None:
-        with contextlib.suppress(ApiError):
-            await self.client.delete(PODS, pod["metadata"]["name"], pod["metadata"]["namespace"],
-                                     body={"gracePeriodSeconds": 0,
-                                           "preconditions": {"uid": pod["metadata"]["uid"]}})

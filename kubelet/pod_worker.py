@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from mini_kube.controllers.client import ApiError, NotFound, ResourceRef
 
 from . import pod_status
+from .deletion import final_delete
 from .env import EnvError, container_env, expand
 from .probes import ProbeRunner
 from .records import ContainerRecord, now
@@ -60,6 +61,8 @@ class PodWorker:
         self.override: dict[str, str] | None = None
         self.volumes: dict[str, str] = {}
         self.terminating = False
+        self.terminated = False  # `terminate` has ended: containers stopped, sandbox released
+        self._delete_wanted = False  # the Pod has a deletionTimestamp: the final delete follows any termination
         self.finished = asyncio.Event()  # containers done for good (terminal) or terminated
         self._dirty = asyncio.Event()
         self._written: dict[str, Any] | None = None
@@ -72,17 +75,24 @@ class PodWorker:
         self._term_started = 0.0
         self._kill_at: float | None = None  # while terminating: when SIGKILL follows SIGTERM (loop time)
         self._sooner = asyncio.Event()  # a later delete shortened the grace period
+        self._deleter: asyncio.Task[None] | None = None  # the final delete, once begun
         self.mark_dirty()
 
     # -- inputs ------------------------------------------------------------------------------------------------
     def update(self, pod: dict[str, Any]) -> None:
+        """The Pod's latest version. A deletion is honoured whatever is under way, as upstream's pod worker keeps
+        the latest desired state: a termination of the kubelet's own (activeDeadlineSeconds) ends with the final
+        delete too, or is followed by it when it has already ended."""
         self.pod = pod
         if not meta(pod).get("deletionTimestamp"):
             return
+        self._delete_wanted = True
         grace = meta(pod).get("deletionGracePeriodSeconds")
         grace = 30.0 if grace is None else float(grace)
         if not self.terminating:
-            asyncio.create_task(self.terminate(grace, delete=True))
+            asyncio.create_task(self.terminate(grace))
+        elif self.terminated:
+            self._delete_from_api()
         elif self._kill_at is not None and self._term_started + grace < self._kill_at:
             self._kill_at = self._term_started + grace  # a shorter grace period asked for meanwhile: honoured
             self._sooner.set()
@@ -270,12 +280,13 @@ class PodWorker:
         self.override = {"phase": "Failed", "reason": "DeadlineExceeded",
                          "message": "Pod was active on the node longer than the specified deadline"}
         self.kubelet.events.emit(self.pod, "DeadlineExceeded", self.override["message"], "Warning")
-        asyncio.create_task(self.terminate(0.0, delete=False))
+        asyncio.create_task(self.terminate(0.0))
 
     # -- ending ------------------------------------------------------------------------------------------------
-    async def terminate(self, grace: float, *, delete: bool) -> None:
-        """Stop every container (SIGTERM, then SIGKILL after `grace`), release the sandbox, and with `delete`
-        remove the Pod from the API (the final, grace-0 delete)."""
+    async def terminate(self, grace: float) -> None:
+        """Stop every container (SIGTERM, then SIGKILL after `grace`), release the sandbox, and when the Pod is
+        being deleted (from the start, or since: a deletion arriving meanwhile is not dropped) remove it from the
+        API (the final, grace-0 delete)."""
         if self.terminating:
             return
         self.terminating = True
@@ -321,10 +332,15 @@ class PodWorker:
         self.mark_dirty()
         await self._flush()
         await self._release()
-        if delete:
-            with contextlib.suppress(NotFound, ApiError):
-                await self.kubelet.client.delete(PODS, self.name, self.namespace, body={
-                    "gracePeriodSeconds": 0, "preconditions": {"uid": self.uid}})
+        self.terminated = True
+        if self._delete_wanted:
+            self._delete_from_api()
+
+    def _delete_from_api(self) -> None:
+        """The final, grace-0 delete (begun once, retried until done; `stop` ends it when the Pod is gone)."""
+        if self._deleter is None:
+            self._deleter = asyncio.create_task(final_delete(self.kubelet.client, self.pod),
+                                                name=f"final delete {self.namespace}/{self.name}")
 
     async def _release(self) -> None:
         if self.sandbox is not None:
@@ -340,9 +356,10 @@ class PodWorker:
             if record.running and record.container is not None:
                 record.container.signal(signal.SIGKILL)
         self.probes.stop_all()
-        for task in (self._main, self._writer, *self._supervisors):
+        tasks = [self._main, self._writer, *self._supervisors, *([self._deleter] if self._deleter else [])]
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(self._main, self._writer, *self._supervisors, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
         await self._release()
 
     # -- status --------------------------------------------------------------------------------------------------

@@ -142,24 +142,31 @@ class ProbeRunner:
                     kubelet.runtime.run(self.worker.sandbox, record.container, probe["exec"].get("command") or []),
                     timeout)
                 return code == 0, output.decode(errors="replace").strip() or f"command exited with {code}"
-            action = probe.get("httpGet") or probe.get("tcpSocket") or probe.get("grpc") or {}
-            host = action.get("host") or self.worker.ip or kubelet.address
-            port = _port(action.get("port"), spec)
-            reader, writer = await asyncio.wait_for(kubelet.dial(host, port), timeout)
-            try:
-                if "httpGet" not in probe:
-                    return True, ""
-                path = action.get("path") or "/"
-                headers = "".join(f"{h['name']}: {h['value']}\r\n" for h in action.get("httpHeaders") or ())
-                writer.write(f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUser-Agent: kube-probe/1.32\r\n"
-                             f"Accept: */*\r\nConnection: close\r\n{headers}\r\n".encode())
-                line = await asyncio.wait_for(reader.readline(), timeout)
-                parts = line.split()
-                code = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
-                return 200 <= code < 400, f"HTTP probe failed with statuscode: {code}"
-            finally:
-                writer.close()
+            async with asyncio.timeout(timeout):  # the whole probe: connection, request and answer
+                return await self._network_check(spec, probe)
         except TimeoutError:
             return False, f"Get \"http://{self.worker.ip}\": context deadline exceeded"
         except (OSError, ValueError, NotImplementedError) as exc:
             return False, str(exc) or type(exc).__name__
+
+    async def _network_check(self, spec: dict[str, Any], probe: dict[str, Any]) -> tuple[bool, str]:
+        """An httpGet or tcpSocket (or grpc, as TCP) probe; its connection is closed however it ends (a timeout
+        cancels it at any await)."""
+        kubelet = self.worker.kubelet
+        action = probe.get("httpGet") or probe.get("tcpSocket") or probe.get("grpc") or {}
+        host = action.get("host") or self.worker.ip or kubelet.address
+        port = _port(action.get("port"), spec)
+        reader, writer = await kubelet.dial(host, port)
+        try:
+            if "httpGet" not in probe:
+                return True, ""
+            path = action.get("path") or "/"
+            headers = "".join(f"{h['name']}: {h['value']}\r\n" for h in action.get("httpHeaders") or ())
+            writer.write(f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUser-Agent: kube-probe/1.32\r\n"
+                         f"Accept: */*\r\nConnection: close\r\n{headers}\r\n".encode())
+            line = await reader.readline()
+            parts = line.split()
+            code = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
+            return 200 <= code < 400, f"HTTP probe failed with statuscode: {code}"
+        finally:
+            writer.close()

@@ -3,23 +3,24 @@
 A namespace lives as long as a process in it: each is held by `sleep infinity` started under `unshare`, with
 PR_SET_PDEATHSIG so that the holder dies with the thread that started it (a crash leaves nothing behind). It is
 named by its holder: `/proc/<pid>/ns/net`. A socket belongs to the namespace of the thread that created it, so
-`socket_in` makes one in a short-lived thread that has entered the namespace; the socket then serves from any
-thread (asyncio included) and its traffic stays in that namespace.
+`sockets_in` makes them with the calling thread inside the namespace for just that long (setns is per thread);
+the socket then serves from any thread (asyncio included) and its traffic stays in that namespace.
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import logging
 import os
 import shutil
 import signal
 import socket
 import subprocess
-import threading
 from functools import cache
 from typing import Any
 
+log = logging.getLogger("mini-kube.network")
 CLONE_NEWNET = 0x40000000
 CLONE_NEWNS = 0x00020000
 PR_SET_PDEATHSIG = 1
@@ -108,25 +109,27 @@ def run_in(netns: str, script: str) -> None:
         raise OSError(f"ip in {netns}: {result.stderr.decode(errors='replace').strip()}")
 
 
+def sockets_in(netns: str, family: int, type: int, count: int) -> list[socket.socket]:
+    """`count` sockets created inside the network namespace `netns` by the calling thread, which enters it and
+    comes straight back: nothing else runs on the thread in between, and one setns pair serves them all."""
+    home = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        setns(netns)
+        try:
+            return [socket.socket(family, type) for _ in range(count)]
+        finally:
+            if _libc.setns(home, CLONE_NEWNET) != 0:  # cannot happen: we came from there with the same rights
+                log.critical("could not return from %s: %s", netns, os.strerror(ctypes.get_errno()))
+                os.abort()  # a thread left in the wrong namespace would send traffic into the wrong network
+    finally:
+        os.close(home)
+
+
 def socket_in(netns: str | None, family: int = socket.AF_INET, type: int = socket.SOCK_STREAM) -> socket.socket:
     """A socket created inside the network namespace `netns` (None: this thread's own)."""
     if netns is None:
         return socket.socket(family, type)
-    box: dict[str, object] = {}
-
-    def make() -> None:
-        try:
-            setns(netns)
-            box["sock"] = socket.socket(family, type)
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller
-            box["error"] = exc
-
-    thread = threading.Thread(target=make, name="socket-in-netns")
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]  # type: ignore[misc]
-    return box["sock"]  # type: ignore[return-value]
+    return sockets_in(netns, family, type, 1)[0]
 
 
 @cache
@@ -158,7 +161,7 @@ async def open_connection_in(netns: str | None, host: str, port: int) -> tuple[A
     sock.setblocking(False)
     try:
         await asyncio.get_running_loop().sock_connect(sock, (host, port))
-    except OSError:
+        return await asyncio.open_connection(sock=sock)
+    except BaseException:  # a refusal, and a cancellation too (a timeout): the socket is closed here, at once
         sock.close()
         raise
-    return await asyncio.open_connection(sock=sock)

@@ -85,7 +85,7 @@ class _Pipes:
 
     def take(self) -> tuple[int, int, int]:
         """(read fd, write fd, capacity) of an empty non-blocking pipe."""
-        with contextlib.suppress(IndexError):
+        if self.free:
             return self.free.pop()
         read_fd, write_fd = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         try:
@@ -162,8 +162,7 @@ class _Direction:
             return
         if self.eof and not self.pending:  # pass the EOF on once everything before it has gone
             self.done = True
-            self.conn.shutdown_write(self.dst)
-            self.conn.direction_done()
+            self.conn.direction_done(self.dst)
 
     def close(self) -> None:
         _PIPES.give((self.read_fd, self.write_fd, self.size), self.pending == 0)
@@ -207,10 +206,14 @@ class _Connection:
         with contextlib.suppress(OSError):
             sock.shutdown(socket.SHUT_WR)
 
-    def direction_done(self) -> None:
+    def direction_done(self, dst: int) -> None:
+        """One way has ended: shut down `dst`'s write half, or close both once the other way has ended too
+        (everything has been read from both sockets then, so the close sends a FIN, as a shutdown would)."""
         self.ended += 1
         if self.ended == 2:
             self.close()
+        else:
+            self.shutdown_write(dst)
 
     def fail(self, exc: OSError) -> None:
         """An error on either socket (a reset, a broken pipe): reset both."""
@@ -338,9 +341,7 @@ class TcpRelay:
 
     def dial_socket(self, target: Any, address: Address) -> socket.socket:
         """A non-blocking socket to dial `target` at `address` with."""
-        sock = socket.socket(family_of(address[0]), socket.SOCK_STREAM)
-        sock.setblocking(False)
-        return sock
+        return socket.socket(family_of(address[0]), socket.SOCK_STREAM | socket.SOCK_NONBLOCK)
 
     def connected(self, peer: Any, target: Any, sock: socket.socket) -> None:
         """`target` took the connection of `peer` (dialled from `sock`); the bytes flow from now on."""
@@ -359,6 +360,7 @@ class TcpRelay:
         self.poller = Poller.of(self.loop)
         self._family = self.sock.family
         self.sock.setblocking(False)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # for the sockets it accepts
         self.poller.watch(self.sock.fileno(), self._incoming)
 
     def _incoming(self, events: int) -> None:
@@ -380,8 +382,7 @@ class TcpRelay:
                 self._paused = self.loop.call_later(ACCEPT_PAUSE, self._accept)
                 return
             client = socket.socket(self._family, socket.SOCK_STREAM, 0, fd)
-            client.setblocking(False)
-            client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            client.setblocking(False)  # (TCP_NODELAY comes from the listening socket)
             self.accepted += 1
             _Dial(self, client, peer).next()
         self._paused = self.loop.call_soon(self._accept)  # more may be waiting: go on next turn

@@ -45,7 +45,7 @@ from .model import (
     slice_endpoints,
 )
 from .nodes import NodeCIDRs
-from .sockets import SocketIn, SocketMaker, is_loopback
+from .sockets import SocketMaker, is_loopback
 from .tcp import TcpListener
 from .udp import UdpListener
 
@@ -120,13 +120,13 @@ class ProxyServer:
     """kube-proxy for `node_name`: NodePorts on `node_ip`, ClusterIPs inside `netns` (when given)."""
 
     def __init__(self, client: ApiClient, node_name: str, node_ip: str, netns: str | None = None, *,
-                 informers: SharedInformerFactory | None = None, socket_in: SocketIn | None = None,
+                 informers: SharedInformerFactory | None = None,
                  healthz_port: int = 10256, udp_timeout: float = 30.0, record_limit: int = 1000) -> None:
         self.client = client
         self.node_name = node_name
         self.node_ip = node_ip
         self.netns = netns
-        self.maker = SocketMaker(netns, socket_in)
+        self.maker = SocketMaker(netns)
         self.factory = informers or SharedInformerFactory(client)
         self._own_factory = informers is None
         self.healthz_port = healthz_port
@@ -158,7 +158,6 @@ class ProxyServer:
         self.services.add_handler(self._service_changed)
         self.slices.add_handler(self._slice_changed)
         self.nodes.add_handler(self.cidrs.changed)
-        self.maker.prime()
         for informer in (self.services, self.slices, self.nodes):
             informer.start()
         await asyncio.gather(self.services.synced.wait(), self.slices.synced.wait(), self.nodes.synced.wait())
@@ -198,7 +197,7 @@ class ProxyServer:
             self._healthz = None
         if self._own_factory:
             await self.factory.stop()
-        await self.maker.close()
+        self.maker.close()
 
     async def wait_idle(self) -> None:
         """Wait until every change seen so far is programmed."""

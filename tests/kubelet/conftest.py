@@ -3,7 +3,9 @@ simulated runtime. Pods name their node in `spec.nodeName`, so these tests need 
 
 from __future__ import annotations
 
+import contextlib
 import functools
+from collections.abc import Callable, Iterator
 
 import pytest
 from mini_kube.controllers.client import ResourceRef
@@ -38,6 +40,35 @@ def simulated_cluster():
 
     with MiniKube(nodes=2, node_runtime="simulated") as kube:
         yield kube
+
+
+@pytest.fixture(scope="package")
+def webhook_server():
+    """A real TLS admission webhook server (tests/admission/hooks.py): tests make the API fail through it."""
+    from tests.admission.hooks import WebhookServer
+
+    server = WebhookServer().start()
+    yield server
+    server.stop()
+
+
+@contextlib.contextmanager
+def validating_webhook(kube, server, namespace: str, handler: Callable[[dict], dict], *, resources: tuple[str, ...],
+                       operations: tuple[str, ...], **extra) -> Iterator[list[dict]]:
+    """`handler` decides `operations` on `resources` in `namespace` (only) while the block runs; yields the
+    reviews it received."""
+    from tests.admission.hooks import VALIDATING, client_config, configuration, webhook
+
+    name = f"kubelet-{namespace}"
+    path = server.handle(name, handler)
+    selector = {"matchLabels": {"kubernetes.io/metadata.name": namespace}}
+    kube.client.create(VALIDATING, configuration("ValidatingWebhookConfiguration", name, webhook(
+        f"{name}.example.com", client_config(server, path), resources=resources, operations=operations,
+        namespaceSelector=selector, **extra)))
+    try:
+        yield server.reviews[path]
+    finally:
+        kube.client.delete(VALIDATING, name)
 
 
 def new_namespace(kube) -> str:

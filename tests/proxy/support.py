@@ -162,13 +162,6 @@ def refused(address: tuple[str, int], sock: socket.socket | None = None) -> bool
 
 
 # -- a cluster network namespace, as the network package makes one -------------------------------------------
-def socket_in_function():
-    """The network package's socket_in (what the proxy uses by default)."""
-    from mini_kube.network.namespaces import socket_in
-
-    return socket_in
-
-
 class ClusterNetns:
     """A network namespace held by a child process, with lo up and the service CIDR routed locally, as the
     cluster network's; the pod range is local too, so that test backends can bind any pod address in it."""
@@ -181,7 +174,9 @@ class ClusterNetns:
         self.path = f"/proc/{self.proc.pid}/ns/net"
 
     def socket(self, kind: int = socket.SOCK_STREAM) -> socket.socket:
-        return socket_in_function()(self.path, socket.AF_INET, kind)
+        from mini_kube.network.namespaces import socket_in
+
+        return socket_in(self.path, socket.AF_INET, kind)
 
     def close(self) -> None:
         self.proc.kill()

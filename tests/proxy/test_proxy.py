@@ -33,7 +33,6 @@ from tests.proxy.support import (
     refused,
     service_body,
     slice_body,
-    socket_in_function,
 )
 
 NODE = "node-a"
@@ -65,7 +64,7 @@ def netns():
 @pytest.fixture(scope="module")
 def proxy(cluster, block, netns):
     client = ApiClient(Connection.from_kubeconfig(cluster.kubeconfig))
-    server = ProxyServer(client, NODE, f"{block}.10", netns.path, socket_in=socket_in_function(),
+    server = ProxyServer(client, NODE, f"{block}.10", netns.path,
                          healthz_port=10256)
     cluster.run(server.start())
     yield server
