@@ -12,6 +12,7 @@ import ipaddress
 import logging
 import socket
 from collections import deque
+from functools import lru_cache
 
 from mini_kube.network.namespaces import sockets_in
 from mini_kube.network.relay import family_of, listen_on
@@ -21,6 +22,7 @@ POOL_SIZE = 64
 STREAM, DGRAM = socket.SOCK_STREAM, socket.SOCK_DGRAM
 
 
+@lru_cache(maxsize=4096)  # asked for every connection a proxy dials: endpoints are few, parsing is not free
 def is_loopback(ip: str) -> bool:
     try:
         return ipaddress.ip_address(ip).is_loopback
