@@ -36,8 +36,9 @@ WRITABLE = {"proc", "sys", "dev", "tmp"}  # kernel interfaces, and /tmp (replace
 class Root:
     """The container's root directory under construction."""
 
-    def __init__(self, path, scratch):
+    def __init__(self, path, scratch, keep=()):
         self.path = path
+        self.keep = keep  # host directories that stay visible (read-only) under the container's own /tmp
         self.scratch = scratch  # a tmpfs for overlay layers
         self.overlays = 0
         self.overlaid = set()  # directories already under a writable overlay of ours
@@ -60,6 +61,12 @@ class Root:
         tmp = os.path.join(self.path, "tmp")
         if os.path.isdir(tmp) and not os.path.islink(tmp):
             mount("tmpfs", tmp, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")  # a /tmp of its own, as in an image
+            for kept in self.keep:  # e.g. mini-kube itself, installed under /tmp: the stand-in images run from it
+                if kept.startswith("/tmp/") and os.path.isdir(kept):
+                    path = os.path.join(self.path, kept.lstrip("/"))
+                    os.makedirs(path, exist_ok=True)
+                    mount(kept, path, None, MS_BIND | MS_REC)
+                    mount(None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY)
 
     def inside(self, target):
         """`target` as a path under the root, its symlinks resolved as they will be after the chroot."""
@@ -175,7 +182,7 @@ def main():
         for signum in FORWARDED:
             signal.signal(signum, signal.SIG_DFL)
     join_cgroups(spec.get("cgroups") or ())
-    root = Root(spec["root"], spec["scratch"])
+    root = Root(spec["root"], spec["scratch"], spec.get("keep") or ())
     root.build()
     for m in spec.get("mounts") or ():
         root.bind(m["source"], m["target"], m.get("readOnly", False))

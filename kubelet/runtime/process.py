@@ -27,6 +27,8 @@ from ..logs import LogWriter
 from .base import Container, ContainerSpec, Runtime, Sandbox
 
 INIT = Path(__file__).resolve().parent.parent / "containerinit.py"
+# what a container must still see where its /tmp hides the host's: the interpreter and mini-kube (the stand-in images)
+KEEP = sorted({os.path.realpath(sys.prefix), str(INIT.parent.parent)})
 
 
 class ProcessContainer(Container):
@@ -150,6 +152,7 @@ class ProcessRuntime(Runtime):
         spec_file.write_text(json.dumps({"root": str(root), "scratch": str(scratch), "mounts": spec.mounts,
                                          "files": files, "workdir": spec.workdir, "argv": spec.argv,
                                          "pidns": holder.pidns, "env": spec.env, "started_fd": started_w,
+                                         "keep": KEEP,
                                          "cgroups": self.cgroups.join_files(cgroup) if self.cgroups else []}))
         log = LogWriter(spec.log_path)
         argv = ["nsenter", f"--net={holder.netns}", f"--uts=/proc/{holder.pid}/ns/uts", "--",
