@@ -58,3 +58,56 @@ def test_rollout_history_change_cause_and_undo_renumber_revisions(kube):
     assert current["metadata"]["annotations"]["deployment.kubernetes.io/revision-history"] == "2"
     skipped = kubectl(kube, "-n", ns, "rollout", "undo", "deploy/web", "--to-revision=4").stdout
     assert "skipped rollback (current template already matches revision 4)" in skipped
+
+
+def _raw(kube, path: str) -> dict:
+    return json.loads(kubectl(kube, "get", "--raw", path).stdout)
+
+
+def test_autoscale_stores_v2_and_serves_both_versions(kube, tmp_path):
+    """`kubectl autoscale` writes autoscaling/v1; the HPA is stored as v2 (the CPU target a v2 metric, 80% when
+    none is given) and served in either version; what v1 cannot say travels in the round-trip annotations, so a
+    PUT through v1 keeps a v2-only metric and behavior (filled with upstream's default scaling rules)."""
+    ns = new_namespace(kube, "day2")
+    kubectl(kube, "-n", ns, "create", "deployment", "web", "--image=nginx:1")
+    assert "autoscaled" in kubectl(kube, "-n", ns, "autoscale", "deploy", "web", "--min=2", "--max=5",
+                                   "--cpu-percent=70").stdout
+    kubectl(kube, "-n", ns, "autoscale", "deploy", "web", "--name=plain", "--max=3")
+    v2 = json.loads(kubectl(kube, "-n", ns, "get", "hpa", "web", "-o", "json").stdout)
+    assert v2["apiVersion"] == "autoscaling/v2" and "targetCPUUtilizationPercentage" not in v2["spec"]
+    assert v2["spec"]["metrics"] == [{"type": "Resource", "resource": {
+        "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 70}}}]
+    assert v2["status"] == {"desiredReplicas": 0}
+    plain = json.loads(kubectl(kube, "-n", ns, "get", "hpa", "plain", "-o", "json").stdout)
+    assert plain["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"] == 80
+    base = f"/apis/autoscaling/v1/namespaces/{ns}/horizontalpodautoscalers"
+    v1 = _raw(kube, f"{base}/web")
+    assert v1["apiVersion"] == "autoscaling/v1" and "metrics" not in v1["spec"]
+    assert (v1["spec"]["targetCPUUtilizationPercentage"], v1["spec"]["minReplicas"]) == (70, 2)
+    assert v1["status"] == {"currentReplicas": 0, "desiredReplicas": 0}
+    assert [i["spec"]["targetCPUUtilizationPercentage"] for i in _raw(kube, base)["items"]] == [80, 70]
+    table = kubectl(kube, "-n", ns, "get", "hpa", "web", "--no-headers").stdout
+    assert "cpu: <unknown>/70%" in table
+
+    qps = {"type": "Pods", "pods": {"metric": {"name": "qps"}, "target": {"type": "AverageValue",
+                                                                          "averageValue": "10"}}}
+    patch = {"spec": {"behavior": {"scaleDown": {"stabilizationWindowSeconds": 60}},
+                      "metrics": [v2["spec"]["metrics"][0], qps]}}
+    kubectl(kube, "-n", ns, "patch", "hpa", "web", "--type=merge", "-p", json.dumps(patch))
+    v1 = _raw(kube, f"{base}/web")
+    annotations = v1["metadata"]["annotations"]
+    assert json.loads(annotations["autoscaling.alpha.kubernetes.io/metrics"]) == [
+        {"type": "Pods", "pods": {"metricName": "qps", "targetAverageValue": "10"}}]
+    assert json.loads(annotations["autoscaling.alpha.kubernetes.io/behavior"])["scaleDown"][
+        "stabilizationWindowSeconds"] == 60
+    v1["spec"]["maxReplicas"] = 7
+    (tmp_path / "v1.json").write_text(json.dumps(v1))
+    kubectl(kube, "replace", "--raw", f"{base}/web", "-f", str(tmp_path / "v1.json"))
+    v2 = json.loads(kubectl(kube, "-n", ns, "get", "hpa", "web", "-o", "json").stdout)
+    assert v2["spec"]["maxReplicas"] == 7 and "annotations" not in v2["metadata"]
+    assert v2["spec"]["metrics"] == [qps, patch["spec"]["metrics"][0]]  # v1's others first, as upstream
+    assert v2["spec"]["behavior"] == {
+        "scaleUp": {"stabilizationWindowSeconds": 0, "selectPolicy": "Max", "policies": [
+            {"type": "Pods", "value": 4, "periodSeconds": 15}, {"type": "Percent", "value": 100, "periodSeconds": 15}]},
+        "scaleDown": {"stabilizationWindowSeconds": 60, "selectPolicy": "Max", "policies": [
+            {"type": "Percent", "value": 100, "periodSeconds": 15}]}}
