@@ -111,3 +111,58 @@ def test_autoscale_stores_v2_and_serves_both_versions(kube, tmp_path):
             {"type": "Pods", "value": 4, "periodSeconds": 15}, {"type": "Percent", "value": 100, "periodSeconds": 15}]},
         "scaleDown": {"stabilizationWindowSeconds": 60, "selectPolicy": "Max", "policies": [
             {"type": "Percent", "value": 100, "periodSeconds": 15}]}}
+
+
+def test_debug_adds_ephemeral_containers_only_through_their_subresource(kube):
+    """pods/ephemeralcontainers changes spec.ephemeralContainers and nothing else; an ephemeral container may not
+    be removed or changed, name a missing target, or set ports/probes/resources; the kubelet runs it (never
+    ready, no `started`)."""
+    from mini_kube.controllers.client import ApiError, ResourceRef
+
+    pods = ResourceRef("", "v1", "pods")
+    ns = new_namespace(kube, "day2")
+    kubectl(kube, "-n", ns, "run", "p", "--image=nginx", "--labels=app=p")
+    kubectl(kube, "-n", ns, "wait", "--for=condition=Ready", "pod/p", "--timeout=30s")
+    kubectl(kube, "-n", ns, "debug", "p", "--image=busybox", "-c", "dbg", "--profile=general", "--", "sleep", "1d")
+    spec = json.loads(kubectl(kube, "-n", ns, "get", "pod", "p", "-o", "json").stdout)["spec"]
+    [dbg] = spec["ephemeralContainers"]
+    assert (dbg["name"], dbg["image"], dbg["command"]) == ("dbg", "busybox", ["sleep", "1d"])
+    assert (dbg["terminationMessagePath"], dbg["imagePullPolicy"]) == ("/dev/termination-log", "Always")
+
+    def running():
+        status = kube.client.get(pods, "p", ns)["status"]
+        return next((s for s in status.get("ephemeralContainerStatuses") or () if "running" in s["state"]), None)
+
+    from tests.helpers import eventually
+
+    entry = eventually(running)
+    assert entry["name"] == "dbg" and entry["ready"] is False and "started" not in entry
+
+    bad = kubectl(kube, "-n", ns, "debug", "p", "--image=busybox", "-c", "dbg2", "--target=nope",
+                  "--profile=general", check=False)
+    assert 'spec.ephemeralContainers[1].targetContainerName: Not found: "nope"' in bad.stderr
+
+    def patch(body: dict) -> ApiError:
+        try:
+            kube.client.patch(pods, "p", body, ns, subresource="ephemeralcontainers",
+                              patch_type="application/strategic-merge-patch+json")
+        except ApiError as exc:
+            return exc
+        raise AssertionError("the patch was accepted")
+
+    removed = patch({"spec": {"$setElementOrder/ephemeralContainers": [], "ephemeralContainers": [
+        {"name": "dbg", "$patch": "delete"}]}})
+    assert removed.status == 422 and 'existing ephemeral containers "dbg" may not be removed' in str(removed)
+    changed = patch({"spec": {"ephemeralContainers": [{"name": "dbg", "image": "alpine"}]}})
+    assert 'spec.ephemeralContainers[dbg]: Forbidden: existing ephemeral containers "dbg" may not be changed' \
+        in str(changed)
+    ported = patch({"spec": {"ephemeralContainers": [{"name": "web", "image": "busybox", "ports": [
+        {"containerPort": 80}], "terminationMessagePolicy": "File"}]}})
+    assert "].ports: Forbidden: cannot be set for an Ephemeral Container" in str(ported)
+
+    kube.client.patch(pods, "p", {"metadata": {"labels": {"app": "changed"}}, "spec": {
+        "activeDeadlineSeconds": 5, "ephemeralContainers": [{"name": "dbg3", "image": "busybox"}]}}, ns,
+        subresource="ephemeralcontainers", patch_type="application/strategic-merge-patch+json")
+    pod = kube.client.get(pods, "p", ns)
+    assert sorted(c["name"] for c in pod["spec"]["ephemeralContainers"]) == ["dbg", "dbg3"]
+    assert pod["metadata"]["labels"] == {"app": "p"} and "activeDeadlineSeconds" not in pod["spec"]
