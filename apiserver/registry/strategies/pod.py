@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 from decimal import Decimal
 from typing import Any
 
+from ...errors import FieldError
 from ...resources import ResourceType
+from ...validation.pods import validate_ephemeral_containers_update
 from ...validation.quantity import SUMS, parse_quantity
 from ..strategy import Strategy, WriteContext
 
@@ -40,6 +43,9 @@ def _value(text: Any) -> Decimal:
     return quantity.value if quantity is not None else Decimal(0)
 
 
+EPHEMERAL = "ephemeralcontainers"
+
+
 class PodStrategy(Strategy):
     def initial_status(self, resource: ResourceType, obj: dict[str, Any]) -> dict[str, Any] | None:
         return {"phase": "Pending", "qosClass": qos_class(obj.get("spec") or {})}
@@ -60,3 +66,25 @@ class PodStrategy(Strategy):
             spec.setdefault("enableServiceLinks", True)
             spec.setdefault("priority", 0)
             spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+
+    def prepare_for_update(self, ctx: WriteContext, new: dict[str, Any], old: dict[str, Any]) -> None:
+        if ctx.subresource != EPHEMERAL:
+            super().prepare_for_update(ctx, new, old)
+            return
+        # pods/ephemeralcontainers changes spec.ephemeralContainers only (dropNonEphemeralContainerUpdates)
+        ephemeral = (new.get("spec") or {}).get("ephemeralContainers")
+        managed = (new.get("metadata") or {}).get("managedFields")
+        new.clear()
+        new.update(copy.deepcopy(old))
+        if managed is not None:
+            new["metadata"]["managedFields"] = managed
+        if ephemeral:
+            new["spec"]["ephemeralContainers"] = ephemeral
+        else:
+            new["spec"].pop("ephemeralContainers", None)
+        self.default(ctx, new)  # the new containers' defaults (the generic path defaults no subresource write)
+
+    def validate_update(self, ctx: WriteContext, new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
+        if ctx.subresource != EPHEMERAL:
+            return super().validate_update(ctx, new, old)
+        return validate_ephemeral_containers_update(new, old)
