@@ -95,7 +95,8 @@ def conditions(pod: dict[str, Any], current_phase: str, sandbox_ready: bool, ini
 
 def status(pod: dict[str, Any], *, restart_policy: str, host_ip: str, pod_ip: str | None, start_time: str,
            sandbox_ready: bool, inits: list[ContainerRecord], containers: list[ContainerRecord],
-           override: dict[str, str] | None = None) -> dict[str, Any]:
+           override: dict[str, str] | None = None,
+           ephemerals: list[ContainerRecord] | None = None) -> dict[str, Any]:
     """The status the kubelet writes (a merge patch of `status`)."""
     current = (override or {}).get("phase") or phase(restart_policy, inits, containers)
     out: dict[str, Any] = {
@@ -106,6 +107,9 @@ def status(pod: dict[str, Any], *, restart_policy: str, host_ip: str, pod_ip: st
     }
     if inits:
         out["initContainerStatuses"] = [r.status() for r in inits]
+    if ephemerals:  # as upstream's kubelet reports them: never ready, no `started`
+        out["ephemeralContainerStatuses"] = [{k: v for k, v in r.status().items() if k != "started"}
+                                             for r in ephemerals]
     if pod_ip:
         out["podIP"] = pod_ip
         out["podIPs"] = [{"ip": pod_ip}]

@@ -55,6 +55,8 @@ class PodWorker:
             for record in self.containers:
                 record.state = {"waiting": {"reason": "PodInitializing"}}
         self.specs = {c["name"]: c for c in [*(spec.get("initContainers") or ()), *(spec.get("containers") or ())]}
+        self.ephemerals: list[ContainerRecord] = []  # debug containers added through pods/ephemeralcontainers
+        self._ephemeral_tasks: list[asyncio.Task[None]] = []
         self.sandbox: Any = None
         self.ip: str | None = None
         self.start_time = (pod.get("status") or {}).get("startTime") or now()
@@ -76,6 +78,7 @@ class PodWorker:
         self._kill_at: float | None = None  # while terminating: when SIGKILL follows SIGTERM (loop time)
         self._sooner = asyncio.Event()  # a later delete shortened the grace period
         self._deleter: asyncio.Task[None] | None = None  # the final delete, once begun
+        self._add_ephemerals()
         self.mark_dirty()
 
     # -- inputs ------------------------------------------------------------------------------------------------
@@ -85,6 +88,7 @@ class PodWorker:
         delete too, or is followed by it when it has already ended."""
         self.pod = pod
         if not meta(pod).get("deletionTimestamp"):
+            self._add_ephemerals()
             return
         self._delete_wanted = True
         grace = meta(pod).get("deletionGracePeriodSeconds")
@@ -101,7 +105,29 @@ class PodWorker:
         self._dirty.set()
 
     def record(self, name: str) -> ContainerRecord | None:
-        return next((r for r in self.containers + self.inits if r.name == name), None)
+        return next((r for r in self.containers + self.inits + self.ephemerals if r.name == name), None)
+
+    def _add_ephemerals(self) -> None:
+        """Start the ephemeral containers not seen before (each runs once, never restarted, as upstream)."""
+        known = {r.name for r in self.ephemerals}
+        for spec in (self.pod.get("spec") or {}).get("ephemeralContainers") or ():
+            if spec.get("name") in known or self.terminating:
+                continue
+            record = ContainerRecord(spec["name"], spec.get("image", ""))
+            self.specs[record.name] = spec
+            self._backoff[record.name] = 0.0
+            self.ephemerals.append(record)
+            self._ephemeral_tasks.append(asyncio.create_task(self._run_ephemeral(record),
+                                                             name=f"ephemeral {self.name}/{record.name}"))
+            self.mark_dirty()
+
+    async def _run_ephemeral(self, record: ContainerRecord) -> None:
+        """Once the sandbox is there and while the Pod has not finished: start the container and wait for it."""
+        while self.sandbox is None and not self.terminating and not self.finished.is_set():
+            await asyncio.sleep(0.05)
+        if self.terminating or self.finished.is_set():
+            return
+        await self._run_once(record)
 
     # -- the pod's life ----------------------------------------------------------------------------------------
     @property
@@ -230,7 +256,7 @@ class PodWorker:
         self.kubelet.events.emit(self.pod, "Started", f"Started container {record.name}")
         if record.init:
             record.started = True
-        else:
+        elif record not in self.ephemerals:  # ephemeral containers have no probes and are never ready
             self.probes.start(record, spec)
         self.mark_dirty()
         code = await container.wait()
@@ -292,7 +318,8 @@ class PodWorker:
         self.terminating = True
         if self._deadline is not None:
             self._deadline.cancel()
-        running = [r for r in self.containers + self.inits if r.running and r.container is not None]
+        running = [r for r in self.containers + self.inits + self.ephemerals
+                   if r.running and r.container is not None]
         for record in running:
             self.kubelet.events.emit(self.pod, "Killing", f"Stopping container {record.name}")
             record.container.signal(signal.SIGTERM)
@@ -315,7 +342,7 @@ class PodWorker:
                     record.container.signal(signal.SIGKILL)
                 await asyncio.wait(pending, timeout=5)
         self._main.cancel()
-        for task in self._supervisors:
+        for task in [*self._supervisors, *self._ephemeral_tasks]:
             task.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await self._main
@@ -352,11 +379,12 @@ class PodWorker:
     async def stop(self) -> None:
         """The Pod is gone from the API (or the kubelet stops): kill everything at once, write nothing."""
         self.terminating = True
-        for record in self.containers + self.inits:
+        for record in self.containers + self.inits + self.ephemerals:
             if record.running and record.container is not None:
                 record.container.signal(signal.SIGKILL)
         self.probes.stop_all()
-        tasks = [self._main, self._writer, *self._supervisors, *([self._deleter] if self._deleter else [])]
+        tasks = [self._main, self._writer, *self._supervisors, *self._ephemeral_tasks,
+                 *([self._deleter] if self._deleter else [])]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -371,7 +399,8 @@ class PodWorker:
         return pod_status.status(self.pod, restart_policy=restart_policy, host_ip=self.kubelet.address,
                                  pod_ip=self.ip if self.sandbox is not None or self._written else None,
                                  start_time=self.start_time, sandbox_ready=self.sandbox is not None,
-                                 inits=self.inits, containers=self.containers, override=override)
+                                 inits=self.inits, containers=self.containers, override=override,
+                                 ephemerals=self.ephemerals)
 
     async def _write_status(self) -> None:
         while True:

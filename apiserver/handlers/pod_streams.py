@@ -50,7 +50,9 @@ async def log(handler: Any, request: web.Request, info: Any, res: Any, user: Any
     node = (pod.get("spec") or {}).get("nodeName")
     if not node:
         return web.Response(body=b"", content_type="text/plain")  # upstream: no host, an empty log
-    statuses = {s.get("name"): s for s in (pod.get("status") or {}).get("containerStatuses") or ()}
+    status = pod.get("status") or {}
+    statuses = {s.get("name"): s for key in ("containerStatuses", "initContainerStatuses",
+                                             "ephemeralContainerStatuses") for s in status.get(key) or ()}
     state = (statuses.get(container) or {}).get("state") or {}
     ran_before = bool(((statuses.get(container) or {}).get("lastState") or {}).get("terminated"))
     if ("waiting" in state or not state) and not ran_before:

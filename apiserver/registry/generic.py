@@ -107,9 +107,11 @@ RETURNS_DELETED_OBJECT = {("", "pods"), ("", "services"), ("", "serviceaccounts"
 
 
 def go_zero_values(res: ResourceType, obj: dict[str, Any]) -> None:
-    """Built-in kinds as Go serializes them: non-omitempty fields present with their zero value."""
+    """Built-in kinds as Go serializes them: non-omitempty fields present with their zero value (in the version
+    the object is stored in: a strategy may store another version's shape)."""
     if res.crd is None:
-        name = definition_name(res.group, res.version, res.kind)
+        group, _, version = str(obj.get("apiVersion") or res.api_version).rpartition("/")
+        name = definition_name(group, version, res.kind)
         if name is not None:
             fill_zero_values(name, obj)
 

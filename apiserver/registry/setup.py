@@ -13,6 +13,8 @@ from .strategies.custom import CustomResourceStrategy
 from .strategies.daemonset import DaemonSetStrategy
 from .strategies.event import EventsV1Strategy
 from .strategies.event import convert as convert_event
+from .strategies.hpa import HorizontalPodAutoscalerStrategy
+from .strategies.hpa import convert as convert_hpa
 from .strategies.job import JobStrategy
 from .strategies.namespace import NamespaceStrategy
 from .strategies.node import NodeStrategy
@@ -38,10 +40,15 @@ def configure(server: ApiServer) -> None:
         ("apiextensions.k8s.io", "CustomResourceDefinition"): CrdStrategy(),
         ("events.k8s.io", "Event"): EventsV1Strategy(),
         ("batch", "Job"): JobStrategy(),
+        ("autoscaling", "HorizontalPodAutoscaler"): HorizontalPodAutoscalerStrategy(),
     })
     events_v1 = server.resources.lookup("events.k8s.io", "v1", "events")
     if events_v1 is not None:
         events_v1.extra["convert"] = convert_event
+    for version in ("v1", "v2"):
+        hpa = server.resources.lookup("autoscaling", version, "horizontalpodautoscalers")
+        if hpa is not None:
+            hpa.extra["convert"] = convert_hpa
     registry.custom_strategy = CustomResourceStrategy()
     registry.admission = AdmissionChain(default_plugins(server))
     registry.field_tracker = track_fields

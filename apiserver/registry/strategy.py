@@ -24,6 +24,10 @@ GENERATION_KINDS = {
     "IngressClass", "PriorityClass",
 }
 
+# Kinds whose status endpoint writes annotations too: upstream's apps status strategies reset only the spec (and
+# a Deployment's labels), and the deployment controller records `deployment.kubernetes.io/revision` that way.
+STATUS_WRITES_ANNOTATIONS = {"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"}
+
 
 @dataclass(slots=True)
 class WriteContext:
@@ -78,12 +82,19 @@ class Strategy:
     def prepare_for_update(self, ctx: WriteContext, new: dict[str, Any], old: dict[str, Any]) -> None:
         res = ctx.resource
         if ctx.subresource == "status":
-            # the status endpoint changes status only (and records who changed it)
+            # the status endpoint changes status only (and records who changed it; apps kinds: annotations too)
             status = new.get("status")
-            managed = (new.get("metadata") or {}).get("managedFields")
+            new_meta = new.get("metadata")
+            managed = (new_meta or {}).get("managedFields")
             new.clear()
             new.update({k: v for k, v in old.items() if k != "status"})
+            annotations = (new_meta or {}).get("annotations")
             new["metadata"] = dict(old["metadata"])
+            if res.group == "apps" and res.kind in STATUS_WRITES_ANNOTATIONS:
+                if annotations:
+                    new["metadata"]["annotations"] = annotations
+                else:
+                    new["metadata"].pop("annotations", None)
             if managed is not None:
                 new["metadata"]["managedFields"] = managed
             if status is not None:

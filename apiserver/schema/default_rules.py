@@ -9,6 +9,7 @@ described defaults of that definition are filled in (see `defaults.py`).
 from __future__ import annotations
 
 import base64
+import copy
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -301,12 +302,33 @@ def csi_driver(obj: dict[str, Any]) -> None:
         spec["volumeLifecycleModes"] = ["Persistent"]
 
 
+def _hpa_rules(given: Any, default: dict[str, Any]) -> dict[str, Any]:
+    """copyHPAScalingRules: the fields `given` sets over upstream's default rules."""
+    given = given if isinstance(given, dict) else {}
+    rules = {}
+    for key in ("stabilizationWindowSeconds", "selectPolicy", "policies", "tolerance"):  # upstream's field order
+        value = given[key] if given.get(key) is not None else default.get(key)
+        if value is not None:
+            rules[key] = value
+    return rules
+
+
+HPA_SCALE_UP = {"stabilizationWindowSeconds": 0, "selectPolicy": "Max", "policies": [
+    {"type": "Pods", "value": 4, "periodSeconds": 15}, {"type": "Percent", "value": 100, "periodSeconds": 15}]}
+HPA_SCALE_DOWN = {"selectPolicy": "Max", "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}]}
+
+
 def hpa_v2(obj: dict[str, Any]) -> None:
-    """autoscaling/v2 SetDefaults_HorizontalPodAutoscaler: 80% average CPU utilization."""
+    """autoscaling/v2 SetDefaults_HorizontalPodAutoscaler: 80% average CPU utilization; a behavior that is given
+    gets both scaling rules filled from the defaults (SetDefaults_HorizontalPodAutoscalerBehavior)."""
     spec = _dict(obj, "spec")
     if not spec.get("metrics"):
         spec["metrics"] = [{"type": "Resource", "resource": {
             "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]
+    behavior = spec.get("behavior")
+    if isinstance(behavior, dict):
+        behavior["scaleUp"] = _hpa_rules(behavior.get("scaleUp"), copy.deepcopy(HPA_SCALE_UP))
+        behavior["scaleDown"] = _hpa_rules(behavior.get("scaleDown"), copy.deepcopy(HPA_SCALE_DOWN))
 
 
 def crd(obj: dict[str, Any]) -> None:

@@ -40,6 +40,7 @@ RESTART_POLICIES = ("Always", "OnFailure", "Never")
 DNS_POLICIES = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")
 PULL_POLICIES = ("Always", "IfNotPresent", "Never")
 TERMINATION_POLICIES = ("File", "FallbackToLogsOnError")
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 VOLUME_SOURCES = ("hostPath", "emptyDir", "gitRepo", "gcePersistentDisk", "awsElasticBlockStore", "secret", "nfs",
                   "iscsi", "glusterfs", "persistentVolumeClaim", "rbd", "quobyte", "cinder", "cephfs", "flocker",
                   "downwardAPI", "fc", "flexVolume", "configMap", "azureFile", "vsphereVolume",
@@ -183,7 +184,7 @@ def _quantity(name: str, value: Any, path: str) -> list[FieldError]:
     errs: list[FieldError] = []
     if quantity.value < 0:
         errs.append(invalid(path, str(quantity), "must be greater than or equal to 0"))
-    if name in INTEGER_RESOURCES and quantity.value.denominator != 1:
+    if name in INTEGER_RESOURCES and not quantity.is_integer():
         errs.append(invalid(path, str(quantity), "must be an integer"))
     return errs
 
@@ -292,6 +293,59 @@ def _init_containers(init: list[Obj] | None, regular: list[Obj] | None, volumes:
     return errs
 
 
+# EphemeralContainerCommon fields an ephemeral container may set (upstream's allowedEphemeralContainerFields)
+EPHEMERAL_FORBIDDEN = ("ports", "resources", "resizePolicy", "lifecycle", "livenessProbe", "readinessProbe",
+                       "startupProbe", "restartPolicy")
+
+
+def _ephemeral_containers(ephemeral: list[Obj] | None, spec: Obj, volumes: set[str],
+                          path: str) -> list[FieldError]:
+    """validateEphemeralContainers: container rules, names unique across every kind of container, the target an
+    existing regular or init container, and none of the fields that make a container part of the workload."""
+    errs: list[FieldError] = []
+    others = {c.get("name") for c in [*(spec.get("containers") or ()), *(spec.get("initContainers") or ())]}
+    names = set(others)
+    for i, ctr in enumerate(ephemeral or ()):
+        at = f"{path}[{i}]"
+        if not isinstance(ctr, dict):
+            errs.append(invalid(at, ctr, "must be an object"))
+            continue
+        errs += _container(ctr, volumes, at)
+        if ctr.get("name") in names:
+            errs.append(duplicate(f"{at}.name", ctr.get("name")))
+        names.add(ctr.get("name"))
+        target = ctr.get("targetContainerName")
+        if target and target not in others:
+            errs.append(not_found(f"{at}.targetContainerName", target))
+        for key in EPHEMERAL_FORBIDDEN:
+            if ctr.get(key):  # a zero value (`resources: {}`) is not set
+                errs.append(forbidden(f"{at}.{key}", "cannot be set for an Ephemeral Container"))
+        for j, mount in enumerate(ctr.get("volumeMounts") or ()):
+            for key in ("subPath", "subPathExpr"):
+                if isinstance(mount, dict) and mount.get(key):
+                    errs.append(forbidden(f"{at}.volumeMounts[{j}].{key}", "cannot be set for an Ephemeral Container"))
+    return errs
+
+
+def validate_ephemeral_containers_update(new: Obj, old: Obj) -> list[FieldError]:
+    """ValidatePodEphemeralContainersUpdate: the Pod's spec as a whole, no static Pod, and the ephemeral
+    containers already there neither removed nor changed."""
+    if MIRROR_ANNOTATION in ((old.get("metadata") or {}).get("annotations") or {}):
+        return [forbidden("", "static pods do not support ephemeral containers")]
+    errs = validate_pod_spec(new.get("spec"), "spec")
+    added = {c.get("name"): c for c in (new.get("spec") or {}).get("ephemeralContainers") or ()
+             if isinstance(c, dict)}
+    for before in (old.get("spec") or {}).get("ephemeralContainers") or ():
+        name = before.get("name")
+        if name not in added:
+            errs.append(forbidden("spec.ephemeralContainers", f'existing ephemeral containers "{name}" may not be '
+                                                              "removed\n"))
+        elif added[name] != before:
+            errs.append(forbidden(f"spec.ephemeralContainers[{name}]",
+                                  f'existing ephemeral containers "{name}" may not be changed\n'))
+    return errs
+
+
 def _volume_source(volume: Obj, kind: str, path: str) -> list[FieldError]:
     source = volume.get(kind) or {}
     at = f"{path}.{kind}"
@@ -367,6 +421,7 @@ def validate_pod_spec(spec: Obj | None, path: str = "spec") -> list[FieldError]:
     volumes, errs = validate_volumes(spec.get("volumes"), f"{path}.volumes")
     errs += _containers(spec.get("containers"), volumes, f"{path}.containers")
     errs += _init_containers(spec.get("initContainers"), spec.get("containers"), volumes, f"{path}.initContainers")
+    errs += _ephemeral_containers(spec.get("ephemeralContainers"), spec, volumes, f"{path}.ephemeralContainers")
     errs += _one_of(spec.get("restartPolicy"), f"{path}.restartPolicy", RESTART_POLICIES)
     errs += _one_of(spec.get("dnsPolicy"), f"{path}.dnsPolicy", DNS_POLICIES)
     errs += validate_labels(spec.get("nodeSelector"), f"{path}.nodeSelector")

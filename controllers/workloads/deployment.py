@@ -26,7 +26,14 @@ from .common import controller_of, controller_ref, meta, now, parse_time, select
 DEPLOYMENTS = ResourceRef("apps", "v1", "deployments")
 REPLICASETS = ResourceRef("apps", "v1", "replicasets")
 REVISION = "deployment.kubernetes.io/revision"
+REVISION_HISTORY = "deployment.kubernetes.io/revision-history"
+DESIRED = "deployment.kubernetes.io/desired-replicas"
+MAX_REPLICAS = "deployment.kubernetes.io/max-replicas"
 HASH = "pod-template-hash"
+# Deployment annotations never copied to its ReplicaSets (upstream's annotationsToSkip)
+NOT_COPIED = frozenset({"kubectl.kubernetes.io/last-applied-configuration", REVISION, REVISION_HISTORY, DESIRED,
+                        MAX_REPLICAS, "deprecated.deployment.rollback.to"})
+MAX_HISTORY_CHARS = 2000  # upstream's maxRevHistoryLengthInChars
 
 
 def resolve(value: Any, total: int, round_up: bool) -> int:
@@ -61,6 +68,26 @@ def revision(rs: dict[str, Any]) -> int:
     return int((meta(rs).get("annotations") or {}).get(REVISION, 0) or 0)
 
 
+def new_replicaset_annotations(d: dict[str, Any], rs: dict[str, Any], next_revision: int) -> dict[str, str]:
+    """The annotations the new ReplicaSet should carry (upstream's SetNewReplicaSetAnnotations): the Deployment's
+    own (change-cause included) copied over, and the revision raised to `next_revision` when it is lower (a
+    rollback to this template), the revision it had then appended to `revision-history`."""
+    annotations = dict(meta(rs).get("annotations") or {})
+    for key, value in (meta(d).get("annotations") or {}).items():
+        if key not in NOT_COPIED:
+            annotations[key] = value
+    had = annotations.get(REVISION)
+    old = int(had) if had and had.isdigit() else 0
+    if old < next_revision:
+        annotations[REVISION] = str(next_revision)
+        if had:
+            history = [r for r in annotations.get(REVISION_HISTORY, "").split(",") if r]
+            while history and len(",".join([*history, had])) > MAX_HISTORY_CHARS:
+                history.pop(0)
+            annotations[REVISION_HISTORY] = ",".join([*history, had])
+    return annotations
+
+
 def _condition(kind: str, status: str, reason: str, message: str, old: dict[str, Any] | None) -> dict[str, Any]:
     stamp = now()
     transition = old.get("lastTransitionTime") if old and old.get("status") == status else stamp
@@ -92,6 +119,8 @@ class DeploymentController(Controller):
         new = next((rs for rs in owned if plain_template((rs.get("spec") or {}).get("template") or {})
                     == plain_template((d.get("spec") or {}).get("template") or {})), None)
         spec = d.get("spec") or {}
+        if new is not None:
+            new = await self._sync_new(d, new, max((revision(rs) for rs in owned if rs is not new), default=0) + 1)
         if spec.get("paused"):
             if new is not None:
                 await self._scale(d, new, int(spec.get("replicas", 1)) - sum(
@@ -118,6 +147,20 @@ class DeploymentController(Controller):
                     await self.client.patch(REPLICASETS, meta(rs)["name"], {"metadata": {
                         "ownerReferences": refs, "resourceVersion": meta(rs)["resourceVersion"]}}, meta(rs)["namespace"])
 
+    async def _sync_new(self, d: dict[str, Any], new: dict[str, Any], next_revision: int) -> dict[str, Any]:
+        """Bring the existing new ReplicaSet's annotations (revision, change-cause) and minReadySeconds up to date."""
+        annotations = new_replicaset_annotations(d, new, next_revision)
+        min_ready = (d.get("spec") or {}).get("minReadySeconds", 0)
+        if annotations == (meta(new).get("annotations") or {}) and \
+                (new.get("spec") or {}).get("minReadySeconds", 0) == min_ready:
+            return new
+        try:
+            return await self.client.patch(REPLICASETS, meta(new)["name"], {
+                "metadata": {"annotations": annotations, "resourceVersion": meta(new)["resourceVersion"]},
+                "spec": {"minReadySeconds": min_ready}}, meta(new)["namespace"])
+        except (NotFound, Conflict):
+            return new  # the watch brings the newer one and another round
+
     async def _create_new(self, d: dict[str, Any], owned: list[dict[str, Any]]) -> dict[str, Any] | None:
         spec = d.get("spec") or {}
         template = copy.deepcopy(spec.get("template") or {})
@@ -133,10 +176,10 @@ class DeploymentController(Controller):
         total = sum((rs.get("spec") or {}).get("replicas", 0) for rs in owned)
         start = replicas if not owned else (0 if strategy == "Recreate" else max(0, min(replicas,
                                                                                           replicas + surge - total)))
+        annotations = {**new_replicaset_annotations(d, {}, next_revision),
+                       DESIRED: str(replicas), MAX_REPLICAS: str(replicas + surge)}
         body = {"metadata": {"name": f"{meta(d)['name']}-{digest}", "labels": template["metadata"]["labels"],
-                             "annotations": {REVISION: str(next_revision),
-                                             "deployment.kubernetes.io/desired-replicas": str(replicas),
-                                             "deployment.kubernetes.io/max-replicas": str(replicas + surge)},
+                             "annotations": annotations,
                              "ownerReferences": [controller_ref(d)]},
                 "spec": {"replicas": start, "minReadySeconds": spec.get("minReadySeconds", 0),
                          "selector": selector, "template": template}}
@@ -251,12 +294,17 @@ class DeploymentController(Controller):
         status["conditions"] = conditions
         current = d.get("status") or {}
         comparable = {k: v for k, v in status.items() if k != "conditions"}
-        if any(current.get(k) != v for k, v in comparable.items()) or [
+        annotations = dict(meta(d).get("annotations") or {})
+        revised = new is not None and bool(revision(new)) and annotations.get(REVISION) != str(revision(new))
+        if revised:  # the Deployment carries its new ReplicaSet's revision (SetDeploymentRevision)
+            annotations[REVISION] = str(revision(new))
+        if revised or any(current.get(k) != v for k, v in comparable.items()) or [
                 (c["type"], c["status"], c["reason"]) for c in conditions] != [
                 (c.get("type"), c.get("status"), c.get("reason")) for c in current.get("conditions") or ()]:
             body = {k: v for k, v in status.items() if v or k in ("observedGeneration", "replicas", "conditions")}
             body["collisionCount"] = current.get("collisionCount")
             body = {k: v for k, v in body.items() if v is not None}
+            written = {**d, "metadata": {**meta(d), "annotations": annotations}, "status": body}
             with contextlib.suppress(NotFound, Conflict):
-                await self.client.replace_status(DEPLOYMENTS, {**d, "status": body}, meta(d)["namespace"])
+                await self.client.replace_status(DEPLOYMENTS, written, meta(d)["namespace"])
         return Result(requeue_after=requeue) if requeue else None

@@ -218,6 +218,23 @@ def test_init_containers_run_first_in_order(kube, ns):
     assert eventually(lambda: kubectl(kube, "-n", ns, "logs", "i").stdout) == "init1\ninit2\n"
     inits = status_of(kube, ns, "i")["initContainerStatuses"]
     assert [s["state"]["terminated"]["reason"] for s in inits] == ["Completed", "Completed"]
+    assert kubectl(kube, "-n", ns, "logs", "i", "-c", "init2").stdout == ""  # an init container's log: served
+
+
+def test_kubectl_debug_runs_an_ephemeral_container_in_the_pod(kube, ns):
+    """`kubectl debug -i` adds an ephemeral container through pods/ephemeralcontainers, waits for the kubelet to
+    run it, attaches to it; it runs once in the Pod (its hostname, its volumes' neighbours) and its log stays."""
+    run(kube, ns, "d", "sleep 300")
+    wait_running(kube, ns, "d")
+    out = kubectl(kube, "-n", ns, "debug", "-i", "d", "--image=busybox", "-c", "dbg", "--profile=general", "--",
+                  "sh", input="echo from-$(hostname)\nexit 3\n", check=False)
+    assert "from-d" in out.stdout
+    entry = eventually(lambda: next((s for s in status_of(kube, ns, "d").get("ephemeralContainerStatuses") or ()
+                                     if "terminated" in s["state"]), None))
+    assert (entry["name"], entry["ready"], entry["restartCount"]) == ("dbg", False, 0)
+    assert entry["state"]["terminated"]["exitCode"] == 3 and "started" not in entry
+    assert kubectl(kube, "-n", ns, "logs", "d", "-c", "dbg").stdout == "from-d\n"
+    assert status_of(kube, ns, "d")["phase"] == "Running"  # the Pod itself goes on
 
 
 def test_probes_really_run_against_the_process(kube, ns):

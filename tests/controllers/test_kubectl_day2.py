@@ -1,0 +1,168 @@
+"""Day-2 workload operations through real kubectl, as a user runs them against a real cluster: rollout history
+with change-causes, undo twice (revisions renumbered as upstream renumbers them), autoscale. One shared cluster
+on a simulated node, so Pods run and become Ready without processes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.helpers import kubectl, new_namespace
+
+
+@pytest.fixture(scope="module")
+def kube():
+    from mini_kube.testing import MiniKube
+
+    with MiniKube(nodes=1, node_runtime="simulated") as cluster:
+        yield cluster
+
+
+def _history(kube, ns: str, target: str) -> list[list[str]]:
+    """`kubectl rollout history` as rows of [revision, change-cause]."""
+    out = kubectl(kube, "-n", ns, "rollout", "history", target).stdout
+    return [line.split(None, 1) for line in out.splitlines()[2:] if line.strip()]
+
+
+def _annotations(kube, ns: str, kind: str, name: str) -> dict[str, str]:
+    obj = json.loads(kubectl(kube, "-n", ns, "get", kind, name, "-o", "json").stdout)
+    return obj["metadata"].get("annotations") or {}
+
+
+def test_rollout_history_change_cause_and_undo_renumber_revisions(kube):
+    """The Deployment's change-cause is copied to its ReplicaSet (history shows it), the Deployment carries its
+    revision, and an undo moves the old ReplicaSet to the next revision (remembered in revision-history), so a
+    second undo goes back again, as kube-controller-manager does."""
+    ns = new_namespace(kube, "day2")
+    kubectl(kube, "-n", ns, "create", "deployment", "web", "--image=nginx:1", "--replicas=2")
+    kubectl(kube, "-n", ns, "rollout", "status", "deploy/web", "--timeout=30s")
+    kubectl(kube, "-n", ns, "set", "image", "deploy/web", "nginx=nginx:2")
+    kubectl(kube, "-n", ns, "annotate", "deploy/web", "kubernetes.io/change-cause=bump to 2")
+    kubectl(kube, "-n", ns, "rollout", "status", "deploy/web", "--timeout=30s")
+    assert _history(kube, ns, "deploy/web") == [["1", "<none>"], ["2", "bump to 2"]]
+    assert _annotations(kube, ns, "deploy", "web")["deployment.kubernetes.io/revision"] == "2"
+
+    assert "rolled back" in kubectl(kube, "-n", ns, "rollout", "undo", "deploy/web").stdout
+    kubectl(kube, "-n", ns, "rollout", "status", "deploy/web", "--timeout=30s")
+    assert _history(kube, ns, "deploy/web") == [["2", "bump to 2"], ["3", "<none>"]]
+    assert _annotations(kube, ns, "deploy", "web")["deployment.kubernetes.io/revision"] == "3"
+
+    kubectl(kube, "-n", ns, "rollout", "undo", "deploy/web")
+    kubectl(kube, "-n", ns, "rollout", "status", "deploy/web", "--timeout=30s")
+    assert _history(kube, ns, "deploy/web") == [["3", "<none>"], ["4", "bump to 2"]]
+    image = kubectl(kube, "-n", ns, "get", "deploy/web", "-o", "jsonpath={.spec.template.spec.containers[0].image}")
+    assert image.stdout == "nginx:2"
+    rs = json.loads(kubectl(kube, "-n", ns, "get", "rs", "-o", "json").stdout)["items"]
+    current = next(r for r in rs if r["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "4")
+    assert current["metadata"]["annotations"]["deployment.kubernetes.io/revision-history"] == "2"
+    skipped = kubectl(kube, "-n", ns, "rollout", "undo", "deploy/web", "--to-revision=4").stdout
+    assert "skipped rollback (current template already matches revision 4)" in skipped
+
+
+def _raw(kube, path: str) -> dict:
+    return json.loads(kubectl(kube, "get", "--raw", path).stdout)
+
+
+def test_autoscale_stores_v2_and_serves_both_versions(kube, tmp_path):
+    """`kubectl autoscale` writes autoscaling/v1; the HPA is stored as v2 (the CPU target a v2 metric, 80% when
+    none is given) and served in either version; what v1 cannot say travels in the round-trip annotations, so a
+    PUT through v1 keeps a v2-only metric and behavior (filled with upstream's default scaling rules)."""
+    ns = new_namespace(kube, "day2")
+    kubectl(kube, "-n", ns, "create", "deployment", "web", "--image=nginx:1")
+    assert "autoscaled" in kubectl(kube, "-n", ns, "autoscale", "deploy", "web", "--min=2", "--max=5",
+                                   "--cpu-percent=70").stdout
+    kubectl(kube, "-n", ns, "autoscale", "deploy", "web", "--name=plain", "--max=3")
+    v2 = json.loads(kubectl(kube, "-n", ns, "get", "hpa", "web", "-o", "json").stdout)
+    assert v2["apiVersion"] == "autoscaling/v2" and "targetCPUUtilizationPercentage" not in v2["spec"]
+    assert v2["spec"]["metrics"] == [{"type": "Resource", "resource": {
+        "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 70}}}]
+    assert v2["status"] == {"desiredReplicas": 0}
+    plain = json.loads(kubectl(kube, "-n", ns, "get", "hpa", "plain", "-o", "json").stdout)
+    assert plain["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"] == 80
+    base = f"/apis/autoscaling/v1/namespaces/{ns}/horizontalpodautoscalers"
+    v1 = _raw(kube, f"{base}/web")
+    assert v1["apiVersion"] == "autoscaling/v1" and "metrics" not in v1["spec"]
+    assert (v1["spec"]["targetCPUUtilizationPercentage"], v1["spec"]["minReplicas"]) == (70, 2)
+    assert v1["status"] == {"currentReplicas": 0, "desiredReplicas": 0}
+    assert [i["spec"]["targetCPUUtilizationPercentage"] for i in _raw(kube, base)["items"]] == [80, 70]
+    table = kubectl(kube, "-n", ns, "get", "hpa", "web", "--no-headers").stdout
+    assert "cpu: <unknown>/70%" in table
+
+    qps = {"type": "Pods", "pods": {"metric": {"name": "qps"}, "target": {"type": "AverageValue",
+                                                                          "averageValue": "10"}}}
+    patch = {"spec": {"behavior": {"scaleDown": {"stabilizationWindowSeconds": 60}},
+                      "metrics": [v2["spec"]["metrics"][0], qps]}}
+    kubectl(kube, "-n", ns, "patch", "hpa", "web", "--type=merge", "-p", json.dumps(patch))
+    v1 = _raw(kube, f"{base}/web")
+    annotations = v1["metadata"]["annotations"]
+    assert json.loads(annotations["autoscaling.alpha.kubernetes.io/metrics"]) == [
+        {"type": "Pods", "pods": {"metricName": "qps", "targetAverageValue": "10"}}]
+    assert json.loads(annotations["autoscaling.alpha.kubernetes.io/behavior"])["scaleDown"][
+        "stabilizationWindowSeconds"] == 60
+    v1["spec"]["maxReplicas"] = 7
+    (tmp_path / "v1.json").write_text(json.dumps(v1))
+    kubectl(kube, "replace", "--raw", f"{base}/web", "-f", str(tmp_path / "v1.json"))
+    v2 = json.loads(kubectl(kube, "-n", ns, "get", "hpa", "web", "-o", "json").stdout)
+    assert v2["spec"]["maxReplicas"] == 7 and "annotations" not in v2["metadata"]
+    assert v2["spec"]["metrics"] == [qps, patch["spec"]["metrics"][0]]  # v1's others first, as upstream
+    assert v2["spec"]["behavior"] == {
+        "scaleUp": {"stabilizationWindowSeconds": 0, "selectPolicy": "Max", "policies": [
+            {"type": "Pods", "value": 4, "periodSeconds": 15}, {"type": "Percent", "value": 100, "periodSeconds": 15}]},
+        "scaleDown": {"stabilizationWindowSeconds": 60, "selectPolicy": "Max", "policies": [
+            {"type": "Percent", "value": 100, "periodSeconds": 15}]}}
+
+
+def test_debug_adds_ephemeral_containers_only_through_their_subresource(kube):
+    """pods/ephemeralcontainers changes spec.ephemeralContainers and nothing else; an ephemeral container may not
+    be removed or changed, name a missing target, or set ports/probes/resources; the kubelet runs it (never
+    ready, no `started`)."""
+    from mini_kube.controllers.client import ApiError, ResourceRef
+
+    pods = ResourceRef("", "v1", "pods")
+    ns = new_namespace(kube, "day2")
+    kubectl(kube, "-n", ns, "run", "p", "--image=nginx", "--labels=app=p")
+    kubectl(kube, "-n", ns, "wait", "--for=condition=Ready", "pod/p", "--timeout=30s")
+    kubectl(kube, "-n", ns, "debug", "p", "--image=busybox", "-c", "dbg", "--profile=general", "--", "sleep", "1d")
+    spec = json.loads(kubectl(kube, "-n", ns, "get", "pod", "p", "-o", "json").stdout)["spec"]
+    [dbg] = spec["ephemeralContainers"]
+    assert (dbg["name"], dbg["image"], dbg["command"]) == ("dbg", "busybox", ["sleep", "1d"])
+    assert (dbg["terminationMessagePath"], dbg["imagePullPolicy"]) == ("/dev/termination-log", "Always")
+
+    def running():
+        status = kube.client.get(pods, "p", ns)["status"]
+        return next((s for s in status.get("ephemeralContainerStatuses") or () if "running" in s["state"]), None)
+
+    from tests.helpers import eventually
+
+    entry = eventually(running)
+    assert entry["name"] == "dbg" and entry["ready"] is False and "started" not in entry
+
+    bad = kubectl(kube, "-n", ns, "debug", "p", "--image=busybox", "-c", "dbg2", "--target=nope",
+                  "--profile=general", check=False)
+    assert 'spec.ephemeralContainers[1].targetContainerName: Not found: "nope"' in bad.stderr
+
+    def patch(body: dict) -> ApiError:
+        try:
+            kube.client.patch(pods, "p", body, ns, subresource="ephemeralcontainers",
+                              patch_type="application/strategic-merge-patch+json")
+        except ApiError as exc:
+            return exc
+        raise AssertionError("the patch was accepted")
+
+    removed = patch({"spec": {"$setElementOrder/ephemeralContainers": [], "ephemeralContainers": [
+        {"name": "dbg", "$patch": "delete"}]}})
+    assert removed.status == 422 and 'existing ephemeral containers "dbg" may not be removed' in str(removed)
+    changed = patch({"spec": {"ephemeralContainers": [{"name": "dbg", "image": "alpine"}]}})
+    assert 'spec.ephemeralContainers[dbg]: Forbidden: existing ephemeral containers "dbg" may not be changed' \
+        in str(changed)
+    ported = patch({"spec": {"ephemeralContainers": [{"name": "web", "image": "busybox", "ports": [
+        {"containerPort": 80}], "terminationMessagePolicy": "File"}]}})
+    assert "].ports: Forbidden: cannot be set for an Ephemeral Container" in str(ported)
+
+    kube.client.patch(pods, "p", {"metadata": {"labels": {"app": "changed"}}, "spec": {
+        "activeDeadlineSeconds": 5, "ephemeralContainers": [{"name": "dbg3", "image": "busybox"}]}}, ns,
+        subresource="ephemeralcontainers", patch_type="application/strategic-merge-patch+json")
+    pod = kube.client.get(pods, "p", ns)
+    assert sorted(c["name"] for c in pod["spec"]["ephemeralContainers"]) == ["dbg", "dbg3"]
+    assert pod["metadata"]["labels"] == {"app": "p"} and "activeDeadlineSeconds" not in pod["spec"]
