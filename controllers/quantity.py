@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import decimal
+import math
 import re
 from decimal import Decimal, InvalidOperation
 
@@ -26,3 +28,20 @@ def parse_quantity(text: str | int | float) -> Decimal:
         return Decimal(number) * SUFFIXES[suffix]
     except InvalidOperation as exc:
         raise ValueError(f"not a quantity: {text!r}") from exc
+
+
+_INT64_MAX = 2**63 - 1
+_SCALED = decimal.Context(prec=60, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
+
+
+def scaled_value(value: Decimal, exponent: int = 0) -> int:
+    """ceil(value * 10**exponent) as apimachinery's Value()/MilliValue() (exponent 3) count it, saturated at
+    +-(2^63-1): a stored quantity may be 1e2147483647, whose exact integer no one should build."""
+    if value.is_zero():
+        return 0
+    magnitude = value.adjusted() + exponent
+    if magnitude > 19:
+        return _INT64_MAX if value > 0 else -_INT64_MAX
+    if magnitude < -2:
+        return 1 if value > 0 else 0
+    return max(-_INT64_MAX, min(_INT64_MAX, math.ceil(value.scaleb(exponent, _SCALED))))

@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import settings
 
 from tests.etcd_support import EtcdServer
+
+settings.register_profile("suite", max_examples=100, deadline=None)
+settings.register_profile("thorough", max_examples=1000, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
+"""Property tests take their number of examples from the profile: `suite` (100, hypothesis' own default) for
+every run and CI, `thorough` (`HYPOTHESIS_PROFILE=thorough`, 1000) for a deeper search before a release or after
+changing what they cover. No deadline: the machine is shared and slow, and speed belongs in bench/."""
 
 
 @pytest.fixture(scope="session")

@@ -171,6 +171,7 @@ async def serve_watch(server: ApiServer, request: web.Request, res: ResourceType
     encoder = Encoder(media, res, target.version or "v1" if target.as_kind == "Table" else "")
     pending: list[bytes] = []
     store_watch = None
+    expired = False
     try:
         if initial or not start_rv:
             entries = cache.list(res.key_prefix, namespace if res.namespaced else None)
@@ -191,11 +192,12 @@ async def serve_watch(server: ApiServer, request: web.Request, res: ResourceType
             if history is None:
                 watcher.close()
                 store_watch = await _store_history(server, res, namespace, start_rv)
-                if isinstance(store_watch, bytes):
+                if isinstance(store_watch, bytes):  # compacted: the ERROR event ends the watch, as upstream's
                     pending.append(store_watch if media == JSON else encoder.raw(
                         "ERROR", orjson.loads(store_watch)["object"]))
                     store_watch = None
                     history = []
+                    expired = True
                 else:
                     history = []
             for event in history:
@@ -208,6 +210,8 @@ async def serve_watch(server: ApiServer, request: web.Request, res: ResourceType
         await response.prepare(request)
         if pending:
             await response.write(b"".join(pending))
+        if expired:
+            return response
         try:
             if store_watch is not None:
                 await _pump_store(store_watch, response, encoder, labels, fields, name, res, timeout)

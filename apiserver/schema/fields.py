@@ -16,6 +16,7 @@ import orjson
 from mini_kube.apiserver.gofmt import json_kind
 from mini_kube.apiserver.schema import field_shapes as fs
 from mini_kube.apiserver.schema.field_shapes import Shape
+from mini_kube.apiserver.validation import quantity
 
 
 def _join(path: str, key: str) -> str:
@@ -209,10 +210,6 @@ def _child(shape: Shape | None, key: str) -> Shape | None | bool:
 
 # --- type errors ------------------------------------------------------------------------------
 
-_QUANTITY = re.compile(r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$")
-QUANTITY_FORMAT_ERROR = ("quantities must match the regular expression "
-                         "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
-_SUFFIXES = {"", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"}
 _INT_RANGE = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 
 
@@ -233,15 +230,10 @@ def _mismatch(value: Any, struct: str, path: str, go: str) -> str:
 
 
 def _quantity_error(value: Any) -> str | None:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return None
-    text = value.strip() if isinstance(value, str) else json.dumps(value)
-    match = _QUANTITY.match(text)
-    if match is None:
-        return QUANTITY_FORMAT_ERROR
-    suffix = match.group(2)
-    if suffix not in _SUFFIXES and not re.fullmatch(r"[eE][-+]?[0-9]+", suffix):
-        return "unable to parse quantity's suffix"
+    try:
+        quantity.parse_json(value)
+    except quantity.QuantityError as exc:
+        return str(exc)
     return None
 
 

@@ -1,17 +1,20 @@
-"""Read JSON `null`s the way Go's decoder does for built-in kinds.
+"""Read JSON `null`s and quantities the way Go's decoder does for built-in kinds.
 
 Go leaves a field untouched when the JSON value is null (so it reads back absent, or as its zero value), and a
-null element of a list decodes to the element type's zero value (`""`, `0`, `false`, `{}`). Doing the same
-before validation means validators only ever see values of their declared types.
+null element of a list decodes to the element type's zero value (`""`, `0`, `false`, `{}`, a zero Quantity).
+A Quantity (string or number) decodes to the text apimachinery writes back: `0.5` and `"0.5"` become `"500m"`.
+Doing the same before validation means validators only ever see values of their declared types, and stored
+objects read back as on a real cluster. Values must have passed `fields.type_errors` first.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .field_shapes import BOOLEAN, INTEGER, LIST, MAP, NUMBER, STRING, STRUCT, Shape
+from ..validation.quantity import parse_quantity
+from .field_shapes import BOOLEAN, INTEGER, LIST, MAP, NUMBER, QUANTITY, STRING, STRUCT, Shape
 
-_ZERO = {STRING: "", INTEGER: 0, NUMBER: 0, BOOLEAN: False}
+_ZERO = {STRING: "", INTEGER: 0, NUMBER: 0, BOOLEAN: False, QUANTITY: "0"}
 
 
 def _zero(shape: Shape | None) -> Any:
@@ -28,6 +31,9 @@ def drop_go_nulls(shape: Shape | None, value: Any) -> Any:
     """`value` with nulls read as Go reads them for `shape` (objects are changed in place)."""
     if shape is None:
         return value
+    if shape.kind == QUANTITY:
+        quantity = parse_quantity(value) if value is not None else None
+        return value if quantity is None else str(quantity)
     if shape.kind == STRUCT and isinstance(value, dict):
         for key in [k for k, v in value.items() if v is None and (k in shape.props or not shape.open)]:
             del value[key]

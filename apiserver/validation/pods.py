@@ -184,7 +184,7 @@ def _quantity(name: str, value: Any, path: str) -> list[FieldError]:
     errs: list[FieldError] = []
     if quantity.value < 0:
         errs.append(invalid(path, str(quantity), "must be greater than or equal to 0"))
-    if name in INTEGER_RESOURCES and quantity.value.denominator != 1:
+    if name in INTEGER_RESOURCES and not quantity.is_integer():
         errs.append(invalid(path, str(quantity), "must be an integer"))
     return errs
 

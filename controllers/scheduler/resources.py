@@ -7,38 +7,24 @@ init containers included) and what any init container needs while it runs, plus 
 
 from __future__ import annotations
 
-import math
-import re
-from fractions import Fraction
 from typing import Any
 
+from ..quantity import parse_quantity, scaled_value
+
 CPU, MEMORY, STORAGE, PODS = "cpu", "memory", "ephemeral-storage", "pods"
-_SUFFIX = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60, "n": Fraction(1, 10**9),
-           "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "": 1, "k": 10**3, "M": 10**6, "G": 10**9,
-           "T": 10**12, "P": 10**15, "E": 10**18}
-_QUANTITY = re.compile(r"^([+-]?(?:\d+(?:\.\d*)?|\.\d+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$")
 NON_ZERO_CPU = 100  # millicores a container without a cpu request counts as when scoring (upstream's default)
 NON_ZERO_MEMORY = 200 * 2**20
 Resources = dict[str, int]
 
 
-def quantity(text: Any) -> Fraction:
-    """A Kubernetes quantity as an exact number (0 when it cannot be read)."""
-    if isinstance(text, int | float) and not isinstance(text, bool):
-        return Fraction(text)
-    match = _QUANTITY.match(str(text).strip())
-    if not match:
-        return Fraction(0)
-    number, suffix = Fraction(match.group(1)), match.group(2) or ""
-    if suffix[:1] in ("e", "E"):
-        return number * Fraction(10) ** int(suffix[1:])
-    return number * _SUFFIX[suffix]
-
-
 def amount(name: str, text: Any) -> int:
-    """How the scheduler counts `text` of resource `name`: millicores for cpu, whole units otherwise."""
-    value = quantity(text)
-    return math.ceil(value * 1000) if name == CPU else math.ceil(value)
+    """How the scheduler counts `text` of resource `name`: millicores for cpu, whole units otherwise (0 when it
+    cannot be read)."""
+    try:
+        value = parse_quantity(text)
+    except ValueError:
+        return 0
+    return scaled_value(value, 3 if name == CPU else 0)
 
 
 def resource_list(values: dict[str, Any] | None) -> Resources:

@@ -6,11 +6,10 @@ the minimum shares. QoS classes follow upstream's ComputePodQOS."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
-from mini_kube.controllers.quantity import parse_quantity
+from mini_kube.controllers.quantity import parse_quantity, scaled_value
 
 PERIOD_US = 100_000
 MIN_SHARES, MAX_SHARES, SHARES_PER_CPU = 2, 262_144, 1024
@@ -55,7 +54,7 @@ def _amount(values: dict[str, Any] | None, name: str) -> int:
         value = parse_quantity(text)
     except ValueError:
         return 0
-    return math.ceil(value * 1000) if name == "cpu" else math.ceil(value)
+    return scaled_value(value, 3 if name == "cpu" else 0)
 
 
 def container_limits(resources: dict[str, Any] | None) -> Limits:

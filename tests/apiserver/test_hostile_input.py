@@ -28,3 +28,37 @@ def test_a_corrupt_compressed_body_is_a_bad_request(mini_kube_session, kube_name
     assert (status, answer["kind"], answer["reason"]) == (400, "Status", "BadRequest"), answer
     assert f"Can not decode content-encoding: {encoding}" in answer["message"]
     assert _send(mini_kube_session, "GET", path)[1]["items"] == []
+
+
+def _pod(name: str, cpu: object) -> bytes:
+    return json.dumps({"metadata": {"name": name}, "spec": {"containers": [
+        {"name": "c", "image": "i", "resources": {"requests": {"cpu": cpu}}}]}}).encode()
+
+
+@pytest.mark.parametrize(("cpu", "stored"), [
+    ("1e99999999", "1e99999999"),  # an exact fraction of this took the server's event loop forever
+    ("1" * 5000, "1" * 5000),  # more digits than Python's int() takes: was a 500
+    ("1" * 5000 + "Ki", "9223372036854775807"),  # BinarySI is capped at 2^63-1, DecimalSI is not
+    ("1e2147483647", "10e2147483646"),
+    ("1e-999", "1e-9"),  # rounded up to nano
+    ("0.5", "500m"), (1.5, "1500m"), (2, "2"), ("  1 ", "1"), ("+1", "+1"), ("1.5Gi", "1536Mi"),
+    ("100", "100"), ("1000", "1k"), ("e3", "0"),
+])
+def test_quantities_are_stored_as_apimachinery_writes_them(mini_kube_session, kube_namespace, cpu, stored):
+    path = f"/api/v1/namespaces/{kube_namespace}/pods"
+    status, answer = _send(mini_kube_session, "POST", path, _pod("q", cpu))
+    assert status == 201, answer
+    assert answer["spec"]["containers"][0]["resources"]["requests"]["cpu"] == stored
+
+
+@pytest.mark.parametrize(("cpu", "message"), [
+    ("1e2147483648", "unable to parse quantity's suffix"),  # the exponent is an int32
+    ("1m1", "unable to parse quantity's suffix"),
+    ("1.2.3", "quantities must match the regular expression"),
+    (True, "quantities must match the regular expression"),
+])
+def test_malformed_quantities_are_bad_requests(mini_kube_session, kube_namespace, cpu, message):
+    path = f"/api/v1/namespaces/{kube_namespace}/pods"
+    status, answer = _send(mini_kube_session, "POST", path, _pod("q", cpu))
+    assert (status, answer["reason"]) == (400, "BadRequest"), answer
+    assert answer["message"].startswith('Pod in version "v1" cannot be handled as a Pod: ' + message)

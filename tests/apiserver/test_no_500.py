@@ -37,7 +37,7 @@ def _send(kube, method: str, path: str, body: bytes, content_type: str, query: d
     return kube.run(run())
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(path=st.sampled_from(PATHS), obj=objects)
 def test_random_objects_never_500(mini_kube_session, path, obj):
     import json
@@ -47,7 +47,7 @@ def test_random_objects_never_500(mini_kube_session, path, obj):
     assert status < 500, (path, obj)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(method=st.sampled_from(["POST", "PUT", "PATCH", "DELETE", "GET"]),
        path=st.sampled_from([*PATHS, "/api/v1/namespaces/default/configmaps/x", "/apis/apps/v1/namespaces/d/deployments/x/scale",
                              "/api/v1/namespaces/default/configmaps/x/status", "/api", "/apis/nope/v1/things",

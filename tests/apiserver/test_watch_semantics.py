@@ -9,14 +9,43 @@ from mini_kube.controllers.client import ResourceRef
 CM = ResourceRef("", "v1", "configmaps")
 
 
-def watch_lines(kube, namespace: str, **params: str) -> list[dict]:
-    """Open a watch, return every event line received before the server ends it (timeoutSeconds)."""
+MARKER = "zz-end-of-watch"
+
+
+def name_of(event: dict) -> str:
+    obj = event["object"]
+    return obj["rows"][0]["cells"][0] if obj.get("kind") == "Table" else obj["metadata"].get("name", "")
+
+
+def watch_lines(kube, namespace: str, *, marker: dict | None = None, count: int = 0,
+                headers: dict[str, str] | None = None, **params: str) -> list[dict]:
+    """Open a watch and return its events: with `marker` (a ConfigMap's metadata), every event before the
+    marker's ADDED, the marker being created once the server has answered (the watch is registered by then), so
+    it comes after all that the watch owes and proves that nothing else came before it; else the first `count`;
+    else all until the server ends the watch (which must happen within `kube.run`'s 30 s, or the test fails).
+    This ends as soon as the events are in, not when the server ends the watch (timeoutSeconds is whole seconds)."""
     async def run() -> list[dict]:
         async with aiohttp.ClientSession() as session:
             url = f"{kube.url}{CM.path(namespace)}"
-            async with session.get(url, params={"watch": "1", **params}) as response:
+            async with session.get(url, params={"watch": "1", "timeoutSeconds": "10", **params},
+                                   headers=headers or {}) as response:
                 assert response.status == 200
-                return [orjson.loads(line) for line in (await response.read()).splitlines() if line.strip()]
+                if marker is not None:
+                    async with session.post(url, json={"metadata": {"name": MARKER, **marker}}) as created:
+                        assert created.status == 201, await created.text()
+                events: list[dict] = []
+                async for line in response.content:
+                    if not line.strip():
+                        continue
+                    event = orjson.loads(line)
+                    if marker is not None and event["type"] == "ADDED" and name_of(event) == MARKER:
+                        return events
+                    events.append(event)
+                    if len(events) == count:
+                        return events
+        if marker is None and not count:
+            return events
+        raise AssertionError(f"the watch ended early, after {names(events)}")
 
     return kube.run(run())
 
@@ -31,7 +60,7 @@ def test_watch_from_resource_version_replays_history(mini_kube_session, kube_nam
     client.create(CM, {"metadata": {"name": "a"}, "data": {"v": "1"}}, kube_namespace)
     client.patch(CM, "a", {"data": {"v": "2"}}, kube_namespace)
     client.delete(CM, "a", kube_namespace)
-    events = watch_lines(mini_kube_session, kube_namespace, resourceVersion=rv, timeoutSeconds="1")
+    events = watch_lines(mini_kube_session, kube_namespace, marker={}, resourceVersion=rv)
     assert names(events) == [("ADDED", "a"), ("MODIFIED", "a"), ("DELETED", "a")]
     revisions = [int(e["object"]["metadata"]["resourceVersion"]) for e in events]
     assert revisions == sorted(revisions) and revisions[0] > int(rv)
@@ -39,7 +68,7 @@ def test_watch_from_resource_version_replays_history(mini_kube_session, kube_nam
 
 def test_watch_without_resource_version_starts_with_current_state(mini_kube_session, kube_namespace):
     mini_kube_session.client.create(CM, {"metadata": {"name": "existing"}}, kube_namespace)
-    events = watch_lines(mini_kube_session, kube_namespace, timeoutSeconds="1")
+    events = watch_lines(mini_kube_session, kube_namespace, marker={})
     assert names(events) == [("ADDED", "existing")]
 
 
@@ -49,15 +78,15 @@ def test_label_selector_leaving_selection_is_deleted(mini_kube_session, kube_nam
     rv = client.list(CM, kube_namespace)["metadata"]["resourceVersion"]
     client.patch(CM, "sel", {"metadata": {"labels": {"tier": "db"}}}, kube_namespace)
     client.patch(CM, "sel", {"metadata": {"labels": {"tier": "web"}}}, kube_namespace)
-    events = watch_lines(mini_kube_session, kube_namespace, resourceVersion=rv, labelSelector="tier=web",
-                         timeoutSeconds="1")
+    events = watch_lines(mini_kube_session, kube_namespace, marker={"labels": {"tier": "web"}}, resourceVersion=rv,
+                         labelSelector="tier=web")
     assert names(events) == [("DELETED", "sel"), ("ADDED", "sel")]
 
 
 def test_send_initial_events_ends_with_bookmark(mini_kube_session, kube_namespace):
     mini_kube_session.client.create(CM, {"metadata": {"name": "init"}}, kube_namespace)
-    events = watch_lines(mini_kube_session, kube_namespace, sendInitialEvents="true",
-                         resourceVersionMatch="NotOlderThan", allowWatchBookmarks="true", timeoutSeconds="1")
+    events = watch_lines(mini_kube_session, kube_namespace, count=2, sendInitialEvents="true",
+                         resourceVersionMatch="NotOlderThan", allowWatchBookmarks="true")
     assert names(events)[0] == ("ADDED", "init")
     bookmark = events[1]
     assert bookmark["type"] == "BOOKMARK"
@@ -85,8 +114,8 @@ def test_watch_from_compacted_revision_is_410():
         for i in range(5):
             client.patch(CM, "c", {"data": {"i": str(i)}}, "default")
         kube.run(kube.server.store.compact(kube.server.store.revision))
-        events = watch_lines(kube, "default", resourceVersion="2", timeoutSeconds="1")
-    assert events[0]["type"] == "ERROR"
+        events = watch_lines(kube, "default", resourceVersion="2", timeoutSeconds="60")  # ends at the ERROR
+    assert len(events) == 1 and events[0]["type"] == "ERROR"
     status = events[0]["object"]
     assert status["code"] == 410 and status["reason"] == "Expired"
     assert status["message"].startswith("too old resource version: 2")
@@ -101,7 +130,7 @@ def test_watch_older_than_the_cache_reads_store_history():
         client.create(CM, {"metadata": {"name": "h"}}, "default")
         for i in range(4):
             client.patch(CM, "h", {"data": {"i": str(i)}}, "default")
-        events = watch_lines(kube, "default", resourceVersion=rv, timeoutSeconds="1")
+        events = watch_lines(kube, "default", marker={}, resourceVersion=rv)
         assert names(events) == [("ADDED", "h")] + [("MODIFIED", "h")] * 4
         assert [e["object"].get("data", {}).get("i") for e in events[1:]] == ["0", "1", "2", "3"]
 
@@ -111,14 +140,8 @@ def test_watch_as_table_sends_one_row_tables(mini_kube_session, kube_namespace):
     mini_kube_session.client.create(CM, {"metadata": {"name": "tw1"}, "data": {"a": "1"}}, kube_namespace)
     mini_kube_session.client.create(CM, {"metadata": {"name": "tw2"}}, kube_namespace)
 
-    async def run() -> list[dict]:
-        async with aiohttp.ClientSession() as session, session.get(
-                f"{mini_kube_session.url}{CM.path(kube_namespace)}",
-                params={"watch": "1", "timeoutSeconds": "1"},
-                headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"}) as response:
-            return [orjson.loads(line) for line in (await response.read()).splitlines() if line.strip()]
-
-    events = mini_kube_session.run(run())
+    events = watch_lines(mini_kube_session, kube_namespace, marker={},
+                         headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"})
     assert [e["type"] for e in events] == ["ADDED", "ADDED"]
     first, second = (e["object"] for e in events)
     assert first["kind"] == "Table" and [c["name"] for c in first["columnDefinitions"]] == ["Name", "Data", "Age"]

@@ -49,6 +49,13 @@ def test_container_settings():
     assert container_limits({}) == Limits(cpu_shares=2, oom_group=True)
 
 
+def test_absurd_quantities_saturate():
+    """The API server stores 1e2147483647 as upstream does; counting it must not build a 2-billion-digit int."""
+    limited = container_limits({"requests": {"cpu": "1e-9"}, "limits": {"cpu": "1e2147483647", "memory": "10e999"}})
+    assert (limited.memory, limited.cpu_shares) == (2**63 - 1, 2)
+    assert limited.cpu_quota == milli_cpu_to_quota(2**63 - 1)
+
+
 def test_pod_settings_sum_containers_and_need_every_limit():
     both = _pod(_c(requests={"cpu": "100m"}, limits={"cpu": "200m", "memory": "64Mi"}),
                 _c(requests={"cpu": "300m"}, limits={"cpu": "300m", "memory": "1Gi"}))

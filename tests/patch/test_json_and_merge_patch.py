@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from mini_kube.apiserver.patch import PatchError, create_merge_patch, json_patch, merge_patch
 
@@ -103,13 +103,11 @@ _values = st.recursive(_scalars, lambda inner: st.one_of(
 _docs = st.dictionaries(st.text(max_size=2), _values, max_size=4)
 
 
-@settings(max_examples=300, deadline=None)
 @given(_docs, _docs)
 def test_merge_patch_of_the_difference_turns_a_into_b(a, b):
     assert merge_patch(a, create_merge_patch(a, b)) == b
 
 
-@settings(max_examples=200, deadline=None)
 @given(_docs, _docs)
 def test_merge_patch_is_idempotent(a, patch):
     once = merge_patch(a, patch)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from mini_kube.apiserver.patch import (
     SchemaNode,
@@ -30,7 +30,6 @@ def members(trie) -> set:
     return set(fieldpath.paths(trie))
 
 
-@settings(max_examples=300, deadline=None)
 @given(_paths, _paths)
 def test_trie_operations_agree_with_set_operations(a, b):
     ta, tb = build(a), build(b)
@@ -51,7 +50,6 @@ _values = st.recursive(_scalars, lambda inner: st.one_of(
 _docs = st.dictionaries(st.text("xyz", min_size=1, max_size=2), _values, max_size=4)
 
 
-@settings(max_examples=200, deadline=None)
 @given(_docs, _docs)
 def test_strategic_patch_without_lists_to_merge_is_a_merge_patch(a, b):
     configmap = SchemaNode.for_builtin("io.k8s.api.core.v1.ConfigMap")
@@ -59,7 +57,6 @@ def test_strategic_patch_without_lists_to_merge_is_a_merge_patch(a, b):
     assert strategic_merge_patch(a, patch, configmap) == merge_patch(a, patch) == b
 
 
-@settings(max_examples=200, deadline=None)
 @given(_docs, _docs)
 def test_compare_reports_nothing_for_equal_objects_and_covers_new_fields(a, b):
     node = deduced()
@@ -70,7 +67,6 @@ def test_compare_reports_nothing_for_equal_objects_and_covers_new_fields(a, b):
     assert fieldpath.difference(to_field_set(b, node), added) == {}
 
 
-@settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["m1", "m2", "m3"]), _docs), min_size=1, max_size=5))
 def test_update_managers_never_share_a_field(writes):
     from mini_kube.apiserver.patch import update_managed_fields
@@ -86,7 +82,6 @@ def test_update_managers_never_share_a_field(writes):
             assert fieldpath.intersection(a, b) == {}
 
 
-@settings(max_examples=150, deadline=None)
 @given(_docs)
 def test_reapplying_the_same_configuration_changes_nothing(doc):
     from mini_kube.apiserver.patch import server_side_apply

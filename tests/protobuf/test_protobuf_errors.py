@@ -68,7 +68,7 @@ def test_every_single_bit_flip_is_handled(vectors: Path, name: str) -> None:
             data[i] ^= 1 << bit
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_random_corruption_of_any_vector(data: st.DataObject) -> None:
     vecs = _all_vectors()
@@ -83,7 +83,6 @@ def test_random_corruption_of_any_vector(data: st.DataObject) -> None:
     decode_or_error(bytes(buf[:cut]))
 
 
-@settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=200))
 def test_random_bodies_behind_a_valid_envelope(raw: bytes) -> None:
     for kind in (b"Pod", b"CustomResourceDefinition", b"Status"):
@@ -91,7 +90,6 @@ def test_random_bodies_behind_a_valid_envelope(raw: bytes) -> None:
         decode_or_error(envelope(api, kind, raw))
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.binary(max_size=64))
 def test_random_bytes_are_rejected_or_decoded(junk: bytes) -> None:
     decode_or_error(junk)

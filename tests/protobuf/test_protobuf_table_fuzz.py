@@ -10,7 +10,7 @@ import random
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from mini_kube.apiserver.codecs.protobuf import decode, encode, supports
 from mini_kube.apiserver.codecs.protobuf import special as sp
@@ -109,7 +109,6 @@ def test_every_kind_round_trips_as_a_zero_object(api_version: str, kind: str) ->
     assert encode(obj) == data
 
 
-@settings(max_examples=300, deadline=None)
 @given(st.sampled_from(KINDS), st.randoms(use_true_random=False))
 def test_random_objects_reach_a_fixed_point(gv_kind: tuple[str, str], rnd: random.Random) -> None:
     api_version, kind = gv_kind

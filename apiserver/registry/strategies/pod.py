@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import copy
-from fractions import Fraction
+from decimal import Decimal
 from typing import Any
 
 from ...errors import FieldError
 from ...resources import ResourceType
 from ...validation.pods import validate_ephemeral_containers_update
-from ...validation.quantity import parse_quantity
+from ...validation.quantity import SUMS, parse_quantity
 from ..strategy import Strategy, WriteContext
 
 QOS_RESOURCES = ("cpu", "memory")
@@ -19,8 +19,8 @@ def qos_class(spec: dict[str, Any]) -> str:
     """Upstream's ComputePodQOS: BestEffort without cpu/memory requests or limits; Guaranteed when every container
     limits both and the Pod's summed requests equal its summed limits (compared by value: `1` == `1000m`; zero
     quantities count as unset); else Burstable."""
-    requests: dict[str, Fraction] = {}
-    limits: dict[str, Fraction] = {}
+    requests: dict[str, Decimal] = {}
+    limits: dict[str, Decimal] = {}
     guaranteed = True
     for container in [*(spec.get("containers") or ()), *(spec.get("initContainers") or ())]:
         resources = container.get("resources") or {}
@@ -28,7 +28,7 @@ def qos_class(spec: dict[str, Any]) -> str:
             for name in QOS_RESOURCES:
                 value = _value((resources.get(kind) or {}).get(name))
                 if value > 0:
-                    total[name] = total.get(name, Fraction(0)) + value
+                    total[name] = SUMS.add(total.get(name, Decimal(0)), value)
         if not all(_value((resources.get("limits") or {}).get(name)) > 0 for name in QOS_RESOURCES):
             guaranteed = False
     if not requests and not limits:
@@ -38,9 +38,9 @@ def qos_class(spec: dict[str, Any]) -> str:
     return "Burstable"
 
 
-def _value(text: Any) -> Fraction:
+def _value(text: Any) -> Decimal:
     quantity = parse_quantity(text) if text is not None else None
-    return quantity.value if quantity is not None else Fraction(0)
+    return quantity.value if quantity is not None else Decimal(0)
 
 
 EPHEMERAL = "ephemeralcontainers"
