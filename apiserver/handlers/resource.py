@@ -16,6 +16,7 @@ from ..crd.serving import served, serves_raw
 from ..errors import StatusError
 from ..http import responses
 from ..http.negotiation import MAX_BODY, PATCH_TYPES, Target, decode_body, media_type, negotiate
+from ..http.query import parse_int64
 from ..http.tables import build_table
 from ..registry.cache import Entry
 from ..registry.generic import WriteOptions
@@ -74,13 +75,9 @@ def manager_from_user_agent(user_agent: str) -> str:
 
 
 def _limit(query: Any) -> int:
+    """ListOptions.limit (int64); zero or negative means no limit."""
     value = query.get("limit")
-    if not value:
-        return 0
-    try:
-        return max(int(value), 0)
-    except ValueError:
-        raise errors.bad_request(f'limit: Invalid value: "{value}": must be a non-negative integer') from None
+    return max(parse_int64(value), 0) if value else 0
 
 
 class ResourceHandler:
