@@ -161,6 +161,16 @@ FIELD_LABELS: dict[str, tuple[str, ...]] = {
 }
 
 
+# events.k8s.io/v1 Events are stored in the core shape: their field labels map onto the core ones
+# (AddFieldLabelConversionsForEvent in pkg/apis/events/v1).
+EVENTS_V1_FIELDS = {
+    "metadata.name": "metadata.name", "metadata.namespace": "metadata.namespace", "reason": "reason",
+    "type": "type", "reportingController": "reportingComponent",
+    **{f"regarding.{key}": f"involvedObject.{key}"
+       for key in ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")},
+}
+
+
 @dataclass(frozen=True, slots=True)
 class FieldRequirement:
     field: str
@@ -176,12 +186,15 @@ class FieldSelector:
         self.requirements = requirements
 
     @classmethod
-    def parse(cls, text: str | None, kind: str, extra_fields: tuple[str, ...] = ()) -> FieldSelector:
+    def parse(cls, text: str | None, kind: str, extra_fields: tuple[str, ...] = (), group: str = "") -> FieldSelector:
         if not text or not text.strip():
             return cls(())
         # extra_fields: a CRD's selectableFields, JSONPaths (`.spec.color`) selected as `spec.color`
         supported = {"metadata.name", "metadata.namespace", *FIELD_LABELS.get(kind, ()),
                      *(f.removeprefix(".") for f in extra_fields)}
+        aliases = EVENTS_V1_FIELDS if (group, kind) == ("events.k8s.io", "Event") else None
+        if aliases is not None:
+            supported = set(aliases)
         reqs = []
         for part in text.split(","):
             part = part.strip()
@@ -196,8 +209,8 @@ class FieldSelector:
             field = field.strip()
             if field not in supported:
                 raise bad_request(f'field label not supported: {field}')
-            getter = _path_getter(field)
-            if kind == "Event" and field == "source":
+            getter = _path_getter(aliases[field] if aliases is not None else field)
+            if kind == "Event" and field == "source" and aliases is None:
                 getter = _path_getter("source.component")
             reqs.append(FieldRequirement(field, "!=" if op == "!=" else "=", value.strip(), getter))
         return cls(tuple(reqs))

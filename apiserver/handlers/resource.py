@@ -151,7 +151,7 @@ class ResourceHandler:
         _check_list_options(query)
         target = self.target(request)
         labels = LabelSelector.parse(query.get("labelSelector"))
-        fields = FieldSelector.parse(query.get("fieldSelector"), res.kind, res.selectable_fields)
+        fields = FieldSelector.parse(query.get("fieldSelector"), res.kind, res.selectable_fields, res.group)
         result = await self.registry.list(
             res, namespace, labels=labels, fields=fields, limit=_limit(query),
             continue_token=query.get("continue", ""), resource_version=query.get("resourceVersion", ""),
@@ -273,7 +273,7 @@ class ResourceHandler:
         opts = write_options(request, info, user)
         opts.dry_run = opts.dry_run or bool(options.get("dryRun"))
         labels = LabelSelector.parse(query.get("labelSelector"))
-        fields = FieldSelector.parse(query.get("fieldSelector"), res.kind, res.selectable_fields)
+        fields = FieldSelector.parse(query.get("fieldSelector"), res.kind, res.selectable_fields, res.group)
         deleted = await self.registry.delete_collection(res, namespace, labels, fields, options, opts)
         body = responses.list_dict(res, res.api_version, deleted, self.registry.cache.revision, "", None)
         return responses.encode_dict(body, target)

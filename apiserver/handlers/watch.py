@@ -136,7 +136,7 @@ async def serve_watch(server: ApiServer, request: web.Request, res: ResourceType
     target = negotiate(request.headers.get("Accept"))
     media = PROTOBUF if target.media == PROTOBUF else JSON
     labels = LabelSelector.parse(query.get("labelSelector"))
-    fields = FieldSelector.parse(query.get("fieldSelector"), res.kind, res.selectable_fields)
+    fields = FieldSelector.parse(query.get("fieldSelector"), res.kind, res.selectable_fields, res.group)
     name = name or fields.single_name() or ""
     rv_text = query.get("resourceVersion", "")
     bookmarks = go_bool(query.get("allowWatchBookmarks"))

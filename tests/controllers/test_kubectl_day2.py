@@ -166,3 +166,25 @@ def test_debug_adds_ephemeral_containers_only_through_their_subresource(kube):
     pod = kube.client.get(pods, "p", ns)
     assert sorted(c["name"] for c in pod["spec"]["ephemeralContainers"]) == ["dbg", "dbg3"]
     assert pod["metadata"]["labels"] == {"app": "p"} and "activeDeadlineSeconds" not in pod["spec"]
+
+
+def test_rollout_status_reports_an_exceeded_progress_deadline(kube):
+    """A rollout whose Pods never become available (here: nowhere to schedule them) gets Progressing=False,
+    ProgressDeadlineExceeded after progressDeadlineSeconds without progress, so `kubectl rollout status` fails
+    as on a real cluster; a fixed template starts afresh and completes."""
+    ns = new_namespace(kube, "day2")
+    deployment = json.loads(kubectl(kube, "-n", ns, "create", "deployment", "stuck", "--image=x", "--dry-run=client",
+                                    "-o", "json").stdout)
+    deployment["spec"]["progressDeadlineSeconds"] = 1
+    deployment["spec"]["template"]["spec"]["nodeSelector"] = {"no-such": "node"}
+    kubectl(kube, "-n", ns, "apply", "-f", "-", input=json.dumps(deployment))
+    stuck = kubectl(kube, "-n", ns, "rollout", "status", "deploy/stuck", "--timeout=30s", check=False)
+    assert stuck.returncode == 1 and 'error: deployment "stuck" exceeded its progress deadline' in stuck.stderr
+    conditions = json.loads(kubectl(kube, "-n", ns, "get", "deploy", "stuck", "-o", "json").stdout)["status"][
+        "conditions"]
+    progressing = next(c for c in conditions if c["type"] == "Progressing")
+    assert (progressing["status"], progressing["reason"]) == ("False", "ProgressDeadlineExceeded")
+    assert progressing["message"].endswith("has timed out progressing.")
+    kubectl(kube, "-n", ns, "patch", "deploy", "stuck", "--type=json", "-p",
+            '[{"op": "remove", "path": "/spec/template/spec/nodeSelector"}]')
+    kubectl(kube, "-n", ns, "rollout", "status", "deploy/stuck", "--timeout=30s")

@@ -8,7 +8,7 @@ import functools
 from collections.abc import Callable, Iterator
 
 import pytest
-from mini_kube.controllers.client import ResourceRef
+from mini_kube.controllers.client import NotFound, ResourceRef
 from mini_kube.network.namespaces import can_make_namespaces
 
 from tests import helpers
@@ -32,6 +32,12 @@ def process_cluster():
     with MiniKube(nodes=1, node_runtime="process") as kube:
         kube.nodes.kubelets[0].backoff_base = 0.3  # crash-loop back-off in tenths of seconds, not tens
         yield kube
+
+
+@pytest.fixture
+def process_namespace(process_cluster) -> str:
+    """A fresh namespace on the package's process cluster."""
+    return new_namespace(process_cluster)
 
 
 @pytest.fixture(scope="package")
@@ -73,6 +79,15 @@ def validating_webhook(kube, server, namespace: str, handler: Callable[[dict], d
 
 def new_namespace(kube) -> str:
     return helpers.new_namespace(kube, "k")
+
+
+def gone(kube, namespace: str, name: str) -> bool:
+    """Whether the Pod is deleted for good (not merely terminating)."""
+    try:
+        kube.client.get(PODS, name, namespace)
+    except NotFound:
+        return True
+    return False
 
 
 def pod(name: str, *containers: dict, node: str = NODE, **spec) -> dict:

@@ -8,22 +8,11 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from mini_kube.controllers.client import NotFound
-
-from .conftest import NODE, PODS, eventually, new_namespace, pod, status_of, validating_webhook
+from .conftest import NODE, PODS, eventually, gone, pod, status_of, validating_webhook
 
 
-def gone(kube, ns: str, name: str) -> bool:
-    try:
-        kube.client.get(PODS, name, ns)
-    except NotFound:
-        return True
-    return False
-
-
-def test_delete_during_the_deadline_termination_is_honoured(process_cluster, webhook_server):
-    kube = process_cluster
-    ns = new_namespace(kube)
+def test_delete_during_the_deadline_termination_is_honoured(process_cluster, process_namespace, webhook_server):
+    kube, ns = process_cluster, process_namespace
     held, release = threading.Event(), threading.Event()
 
     async def hold_deadline_status(request: dict) -> dict:
@@ -48,11 +37,10 @@ def test_delete_during_the_deadline_termination_is_honoured(process_cluster, web
         eventually(lambda: gone(kube, ns, "late"))
 
 
-def test_delete_after_the_deadline_termination_ended_is_honoured(process_cluster, webhook_server):
+def test_delete_after_the_deadline_termination_ended_is_honoured(process_cluster, process_namespace, webhook_server):
     """The termination ended but its Failed status could not be written (the API refuses it), so the API server
     still deletes gracefully and waits for the kubelet: the worker, whose termination is over, deletes."""
-    kube = process_cluster
-    ns = new_namespace(kube)
+    kube, ns = process_cluster, process_namespace
 
     def refuse_deadline_status(request: dict) -> dict:
         if (request["object"].get("status") or {}).get("reason") == "DeadlineExceeded":

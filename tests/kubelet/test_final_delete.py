@@ -4,22 +4,11 @@ API server answer 500 to the first attempts."""
 
 from __future__ import annotations
 
-from mini_kube.controllers.client import NotFound
-
-from .conftest import PODS, eventually, new_namespace, pod, status_of, validating_webhook
+from .conftest import PODS, eventually, gone, pod, status_of, validating_webhook
 
 
-def gone(kube, ns: str, name: str) -> bool:
-    try:
-        kube.client.get(PODS, name, ns)
-    except NotFound:
-        return True
-    return False
-
-
-def test_final_delete_is_retried_after_api_errors(process_cluster, webhook_server):
-    kube = process_cluster
-    ns = new_namespace(kube)
+def test_final_delete_is_retried_after_api_errors(process_cluster, process_namespace, webhook_server):
+    kube, ns = process_cluster, process_namespace
     refusals = [2]
 
     def flaky(request: dict) -> dict:
