@@ -22,6 +22,7 @@ from ..registry.cache import Entry
 from ..registry.generic import WriteOptions
 from ..requestinfo import RequestInfo
 from ..resources import ResourceType
+from ..schema.fields import type_errors
 from ..selectors import FieldSelector, LabelSelector
 from . import fieldcheck, patching, subresources
 from .watch import serve_watch
@@ -72,6 +73,9 @@ def write_options(request: web.Request, info: RequestInfo, user: Any, operation:
 def manager_from_user_agent(user_agent: str) -> str:
     """The field manager of a write that names none: the User-Agent up to its first `/`, printable, 128 max."""
     return "".join(ch for ch in user_agent.split("/")[0] if ch.isprintable())[:128]
+
+
+DELETE_OPTIONS = "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions"
 
 
 def _limit(query: Any) -> int:
@@ -252,12 +256,15 @@ class ResourceHandler:
             decoded = decode_body(raw, request.headers.get("Content-Type") or "application/json")
             if not isinstance(decoded, dict):
                 raise errors.bad_request("DeleteOptions must be an object")
+            problem = type_errors(DELETE_OPTIONS, decoded)
+            if problem:
+                raise errors.bad_request(problem)
             options = decoded
         query = request.query
         if "propagationPolicy" in query:
             options["propagationPolicy"] = query["propagationPolicy"]
         if "gracePeriodSeconds" in query:
-            options["gracePeriodSeconds"] = query["gracePeriodSeconds"]
+            options["gracePeriodSeconds"] = parse_int64(query["gracePeriodSeconds"])
         _check_dry_run(options.get("dryRun"))
         policy = options.get("propagationPolicy")
         if policy not in (None, "Orphan", "Background", "Foreground"):
