@@ -211,3 +211,24 @@ def test_set_image_on_a_pod_restarts_its_container_with_the_new_image(kube):
                      "jsonpath={.items[*].message}").stdout
     assert events == "Container p definition changed, will be restarted"
     kubectl(kube, "-n", ns, "wait", "--for=condition=Ready", "pod/p", "--timeout=30s")
+
+
+def test_describe_lists_events_of_one_second_in_the_order_they_happened(kube):
+    """Events are named `<object>.<hex unix nanoseconds>` as client-go names them, so the API's name order is
+    their order, and `kubectl describe` (which sorts by a timestamp of one-second precision) tells a rollout's
+    steps in sequence."""
+    ns = new_namespace(kube, "day2")
+    kubectl(kube, "-n", ns, "create", "deployment", "web", "--image=nginx:1", "--replicas=2")
+    kubectl(kube, "-n", ns, "rollout", "status", "deploy/web", "--timeout=30s")
+    kubectl(kube, "-n", ns, "set", "image", "deploy/web", "nginx=nginx:2")
+    kubectl(kube, "-n", ns, "rollout", "status", "deploy/web", "--timeout=30s")
+    events = json.loads(kubectl(kube, "-n", ns, "get", "events", "--field-selector",
+                                "involvedObject.kind=Deployment", "-o", "json").stdout)["items"]
+    assert len(events) >= 4
+    versions = [int(e["metadata"]["resourceVersion"]) for e in events]  # listed in name order
+    assert versions == sorted(versions)
+    described = kubectl(kube, "-n", ns, "describe", "deploy", "web").stdout
+    messages = [line.split("deployment-controller", 1)[1].strip()
+                for line in described.splitlines() if "deployment-controller" in line]
+    assert messages == [e["message"] for e in events]
+    assert messages[0].endswith("from 0 to 2") and messages[-1].endswith("to 0")
