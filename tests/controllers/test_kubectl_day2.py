@@ -188,3 +188,26 @@ def test_rollout_status_reports_an_exceeded_progress_deadline(kube):
     kubectl(kube, "-n", ns, "patch", "deploy", "stuck", "--type=json", "-p",
             '[{"op": "remove", "path": "/spec/template/spec/nodeSelector"}]')
     kubectl(kube, "-n", ns, "rollout", "status", "deploy/stuck", "--timeout=30s")
+
+
+def test_set_image_on_a_pod_restarts_its_container_with_the_new_image(kube):
+    """`kubectl set image pod/...` changes the one mutable field of a Pod's containers: the kubelet stops the
+    container ("definition changed") and starts it again with the new image, counting a restart."""
+    from tests.helpers import eventually
+
+    ns = new_namespace(kube, "day2")
+    kubectl(kube, "-n", ns, "run", "p", "--image=nginx:1")
+    kubectl(kube, "-n", ns, "wait", "--for=condition=Ready", "pod/p", "--timeout=30s")
+    kubectl(kube, "-n", ns, "set", "image", "pod/p", "p=nginx:2")
+
+    def restarted():
+        pod = json.loads(kubectl(kube, "-n", ns, "get", "pod", "p", "-o", "json").stdout)
+        [status] = pod["status"]["containerStatuses"]
+        return status if status["restartCount"] == 1 and "running" in status["state"] else None
+
+    status = eventually(restarted)
+    assert status["image"] == "docker.io/library/nginx:2" and "terminated" in status["lastState"]
+    events = kubectl(kube, "-n", ns, "get", "events", "--field-selector", "reason=Killing", "-o",
+                     "jsonpath={.items[*].message}").stdout
+    assert events == "Container p definition changed, will be restarted"
+    kubectl(kube, "-n", ns, "wait", "--for=condition=Ready", "pod/p", "--timeout=30s")
