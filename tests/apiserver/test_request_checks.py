@@ -13,6 +13,7 @@ from mini_kube.controllers.client import ResourceRef
 from tests.helpers import kubectl
 
 PODS = ResourceRef("", "v1", "pods")
+CONFIGMAPS = ResourceRef("", "v1", "configmaps")
 
 
 def _get(kube, path: str) -> tuple[int, dict]:
@@ -81,3 +82,24 @@ def test_watch_parameter_reads_as_go_bool(mini_kube_session, kube_namespace, que
     with urllib.request.urlopen(request, timeout=10) as response:  # a negative timeout ends a watch at once
         body = response.read()
     assert (b'"kind":"ConfigMapList"' not in body) == watches, body[:200]
+
+
+
+@pytest.mark.parametrize(("query", "answer"), [
+    ("fieldSelector=metadata.name%3Da%5C%2Cb", (200, [])),  # an escaped comma is part of the value
+    ("fieldSelector=metadata.name%3D%3Da%5C%3Db", (200, [])),
+    ("fieldSelector=metadata.name%3D%3Dc%3D", (400, "invalid field selector: unescaped character in value: 61")),
+    ("fieldSelector=metadata.name%3Dc%5Cx", (400, "invalid field selector: invalid escape sequence: \\x")),
+    ("fieldSelector=metadata.name%3Dc%5C", (400, "invalid field selector: invalid escape sequence: \\")),
+    ("fieldSelector=metadata.name+%3D+c", (400, "field label not supported: metadata.name ")),  # nothing trimmed
+    ("fieldSelector=metadata.name%3Dc,,", (200, ["c"])),
+    ("fieldSelector=metadata.name!%3Dc", (200, ["e", "v"])),
+    ("labelSelector=k+notin+()", (200, ["c", "v"])),  # () is the set {""}
+    ("labelSelector=k+in+()", (200, ["e"])),
+])
+def test_selectors_parse_as_upstreams(mini_kube_session, kube_namespace, query, answer):
+    for name, labels in (("c", {}), ("e", {"k": ""}), ("v", {"k": "v"})):
+        mini_kube_session.client.create(CONFIGMAPS, {"metadata": {"name": name, "labels": labels}}, kube_namespace)
+    status, body = _get(mini_kube_session, f"/api/v1/namespaces/{kube_namespace}/configmaps?{query}")
+    got = sorted(i["metadata"]["name"] for i in body["items"]) if status == 200 else body["message"]
+    assert (status, got) == answer
