@@ -11,6 +11,8 @@ from urllib.parse import unquote
 
 from aiohttp import web
 
+from .http.query import go_bool
+
 SPECIAL_VERBS = {"proxy", "watch"}
 NAMESPACE_SUBRESOURCES = {"status", "finalize"}
 METHOD_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete", "GET": "get", "HEAD": "get"}
@@ -31,10 +33,6 @@ class RequestInfo:
     subresource: str = ""
     name: str = ""
     parts: tuple[str, ...] = ()
-
-
-def _truthy(value: str | None) -> bool:
-    return value is not None and value.lower() in ("1", "true")
 
 
 def parse_request_info(method: str, path: str, query: dict[str, str]) -> RequestInfo:
@@ -74,10 +72,10 @@ def parse_request_info(method: str, path: str, query: dict[str, str]) -> Request
         info.name = rest[1]
     info.resource = rest[0]
     if not info.name and info.verb == "get":
-        info.verb = "watch" if _truthy(query.get("watch")) else "list"
+        info.verb = "watch" if go_bool(query.get("watch")) else "list"
     elif not info.name and info.verb == "delete":
         info.verb = "deletecollection"
-    elif info.verb == "get" and _truthy(query.get("watch")):
+    elif info.verb == "get" and go_bool(query.get("watch")):
         info.verb = "watch"
     return info
 

@@ -94,7 +94,7 @@ class LabelSelector:
                 if neg:
                     reqs.append(Requirement(key, "!"))
                 elif set_op:
-                    values = tuple(v.strip() for v in set_values.split(",") if v.strip())
+                    values = tuple(v.strip() for v in set_values.split(","))  # `()` and `(a,)` hold ""
                     reqs.append(Requirement(key, set_op, values))
                 elif eq_op:
                     reqs.append(Requirement(key, "!=" if eq_op == "!=" else "=", (eq_value,)))
@@ -161,6 +161,60 @@ FIELD_LABELS: dict[str, tuple[str, ...]] = {
 }
 
 
+# events.k8s.io/v1 Events are stored in the core shape: their field labels map onto the core ones
+# (AddFieldLabelConversionsForEvent in pkg/apis/events/v1).
+EVENTS_V1_FIELDS = {
+    "metadata.name": "metadata.name", "metadata.namespace": "metadata.namespace", "reason": "reason",
+    "type": "type", "reportingController": "reportingComponent",
+    **{f"regarding.{key}": f"involvedObject.{key}"
+       for key in ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")},
+}
+
+
+def _field_terms(text: str) -> list[str]:
+    """fields.splitTerms: split on commas not escaped with a backslash (the backslash stays in the term)."""
+    terms, start, escaped = [], 0, False
+    for i, ch in enumerate(text):
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch == ",":
+            terms.append(text[start:i])
+            start = i + 1
+    terms.append(text[start:])
+    return terms
+
+
+def _field_term(text: str, term: str) -> tuple[str, str, str]:
+    """fields.splitTerm: the first operator (`!=`, `==`, `=`) splits the term; nothing is trimmed."""
+    for i in range(len(term)):
+        for op in ("!=", "==", "="):
+            if term.startswith(op, i):
+                return term[:i], op, term[i + len(op):]
+    raise bad_request(f"invalid selector: '{text}'; can't understand '{term}'")
+
+
+def _unescape_field_value(value: str) -> str:
+    """fields.UnescapeValue: `\\\\`, `\\,` and `\\=` are literal; a bare `,` or `=`, or another escape, is a 400."""
+    out, escaped = [], False
+    for ch in value:
+        if escaped:
+            if ch not in "\\,=":
+                raise bad_request(f"invalid field selector: invalid escape sequence: \\{ch}")
+            out.append(ch)
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch in ",=":
+            raise bad_request(f"invalid field selector: unescaped character in value: {ord(ch)}")
+        else:
+            out.append(ch)
+    if escaped:
+        raise bad_request("invalid field selector: invalid escape sequence: \\")
+    return "".join(out)
+
+
 @dataclass(frozen=True, slots=True)
 class FieldRequirement:
     field: str
@@ -176,30 +230,26 @@ class FieldSelector:
         self.requirements = requirements
 
     @classmethod
-    def parse(cls, text: str | None, kind: str, extra_fields: tuple[str, ...] = ()) -> FieldSelector:
-        if not text or not text.strip():
+    def parse(cls, text: str | None, kind: str, extra_fields: tuple[str, ...] = (), group: str = "") -> FieldSelector:
+        if not text:
             return cls(())
         # extra_fields: a CRD's selectableFields, JSONPaths (`.spec.color`) selected as `spec.color`
         supported = {"metadata.name", "metadata.namespace", *FIELD_LABELS.get(kind, ()),
                      *(f.removeprefix(".") for f in extra_fields)}
+        aliases = EVENTS_V1_FIELDS if (group, kind) == ("events.k8s.io", "Event") else None
+        if aliases is not None:
+            supported = set(aliases)
         reqs = []
-        for part in text.split(","):
-            part = part.strip()
+        for part in _field_terms(text):
             if not part:
                 continue
-            for op in ("!=", "==", "="):
-                if op in part:
-                    field, value = part.split(op, 1)
-                    break
-            else:
-                raise bad_request(f"invalid selector: '{text}'; can't understand '{part}'")
-            field = field.strip()
+            field, op, value = _field_term(text, part)
             if field not in supported:
                 raise bad_request(f'field label not supported: {field}')
-            getter = _path_getter(field)
-            if kind == "Event" and field == "source":
+            getter = _path_getter(aliases[field] if aliases is not None else field)
+            if kind == "Event" and field == "source" and aliases is None:
                 getter = _path_getter("source.component")
-            reqs.append(FieldRequirement(field, "!=" if op == "!=" else "=", value.strip(), getter))
+            reqs.append(FieldRequirement(field, "!=" if op == "!=" else "=", _unescape_field_value(value), getter))
         return cls(tuple(reqs))
 
     @property

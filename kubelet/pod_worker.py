@@ -56,6 +56,7 @@ class PodWorker:
                 record.state = {"waiting": {"reason": "PodInitializing"}}
         self.specs = {c["name"]: c for c in [*(spec.get("initContainers") or ()), *(spec.get("containers") or ())]}
         self.ephemerals: list[ContainerRecord] = []  # debug containers added through pods/ephemeralcontainers
+        self._changed: set[str] = set()  # containers being stopped because their image changed: started again
         self._ephemeral_tasks: list[asyncio.Task[None]] = []
         self.sandbox: Any = None
         self.ip: str | None = None
@@ -89,6 +90,7 @@ class PodWorker:
         self.pod = pod
         if not meta(pod).get("deletionTimestamp"):
             self._add_ephemerals()
+            self._follow_images()
             return
         self._delete_wanted = True
         grace = meta(pod).get("deletionGracePeriodSeconds")
@@ -106,6 +108,30 @@ class PodWorker:
 
     def record(self, name: str) -> ContainerRecord | None:
         return next((r for r in self.containers + self.inits + self.ephemerals if r.name == name), None)
+
+    def _follow_images(self) -> None:
+        """A container whose image changed (the one mutable field of a Pod's containers) is stopped and started
+        again with the new image, whatever the restart policy, as the kubelet does when a container's
+        definition changes; one not running just gets the new image for its next start."""
+        if self.terminating:
+            return
+        for spec in (self.pod.get("spec") or {}).get("containers") or ():
+            record = self.record(spec.get("name", ""))
+            if record is None or record.init or spec.get("image") == self.specs[record.name].get("image"):
+                continue
+            self.specs[record.name] = spec
+            record.image = spec.get("image", "")
+            if record.running and record.container is not None and record.name not in self._changed:
+                self._changed.add(record.name)
+                self.kubelet.events.emit(self.pod, "Killing",
+                                         f"Container {record.name} definition changed, will be restarted")
+                container = record.container
+                container.signal(signal.SIGTERM)
+                grace = float((self.pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30) or 0)
+                asyncio.get_running_loop().call_later(
+                    grace, lambda c=container, r=record: c.signal(signal.SIGKILL) if r.container is c and r.running
+                    else None)
+            self.mark_dirty()
 
     def _add_ephemerals(self) -> None:
         """Start the ephemeral containers not seen before (each runs once, never restarted, as upstream)."""
@@ -206,6 +232,10 @@ class PodWorker:
             code = await self._run_once(record)
             if code is None or self.terminating:
                 return
+            if record.name in self._changed:  # stopped for a new image: started again at once
+                self._changed.discard(record.name)
+                record.restart_count += 1
+                continue
             if not (self.restart_policy == "Always" or (self.restart_policy == "OnFailure" and code != 0)):
                 return
             if time.monotonic() - started > BACKOFF_RESET:

@@ -11,6 +11,7 @@ from aiohttp import web
 from .. import errors
 from ..http.limits import check_depth
 from ..http.negotiation import decode_body, decode_yaml, plain_json
+from ..http.query import go_bool
 from ..patch import merge_patch, strategic_merge_patch
 from ..patch.gofmt import go_v
 from ..registry.cache import Entry
@@ -149,7 +150,7 @@ async def server_side_apply(handler: ResourceHandler, request: web.Request, res:
     mode = request.query.get("fieldValidation", "") or messages.DEFAULT_MODE
     if mode not in fieldcheck.MODES:
         fieldcheck.check(res, applied, raw, "application/yaml", mode)  # raises upstream's unsupported-value error
-    force = request.query.get("force") in ("true", "1")
+    force = go_bool(request.query.get("force"))
     meta = applied.get("metadata") or {}
     if meta.get("name") and meta["name"] != name:
         raise errors.bad_request(f"the name of the object ({meta['name']}) does not match the name on the URL "

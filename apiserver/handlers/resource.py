@@ -16,11 +16,13 @@ from ..crd.serving import served, serves_raw
 from ..errors import StatusError
 from ..http import responses
 from ..http.negotiation import MAX_BODY, PATCH_TYPES, Target, decode_body, media_type, negotiate
+from ..http.query import parse_int64
 from ..http.tables import build_table
 from ..registry.cache import Entry
 from ..registry.generic import WriteOptions
 from ..requestinfo import RequestInfo
 from ..resources import ResourceType
+from ..schema.fields import type_errors
 from ..selectors import FieldSelector, LabelSelector
 from . import fieldcheck, patching, subresources
 from .watch import serve_watch
@@ -73,14 +75,13 @@ def manager_from_user_agent(user_agent: str) -> str:
     return "".join(ch for ch in user_agent.split("/")[0] if ch.isprintable())[:128]
 
 
+DELETE_OPTIONS = "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions"
+
+
 def _limit(query: Any) -> int:
+    """ListOptions.limit (int64); zero or negative means no limit."""
     value = query.get("limit")
-    if not value:
-        return 0
-    try:
-        return max(int(value), 0)
-    except ValueError:
-        raise errors.bad_request(f'limit: Invalid value: "{value}": must be a non-negative integer') from None
+    return max(parse_int64(value), 0) if value else 0
 
 
 class ResourceHandler:
@@ -154,7 +155,7 @@ class ResourceHandler:
         _check_list_options(query)
         target = self.target(request)
         labels = LabelSelector.parse(query.get("labelSelector"))
-        fields = FieldSelector.parse(query.get("fieldSelector"), res.kind, res.selectable_fields)
+        fields = FieldSelector.parse(query.get("fieldSelector"), res.kind, res.selectable_fields, res.group)
         result = await self.registry.list(
             res, namespace, labels=labels, fields=fields, limit=_limit(query),
             continue_token=query.get("continue", ""), resource_version=query.get("resourceVersion", ""),
@@ -255,12 +256,15 @@ class ResourceHandler:
             decoded = decode_body(raw, request.headers.get("Content-Type") or "application/json")
             if not isinstance(decoded, dict):
                 raise errors.bad_request("DeleteOptions must be an object")
+            problem = type_errors(DELETE_OPTIONS, decoded)
+            if problem:
+                raise errors.bad_request(problem)
             options = decoded
         query = request.query
         if "propagationPolicy" in query:
             options["propagationPolicy"] = query["propagationPolicy"]
         if "gracePeriodSeconds" in query:
-            options["gracePeriodSeconds"] = query["gracePeriodSeconds"]
+            options["gracePeriodSeconds"] = parse_int64(query["gracePeriodSeconds"])
         _check_dry_run(options.get("dryRun"))
         policy = options.get("propagationPolicy")
         if policy not in (None, "Orphan", "Background", "Foreground"):
@@ -276,7 +280,7 @@ class ResourceHandler:
         opts = write_options(request, info, user)
         opts.dry_run = opts.dry_run or bool(options.get("dryRun"))
         labels = LabelSelector.parse(query.get("labelSelector"))
-        fields = FieldSelector.parse(query.get("fieldSelector"), res.kind, res.selectable_fields)
+        fields = FieldSelector.parse(query.get("fieldSelector"), res.kind, res.selectable_fields, res.group)
         deleted = await self.registry.delete_collection(res, namespace, labels, fields, options, opts)
         body = responses.list_dict(res, res.api_version, deleted, self.registry.cache.revision, "", None)
         return responses.encode_dict(body, target)

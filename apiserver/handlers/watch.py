@@ -19,6 +19,7 @@ from mini_kube.store import CompactedError
 from .. import errors
 from ..crd.serving import served, serves_raw
 from ..http.negotiation import JSON, PROTOBUF, negotiate
+from ..http.query import go_bool, parse_int64, resource_version
 from ..http.tables import build_table
 from ..registry.cache import CacheEvent, Entry, to_cache_event
 from ..resources import ResourceType
@@ -124,22 +125,9 @@ def _classify(event: CacheEvent, labels: LabelSelector, fields: FieldSelector, n
     return None
 
 
-def parse_timeout_seconds(text: str | None) -> int:
-    """`timeoutSeconds` as upstream reads it: a whole number of seconds (int64), or 400."""
-    if not text:
-        return 0
-    try:
-        value = int(text)
-        if not -(2**63) <= value < 2**63:
-            raise ValueError
-    except ValueError:
-        raise errors.bad_request(f'strconv.ParseInt: parsing "{text}": '
-                                 f'{"value out of range" if text.lstrip("-").isdigit() else "invalid syntax"}') from None
-    return max(value, 0)
-
-
-def _truthy(value: str | None) -> bool:
-    return value is not None and value.lower() in ("1", "true")
+def parse_timeout_seconds(text: str | None) -> int | None:
+    """`timeoutSeconds` as upstream reads it: a whole number of seconds (int64), or 400; None when not given."""
+    return parse_int64(text) if text else None
 
 
 async def serve_watch(server: ApiServer, request: web.Request, res: ResourceType, namespace: str | None,
@@ -148,23 +136,20 @@ async def serve_watch(server: ApiServer, request: web.Request, res: ResourceType
     target = negotiate(request.headers.get("Accept"))
     media = PROTOBUF if target.media == PROTOBUF else JSON
     labels = LabelSelector.parse(query.get("labelSelector"))
-    fields = FieldSelector.parse(query.get("fieldSelector"), res.kind, res.selectable_fields)
+    fields = FieldSelector.parse(query.get("fieldSelector"), res.kind, res.selectable_fields, res.group)
     name = name or fields.single_name() or ""
     rv_text = query.get("resourceVersion", "")
-    bookmarks = _truthy(query.get("allowWatchBookmarks"))
+    bookmarks = go_bool(query.get("allowWatchBookmarks"))
     send_initial = query.get("sendInitialEvents")
     if send_initial is not None and query.get("resourceVersionMatch") != "NotOlderThan":
         raise errors.invalid_object("ListOptions", "meta.k8s.io", "", [errors.forbidden(
             "resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan")])
-    initial = _truthy(send_initial) if send_initial is not None else rv_text in ("", "0")
-    timeout = float(parse_timeout_seconds(query.get("timeoutSeconds")) or DEFAULT_TIMEOUT)
+    initial = go_bool(send_initial) if send_initial is not None else rv_text in ("", "0")
+    seconds = parse_timeout_seconds(query.get("timeoutSeconds"))
+    timeout = float(DEFAULT_TIMEOUT if not seconds else max(seconds, 0))  # negative: ends at once, as upstream
     start_rv = 0
     if rv_text and rv_text != "0":
-        try:
-            start_rv = int(rv_text)
-        except ValueError:
-            raise errors.bad_request(f'invalid resource version: strconv.ParseUint: parsing "{rv_text}": '
-                                     "invalid syntax") from None
+        start_rv = resource_version(rv_text)
 
     cache = server.cache
     watcher = cache.watch(res.key_prefix, namespace if res.namespaced else None)
@@ -182,7 +167,7 @@ async def serve_watch(server: ApiServer, request: web.Request, res: ResourceType
                     continue
                 if labels.matches(meta.get("labels")) and fields.matches(entry.obj):
                     pending.append(encoder.initial(entry))
-            if _truthy(send_initial) and bookmarks:
+            if go_bool(send_initial) and bookmarks:
                 pending.append(encoder.raw("BOOKMARK", _bookmark(res, snapshot_rv, True)))
         else:
             scope = _key_prefix(res, namespace)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import errors
+from .query import go_bool
 
 MUTATING = {"create", "update", "patch", "delete", "deletecollection"}
 LONG_RUNNING_SUBRESOURCES = {"exec", "attach", "portforward", "proxy"}
@@ -16,7 +17,7 @@ LONG_RUNNING_SUBRESOURCES = {"exec", "attach", "portforward", "proxy"}
 def long_running(info: Any, query: Any) -> bool:
     if info.verb in ("watch", "proxy") or info.subresource in LONG_RUNNING_SUBRESOURCES:
         return True
-    return info.subresource == "log" and query.get("follow") in ("1", "true")
+    return info.subresource == "log" and go_bool(query.get("follow"))
 
 
 class InflightLimiter:

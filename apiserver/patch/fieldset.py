@@ -4,7 +4,7 @@
 - `compare`: what changed between two versions of an object (added, modified, removed field sets).
 - `ensure_named_fields`: a set plus the declared struct fields leading to its members.
 - `validate_applied`: the checks upstream runs on an apply configuration (undeclared fields, list-map
-  items without keys, duplicates), with upstream's wording.
+  items without keys, duplicates, values of the wrong type), with upstream's wording.
 
 Lists are atomic unless associative: a list-map item is `k:{...}` by its key fields, a set item `v:...`.
 A value whose shape disagrees with its schema is treated as an atomic leaf.
@@ -12,6 +12,7 @@ A value whose shape disagrees with its schema is treated as an atomic leaf.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from mini_kube.apiserver.patch.fieldpath import (
@@ -312,3 +313,76 @@ def _validate(value: Any, node: SchemaNode | None, path: list[str], errors: list
             path.append(pe)
             _validate(item, items, path, errors)
             path.pop()
+        return
+    problem = _type_problem(value, node)
+    if problem:
+        errors.append(f"{path_string(path)}: {problem}" if path else problem)
+
+
+def _type_problem(value: Any, node: SchemaNode) -> str:
+    """structured-merge-diff's complaint about a value its schema does not allow (validateScalar, mapValue,
+    listValue), or ""; null is always allowed."""
+    if value is None or node.kind == "any":
+        return ""
+    if node.kind == "map":
+        return "" if isinstance(value, dict) else f"expected map, got &{{{_go_v(value)}}}"
+    if node.kind == "list":
+        return "" if isinstance(value, list) else f"expected list, got &{{{_go_v(value)}}}"
+    types = node.schema.get("type")
+    types = {types} if isinstance(types, str) else set(types or ())
+    if types & {"integer", "number"}:
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        return "" if ok else f"expected numeric (int or float), got {_go_type(value)}"
+    if "string" in types:
+        ok = isinstance(value, str)
+        return "" if ok else f"expected string, got &value.valueUnstructured{{Value:{_go_sharp(value)}}}"
+    if "boolean" in types:
+        return "" if isinstance(value, bool) else f"expected boolean, got &{{{_go_v(value)}}}"
+    ok = not isinstance(value, dict | list)
+    return "" if ok else f"expected any scalar, got &{{{_go_v(value)}}}"
+
+
+def _go_type(value: Any) -> str:
+    """Go's %T of a decoded JSON value."""
+    for kind, name in ((bool, "bool"), (int, "int64"), (float, "float64"), (str, "string"),
+                       (dict, "map[string]interface {}"), (list, "[]interface {}")):
+        if isinstance(value, kind):
+            return name
+    return "<nil>"
+
+
+def _go_float(value: float) -> str:
+    text = repr(value)
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        return f"{mantissa}e{'-' if exponent.startswith('-') else '+'}{exponent.lstrip('+-').zfill(2)}"
+    return text.removesuffix(".0")
+
+
+def _go_v(value: Any) -> str:
+    """Go's %v of a decoded JSON value."""
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return _go_float(value)
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{_go_v(value[k])}" for k in sorted(value)) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(_go_v(v) for v in value) + "]"
+    return str(value)
+
+
+def _go_sharp(value: Any) -> str:
+    """Go's %#v of a decoded JSON value."""
+    if value is None:
+        return "interface {}(nil)"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, dict):
+        return "map[string]interface {}{" + ", ".join(f"{json.dumps(k)}:{_go_sharp(value[k])}"
+                                                       for k in sorted(value)) + "}"
+    if isinstance(value, list):
+        return "[]interface {}{" + ", ".join(_go_sharp(v) for v in value) + "}"
+    return _go_v(value)

@@ -48,15 +48,23 @@ def before_delete(strategy: Any, obj: dict[str, Any], options: dict[str, Any]) -
             return Decision()  # at zero already (or never set): delete now, finalizers permitting
         if requested is None or requested >= current:
             return Decision(pending=True)  # only a shorter grace period may be asked for
-        start = _parse(meta["deletionTimestamp"]) - timedelta(seconds=current)
-        end = start + timedelta(seconds=requested)
+        start = _shift(_parse(meta["deletionTimestamp"]), -current)
+        end = _shift(start, requested)
         if end < now:  # the whole period has passed: as short as possible, yet still graceful unless zero
             end, requested = now, (1 if requested else 0)
         return Decision(period=requested, timestamp=_format(end))
     period = strategy.grace_period(obj, requested)
     if period is None:
         return Decision()
-    return Decision(period=period, timestamp=_format(now + timedelta(seconds=period)))
+    return Decision(period=period, timestamp=_format(_shift(now, period)))
+
+
+def _shift(moment: datetime, seconds: int) -> datetime:
+    """`moment` plus `seconds`, held within the years datetime can hold (a grace period may be any int64)."""
+    try:
+        return moment + timedelta(seconds=seconds)
+    except OverflowError:
+        return datetime.max.replace(tzinfo=UTC) if seconds > 0 else datetime.min.replace(tzinfo=UTC)
 
 
 def _parse(value: str) -> datetime:

@@ -21,6 +21,7 @@ from mini_kube.store.errors import CompactedError, FutureRevisionError
 
 from .. import errors
 from ..errors import StatusError
+from ..http.query import resource_version
 from ..resources import ResourceRegistry, ResourceType
 from ..schema.definitions import definition_name
 from ..schema.zero_values import fill_zero_values
@@ -185,13 +186,7 @@ class Registry:
         return ListResult(entries, revision)
 
     def _parse_rv(self, value: str) -> int:
-        try:
-            revision = int(value)
-            if revision < 0:
-                raise ValueError
-            return revision
-        except ValueError:
-            raise errors.bad_request(f'invalid resource version: strconv.ParseUint: parsing "{value}": invalid syntax') from None
+        return resource_version(value)
 
     async def _list_from_store(self, prefix: str, revision: int, start: str | None, labels: LabelSelector,
                                fields: FieldSelector, limit: int) -> ListResult:

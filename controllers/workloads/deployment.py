@@ -244,6 +244,49 @@ class DeploymentController(Controller):
             with contextlib.suppress(NotFound):
                 await self.client.delete(REPLICASETS, meta(rs)["name"], meta(rs)["namespace"])
 
+    @staticmethod
+    def _progressing(d: dict[str, Any], status: dict[str, Any], new: dict[str, Any],
+                     current: dict[str, Any] | None) -> tuple[dict[str, Any], float | None]:
+        """The Progressing condition as upstream's syncRolloutStatus sets it, and when to look again: complete
+        once every replica is updated and available; progressing (lastUpdateTime renewed) while updated, ready or
+        available replicas grow or old ones go; ProgressDeadlineExceeded once nothing has moved for
+        progressDeadlineSeconds since the last progress."""
+        spec = d.get("spec") or {}
+        replicas = int(spec.get("replicas", 1))
+        name = meta(new)["name"]
+        deadline = spec.get("progressDeadlineSeconds", 600)
+        if deadline is None or int(deadline) == 2**31 - 1:  # no deadline: progress is not estimated
+            return current or _condition("Progressing", "True", "ReplicaSetUpdated",
+                                         f'ReplicaSet "{name}" is progressing.', None), None
+        if current and current.get("reason") == "NewReplicaSetAvailable" and \
+                status["replicas"] == status["updatedReplicas"]:
+            return current, None  # a finished rollout: nothing to estimate
+        before = d.get("status") or {}
+        was = lambda key: int(before.get(key) or 0)  # noqa: E731
+        if status["updatedReplicas"] == status["replicas"] == status["availableReplicas"] == replicas:
+            return _condition("Progressing", "True", "NewReplicaSetAvailable",
+                              f'ReplicaSet "{name}" has successfully progressed.', current), None
+        progressed = (f'"{name}"' not in (current or {}).get("message", "")  # a new rollout starts afresh
+                      or status["updatedReplicas"] > was("updatedReplicas")
+                      or status["replicas"] - status["updatedReplicas"] < was("replicas") - was("updatedReplicas")
+                      or status["readyReplicas"] > was("readyReplicas")
+                      or status["availableReplicas"] > was("availableReplicas"))
+        if progressed or current is None or (current.get("status") != "True"
+                                             and current.get("reason") != "ProgressDeadlineExceeded"):
+            stamp = now()
+            transition = current.get("lastTransitionTime") if current and current.get("status") == "True" else stamp
+            return {"type": "Progressing", "status": "True", "lastUpdateTime": stamp,
+                    "lastTransitionTime": transition, "reason": "ReplicaSetUpdated",
+                    "message": f'ReplicaSet "{name}" is progressing.'}, float(deadline)
+        if current.get("reason") == "ProgressDeadlineExceeded":
+            return current, None
+        since = parse_time(current.get("lastUpdateTime"))
+        left = float(deadline) - ((dt.datetime.now(dt.UTC) - since).total_seconds() if since else 0.0)
+        if left < 0:
+            return _condition("Progressing", "False", "ProgressDeadlineExceeded",
+                              f'ReplicaSet "{name}" has timed out progressing.', current), None
+        return current, left + 0.5
+
     async def _status(self, d: dict[str, Any], owned: list[dict[str, Any]], new: dict[str, Any] | None,
                       paused: bool = False) -> Result | None:
         spec = d.get("spec") or {}
@@ -270,26 +313,7 @@ class DeploymentController(Controller):
             conditions.append(_condition("Progressing", "Unknown", "DeploymentPaused", "Deployment is paused",
                                          progressing))
         elif new is not None:
-            name = meta(new)["name"]
-            complete = (status["updatedReplicas"] == replicas and status["replicas"] == replicas
-                        and status["availableReplicas"] >= replicas)
-            if complete:
-                condition = _condition("Progressing", "True", "NewReplicaSetAvailable",
-                                       f'ReplicaSet "{name}" has successfully progressed.', progressing)
-            else:
-                condition = _condition("Progressing", "True", "ReplicaSetUpdated",
-                                       f'ReplicaSet "{name}" is progressing.', progressing)
-                deadline = float(spec.get("progressDeadlineSeconds", 600))
-                changed = dict(status) != {k: (d.get("status") or {}).get(k) for k in status}
-                since = parse_time((progressing or {}).get("lastUpdateTime"))
-                if progressing and not changed and since and \
-                        (dt.datetime.now(dt.UTC) - since).total_seconds() > deadline:
-                    condition = _condition("Progressing", "False", "ProgressDeadlineExceeded",
-                                           f'ReplicaSet "{name}" has timed out progressing.', progressing)
-                elif not changed and progressing and progressing.get("reason") == "ProgressDeadlineExceeded":
-                    condition = progressing
-                else:
-                    requeue = deadline
+            condition, requeue = self._progressing(d, status, new, progressing)
             conditions.append(condition)
         status["conditions"] = conditions
         current = d.get("status") or {}
@@ -299,8 +323,9 @@ class DeploymentController(Controller):
         if revised:  # the Deployment carries its new ReplicaSet's revision (SetDeploymentRevision)
             annotations[REVISION] = str(revision(new))
         if revised or any(current.get(k) != v for k, v in comparable.items()) or [
-                (c["type"], c["status"], c["reason"]) for c in conditions] != [
-                (c.get("type"), c.get("status"), c.get("reason")) for c in current.get("conditions") or ()]:
+                (c["type"], c["status"], c["reason"], c["message"]) for c in conditions] != [
+                (c.get("type"), c.get("status"), c.get("reason"), c.get("message"))
+                for c in current.get("conditions") or ()]:
             body = {k: v for k, v in status.items() if v or k in ("observedGeneration", "replicas", "conditions")}
             body["collisionCount"] = current.get("collisionCount")
             body = {k: v for k, v in body.items() if v is not None}

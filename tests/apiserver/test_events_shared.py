@@ -52,3 +52,22 @@ def test_core_event_reads_through_events_api(mini_kube_session, kube_namespace):
     assert again["note"] == "patched" and again["deprecatedCount"] == 3
     watched = client.list(EVENTS, kube_namespace)
     assert [(e["apiVersion"], e["note"]) for e in watched["items"]] == [("events.k8s.io/v1", "patched")]
+
+
+def test_events_api_field_selectors_use_its_own_field_names(mini_kube_session, kube_namespace):
+    """events.k8s.io/v1 selects on regarding.*, reportingController, reason and type (mapped onto the core
+    fields the store holds); the core names are not its labels (upstream's AddFieldLabelConversionsForEvent)."""
+    client = mini_kube_session.client
+    for name, target, kind in (("s1", "a", "Warning"), ("s2", "b", "Normal")):
+        client.create(CORE, {"metadata": {"name": name}, "reason": "Sel", "message": name, "type": kind,
+                             "reportingComponent": "example.com/sel", "reportingInstance": "i",
+                             "involvedObject": {"kind": "Pod", "name": target, "namespace": kube_namespace}},
+                      kube_namespace)
+    out = kubectl(mini_kube_session, "-n", kube_namespace, "get", "events.v1.events.k8s.io", "-o", "name",
+                  "--field-selector", "regarding.name=a,reportingController=example.com/sel").stdout
+    assert out.split() == ["event.events.k8s.io/s1"]
+    warnings = client.list(EVENTS, kube_namespace, fieldSelector="type=Warning,regarding.kind=Pod")
+    assert [e["metadata"]["name"] for e in warnings["items"]] == ["s1"]
+    refused = kubectl(mini_kube_session, "-n", kube_namespace, "get", "events.v1.events.k8s.io",
+                      "--field-selector", "involvedObject.name=a", check=False)
+    assert refused.returncode != 0 and "field label not supported: involvedObject.name" in refused.stderr

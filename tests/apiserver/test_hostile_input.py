@@ -62,3 +62,42 @@ def test_malformed_quantities_are_bad_requests(mini_kube_session, kube_namespace
     status, answer = _send(mini_kube_session, "POST", path, _pod("q", cpu))
     assert (status, answer["reason"]) == (400, "BadRequest"), answer
     assert answer["message"].startswith('Pod in version "v1" cannot be handled as a Pod: ' + message)
+
+
+def _bound_pod(kube, path: str, name: str) -> None:
+    body = {"metadata": {"name": name}, "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "i"}]}}
+    assert _send(kube, "POST", path, json.dumps(body).encode())[0] == 201
+
+
+@pytest.mark.parametrize(("query", "body"), [("?gracePeriodSeconds=10000000000000", None),
+                                             ("", {"gracePeriodSeconds": 9223372036854775807})])
+def test_a_huge_grace_period_is_not_a_500(mini_kube_session, kube_namespace, query, body):
+    """A grace period past year 9999 was an OverflowError (500); the deletion time is held at the last second."""
+    path = f"/api/v1/namespaces/{kube_namespace}/pods"
+    _bound_pod(mini_kube_session, path, "g")
+    status, answer = _send(mini_kube_session, "DELETE", f"{path}/g{query}",
+                           json.dumps(body).encode() if body else None)
+    assert status == 200, answer
+    assert answer["metadata"]["deletionTimestamp"] == "9999-12-31T23:59:59Z"
+
+
+@pytest.mark.parametrize(("query", "body", "message"), [
+    ("?gracePeriodSeconds=99999999999999999999", None,
+     'strconv.ParseInt: parsing "99999999999999999999": value out of range'),
+    ("?gracePeriodSeconds=1_0", None, 'strconv.ParseInt: parsing "1_0": invalid syntax'),
+    ("", {"gracePeriodSeconds": 1.5},
+     "json: cannot unmarshal number 1.5 into Go struct field DeleteOptions.gracePeriodSeconds of type int64"),
+    ("", {"gracePeriodSeconds": True},
+     "json: cannot unmarshal bool into Go struct field DeleteOptions.gracePeriodSeconds of type int64"),
+    ("", {"preconditions": "x"},  # was a 500 (AttributeError)
+     "json: cannot unmarshal string into Go struct field DeleteOptions.preconditions of type v1.Preconditions"),
+    ("", {"orphanDependents": "yes"},
+     "json: cannot unmarshal string into Go struct field DeleteOptions.orphanDependents of type bool"),
+])
+def test_bad_delete_options_are_bad_requests(mini_kube_session, kube_namespace, query, body, message):
+    path = f"/api/v1/namespaces/{kube_namespace}/pods"
+    _bound_pod(mini_kube_session, path, "g")
+    status, answer = _send(mini_kube_session, "DELETE", f"{path}/g{query}",
+                           json.dumps(body).encode() if body else None)
+    assert (status, answer["reason"], answer["message"]) == (400, "BadRequest", message)
+    assert "deletionTimestamp" not in _send(mini_kube_session, "GET", f"{path}/g")[1]["metadata"]

@@ -13,6 +13,7 @@ from mini_kube.controllers.client import ResourceRef
 from tests.helpers import kubectl
 
 PODS = ResourceRef("", "v1", "pods")
+CONFIGMAPS = ResourceRef("", "v1", "configmaps")
 
 
 def _get(kube, path: str) -> tuple[int, dict]:
@@ -55,7 +56,50 @@ def test_discovery_lists_the_pod_stream_subresources(mini_kube_session):
     ("labelSelector=" + "k" * 64 + "%3Dv", 400, "name part must be no more than 63 characters"),
     ("labelSelector=k%3D" + "v" * 64, 400, "must be no more than 63 characters"),
     ("labelSelector=" + "p" * 254 + "/k%3Dv", 400, "prefix part must be no more than 253 characters"),
+    ("limit=abc", 400, 'strconv.ParseInt: parsing "abc": invalid syntax'),
+    ("limit=1_0", 400, 'strconv.ParseInt: parsing "1_0": invalid syntax'),  # Python's int() took these three
+    ("limit=%D9%A1", 400, 'strconv.ParseInt: parsing "\u0661": invalid syntax'),
+    ("timeoutSeconds=%201", 400, 'strconv.ParseInt: parsing " 1": invalid syntax'),
+    ("limit=99999999999999999999", 400, 'strconv.ParseInt: parsing "99999999999999999999": value out of range'),
+    ("resourceVersion=1_0", 400, 'invalid resource version: strconv.ParseUint: parsing "1_0": invalid syntax'),
+    ("resourceVersion=%2B5", 400, 'invalid resource version: strconv.ParseUint: parsing "+5": invalid syntax'),
+    ("resourceVersion=99999999999999999999", 400,  # was a 504 after waiting for that revision
+     'invalid resource version: strconv.ParseUint: parsing "99999999999999999999": value out of range'),
+    ("watch=1&resourceVersion=99999999999999999999", 400, "value out of range"),
 ])
 def test_list_and_watch_options_are_checked(mini_kube_session, kube_namespace, query, code, fragment):
     status, body = _get(mini_kube_session, f"/api/v1/namespaces/{kube_namespace}/configmaps?{query}")
     assert status == code and fragment in body["message"], body
+
+
+@pytest.mark.parametrize(("query", "watches"), [
+    ("watch=yes", True), ("watch", True), ("watch=TRUE", True), ("watch=FALSE", False), ("watch=0", False),
+])
+def test_watch_parameter_reads_as_go_bool(mini_kube_session, kube_namespace, query, watches):
+    """runtime.Convert_Slice_string_To_bool: only `0` and `false` (any case) are false."""
+    request = urllib.request.Request(
+        mini_kube_session.url + f"/api/v1/namespaces/{kube_namespace}/configmaps?{query}&timeoutSeconds=-1")
+    with urllib.request.urlopen(request, timeout=10) as response:  # a negative timeout ends a watch at once
+        body = response.read()
+    assert (b'"kind":"ConfigMapList"' not in body) == watches, body[:200]
+
+
+
+@pytest.mark.parametrize(("query", "answer"), [
+    ("fieldSelector=metadata.name%3Da%5C%2Cb", (200, [])),  # an escaped comma is part of the value
+    ("fieldSelector=metadata.name%3D%3Da%5C%3Db", (200, [])),
+    ("fieldSelector=metadata.name%3D%3Dc%3D", (400, "invalid field selector: unescaped character in value: 61")),
+    ("fieldSelector=metadata.name%3Dc%5Cx", (400, "invalid field selector: invalid escape sequence: \\x")),
+    ("fieldSelector=metadata.name%3Dc%5C", (400, "invalid field selector: invalid escape sequence: \\")),
+    ("fieldSelector=metadata.name+%3D+c", (400, "field label not supported: metadata.name ")),  # nothing trimmed
+    ("fieldSelector=metadata.name%3Dc,,", (200, ["c"])),
+    ("fieldSelector=metadata.name!%3Dc", (200, ["e", "v"])),
+    ("labelSelector=k+notin+()", (200, ["c", "v"])),  # () is the set {""}
+    ("labelSelector=k+in+()", (200, ["e"])),
+])
+def test_selectors_parse_as_upstreams(mini_kube_session, kube_namespace, query, answer):
+    for name, labels in (("c", {}), ("e", {"k": ""}), ("v", {"k": "v"})):
+        mini_kube_session.client.create(CONFIGMAPS, {"metadata": {"name": name, "labels": labels}}, kube_namespace)
+    status, body = _get(mini_kube_session, f"/api/v1/namespaces/{kube_namespace}/configmaps?{query}")
+    got = sorted(i["metadata"]["name"] for i in body["items"]) if status == 200 else body["message"]
+    assert (status, got) == answer

@@ -166,3 +166,69 @@ def test_debug_adds_ephemeral_containers_only_through_their_subresource(kube):
     pod = kube.client.get(pods, "p", ns)
     assert sorted(c["name"] for c in pod["spec"]["ephemeralContainers"]) == ["dbg", "dbg3"]
     assert pod["metadata"]["labels"] == {"app": "p"} and "activeDeadlineSeconds" not in pod["spec"]
+
+
+def test_rollout_status_reports_an_exceeded_progress_deadline(kube):
+    """A rollout whose Pods never become available (here: nowhere to schedule them) gets Progressing=False,
+    ProgressDeadlineExceeded after progressDeadlineSeconds without progress, so `kubectl rollout status` fails
+    as on a real cluster; a fixed template starts afresh and completes."""
+    ns = new_namespace(kube, "day2")
+    deployment = json.loads(kubectl(kube, "-n", ns, "create", "deployment", "stuck", "--image=x", "--dry-run=client",
+                                    "-o", "json").stdout)
+    deployment["spec"]["progressDeadlineSeconds"] = 1
+    deployment["spec"]["template"]["spec"]["nodeSelector"] = {"no-such": "node"}
+    kubectl(kube, "-n", ns, "apply", "-f", "-", input=json.dumps(deployment))
+    stuck = kubectl(kube, "-n", ns, "rollout", "status", "deploy/stuck", "--timeout=30s", check=False)
+    assert stuck.returncode == 1 and 'error: deployment "stuck" exceeded its progress deadline' in stuck.stderr
+    conditions = json.loads(kubectl(kube, "-n", ns, "get", "deploy", "stuck", "-o", "json").stdout)["status"][
+        "conditions"]
+    progressing = next(c for c in conditions if c["type"] == "Progressing")
+    assert (progressing["status"], progressing["reason"]) == ("False", "ProgressDeadlineExceeded")
+    assert progressing["message"].endswith("has timed out progressing.")
+    kubectl(kube, "-n", ns, "patch", "deploy", "stuck", "--type=json", "-p",
+            '[{"op": "remove", "path": "/spec/template/spec/nodeSelector"}]')
+    kubectl(kube, "-n", ns, "rollout", "status", "deploy/stuck", "--timeout=30s")
+
+
+def test_set_image_on_a_pod_restarts_its_container_with_the_new_image(kube):
+    """`kubectl set image pod/...` changes the one mutable field of a Pod's containers: the kubelet stops the
+    container ("definition changed") and starts it again with the new image, counting a restart."""
+    from tests.helpers import eventually
+
+    ns = new_namespace(kube, "day2")
+    kubectl(kube, "-n", ns, "run", "p", "--image=nginx:1")
+    kubectl(kube, "-n", ns, "wait", "--for=condition=Ready", "pod/p", "--timeout=30s")
+    kubectl(kube, "-n", ns, "set", "image", "pod/p", "p=nginx:2")
+
+    def restarted():
+        pod = json.loads(kubectl(kube, "-n", ns, "get", "pod", "p", "-o", "json").stdout)
+        [status] = pod["status"]["containerStatuses"]
+        return status if status["restartCount"] == 1 and "running" in status["state"] else None
+
+    status = eventually(restarted)
+    assert status["image"] == "docker.io/library/nginx:2" and "terminated" in status["lastState"]
+    events = kubectl(kube, "-n", ns, "get", "events", "--field-selector", "reason=Killing", "-o",
+                     "jsonpath={.items[*].message}").stdout
+    assert events == "Container p definition changed, will be restarted"
+    kubectl(kube, "-n", ns, "wait", "--for=condition=Ready", "pod/p", "--timeout=30s")
+
+
+def test_describe_lists_events_of_one_second_in_the_order_they_happened(kube):
+    """Events are named `<object>.<hex unix nanoseconds>` as client-go names them, so the API's name order is
+    their order, and `kubectl describe` (which sorts by a timestamp of one-second precision) tells a rollout's
+    steps in sequence."""
+    ns = new_namespace(kube, "day2")
+    kubectl(kube, "-n", ns, "create", "deployment", "web", "--image=nginx:1", "--replicas=2")
+    kubectl(kube, "-n", ns, "rollout", "status", "deploy/web", "--timeout=30s")
+    kubectl(kube, "-n", ns, "set", "image", "deploy/web", "nginx=nginx:2")
+    kubectl(kube, "-n", ns, "rollout", "status", "deploy/web", "--timeout=30s")
+    events = json.loads(kubectl(kube, "-n", ns, "get", "events", "--field-selector",
+                                "involvedObject.kind=Deployment", "-o", "json").stdout)["items"]
+    assert len(events) >= 4
+    versions = [int(e["metadata"]["resourceVersion"]) for e in events]  # listed in name order
+    assert versions == sorted(versions)
+    described = kubectl(kube, "-n", ns, "describe", "deploy", "web").stdout
+    messages = [line.split("deployment-controller", 1)[1].strip()
+                for line in described.splitlines() if "deployment-controller" in line]
+    assert messages == [e["message"] for e in events]
+    assert messages[0].endswith("from 0 to 2") and messages[-1].endswith("to 0")

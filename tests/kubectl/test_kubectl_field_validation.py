@@ -83,6 +83,26 @@ def test_server_side_apply_rejects_unknown_fields_in_the_typed_conversion(kc: Ku
     assert kc.run("get", "deploy", "web", check=False).returncode == 1
 
 
+def test_server_side_apply_rejects_values_of_the_wrong_type(kc: Kubectl):
+    """YAML 1.1 reads `image: y` as true: the typed conversion refuses it (and a string replica count) as
+    structured-merge-diff words it, and nothing is stored; a client-side apply fails in decoding, as upstream."""
+    ns = kc.namespace
+    wrong = json.loads(deployment(ns, name="typed", replicas=1))
+    wrong["spec"]["template"]["spec"]["containers"][0]["image"] = True
+    done = kc.run("apply", "--server-side", "-f", "-", input=json.dumps(wrong), check=False)
+    assert done.returncode == 1
+    assert done.stderr == (f"Error from server: failed to create typed patch object ({ns}/typed; apps/v1, "
+                           'Kind=Deployment): .spec.template.spec.containers[name="nginx"].image: expected string, '
+                           "got &value.valueUnstructured{Value:true}\n")
+    wrong = json.loads(deployment(ns, name="typed", replicas=1))
+    wrong["spec"]["replicas"] = "3"
+    wrong["spec"]["paused"] = "yes"
+    done = kc.run("apply", "--server-side", "-f", "-", input=json.dumps(wrong), check=False)
+    assert ".spec.replicas: expected numeric (int or float), got string" in done.stderr
+    assert ".spec.paused: expected boolean, got &{yes}" in done.stderr
+    assert kc.run("get", "deploy", "typed", check=False).returncode == 1
+
+
 def test_duplicated_fields_sent_raw(kc: Kubectl, tmp_path):
     """kubectl itself keeps the last of repeated keys; raw requests reach the server with them."""
     ns = kc.namespace
