@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import datetime as dt
 import logging
-import secrets
 import time
 from typing import Any
 
@@ -36,6 +35,7 @@ class EventRecorder:
         self.host = host
         self._queue: asyncio.Queue[tuple[dict[str, Any], str, str, str]] = asyncio.Queue(QUEUE_LIMIT)
         self._seen: dict[tuple[str, str, str, str], tuple[str, str, int, float]] = {}
+        self._stamp = 0  # the last event name's nanoseconds (names stay unique and ordered)
         self._task: asyncio.Task[None] | None = None
         self.dropped = 0
 
@@ -83,7 +83,10 @@ class EventRecorder:
                 return
             except ApiError:
                 pass  # gone (expired or deleted): create a new one
-        name = f"{meta.get('name', 'object')}.{secrets.token_hex(8)}"
+        # `<object>.<hex unix nanoseconds>` as client-go names them: by name is by time, which is how `kubectl
+        # describe` orders events that share a second
+        self._stamp = max(time.time_ns(), self._stamp + 1)
+        name = f"{meta.get('name', 'object')}.{self._stamp:x}"
         api_version = obj.get("apiVersion", "")
         event = {
             "metadata": {"name": name, "namespace": namespace},

@@ -211,3 +211,41 @@ def test_set_image_on_a_pod_restarts_its_container_with_the_new_image(kube):
                      "jsonpath={.items[*].message}").stdout
     assert events == "Container p definition changed, will be restarted"
     kubectl(kube, "-n", ns, "wait", "--for=condition=Ready", "pod/p", "--timeout=30s")
+
+
+def test_describe_lists_events_of_one_second_in_the_order_they_happened(kube):
+    """Events are named `<object>.<hex unix nanoseconds>` as client-go names them, so the API's name order is
+    their order, and `kubectl describe` (which sorts by a timestamp of one-second precision) tells a rollout's
+    steps in sequence."""
+    ns = new_namespace(kube, "day2")
+    kubectl(kube, "-n", ns, "create", "deployment", "web", "--image=nginx:1", "--replicas=2")
+    kubectl(kube, "-n", ns, "rollout", "status", "deploy/web", "--timeout=30s")
+    kubectl(kube, "-n", ns, "set", "image", "deploy/web", "nginx=nginx:2")
+    kubectl(kube, "-n", ns, "rollout", "status", "deploy/web", "--timeout=30s")
+    events = json.loads(kubectl(kube, "-n", ns, "get", "events", "--field-selector",
+                                "involvedObject.kind=Deployment", "-o", "json").stdout)["items"]
+    assert len(events) >= 4
+    versions = [int(e["metadata"]["resourceVersion"]) for e in events]  # listed in name order
+    assert versions == sorted(versions)
+    described = kubectl(kube, "-n", ns, "describe", "deploy", "web").stdout
+    messages = [line.split("deployment-controller", 1)[1].strip()
+                for line in described.splitlines() if "deployment-controller" in line]
+    assert messages == [e["message"] for e in events]
+    assert messages[0].endswith("from 0 to 2") and messages[-1].endswith("to 0")
+
+
+def test_scaling_a_deployment_updates_its_replicasets_replica_annotations(kube):
+    """The ReplicaSet a Deployment scales carries the Deployment's desired and maximum (desired + surge) replica
+    counts in its annotations, as kube-controller-manager's scaleReplicaSet keeps them (`kubectl describe rs`)."""
+    ns = new_namespace(kube, "day2")
+    kubectl(kube, "-n", ns, "create", "deployment", "web", "--image=nginx:1", "--replicas=2")
+    kubectl(kube, "-n", ns, "rollout", "status", "deploy/web", "--timeout=30s")
+    kubectl(kube, "-n", ns, "scale", "deploy/web", "--current-replicas=2", "--replicas=5")
+    kubectl(kube, "-n", ns, "rollout", "status", "deploy/web", "--timeout=30s")
+    [rs] = json.loads(kubectl(kube, "-n", ns, "get", "rs", "-o", "json").stdout)["items"]
+    annotations = rs["metadata"]["annotations"]
+    assert rs["spec"]["replicas"] == 5
+    assert (annotations["deployment.kubernetes.io/desired-replicas"],
+            annotations["deployment.kubernetes.io/max-replicas"]) == ("5", "7")  # surge: 25% of 5, rounded up
+    refused = kubectl(kube, "-n", ns, "scale", "deploy/web", "--current-replicas=2", "--replicas=1", check=False)
+    assert refused.returncode == 1 and "Expected replicas to be 2, was 5" in refused.stderr
