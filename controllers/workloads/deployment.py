@@ -196,9 +196,13 @@ class DeploymentController(Controller):
         current = int((rs.get("spec") or {}).get("replicas", 0))
         if replicas == current:
             return
+        wanted = int((d.get("spec") or {}).get("replicas", 1))
+        body: dict[str, Any] = {"spec": {"replicas": replicas}}
+        annotations = {DESIRED: str(wanted), MAX_REPLICAS: str(wanted + surge_and_unavailable(d)[0])}
+        if any((meta(rs).get("annotations") or {}).get(k) != v for k, v in annotations.items()):
+            body["metadata"] = {"annotations": annotations}  # SetReplicasAnnotations, with the new size
         with contextlib.suppress(NotFound, Conflict):
-            await self.client.patch(REPLICASETS, meta(rs)["name"], {"spec": {"replicas": replicas}},
-                                    meta(rs)["namespace"], subresource="scale")
+            await self.client.patch(REPLICASETS, meta(rs)["name"], body, meta(rs)["namespace"])
             word = "up" if replicas > current else "down"
             self.events.event(d, "Normal", "ScalingReplicaSet",
                               f"Scaled {word} replica set {meta(rs)['name']} from {current} to {replicas}")

@@ -232,3 +232,20 @@ def test_describe_lists_events_of_one_second_in_the_order_they_happened(kube):
                 for line in described.splitlines() if "deployment-controller" in line]
     assert messages == [e["message"] for e in events]
     assert messages[0].endswith("from 0 to 2") and messages[-1].endswith("to 0")
+
+
+def test_scaling_a_deployment_updates_its_replicasets_replica_annotations(kube):
+    """The ReplicaSet a Deployment scales carries the Deployment's desired and maximum (desired + surge) replica
+    counts in its annotations, as kube-controller-manager's scaleReplicaSet keeps them (`kubectl describe rs`)."""
+    ns = new_namespace(kube, "day2")
+    kubectl(kube, "-n", ns, "create", "deployment", "web", "--image=nginx:1", "--replicas=2")
+    kubectl(kube, "-n", ns, "rollout", "status", "deploy/web", "--timeout=30s")
+    kubectl(kube, "-n", ns, "scale", "deploy/web", "--current-replicas=2", "--replicas=5")
+    kubectl(kube, "-n", ns, "rollout", "status", "deploy/web", "--timeout=30s")
+    [rs] = json.loads(kubectl(kube, "-n", ns, "get", "rs", "-o", "json").stdout)["items"]
+    annotations = rs["metadata"]["annotations"]
+    assert rs["spec"]["replicas"] == 5
+    assert (annotations["deployment.kubernetes.io/desired-replicas"],
+            annotations["deployment.kubernetes.io/max-replicas"]) == ("5", "7")  # surge: 25% of 5, rounded up
+    refused = kubectl(kube, "-n", ns, "scale", "deploy/web", "--current-replicas=2", "--replicas=1", check=False)
+    assert refused.returncode == 1 and "Expected replicas to be 2, was 5" in refused.stderr
