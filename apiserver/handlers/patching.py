@@ -63,6 +63,20 @@ def _patched(res: ResourceType, patch_type: str, current: dict[str, Any], patch:
     return strategic_merge_patch(current, patch, node)
 
 
+def check_name(obj: dict[str, Any], name: str, namespace: str | None, *, patched: bool = True) -> None:
+    """Upstream's checkName on a patched object (or a written one that names itself): the URL's name (400)."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        return  # not an ObjectMeta: the type check reports it
+    if (patched or meta.get("name")) and meta.get("name", "") != name:
+        raise errors.bad_request(f"the name of the object ({meta.get('name', '')}) does not match the name on the "
+                                 f"URL ({name})")
+    if namespace and meta.get("namespace") and meta["namespace"] != namespace:
+        raise errors.bad_request(f"the namespace of the object ({meta['namespace']}) does not match the namespace "
+                                 f"on the URL ({namespace})")
+
+
+
 def _document_order(problem: str) -> tuple[Any, ...]:
     """Where a problem's field comes in Go's re-encoding (keys sorted, depth first): `a.b[2].c` -> (a, b, 2, c)."""
     path = problem.partition('"')[2].rpartition('"')[0]
@@ -108,6 +122,7 @@ async def apply_patch(handler: ResourceHandler, request: web.Request, res: Resou
         patched = apply_patch_document(res, patch_type, current, patch)
         if not isinstance(patched, dict):
             raise errors.bad_request("the patch did not produce an object")
+        check_name(patched, name, namespace)
         opts.warnings[:] = check_patched(res, patch_type, patch, patched, validation)
         return patched
 

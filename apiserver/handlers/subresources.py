@@ -16,6 +16,8 @@ from ..http.tables import build_table
 from ..registry.cache import Entry
 from ..requestinfo import RequestInfo
 from ..resources import ResourceType
+from ..schema import messages
+from ..schema.fields import type_errors
 from . import patching
 
 if TYPE_CHECKING:
@@ -143,17 +145,11 @@ async def _scale(handler: ResourceHandler, request: web.Request, info: RequestIn
         if patch_type is None or patch_type == "apply":
             raise errors.unsupported_media_type(request.headers.get("Content-Type", ""))
         patch = decode_body(raw, request.headers.get("Content-Type"))
-        base = to_scale(res, current.obj)
-        if patch_type == "json":
-            from ..patch import json_patch
-
-            scale = json_patch(base, patch)
-        else:
-            from ..patch import merge_patch
-
-            scale = merge_patch(base, patch)
-    replicas = (scale.get("spec") or {}).get("replicas")
-    if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+        scale = patching.apply_patch_document(SCALE, patch_type, to_scale(res, current.obj), patch)
+        if not isinstance(scale, dict):
+            raise errors.bad_request("the patch did not produce an object")
+    replicas = _checked_scale(scale, info.name, namespace, info.verb != "update")
+    if replicas < 0:
         raise errors.invalid_object("Scale", "autoscaling", info.name, [errors.invalid(
             "spec.replicas", replicas, "must be greater than or equal to 0")])
     rv = (scale.get("metadata") or {}).get("resourceVersion")
@@ -172,6 +168,22 @@ async def _scale(handler: ResourceHandler, request: web.Request, info: RequestIn
 
 
 SCALE = ResourceType("autoscaling", "v1", "Scale", "scale", True, stored=False)
+
+
+def _checked_scale(scale: dict[str, Any], name: str, namespace: str | None, patched: bool) -> int:
+    """The replicas a Scale body asks for, after the checks upstream's decoder and handler make: Go types
+    (`Scale in version "v1" cannot be handled as a Scale: ...`), kind and apiVersion, name and namespace."""
+    problem = type_errors("io.k8s.api.autoscaling.v1.Scale", scale)
+    if problem:
+        raise messages.decode_error("Scale", "v1", problem)
+    kind, api_version = scale.get("kind"), scale.get("apiVersion")
+    if kind and kind != "Scale":
+        raise errors.bad_request(f"the kind in the data ({kind}) does not match the expected kind (Scale)")
+    if api_version and api_version != "autoscaling/v1":
+        raise errors.bad_request(f"the API version in the data ({api_version}) does not match the expected "
+                                 "API version (autoscaling/v1)")
+    patching.check_name(scale, name, namespace, patched=patched)
+    return (scale.get("spec") or {}).get("replicas") or 0  # absent or null: Go's zero value
 
 
 def _scale_response(scale: dict[str, Any], target: Target) -> web.Response:

@@ -101,3 +101,62 @@ def test_bad_delete_options_are_bad_requests(mini_kube_session, kube_namespace, 
                            json.dumps(body).encode() if body else None)
     assert (status, answer["reason"], answer["message"]) == (400, "BadRequest", message)
     assert "deletionTimestamp" not in _send(mini_kube_session, "GET", f"{path}/g")[1]["metadata"]
+
+
+@pytest.fixture
+def deployment(mini_kube_session, kube_namespace):
+    path = f"/apis/apps/v1/namespaces/{kube_namespace}/deployments"
+    body = {"metadata": {"name": "d"}, "spec": {"replicas": 1, "selector": {"matchLabels": {"a": "b"}}, "template": {
+        "metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}}
+    assert _send(mini_kube_session, "POST", path, json.dumps(body).encode())[0] == 201
+    return mini_kube_session, f"{path}/d", kube_namespace
+
+
+SCALE_DECODE = 'Scale in version "v1" cannot be handled as a Scale: json: cannot unmarshal '
+
+
+@pytest.mark.parametrize(("method", "content_type", "body", "code", "message"), [
+    ("PUT", "application/json", {"metadata": {"name": "d"}, "spec": {"replicas": 2**40}}, 400,  # was stored
+     SCALE_DECODE + "number 1099511627776 into Go struct field ScaleSpec.spec.replicas of type int32"),
+    ("PUT", "application/json", {"metadata": {"name": "d"}, "spec": {"replicas": "2"}}, 400,  # was a 422
+     SCALE_DECODE + "string into Go struct field ScaleSpec.spec.replicas of type int32"),
+    ("PUT", "application/json", {"metadata": {"name": "d"}, "spec": "x"}, 400,  # was a 500
+     SCALE_DECODE + "string into Go struct field Scale.spec of type v1.ScaleSpec"),
+    ("PUT", "application/json", {"metadata": {"name": "other"}, "spec": {"replicas": 2}}, 400,  # was a 200
+     "the name of the object (other) does not match the name on the URL (d)"),
+    ("PUT", "application/json", {"kind": "Pod", "metadata": {"name": "d"}, "spec": {"replicas": 2}}, 400,
+     "the kind in the data (Pod) does not match the expected kind (Scale)"),
+    ("PUT", "application/json", {"apiVersion": "apps/v1", "metadata": {"name": "d"}}, 400,
+     "the API version in the data (apps/v1) does not match the expected API version (autoscaling/v1)"),
+    ("PUT", "application/json", {"metadata": {"name": "d"}, "spec": {"replicas": -1}}, 422,
+     'Scale "d" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0'),
+    ("PATCH", "application/json-patch+json", [{"op": "replace", "path": "/spec/replicas", "value": 1.5}], 400,
+     SCALE_DECODE + "number 1.5 into Go struct field ScaleSpec.spec.replicas of type int32"),
+    ("PATCH", "application/merge-patch+json", {"metadata": {"name": "zz"}}, 400,
+     "the name of the object (zz) does not match the name on the URL (d)"),
+])
+def test_bad_scale_bodies_change_nothing(deployment, method, content_type, body, code, message):
+    kube, path, _ = deployment
+    status, answer = _send(kube, method, f"{path}/scale", json.dumps(body).encode(), {"Content-Type": content_type})
+    assert (status, answer["message"]) == (code, message)
+    assert _send(kube, "GET", path)[1]["spec"]["replicas"] == 1
+
+
+def test_scale_without_replicas_is_zero(deployment):
+    """Go decodes a Scale without spec.replicas (or with null) as 0, and scales to 0."""
+    kube, path, _ = deployment
+    status, answer = _send(kube, "PATCH", f"{path}/scale", b'{"spec":{"replicas":null}}',
+                           {"Content-Type": "application/merge-patch+json"})
+    assert (status, answer["spec"]) == (200, {"replicas": 0}), answer
+
+
+@pytest.mark.parametrize(("patch", "message"), [
+    ({"metadata": {"name": "zz"}}, "the name of the object (zz) does not match the name on the URL (d)"),
+    ({"metadata": {"namespace": "zz"}}, "the namespace of the object (zz) does not match the namespace on the URL"),
+])
+def test_a_patch_cannot_rename(deployment, patch, message):
+    """Upstream's patcher runs checkName on the patched object; the rename was silently dropped (200)."""
+    kube, path, _ = deployment
+    status, answer = _send(kube, "PATCH", path, json.dumps(patch).encode(),
+                           {"Content-Type": "application/merge-patch+json"})
+    assert (status, answer["reason"]) == (400, "BadRequest") and answer["message"].startswith(message), answer
