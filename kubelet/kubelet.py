@@ -60,6 +60,7 @@ class KubeletConfig:
     renew_interval: float = 10.0
     status_interval: float = 60.0
     backoff_base: float = 10.0
+    config_retry: float = 2.0  # seconds between tries of a container whose ConfigMap/Secret is missing
     cgroups: bool = True  # process runtime: Pods and containers in cgroups with their limits, where writable
     pod_pids_limit: int = -1  # podPidsLimit: the most processes a Pod may have (-1: no limit)
 
@@ -87,6 +88,7 @@ class Kubelet:
         self.root = Path(config.root)
         self.ipam = Ipam(config.pod_cidr)
         self.backoff_base = config.backoff_base
+        self.config_retry = config.config_retry
         self.allocatable = dict(config.capacity)
         self.events = _Events(EventRecorder(client, "kubelet", config.node_name))
         self.workers: dict[str, PodWorker] = {}

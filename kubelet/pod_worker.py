@@ -267,7 +267,7 @@ class PodWorker:
                 record.state = {"waiting": {"reason": "CreateContainerConfigError", "message": str(exc)}}
                 self.kubelet.events.emit(self.pod, "Failed", f"Error: {exc}", "Warning")
                 self.mark_dirty()
-                await asyncio.sleep(2.0)
+                await asyncio.sleep(self.kubelet.config_retry)
                 if self.terminating:
                     return None
         if self.terminating:

@@ -10,7 +10,6 @@ import functools
 import subprocess
 import sys
 import threading
-import time
 import urllib.request
 
 import dns.message
@@ -50,9 +49,7 @@ def cluster():
 def test_dns_load_balancer_node_port_pod(cluster):
     kubectl(cluster, "create", "deployment", "web", "--image=nginx", "--replicas=3")
     kubectl(cluster, "expose", "deployment", "web", "--port=8080", "--target-port=80", "--type=LoadBalancer")
-    eventually(lambda: len([p for p in cluster.client.list(PODS, "default", labelSelector="app=web")["items"]
-                            if any(c["type"] == "Ready" and c["status"] == "True"
-                                   for c in (p.get("status") or {}).get("conditions") or ())]) == 3)
+    eventually(lambda: len(_ready_pods(cluster)) == 3)
     out = kubectl(cluster, "get", "service", "web", "-o", "jsonpath={.status.loadBalancer.ingress[0].ip}").stdout
     ip = out or eventually(lambda: kubectl(cluster, "get", "service", "web", "-o",
                                            "jsonpath={.status.loadBalancer.ingress[0].ip}").stdout)
@@ -92,8 +89,11 @@ def test_dns_load_balancer_node_port_pod(cluster):
     thread = threading.Thread(target=hammer)
     thread.start()
     try:
-        kubectl(cluster, "delete", "pod", sorted(pods)[0], "--wait=false")
-        time.sleep(3)
+        deleted = sorted(pods)[0]
+        kubectl(cluster, "delete", "pod", deleted, "--wait=false")
+        # until the Pod is gone and its replacement is ready behind the load balancer
+        eventually(lambda: deleted not in _names(cluster) and len(_ready_pods(cluster)) == 3,
+                   explain=lambda: f"pods: {_names(cluster)}, ready: {_ready_pods(cluster)}")
     finally:
         stop.set()
         thread.join(10)
@@ -123,6 +123,17 @@ def test_dns_load_balancer_node_port_pod(cluster):
     reason = getattr(refused.value, "reason", refused.value)  # urllib wraps what the socket raised
     # refused or reset at once (urllib's RemoteDisconnected is a ConnectionResetError), not timed out
     assert isinstance(reason, (ConnectionResetError, ConnectionRefusedError, BrokenPipeError)), refused.value
+
+
+def _names(kube) -> set[str]:
+    return {p["metadata"]["name"] for p in kube.client.list(PODS, "default", labelSelector="app=web")["items"]}
+
+
+def _ready_pods(kube) -> set[str]:
+    """The Deployment's Ready Pods that are not being deleted."""
+    return {p["metadata"]["name"] for p in kube.client.list(PODS, "default", labelSelector="app=web")["items"]
+            if not p["metadata"].get("deletionTimestamp") and any(
+                c["type"] == "Ready" and c["status"] == "True" for c in (p.get("status") or {}).get("conditions") or ())}
 
 
 def _workers(kube) -> list[tuple]:

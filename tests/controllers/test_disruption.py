@@ -498,12 +498,12 @@ def test_kubectl_drain_waits_for_the_budget(cluster, ns):
     before = {p["metadata"]["name"] for p in live_pods(kube, ns, "app=api")}
 
     # the budget blocks: kubectl retries every 5 s until its timeout
-    blocked = kubectl(kube, "drain", "node-a", "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=2s",
+    blocked = kubectl(kube, "drain", "node-a", "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=1s",
                       check=False)
     assert blocked.returncode != 0
     assert "node/node-a cordoned" in blocked.stdout
     assert "Cannot evict pod as it would violate the pod's disruption budget." in blocked.stderr
-    assert "global timeout reached: 2s" in blocked.stderr
+    assert "global timeout reached: 1s" in blocked.stderr
     assert f"Warning: ignoring DaemonSet-managed Pods: {ns}/agent-0" in blocked.stderr
     assert {p["metadata"]["name"] for p in live_pods(kube, ns, "app=api")} == before
     assert kube.client.get(NODES, "node-a")["spec"]["unschedulable"] is True

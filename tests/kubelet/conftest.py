@@ -31,6 +31,7 @@ def process_cluster():
 
     with MiniKube(nodes=1, node_runtime="process") as kube:
         kube.nodes.kubelets[0].backoff_base = 0.3  # crash-loop back-off in tenths of seconds, not tens
+        kube.nodes.kubelets[0].config_retry = 0.2  # a missing ConfigMap is looked for again sooner than 2 s
         yield kube
 
 

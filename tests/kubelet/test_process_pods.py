@@ -241,11 +241,15 @@ def test_probes_really_run_against_the_process(kube, ns):
     http = {"name": "web", "image": "nginx", "ports": [{"containerPort": 8080}],
             "readinessProbe": {"httpGet": {"path": "/", "port": 8080}, "periodSeconds": 1},
             "livenessProbe": {"tcpSocket": {"port": 8080}, "periodSeconds": 1}}
-    kube.client.create(PODS, pod("ready", http), ns)
-    wait_running(kube, ns, "ready")
     never = {"name": "main", "image": "busybox", "command": ["sleep", "300"],
-             "readinessProbe": {"exec": {"command": ["test", "-f", "/tmp/ready"]}, "periodSeconds": 1}}
+             "readinessProbe": {"exec": {"command": ["test", "-f", "/tmp/ready"]}, "periodSeconds": 1,
+                                "failureThreshold": 1}}  # out of Ready at the first failure, not the third
+    dying = {"name": "main", "image": "busybox", "command": ["sleep", "300"],
+             "livenessProbe": {"exec": {"command": ["false"]}, "periodSeconds": 1, "failureThreshold": 1}}
+    kube.client.create(PODS, pod("ready", http), ns)  # the three at once: their probes run side by side
     kube.client.create(PODS, pod("gate", never), ns)
+    kube.client.create(PODS, pod("dying", dying, terminationGracePeriodSeconds=1), ns)
+    wait_running(kube, ns, "ready")
     eventually(lambda: "running" in (container_state(kube, ns, "gate").get("state") or {}))
     assert not container_state(kube, ns, "gate")["ready"]
     kubectl(kube, "-n", ns, "exec", "gate", "--", "touch", "/tmp/ready")
@@ -254,9 +258,6 @@ def test_probes_really_run_against_the_process(kube, ns):
     eventually(lambda: not container_state(kube, ns, "gate").get("ready"), timeout=15)
     ready = next(c for c in status_of(kube, ns, "gate")["conditions"] if c["type"] == "Ready")
     assert (ready["status"], ready["reason"]) == ("False", "ContainersNotReady")
-    dying = {"name": "main", "image": "busybox", "command": ["sleep", "300"],
-             "livenessProbe": {"exec": {"command": ["false"]}, "periodSeconds": 1, "failureThreshold": 1}}
-    kube.client.create(PODS, pod("dying", dying, terminationGracePeriodSeconds=1), ns)
     eventually(lambda: container_state(kube, ns, "dying").get("restartCount", 0) >= 1, timeout=20)
 
 
