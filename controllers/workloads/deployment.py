@@ -121,6 +121,8 @@ class DeploymentController(Controller):
         spec = d.get("spec") or {}
         if new is not None:
             new = await self._sync_new(d, new, max((revision(rs) for rs in owned if rs is not new), default=0) + 1)
+            if new is None:
+                return Result(requeue=True)  # changed meanwhile: the next round sees the newer one
         if spec.get("paused"):
             if new is not None:
                 await self._scale(d, new, int(spec.get("replicas", 1)) - sum(
@@ -147,8 +149,9 @@ class DeploymentController(Controller):
                     await self.client.patch(REPLICASETS, meta(rs)["name"], {"metadata": {
                         "ownerReferences": refs, "resourceVersion": meta(rs)["resourceVersion"]}}, meta(rs)["namespace"])
 
-    async def _sync_new(self, d: dict[str, Any], new: dict[str, Any], next_revision: int) -> dict[str, Any]:
-        """Bring the existing new ReplicaSet's annotations (revision, change-cause) and minReadySeconds up to date."""
+    async def _sync_new(self, d: dict[str, Any], new: dict[str, Any], next_revision: int) -> dict[str, Any] | None:
+        """Bring the existing new ReplicaSet's annotations (revision, change-cause) and minReadySeconds up to date
+        (None: it changed or went meanwhile)."""
         annotations = new_replicaset_annotations(d, new, next_revision)
         min_ready = (d.get("spec") or {}).get("minReadySeconds", 0)
         if annotations == (meta(new).get("annotations") or {}) and \
@@ -159,7 +162,7 @@ class DeploymentController(Controller):
                 "metadata": {"annotations": annotations, "resourceVersion": meta(new)["resourceVersion"]},
                 "spec": {"minReadySeconds": min_ready}}, meta(new)["namespace"])
         except (NotFound, Conflict):
-            return new  # the watch brings the newer one and another round
+            return None
 
     async def _create_new(self, d: dict[str, Any], owned: list[dict[str, Any]]) -> dict[str, Any] | None:
         spec = d.get("spec") or {}
