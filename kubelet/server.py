@@ -107,7 +107,8 @@ class KubeletServer:
         path = worker.directory / "logs" / name / f"{attempt}.log"
         since = None
         if request.query.get("sinceSeconds"):
-            since = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=int(request.query["sinceSeconds"]))
+            with contextlib.suppress(OverflowError):  # further back than datetime reaches: the whole log
+                since = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=int(request.query["sinceSeconds"]))
         elif request.query.get("sinceTime"):
             since = dt.datetime.fromisoformat(request.query["sinceTime"].replace("Z", "+00:00"))
         tail = int(request.query["tailLines"]) if request.query.get("tailLines") else None

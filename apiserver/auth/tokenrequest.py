@@ -8,6 +8,8 @@ from typing import Any
 
 from mini_kube.apiserver.auth.sa_token import BoundObject, ServiceAccountTokens
 from mini_kube.apiserver.errors import FieldError, StatusError, bad_request, conflict, invalid, not_found
+from mini_kube.apiserver.schema import messages
+from mini_kube.apiserver.schema.fields import type_errors
 
 DEFAULT_EXPIRATION = 3600
 MIN_EXPIRATION = 600
@@ -53,11 +55,34 @@ def _bound(ref: Mapping[str, Any], sa_name: str, namespace: str,
     return BoundObject(kind, name, uid), node
 
 
+def check_body(body: Mapping[str, Any], name: str, namespace: str) -> None:
+    """What upstream's decoder and TokenREST check before issuing: Go types (400 `TokenRequest in version "v1"
+    cannot be handled as a TokenRequest: json: ...`), kind and apiVersion, and a name or namespace that, if
+    given, is the service account's (422)."""
+    problem = type_errors("io.k8s.api.authentication.v1.TokenRequest", body)
+    if problem:
+        raise messages.decode_error("TokenRequest", "v1", problem)
+    kind, api_version = body.get("kind"), body.get("apiVersion")
+    if kind and kind != "TokenRequest":
+        raise bad_request(f"the kind in the data ({kind}) does not match the expected kind (TokenRequest)")
+    if api_version and api_version != "authentication.k8s.io/v1":
+        raise bad_request(f"the API version in the data ({api_version}) does not match the expected API version "
+                          "(authentication.k8s.io/v1)")
+    meta = body.get("metadata") or {}
+    if meta.get("name") and meta["name"] != name:
+        raise _invalid(name, [invalid("metadata.name", meta["name"], "must match the service account name if "
+                                                                      "specified")])
+    if meta.get("namespace") and meta["namespace"] != namespace:
+        raise _invalid(name, [invalid("metadata.namespace", meta["namespace"], "must match the service account "
+                                                                                "namespace if specified")])
+
+
 def token_request(body: Mapping[str, Any], service_account: Mapping[str, Any], tokens: ServiceAccountTokens,
                   get_object: ObjectGetter | None = None, now: dt.datetime | None = None) -> dict[str, Any]:
     """Issue a token for `service_account` as asked by the TokenRequest `body`; return the answered object."""
     sa_meta = service_account.get("metadata") or {}
     name, namespace, sa_uid = sa_meta.get("name", ""), sa_meta.get("namespace", ""), sa_meta.get("uid", "")
+    check_body(body, name, namespace)
     spec = dict(body.get("spec") or {})
     seconds = spec.get("expirationSeconds")
     seconds = DEFAULT_EXPIRATION if seconds is None else seconds

@@ -30,6 +30,8 @@ from ..registry.cache import Entry
 from ..registry.generic import Registry, WriteOptions
 from ..registry.strategy import WriteContext
 from ..resources import ResourceType
+from ..schema import messages
+from ..schema.fields import type_errors
 from ..validation.meta import selector_matches
 
 if TYPE_CHECKING:
@@ -345,17 +347,16 @@ def decode_eviction(raw: bytes, content_type: str | None, namespace: str, name: 
     if api_version and api_version not in EVICTION_VERSIONS:
         raise errors.bad_request(f"the API version in the data ({api_version}) does not match the expected API "
                                  "version (policy/v1)")
+    version = (api_version or "policy/v1").rpartition("/")[2]
+    problem = type_errors("io.k8s.api.policy.v1.Eviction", body)  # v1beta1 has the same fields
+    if problem:  # Go types: a gracePeriodSeconds of 1.5 or a deleteOptions of "x" never decode
+        raise messages.decode_error("Eviction", version, problem)
     meta = body.get("metadata") or {}
-    if not isinstance(meta, dict):
-        raise errors.bad_request("Eviction metadata must be an object")
     if meta.get("namespace") and meta["namespace"] != namespace:
         raise errors.bad_request("the namespace of the provided object does not match the namespace sent on the "
                                  "request")
     if meta.get("name", "") != name:
         raise errors.bad_request("name in URL does not match name in Eviction object")
-    options = body.get("deleteOptions")
-    if options is not None and not isinstance(options, dict):
-        raise errors.bad_request("deleteOptions must be an object")
     return body
 
 
@@ -373,9 +374,6 @@ def delete_options(body: dict[str, Any], query_dry_run: list[str]) -> dict[str, 
     if policy not in (None, "Orphan", "Background", "Foreground"):
         raise errors.invalid_object("DeleteOptions", "", "", [errors.not_supported(
             "propagationPolicy", policy, ["Foreground", "Background", "Orphan", "nil"])])
-    grace = options.get("gracePeriodSeconds")
-    if grace is not None and (not isinstance(grace, int) or isinstance(grace, bool)):
-        raise errors.bad_request("gracePeriodSeconds must be an integer")
     return options
 
 

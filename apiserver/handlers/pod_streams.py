@@ -4,11 +4,15 @@ once a node runs it, relayed to that node's kubelet (handlers/kubelet_proxy.py).
 
 from __future__ import annotations
 
+import re
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from .. import errors
+from ..gofmt import go_quote
+from ..http.query import parse_int64
 from . import kubelet_proxy
 
 if TYPE_CHECKING:
@@ -44,7 +48,44 @@ def _no_backend(node: str) -> errors.StatusError:
                               {})
 
 
+_RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})\Z")
+
+
+def _rfc3339(text: str) -> None:
+    """metav1.Time from a query parameter: Go's time.Parse(time.RFC3339, ...); 400 when it is not one."""
+    match = _RFC3339.match(text)
+    if match is None:
+        raise errors.bad_request(f'parsing time {go_quote(text)} as "2006-01-02T15:04:05Z07:00": cannot parse '
+                                 f'{go_quote(text)} as "2006"')
+    try:
+        datetime(*(int(part) for part in match.groups()))
+    except ValueError:
+        raise errors.bad_request(f"parsing time {go_quote(text)}: day out of range" if 1 <= int(match.group(2)) <= 12
+                                 else f"parsing time {go_quote(text)}: month out of range") from None
+
+
+def check_log_options(query: Any, name: str) -> None:
+    """PodLogOptions as the parameter codec reads them (400) and ValidatePodLogOptions checks them (422),
+    before the Pod is looked at; the kubelet then only ever sees well-formed numbers and times."""
+    numbers = {key: parse_int64(query[key]) for key in ("tailLines", "limitBytes", "sinceSeconds")
+               if query.get(key)}
+    if query.get("sinceTime"):
+        _rfc3339(query["sinceTime"])
+    problems = []
+    if numbers.get("tailLines", 0) < 0:
+        problems.append(errors.invalid("tailLines", numbers["tailLines"], "must be greater than or equal to 0"))
+    if "limitBytes" in numbers and numbers["limitBytes"] < 1:
+        problems.append(errors.invalid("limitBytes", numbers["limitBytes"], "must be greater than 0"))
+    if "sinceSeconds" in numbers and query.get("sinceTime"):
+        problems.append(errors.forbidden("", "at most one of `sinceTime` or `sinceSeconds` may be specified"))
+    elif numbers.get("sinceSeconds", 1) < 1:
+        problems.append(errors.invalid("sinceSeconds", numbers["sinceSeconds"], "must be greater than 0"))
+    if problems:
+        raise errors.invalid_object("PodLogOptions", "", name, problems)
+
+
 async def log(handler: Any, request: web.Request, info: Any, res: Any, user: Any, target: Any) -> web.StreamResponse:
+    check_log_options(request.query, info.name)
     pod = _pod(handler, info, res)
     container = _container(pod, request.query.get("container", ""))
     node = (pod.get("spec") or {}).get("nodeName")

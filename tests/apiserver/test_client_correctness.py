@@ -41,10 +41,13 @@ def test_resumed_watch_replays_only_its_own_collection_and_namespace(mini_kube_s
     client.create(SECRETS, {"metadata": {"name": "elsewhere"}}, "default")
     client.create(NAMESPACES, {"metadata": {"name": f"{kube_namespace}-x"}})
     client.create(SECRETS, {"metadata": {"name": "mine"}}, kube_namespace)
-    status, body = _raw(mini_kube_session, "GET", f"/api/v1/namespaces/{kube_namespace}/secrets?watch=1&"
-                        f"resourceVersion={rv}&timeoutSeconds=1")
-    events = [orjson.loads(line) for line in body.splitlines() if line.strip()]
-    assert status == 200
+    url = f"{mini_kube_session.url}/api/v1/namespaces/{kube_namespace}/secrets?watch=1&resourceVersion={rv}"
+    events = []
+    with urllib.request.urlopen(url, timeout=30) as response:  # answered: the watch is registered
+        assert response.status == 200
+        client.create(SECRETS, {"metadata": {"name": "marker"}}, kube_namespace)  # after all it owes
+        while (event := orjson.loads(response.readline()))["object"]["metadata"]["name"] != "marker":
+            events.append(event)
     assert [(e["type"], e["object"]["kind"], e["object"]["metadata"]["name"]) for e in events] == [
         ("ADDED", "Secret", "mine")]
     client.delete(NAMESPACES, f"{kube_namespace}-x")

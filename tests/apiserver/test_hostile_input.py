@@ -160,3 +160,20 @@ def test_a_patch_cannot_rename(deployment, patch, message):
     status, answer = _send(kube, "PATCH", path, json.dumps(patch).encode(),
                            {"Content-Type": "application/merge-patch+json"})
     assert (status, answer["reason"]) == (400, "BadRequest") and answer["message"].startswith(message), answer
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ({"deleteOptions": {"gracePeriodSeconds": 1.5}}, "number 1.5 into Go struct field "
+                                                     "DeleteOptions.deleteOptions.gracePeriodSeconds of type int64"),
+    ({"deleteOptions": "x"}, "string into Go struct field Eviction.deleteOptions of type v1.DeleteOptions"),
+    ({"deleteOptions": {"preconditions": {"uid": 5}}}, "number into Go struct field "
+                                                       "Preconditions.deleteOptions.preconditions.uid of type string"),
+])
+def test_eviction_bodies_decode_as_go_types(mini_kube_session, kube_namespace, body, message):
+    path = f"/api/v1/namespaces/{kube_namespace}/pods"
+    _bound_pod(mini_kube_session, path, "e")
+    eviction = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "e"}, **body}
+    status, answer = _send(mini_kube_session, "POST", f"{path}/e/eviction", json.dumps(eviction).encode())
+    assert (status, answer["message"]) == (
+        400, 'Eviction in version "v1" cannot be handled as a Eviction: json: cannot unmarshal ' + message)
+    assert "deletionTimestamp" not in _send(mini_kube_session, "GET", f"{path}/e")[1]["metadata"]

@@ -103,3 +103,24 @@ def test_selectors_parse_as_upstreams(mini_kube_session, kube_namespace, query, 
     status, body = _get(mini_kube_session, f"/api/v1/namespaces/{kube_namespace}/configmaps?{query}")
     got = sorted(i["metadata"]["name"] for i in body["items"]) if status == 200 else body["message"]
     assert (status, got) == answer
+
+
+@pytest.mark.parametrize(("query", "code", "message"), [
+    ("tailLines=-1", 422, 'PodLogOptions "p" is invalid: tailLines: Invalid value: -1: must be greater than or '
+                          "equal to 0"),
+    ("limitBytes=0", 422, 'PodLogOptions "p" is invalid: limitBytes: Invalid value: 0: must be greater than 0'),
+    ("sinceSeconds=0", 422, 'PodLogOptions "p" is invalid: sinceSeconds: Invalid value: 0: must be greater than 0'),
+    ("sinceSeconds=5&sinceTime=2024-01-01T00:00:00Z", 422,
+     'PodLogOptions "p" is invalid: : Forbidden: at most one of `sinceTime` or `sinceSeconds` may be specified'),
+    ("tailLines=x", 400, 'strconv.ParseInt: parsing "x": invalid syntax'),
+    ("sinceSeconds=99999999999999999999", 400, 'strconv.ParseInt: parsing "99999999999999999999": value out of range'),
+    ("sinceTime=yesterday", 400, 'parsing time "yesterday" as "2006-01-02T15:04:05Z07:00": cannot parse "yesterday" '
+                                 'as "2006"'),
+    ("sinceTime=2024-13-01T00:00:00Z", 400, 'parsing time "2024-13-01T00:00:00Z": month out of range'),
+])
+def test_log_options_are_checked_before_the_pod(mini_kube_session, kube_namespace, query, code, message):
+    """Upstream decodes and validates PodLogOptions first: a pod with no node answered an empty log to these."""
+    mini_kube_session.client.create(PODS, {"metadata": {"name": "p"}, "spec": {"containers": [
+        {"name": "a", "image": "i"}]}}, kube_namespace)
+    status, body = _get(mini_kube_session, f"/api/v1/namespaces/{kube_namespace}/pods/p/log?{query}")
+    assert (status, body["message"]) == (code, message)

@@ -155,6 +155,29 @@ def test_token_request_validation(pki) -> None:
                                              "less than 10 minutes")
 
 
+TOKEN_DECODE = 'TokenRequest in version "v1" cannot be handled as a TokenRequest: json: cannot unmarshal '
+
+
+@pytest.mark.parametrize(("body", "code", "message"), [
+    ({"spec": "x"}, 400, TOKEN_DECODE + "string into Go struct field TokenRequest.spec of type v1.TokenRequestSpec"),
+    ({"spec": {"audiences": "x"}}, 400,  # was taken as ["x"]
+     TOKEN_DECODE + "string into Go struct field TokenRequestSpec.spec.audiences of type []string"),
+    ({"spec": {"expirationSeconds": 3600.5}}, 400,  # was a 422
+     TOKEN_DECODE + "number 3600.5 into Go struct field TokenRequestSpec.spec.expirationSeconds of type int64"),
+    ({"kind": "Pod", "spec": {}}, 400, "the kind in the data (Pod) does not match the expected kind (TokenRequest)"),
+    ({"metadata": {"name": "other"}}, 422, 'TokenRequest.authentication.k8s.io "sa1" is invalid: metadata.name: '
+                                           'Invalid value: "other": must match the service account name if specified'),
+    ({"metadata": {"namespace": "x"}}, 422, 'TokenRequest.authentication.k8s.io "sa1" is invalid: metadata.namespace: '
+                                            'Invalid value: "x": must match the service account namespace if '
+                                            "specified"),
+])
+def test_token_request_bodies_are_checked(pki, body, code, message) -> None:
+    """{"spec": "x"} was a 500 (dict() of a string); the others were issued a token or answered a 422."""
+    with pytest.raises(StatusError) as err:
+        token_request(body, SA, ServiceAccountTokens(pki.sa_key))
+    assert (err.value.code, err.value.status()["message"]) == (code, message)
+
+
 def test_token_request_bound_to_a_pod(pki) -> None:
     tokens = ServiceAccountTokens(pki.sa_key)
     objects = {("Pod", "pb", "p1"): {"metadata": {"uid": "pod-uid"}, "spec": {"serviceAccountName": "sa1",

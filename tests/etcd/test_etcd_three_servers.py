@@ -78,14 +78,15 @@ def test_three_servers_behind_one_tcp_address(etcd_server, tmp_path: Path):
     first = tmp_path / "a"
     servers = [_serve(first, prefix_port, etcd_server.url)]
     try:
-        for name, port in zip("bc", ports[1:], strict=True):
+        for name, port in zip("bc", ports[1:], strict=True):  # both start at once
             shutil.copytree(first / "pki", tmp_path / name / "pki")  # one CA and service-account key for all
-            proc = subprocess.Popen([sys.executable, "-m", "mini_kube.cli", "serve", "--data-dir",
-                                     str(tmp_path / name), "--port", str(port), "--etcd-servers", etcd_server.url,
-                                     "--etcd-prefix", f"/three-{prefix_port}-cluster", "--no-controllers"],
-                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            servers.append(subprocess.Popen([sys.executable, "-m", "mini_kube.cli", "serve", "--data-dir",
+                                             str(tmp_path / name), "--port", str(port), "--etcd-servers",
+                                             etcd_server.url, "--etcd-prefix", f"/three-{prefix_port}-cluster",
+                                             "--no-controllers"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                            text=True))
+        for proc in servers[1:]:
             assert "ready at https://" in proc.stdout.readline()
-            servers.append(proc)
         with RoundRobinBalancer(ports) as balancer:
             kubeconfig = tmp_path / "lb.kubeconfig"
             kubeconfig.write_text((first / "kubeconfig").read_text().replace(f":{prefix_port}", f":{balancer.port}"))
@@ -113,7 +114,8 @@ def test_three_servers_behind_one_tcp_address(etcd_server, tmp_path: Path):
                 listed = kubectl("get", "cm", "-o", "name")
                 assert listed.returncode == 0 and listed.stdout.count("configmap/c") == 6, listed.stderr
     finally:
-        for proc in servers:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                proc.wait(15)
+        live = [proc for proc in servers if proc.poll() is None]
+        for proc in live:
+            proc.send_signal(signal.SIGTERM)
+        for proc in live:
+            proc.wait(15)

@@ -47,7 +47,7 @@ def test_deployment_apply_diff_edit_scale_wait_delete(kc: Kubectl, tmp_path):
     time.sleep(0.3)
     kc.run("patch", "deploy/web", "--subresource=status", "--type=merge", "-p", json.dumps(AVAILABLE))
     assert kc.finish(waiting)[:2] == (0, "deployment.apps/web condition met\n")
-    timeout = kc.run("wait", "--for=condition=Progressing", "deploy/web", "--timeout=1s", check=False)
+    timeout = kc.run("wait", "--for=condition=Progressing", "deploy/web", "--timeout=200ms", check=False)
     assert timeout.returncode == 1
     assert timeout.stderr.strip() == "error: timed out waiting for the condition on deployments/web"
 

@@ -71,6 +71,11 @@ def test_logs_with_tail_timestamps_previous_and_containers(kube, ns):
     assert kubectl(kube, "-n", ns, "logs", "l", "--tail=2").stdout == "line 3\noops\n"
     stamped = kubectl(kube, "-n", ns, "logs", "l", "--tail=1", "--timestamps").stdout
     assert stamped.endswith(" oops\n") and stamped[:4].isdigit() and "T" in stamped.split()[0]
+    raw = f"/api/v1/namespaces/{ns}/pods/l/log"
+    # further back than a datetime reaches is the whole log (the kubelet's timedelta overflowed: a 500)
+    assert kubectl(kube, "get", "--raw", f"{raw}?sinceSeconds=9223372036854775807").stdout.startswith("line 1\n")
+    bad = kubectl(kube, "get", "--raw", f"{raw}?tailLines=x", check=False)  # was int() in the kubelet: a 500
+    assert 'Error from server (BadRequest): strconv.ParseInt: parsing "x": invalid syntax' in bad.stderr
     previous = kubectl(kube, "-n", ns, "logs", "l", "--previous", check=False)
     assert previous.returncode != 0 and 'previous terminated container "main" in pod "l" not found' in previous.stderr
     two = pod("two", {"name": "a", "image": "busybox", "command": ["sh", "-c", "echo from-a; sleep 300"]},

@@ -89,10 +89,18 @@ def test_protobuf_get_list_and_watch_stream(mini_kube_session, kube_namespace):
                 one = protobuf.decode(await r.read())
             async with session.get(base, headers={"Accept": protobuf.CONTENT_TYPE}) as r:
                 listed = protobuf.decode(await r.read())
-            async with session.get(base, params={"watch": "1", "timeoutSeconds": "1"},
-                                   headers={"Accept": protobuf.WATCH_CONTENT_TYPE}) as r:
-                events = protobuf.decode_watch_stream(await r.read())
-        return one, listed, events
+            async with session.get(base, params={"watch": "1"}, headers={"Accept": protobuf.WATCH_CONTENT_TYPE}) as r:
+                # answered: the watch is registered, so a ConfigMap made now comes after all that it owes
+                async with session.post(base, json={"metadata": {"name": "zz-marker"}}) as made:
+                    assert made.status == 201
+                events = []
+                while True:  # length-prefixed frames, up to the marker's
+                    head = await r.content.readexactly(4)
+                    events += protobuf.decode_watch_stream(head + await r.content.readexactly(
+                        int.from_bytes(head, "big")))
+                    if events[-1]["object"]["metadata"]["name"] == "zz-marker":
+                        break
+        return one, listed, events[:-1]
 
     one, listed, events = mini_kube_session.run(fetch())
     assert one["kind"] == "ConfigMap" and one["data"] == {"a": "1"}
