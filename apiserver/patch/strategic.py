@@ -334,6 +334,7 @@ def _element_kind(*slices: list[Any]) -> type:
 
 def _special_elements(original: list[Any], patch: list[Any], merge_key: str) -> tuple[list[Any], list[Any]]:
     plain: list[Any] = []
+    deleted: set[Any] = set()
     replace = False
     for item in patch:
         directive = item.get(DIRECTIVE, _ABSENT) if isinstance(item, dict) else _ABSENT
@@ -342,15 +343,16 @@ def _special_elements(original: list[Any], patch: list[Any], merge_key: str) -> 
         elif directive == "delete":
             if merge_key not in item:
                 raise _no_merge_key(item, merge_key)
-            target = item[merge_key]
-            original = [o for o in original if not (isinstance(o, dict) and merge_key in o
-                                                     and _same(o[merge_key], target))]
+            deleted.add(_skey(item[merge_key]))
         elif directive == "replace":
             replace = True
         elif directive == "merge":
             raise _SmpError("merging lists cannot yet be specified in the patch")
         else:
             raise _SmpError(f"unknown patch type: {go_v(directive)} in map: {go_v(item)}")
+    if deleted:  # one pass, however many items the patch deletes
+        original = [o for o in original if not (isinstance(o, dict) and merge_key in o
+                                                 and _skey(o[merge_key]) in deleted)]
     if replace:
         return plain, []
     return original, plain
@@ -360,24 +362,42 @@ _ABSENT = object()
 
 
 def _merge_by_key(original: list[Any], patch: list[Any], merge_key: str, items: SchemaNode) -> list[Any]:
+    index = _KeyIndex(original, merge_key)
     for item in patch:
         if merge_key not in item:
             raise _no_merge_key(item, merge_key)
-        index = _find(original, merge_key, item[merge_key])
-        if index < 0:
+        at = index.find(item[merge_key])
+        if at < 0:
+            index.add(item)
             original.append(item)
         else:
-            original[index] = _merge_map(original[index], item, items)
+            original[at] = _merge_map(original[at], item, items)
     return original
 
 
-def _find(values: list[Any], merge_key: str, target: Any) -> int:
-    for i, v in enumerate(values):
-        if not isinstance(v, dict):
-            raise _SmpError(f"value for key {i} is not a map")
-        if merge_key in v and _same(v[merge_key], target):
-            return i
-    return -1
+class _KeyIndex:
+    """findMapInSliceBasedOnKeyValue in O(1): the first map whose merge key equals the target, an error when a
+    non-map comes before it (or there is none); a linear scan per item made large patches quadratic."""
+
+    def __init__(self, values: list[Any], merge_key: str) -> None:
+        self.merge_key, self.size = merge_key, len(values)
+        self.first: dict[Any, int] = {}
+        self.bad = next((i for i, v in enumerate(values) if not isinstance(v, dict)), -1)
+        for i, v in enumerate(values):
+            if isinstance(v, dict) and merge_key in v:
+                self.first.setdefault(_skey(v[merge_key]), i)
+
+    def find(self, target: Any) -> int:
+        at = self.first.get(_skey(target), -1)
+        if self.bad >= 0 and (at < 0 or self.bad < at):
+            raise _SmpError(f"value for key {self.bad} is not a map")
+        return at
+
+    def add(self, value: dict[str, Any]) -> None:
+        """`value` appended to the indexed list."""
+        if self.merge_key in value:
+            self.first.setdefault(_skey(value[self.merge_key]), self.size)
+        self.size += 1
 
 
 def _partition_scalars(merged: list[Any], by: list[Any]) -> tuple[list[Any], list[Any]]:
@@ -389,12 +409,13 @@ def _partition_scalars(merged: list[Any], by: list[Any]) -> tuple[list[Any], lis
 
 def _partition_maps(merged: list[Any], by: list[Any], merge_key: str) -> tuple[list[Any], list[Any]]:
     in_patch, server_only = [], []
+    index = _KeyIndex(by, merge_key)
     for v in merged:
         if not isinstance(v, dict):
             raise _SmpError(f"expected a map[string]interface {{}}, but received a {go_reflect_type(v)}")
         if merge_key not in v:
             raise _no_merge_key(v, merge_key)
-        (in_patch if _find(by, merge_key, v[merge_key]) >= 0 else server_only).append(v)
+        (in_patch if index.find(v[merge_key]) >= 0 else server_only).append(v)
     return in_patch, server_only
 
 
