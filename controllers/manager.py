@@ -25,6 +25,7 @@ from .workloads.cronjob import CronJobController
 from .workloads.daemonset import DaemonSetController
 from .workloads.deployment import DeploymentController
 from .workloads.disruption import DisruptionController
+from .workloads.hpa import HorizontalPodAutoscalerController
 from .workloads.job import JobController
 from .workloads.replicaset import ReplicaSetController
 from .workloads.statefulset import StatefulSetController
@@ -49,6 +50,7 @@ CONTROLLERS: dict[str, type[Controller]] = {
     "job": JobController,
     "cronjob": CronJobController,
     "ttl-after-finished": TTLAfterFinishedController,
+    "horizontalpodautoscaling": HorizontalPodAutoscalerController,
 }
 LEASE_NAME = "kube-controller-manager"
 

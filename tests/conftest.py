@@ -26,7 +26,7 @@ def etcd_server():
 
 
 API_TEST_CONTROLLERS = ("*,-serviceaccount,-root-ca-cert-publisher,-replicaset,-deployment,-disruption,"
-                        "-statefulset,-daemonset,-podgc,-job,-cronjob,-ttl-after-finished")
+                        "-statefulset,-daemonset,-podgc,-job,-cronjob,-ttl-after-finished,-horizontalpodautoscaling")
 """This suite's API-level tests (kubectl scenarios pinned to the reference captures made without a controller
 manager) run the controllers that leave their objects alone: not the two that add objects to every namespace
 (the `default` ServiceAccount, `kube-root-ca.crt`), nor the workload controllers that turn their Deployments

@@ -129,7 +129,14 @@ async def _scale(handler: ResourceHandler, request: web.Request, info: RequestIn
     from .resource import read_body, write_options
 
     registry = handler.registry
-    current = registry.get(res, namespace, info.name)
+    try:
+        current = registry.get(res, namespace, info.name)
+    except errors.StatusError as exc:
+        if exc.code != 404 or info.verb != "get" or res.crd is not None:
+            raise
+        # the built-in scale endpoints' own 404 (`deployments/scale.apps`; the RC's is in `autoscaling`)
+        group = "autoscaling" if res.plural == "replicationcontrollers" else res.group
+        raise errors.not_found(f"{res.plural}/scale" + (f".{group}" if group else ""), info.name) from None
     if info.verb == "get":
         return _scale_response(to_scale(res, current.obj), target)
     opts = write_options(request, info, user)

@@ -15,7 +15,8 @@ from tests.helpers import kubectl, new_namespace
 def kube():
     from mini_kube.testing import MiniKube
 
-    with MiniKube(nodes=1, node_runtime="simulated") as cluster:
+    options = {"horizontalpodautoscaling": {"sync_period": 0.3}}
+    with MiniKube(nodes=1, node_runtime="simulated", controller_options=options) as cluster:
         yield cluster
 
 
@@ -77,14 +78,13 @@ def test_autoscale_stores_v2_and_serves_both_versions(kube, tmp_path):
     assert v2["apiVersion"] == "autoscaling/v2" and "targetCPUUtilizationPercentage" not in v2["spec"]
     assert v2["spec"]["metrics"] == [{"type": "Resource", "resource": {
         "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 70}}}]
-    assert v2["status"] == {"desiredReplicas": 0}
     plain = json.loads(kubectl(kube, "-n", ns, "get", "hpa", "plain", "-o", "json").stdout)
     assert plain["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"] == 80
     base = f"/apis/autoscaling/v1/namespaces/{ns}/horizontalpodautoscalers"
     v1 = _raw(kube, f"{base}/web")
     assert v1["apiVersion"] == "autoscaling/v1" and "metrics" not in v1["spec"]
     assert (v1["spec"]["targetCPUUtilizationPercentage"], v1["spec"]["minReplicas"]) == (70, 2)
-    assert v1["status"] == {"currentReplicas": 0, "desiredReplicas": 0}
+    assert {"currentReplicas", "desiredReplicas"} <= set(v1["status"])  # not omitted in v1, even when 0
     assert [i["spec"]["targetCPUUtilizationPercentage"] for i in _raw(kube, base)["items"]] == [80, 70]
     table = kubectl(kube, "-n", ns, "get", "hpa", "web", "--no-headers").stdout
     assert "cpu: <unknown>/70%" in table
@@ -100,9 +100,18 @@ def test_autoscale_stores_v2_and_serves_both_versions(kube, tmp_path):
         {"type": "Pods", "pods": {"metricName": "qps", "targetAverageValue": "10"}}]
     assert json.loads(annotations["autoscaling.alpha.kubernetes.io/behavior"])["scaleDown"][
         "stabilizationWindowSeconds"] == 60
-    v1["spec"]["maxReplicas"] = 7
-    (tmp_path / "v1.json").write_text(json.dumps(v1))
-    kubectl(kube, "replace", "--raw", f"{base}/web", "-f", str(tmp_path / "v1.json"))
+
+    def put_v1() -> bool:  # again on a conflict: the autoscaler controller writes the status meanwhile
+        v1 = _raw(kube, f"{base}/web")
+        v1["spec"]["maxReplicas"] = 7
+        (tmp_path / "v1.json").write_text(json.dumps(v1))
+        done = kubectl(kube, "replace", "--raw", f"{base}/web", "-f", str(tmp_path / "v1.json"), check=False)
+        assert done.returncode == 0 or "Conflict" in done.stderr or "modified" in done.stderr, done.stderr
+        return done.returncode == 0
+
+    from tests.helpers import eventually
+
+    eventually(put_v1)
     v2 = json.loads(kubectl(kube, "-n", ns, "get", "hpa", "web", "-o", "json").stdout)
     assert v2["spec"]["maxReplicas"] == 7 and "annotations" not in v2["metadata"]
     assert v2["spec"]["metrics"] == [qps, patch["spec"]["metrics"][0]]  # v1's others first, as upstream
@@ -249,3 +258,59 @@ def test_scaling_a_deployment_updates_its_replicasets_replica_annotations(kube):
             annotations["deployment.kubernetes.io/max-replicas"]) == ("5", "7")  # surge: 25% of 5, rounded up
     refused = kubectl(kube, "-n", ns, "scale", "deploy/web", "--current-replicas=2", "--replicas=1", check=False)
     assert refused.returncode == 1 and "Expected replicas to be 2, was 5" in refused.stderr
+
+
+def test_the_autoscaler_keeps_its_target_within_bounds_and_reports_missing_metrics(kube):
+    """With no metrics API (as on a cluster without metrics-server) the HPA controller still moves its target
+    into [min, max] (SuccessfulRescale), and otherwise reports why it cannot scale: ScalingActive=False
+    FailedGetResourceMetric, events, `currentMetrics` of empty entries; a target that does not exist is
+    FailedGetScale."""
+    from tests.helpers import eventually
+
+    ns = new_namespace(kube, "day2")
+    kubectl(kube, "-n", ns, "create", "deployment", "web", "--image=nginx:1", "--replicas=1")
+    kubectl(kube, "-n", ns, "autoscale", "deployment", "web", "--min=2", "--max=3", "--cpu-percent=50")
+
+    def hpa():
+        return json.loads(kubectl(kube, "-n", ns, "get", "hpa", "web", "-o", "json").stdout)
+
+    def condition(obj, kind):
+        return next((c for c in obj["status"].get("conditions") or () if c["type"] == kind), {})
+
+    def events(reason):
+        return kubectl(kube, "-n", ns, "get", "events", "--field-selector", f"reason={reason}", "-o",
+                       "jsonpath={.items[*].message}").stdout
+
+    eventually(lambda: events("SuccessfulRescale"))
+    assert events("SuccessfulRescale") == "New size: 2; reason: Current number of replicas below Spec.MinReplicas"
+    kubectl(kube, "-n", ns, "rollout", "status", "deploy/web", "--timeout=30s")
+    status = eventually(lambda: (obj := hpa())["status"].get("currentReplicas") == 2 and
+                        condition(obj, "ScalingActive").get("reason") and obj["status"])
+    missing = ("failed to get cpu utilization: unable to get metrics for resource cpu: unable to fetch metrics from "
+               "resource metrics API: the server could not find the requested resource (get pods.metrics.k8s.io)")
+    active = condition({"status": status}, "ScalingActive")
+    assert (active["status"], active["reason"]) == ("False", "FailedGetResourceMetric")
+    assert active["message"] == f"the HPA was unable to compute the replica count: {missing}"
+    assert condition({"status": status}, "AbleToScale")["reason"] == "SucceededGetScale"
+    assert (status["desiredReplicas"], status["currentMetrics"]) == (2, [{"type": ""}])
+    assert "lastScaleTime" in status
+    assert events("FailedGetResourceMetric") == missing
+    assert events("FailedComputeMetricsReplicas") == (
+        f"invalid metrics (1 invalid out of 1), first error is: failed to get cpu resource metric value: {missing}")
+    row = kubectl(kube, "-n", ns, "get", "hpa", "web", "--no-headers").stdout.split()
+    assert row[:6] == ["web", "Deployment/web", "cpu:", "<unknown>/50%", "2", "3"] and row[6] == "2"
+
+    kubectl(kube, "-n", ns, "scale", "deploy/web", "--replicas=5")
+    eventually(lambda: "above Spec.MaxReplicas" in events("SuccessfulRescale"))
+    eventually(lambda: kubectl(kube, "-n", ns, "get", "deploy", "web", "-o",
+                               "jsonpath={.spec.replicas}").stdout == "3")
+
+    kubectl(kube, "-n", ns, "create", "-f", "-", input=json.dumps({
+        "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "nowhere"},
+        "spec": {"maxReplicas": 2, "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment",
+                                                      "name": "nowhere"}}}))
+    able = eventually(lambda: condition(json.loads(kubectl(kube, "-n", ns, "get", "hpa", "nowhere", "-o",
+                                                           "json").stdout), "AbleToScale") or None)
+    assert (able["status"], able["reason"]) == ("False", "FailedGetScale")
+    assert able["message"] == ("the HPA controller was unable to get the target's current scale: "
+                               'deployments/scale.apps "nowhere" not found')
