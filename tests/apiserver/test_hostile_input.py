@@ -207,3 +207,13 @@ def test_pod_status_times_are_rfc3339(mini_kube_session, kube_namespace):
                                json.dumps({"status": {"startTime": start}}).encode(),
                                {"Content-Type": "application/merge-patch+json"})
         assert status == code, answer
+
+
+def test_self_subject_review_without_authentication(mini_kube_session):
+    """Without authentication every request acts as the admin, who had no UserInfo: any SelfSubjectReview (kubectl
+    auth whoami) was a 500."""
+    status, answer = _send(mini_kube_session, "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+                           b'{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}')
+    assert status == 201, answer
+    assert answer["status"]["userInfo"] == {"username": "system:admin",
+                                            "groups": ["system:masters", "system:authenticated"]}
