@@ -217,3 +217,21 @@ def test_self_subject_review_without_authentication(mini_kube_session):
     assert status == 201, answer
     assert answer["status"]["userInfo"] == {"username": "system:admin",
                                             "groups": ["system:masters", "system:authenticated"]}
+
+
+@pytest.mark.parametrize(("name", "message"), [
+    ("", 'Event "" is invalid: metadata.name: Required value: name or generateName is required'),
+    ("a/b", "Event \"a/b\" is invalid: metadata.name: Invalid value: \"a/b\": may not contain '/'"),
+    ("..", "Event \"..\" is invalid: metadata.name: Invalid value: \"..\": may not be '..'"),
+])
+def test_core_events_get_the_generic_name_checks(mini_kube_session, kube_namespace, name, message):
+    """Core Events skip core's ObjectMeta rules but not the store's: an Event named "" was stored (and broke a
+    later deletecollection), and "a/b" too."""
+    path = f"/api/v1/namespaces/{kube_namespace}/events"
+    event = {"metadata": {"name": name}, "involvedObject": {"kind": "Pod", "name": "p", "namespace": kube_namespace},
+             "reason": "R", "message": "m", "type": "Normal", "source": {"component": "x"}}
+    status, answer = _send(mini_kube_session, "POST", path, json.dumps(event).encode())
+    assert (status, answer["message"]) == (422, message)
+    event["metadata"]["name"] = "Odd_But.Valid"  # a path segment, not a DNS name
+    assert _send(mini_kube_session, "POST", path, json.dumps(event).encode())[0] == 201
+    assert _send(mini_kube_session, "DELETE", path)[0] == 200
