@@ -72,6 +72,13 @@ class AdminUser:
     groups: tuple[str, ...] = ("system:masters", "system:authenticated")
     extra: dict[str, list[str]] = field(default_factory=dict)
 
+    def to_api(self) -> dict[str, Any]:
+        """The `UserInfo` shape of authentication.k8s.io (SelfSubjectReview, audit, admission reviews)."""
+        out: dict[str, Any] = {"username": self.name, "groups": list(self.groups)}
+        if self.extra:
+            out["extra"] = {k: list(v) for k, v in self.extra.items()}
+        return out
+
 
 class ApiServer:
     """One mini-kube API server instance."""

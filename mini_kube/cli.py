@@ -120,13 +120,13 @@ async def start_controllers(server: ApiServer, names: str = "*",
     server.on_stop.append(manager.stop)
 
 
-async def start_scheduler(server: ApiServer) -> None:
-    """Run the scheduler in-process, over HTTP like any client."""
+async def start_scheduler(server: ApiServer, **options: Any) -> None:
+    """Run the scheduler in-process, over HTTP like any client (`options` go to the Scheduler)."""
     from mini_kube.controllers.scheduler import SchedulerRunner
 
     client = client_for(server)
     client.user_agent = "kube-scheduler"
-    runner = SchedulerRunner(client)
+    runner = SchedulerRunner(client, **options)
     server.background.append(asyncio.create_task(runner.start(), name="scheduler"))
     server.on_stop.append(runner.stop)
 

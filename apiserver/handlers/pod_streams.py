@@ -4,15 +4,13 @@ once a node runs it, relayed to that node's kubelet (handlers/kubelet_proxy.py).
 
 from __future__ import annotations
 
-import re
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from .. import errors
-from ..gofmt import go_quote
 from ..http.query import parse_int64
+from ..schema import gotime
 from . import kubelet_proxy
 
 if TYPE_CHECKING:
@@ -48,20 +46,12 @@ def _no_backend(node: str) -> errors.StatusError:
                               {})
 
 
-_RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})\Z")
-
-
 def _rfc3339(text: str) -> None:
     """metav1.Time from a query parameter: Go's time.Parse(time.RFC3339, ...); 400 when it is not one."""
-    match = _RFC3339.match(text)
-    if match is None:
-        raise errors.bad_request(f'parsing time {go_quote(text)} as "2006-01-02T15:04:05Z07:00": cannot parse '
-                                 f'{go_quote(text)} as "2006"')
     try:
-        datetime(*(int(part) for part in match.groups()))
-    except ValueError:
-        raise errors.bad_request(f"parsing time {go_quote(text)}: day out of range" if 1 <= int(match.group(2)) <= 12
-                                 else f"parsing time {go_quote(text)}: month out of range") from None
+        gotime.parse(text)
+    except gotime.TimeError as exc:
+        raise errors.bad_request(str(exc)) from None
 
 
 def check_log_options(query: Any, name: str) -> None:

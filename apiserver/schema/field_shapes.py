@@ -14,11 +14,12 @@ from typing import Any
 
 from mini_kube.apiserver.schema.definitions import REF_PREFIX, definitions
 
-ANY, STRUCT, MAP, LIST, STRING, INTEGER, NUMBER, BOOLEAN, INT_OR_STRING, QUANTITY = range(10)
+ANY, STRUCT, MAP, LIST, STRING, INTEGER, NUMBER, BOOLEAN, INT_OR_STRING, QUANTITY, TIME, MICROTIME = range(12)
 
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 _INT_OR_STRING = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
 _QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
+_TIMES = {"io.k8s.apimachinery.pkg.apis.meta.v1.Time": TIME, "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime": MICROTIME}
 # Types with their own JSON decoding that take any value.
 _OPAQUE = {"io.k8s.apimachinery.pkg.runtime.RawExtension", "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1"}
 
@@ -84,6 +85,8 @@ def _build_definition(name: str, building: dict[str, Shape]) -> Shape:
         return Shape(INT_OR_STRING, "intstr.IntOrString")
     if name == _QUANTITY:
         return Shape(QUANTITY, "resource.Quantity")
+    if name in _TIMES:  # a JSON string Go parses as RFC 3339 (MicroTime: six fraction digits)
+        return Shape(_TIMES[name], "string")
     if name in _OPAQUE:
         return Shape(ANY, go_name(name))
     types = _types(schema)

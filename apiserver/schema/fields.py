@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 from mini_kube.apiserver.gofmt import json_kind
 from mini_kube.apiserver.schema import field_shapes as fs
+from mini_kube.apiserver.schema import gotime
 from mini_kube.apiserver.schema.field_shapes import Shape
 from mini_kube.apiserver.validation import quantity
 
@@ -280,4 +281,11 @@ def _type_error(shape: Shape, value: Any, struct: str, path: str) -> str | None:
         return None
     if kind == fs.QUANTITY:
         return _quantity_error(value)
+    if kind in (fs.TIME, fs.MICROTIME):
+        if not isinstance(value, str):
+            return _mismatch(json_kind(value), struct, path, shape.go)
+        try:
+            gotime.parse(value, micro=kind == fs.MICROTIME)
+        except gotime.TimeError as exc:
+            return str(exc)
     return None

@@ -90,7 +90,7 @@ RULES: dict[tuple[str, str], Rules] = {
     (CORE, "ReplicationController"): Rules(create=workloads.validate_replication_controller),
     (CORE, "Endpoints"): Rules(create=cluster.validate_endpoints),
     (CORE, "PersistentVolumeClaim"): Rules(create=cluster.validate_persistent_volume_claim, update=_pvc_update),
-    (CORE, "Event"): Rules(create=cluster.validate_core_event),
+    (CORE, "Event"): Rules(path_segment_name, cluster.validate_core_event),
     ("events.k8s.io", "Event"): Rules(create=cluster.validate_events_v1_event),
     (APPS, "Deployment"): Rules(create=workloads.validate_deployment),
     (APPS, "ReplicaSet"): Rules(create=workloads.validate_replica_set),
@@ -119,8 +119,9 @@ RULES: dict[tuple[str, str], Rules] = {
     ("certificates.k8s.io", "CertificateSigningRequest"): Rules(any_name),
 }
 DEFAULT_RULES = Rules()
-# core/v1 Events skip metadata checks entirely (upstream keeps them lenient for old clients).
-NO_METADATA = {(CORE, "Event")}
+# core/v1 Events skip core's own ObjectMeta rules (upstream keeps them lenient for old clients), but not the
+# generic ones every store runs in BeforeCreate/BeforeUpdate: a name (a path segment), labels, owners.
+GENERIC_METADATA_ONLY = {(CORE, "Event")}
 
 
 @functools.cache
@@ -139,13 +140,13 @@ def metadata_errors(kind: str, group: str, obj: Obj, old: Obj | None = None, nam
 
     `builtin=False` (custom resources, CRDs) leaves out core's extra rule on finalizer names."""
     key = (group, kind)
-    if builtin and key in NO_METADATA:
-        return []
+    if key in GENERIC_METADATA_ONLY:
+        builtin = False
     if old is not None:
         return validate_object_meta_update(obj.get("metadata"), old.get("metadata"), kube=builtin)
     if namespaced is None:
         namespaced = _namespaced().get(key, True)
-    rules = RULES.get(key, DEFAULT_RULES) if builtin else DEFAULT_RULES
+    rules = RULES.get(key, DEFAULT_RULES) if builtin or key in GENERIC_METADATA_ONLY else DEFAULT_RULES
     return validate_object_meta(obj.get("metadata"), namespaced, rules.name, kube=builtin)
 
 

@@ -23,7 +23,7 @@ from . import binder, preemption
 from .cache import Cache, pod_key
 from .diagnosis import NO_NODES, TERMINATING, fit_error, truncate
 from .filters import Candidate, Failure, run_filters
-from .queue import PriorityWorkQueue, SchedulingQueue
+from .queue import INITIAL_BACKOFF, MAX_BACKOFF, PriorityWorkQueue, SchedulingQueue
 from .scores import select_host
 
 log = logging.getLogger("mini-kube.scheduler")
@@ -81,13 +81,16 @@ class Scheduler(Controller):
 
     def __init__(self, client: ApiClient, informers: SharedInformerFactory | None = None, *,
                  scheduler_name: str = binder.SCHEDULER_NAME, bind_concurrency: int = 64,
-                 seed: int | None = None, **kwargs: Any) -> None:
+                 seed: int | None = None, initial_backoff: float = INITIAL_BACKOFF,
+                 max_backoff: float = MAX_BACKOFF, **kwargs: Any) -> None:
+        """`initial_backoff`/`max_backoff`: an unschedulable Pod's retry back-off, in seconds (upstream's
+        podInitialBackoffSeconds and podMaxBackoffSeconds, 1 and 10)."""
         kwargs.setdefault("events", EventRecorder(client, scheduler_name))
         super().__init__(client, informers, **kwargs)
         self.queue = PriorityWorkQueue(self._priority)
         self.scheduler_name = scheduler_name
         self.cache = Cache()
-        self.scheduling = SchedulingQueue(self.queue)
+        self.scheduling = SchedulingQueue(self.queue, initial_backoff, max_backoff)
         self.rng = random.Random(seed)
         self._binds = asyncio.Semaphore(bind_concurrency)
         self._inflight: set[asyncio.Task[None]] = set()

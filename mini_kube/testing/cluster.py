@@ -69,7 +69,7 @@ class MiniKube:
     (`"simulated"`), or as processes where namespaces can be made (`"auto"`)."""
 
     def __init__(self, *, data_dir: str = ":memory:", insecure_http: bool = True, controllers: bool | str = True,
-                 scheduler: bool = True, ccm: bool | dict[str, Any] = False, dns: bool | dict[str, Any] = False,
+                 scheduler: bool | dict[str, Any] = True, ccm: bool | dict[str, Any] = False, dns: bool | dict[str, Any] = False,
                  nodes: int = 0, node_runtime: str = "auto",
                  controller_options: dict[str, dict[str, Any]] | None = None,
                  node_options: dict[str, Any] | None = None, **config: Any) -> None:
@@ -120,7 +120,7 @@ class MiniKube:
         if self.scheduler:
             from mini_kube.cli import start_scheduler
 
-            self.run(start_scheduler(self.server))
+            self.run(start_scheduler(self.server, **(self.scheduler if isinstance(self.scheduler, dict) else {})))
         if self.node_count:
             from mini_kube.cli import start_nodes
 

@@ -177,3 +177,61 @@ def test_eviction_bodies_decode_as_go_types(mini_kube_session, kube_namespace, b
     assert (status, answer["message"]) == (
         400, 'Eviction in version "v1" cannot be handled as a Eviction: json: cannot unmarshal ' + message)
     assert "deletionTimestamp" not in _send(mini_kube_session, "GET", f"{path}/e")[1]["metadata"]
+
+
+LEASE_DECODE = 'Lease in version "v1" cannot be handled as a Lease: parsing time '
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ({"renewTime": "yesterday"}, '"yesterday" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "yesterday" as '
+                                 '"2006"'),
+    ({"renewTime": "2024-01-01T00:00:00Z"},  # a MicroTime has exactly six fraction digits
+     '"2024-01-01T00:00:00Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "Z" as ".000000"'),
+    ({"renewTime": "2024-13-01T00:00:00.000000Z"}, '"2024-13-01T00:00:00.000000Z": month out of range'),
+    ({"renewTime": "2024-02-30T00:00:00.000000Z"}, '"2024-02-30T00:00:00.000000Z": day out of range'),
+    ({"renewTime": "2024-01-01t00:00:00.000000Z"},
+     '"2024-01-01t00:00:00.000000Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "t00:00:00.000000Z" as "T"'),
+])
+def test_times_go_rejects_are_bad_requests(mini_kube_session, kube_namespace, spec, message):
+    """Time and MicroTime fields were stored as any string."""
+    path = f"/apis/coordination.k8s.io/v1/namespaces/{kube_namespace}/leases"
+    status, answer = _send(mini_kube_session, "POST", path, json.dumps({"metadata": {"name": "l"}, "spec": spec}).encode())
+    assert (status, answer["message"]) == (400, LEASE_DECODE + message)
+
+
+def test_pod_status_times_are_rfc3339(mini_kube_session, kube_namespace):
+    path = f"/api/v1/namespaces/{kube_namespace}/pods"
+    _bound_pod(mini_kube_session, path, "t")
+    for start, code in (("2024-01-01 00:00:00Z", 400), ("2024-01-01T24:00:00Z", 400), ("2024-01-01T00:00:00+01:00", 200)):
+        status, answer = _send(mini_kube_session, "PATCH", f"{path}/t/status",
+                               json.dumps({"status": {"startTime": start}}).encode(),
+                               {"Content-Type": "application/merge-patch+json"})
+        assert status == code, answer
+
+
+def test_self_subject_review_without_authentication(mini_kube_session):
+    """Without authentication every request acts as the admin, who had no UserInfo: any SelfSubjectReview (kubectl
+    auth whoami) was a 500."""
+    status, answer = _send(mini_kube_session, "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+                           b'{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}')
+    assert status == 201, answer
+    assert answer["status"]["userInfo"] == {"username": "system:admin",
+                                            "groups": ["system:masters", "system:authenticated"]}
+
+
+@pytest.mark.parametrize(("name", "message"), [
+    ("", 'Event "" is invalid: metadata.name: Required value: name or generateName is required'),
+    ("a/b", "Event \"a/b\" is invalid: metadata.name: Invalid value: \"a/b\": may not contain '/'"),
+    ("..", "Event \"..\" is invalid: metadata.name: Invalid value: \"..\": may not be '..'"),
+])
+def test_core_events_get_the_generic_name_checks(mini_kube_session, kube_namespace, name, message):
+    """Core Events skip core's ObjectMeta rules but not the store's: an Event named "" was stored (and broke a
+    later deletecollection), and "a/b" too."""
+    path = f"/api/v1/namespaces/{kube_namespace}/events"
+    event = {"metadata": {"name": name}, "involvedObject": {"kind": "Pod", "name": "p", "namespace": kube_namespace},
+             "reason": "R", "message": "m", "type": "Normal", "source": {"component": "x"}}
+    status, answer = _send(mini_kube_session, "POST", path, json.dumps(event).encode())
+    assert (status, answer["message"]) == (422, message)
+    event["metadata"]["name"] = "Odd_But.Valid"  # a path segment, not a DNS name
+    assert _send(mini_kube_session, "POST", path, json.dumps(event).encode())[0] == 201
+    assert _send(mini_kube_session, "DELETE", path)[0] == 200

@@ -37,10 +37,14 @@ def two_servers(etcd_server):
 
 def test_write_through_one_read_and_watched_through_the_other(two_servers):
     a, b = two_servers
-    watcher = subprocess.Popen(["kubectl", "--kubeconfig", b.kubeconfig, "get", "cm", "-w",
-                                "-o", "name"], stdout=subprocess.PIPE, text=True)
+    watcher = subprocess.Popen(["kubectl", "--kubeconfig", b.kubeconfig, "get", "cm", "-w", "-o", "name", "-v=6"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        time.sleep(0.5)  # the watch is open
+        for log in watcher.stderr:  # the watch is open once its request is answered (-v=6 logs it then)
+            if "watch=true" in log:
+                break
+        else:
+            raise AssertionError("kubectl get -w ended before it watched")
         kubectl(a, "create", "configmap", "shared", "--from-literal=k=v")
         created = json.loads(kubectl(a, "get", "cm", "shared", "-o", "json").stdout)
         seen = json.loads(kubectl(b, "get", "cm", "shared", "-o", "json").stdout)

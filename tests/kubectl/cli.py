@@ -94,6 +94,15 @@ class Kubectl:
                    "--cache-dir", str(self.cache_dir)]
         return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
+    def start_watching(self, *args: str) -> subprocess.Popen[str]:
+        """`start`, returning once kubectl's watch is open (the server has answered it: `-v=6` logs the request
+        then), so that a change made next reaches kubectl through the watch, not its first read."""
+        process = self.start(*args, "-v=6")
+        for line in process.stderr:
+            if "watch=true" in line:
+                return process
+        raise AssertionError(f"kubectl {' '.join(args)} ended before it watched: {self.finish(process)}")
+
     @staticmethod
     def finish(process: subprocess.Popen[str], timeout: float = 30) -> tuple[int, str, str]:
         stdout, stderr = process.communicate(timeout=timeout)

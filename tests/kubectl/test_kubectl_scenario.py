@@ -4,7 +4,6 @@ describe and delete, checked line by line against what kubectl prints for a real
 from __future__ import annotations
 
 import json
-import time
 
 from tests.kubectl.cli import Kubectl, configmap, deployment, diff_changes, editor
 
@@ -43,16 +42,14 @@ def test_deployment_apply_diff_edit_scale_wait_delete(kc: Kubectl, tmp_path):
 
     assert kc.out("wait", "--for=jsonpath={.spec.replicas}=3", "deploy/web", "--timeout=10s") \
         == "deployment.apps/web condition met"
-    waiting = kc.start("wait", "--for=condition=Available", "deploy/web", "--timeout=20s")
-    time.sleep(0.3)
+    waiting = kc.start_watching("wait", "--for=condition=Available", "deploy/web", "--timeout=20s")
     kc.run("patch", "deploy/web", "--subresource=status", "--type=merge", "-p", json.dumps(AVAILABLE))
     assert kc.finish(waiting)[:2] == (0, "deployment.apps/web condition met\n")
     timeout = kc.run("wait", "--for=condition=Progressing", "deploy/web", "--timeout=200ms", check=False)
     assert timeout.returncode == 1
     assert timeout.stderr.strip() == "error: timed out waiting for the condition on deployments/web"
 
-    waiting = kc.start("wait", "--for=delete", "deploy/web", "--timeout=20s")
-    time.sleep(0.3)
+    waiting = kc.start_watching("wait", "--for=delete", "deploy/web", "--timeout=20s")
     assert kc.out("delete", "-f", "-", input=deployment(ns)) == 'deployment.apps "web" deleted'
     assert kc.finish(waiting)[:2] == (0, "deployment.apps/web condition met\n")
     gone = kc.run("get", "deploy", "web", check=False)
@@ -74,8 +71,7 @@ def test_configmap_apply_diff_edit_wait_delete(kc: Kubectl, tmp_path):
         == "configmap/settings edited"
     assert kc.out("wait", "--for=jsonpath={.data.mode}=edited", "cm/settings", "--timeout=10s") \
         == "configmap/settings condition met"
-    waiting = kc.start("wait", "--for=jsonpath={.data.mode}=later", "cm/settings", "--timeout=20s")
-    time.sleep(0.3)
+    waiting = kc.start_watching("wait", "--for=jsonpath={.data.mode}=later", "cm/settings", "--timeout=20s")
     assert kc.out("patch", "cm/settings", "-p", '{"data":{"mode":"later"}}') == "configmap/settings patched"
     assert kc.finish(waiting)[:2] == (0, "configmap/settings condition met\n")
 

@@ -12,6 +12,7 @@ import pytest
 from tests.helpers import kubectl
 from tests.scheduler.support import (
     CONTROLLERS,
+    QUICK_RETRIES,
     add_node,
     events_for,
     eventually,
@@ -26,7 +27,7 @@ from tests.scheduler.support import (
 def kube():
     from mini_kube.testing import MiniKube
 
-    with MiniKube(controllers=CONTROLLERS) as cluster, final_deletes(cluster):
+    with MiniKube(controllers=CONTROLLERS, scheduler=QUICK_RETRIES) as cluster, final_deletes(cluster):
         yield cluster
 
 

@@ -11,6 +11,7 @@ import pytest
 from tests.helpers import kubectl
 from tests.scheduler.support import (
     CONTROLLERS,
+    QUICK_RETRIES,
     add_node,
     eventually,
     final_deletes,
@@ -23,7 +24,7 @@ from tests.scheduler.support import (
 def kube():
     from mini_kube.testing import MiniKube
 
-    with MiniKube(controllers=CONTROLLERS) as cluster, final_deletes(cluster):
+    with MiniKube(controllers=CONTROLLERS, scheduler=QUICK_RETRIES) as cluster, final_deletes(cluster):
         yield cluster
 
 
@@ -107,7 +108,7 @@ def test_higher_priority_pods_are_placed_first(kube):
         apply(kube, name, container=three_cpu, priority=priority)
     for name in ("low", "high", "mid"):
         assert unschedulable_message(kube, "default", name) == "no nodes available to schedule pods"
-    time.sleep(1.2)  # their first back-off (1 s) is over: a new node lets them all try at once
+    time.sleep(0.5)  # their back-offs (0.1 s, 0.2 s if retried) are over: a new node lets them all try at once
     add_node(kube, "only")
     eventually(lambda: placement(kube, "default").get("high") == "only")
     assert placement(kube, "default")["low"] is None and placement(kube, "default")["mid"] is None
