@@ -1,5 +1,6 @@
-"""StorageClass, RuntimeClass and Node taints, as upstream's ValidateStorageClass, ValidateRuntimeClass and
-validateNodeTaints check them (the rules a client trips over: supported values, required fields, name formats)."""
+"""StorageClass, RuntimeClass, Node taints and ResourceQuota amounts, as upstream's ValidateStorageClass,
+ValidateRuntimeClass, validateNodeTaints and ValidateResourceQuotaSpec check them (the rules a client trips over:
+supported values, required fields, name formats, non-negative and whole amounts)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 from mini_kube.apiserver.errors import FieldError, invalid, not_supported, required
 from mini_kube.apiserver.validation.meta import validate_labels, validate_qualified_name
 from mini_kube.apiserver.validation.names import is_dns1123_label, is_qualified_name, is_valid_label_value
-from mini_kube.apiserver.validation.pods import _tolerations
+from mini_kube.apiserver.validation.pods import _quantity, _tolerations
 
 Obj = dict[str, Any]
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -50,4 +51,13 @@ def validate_node(obj: Obj) -> list[FieldError]:
             errs.append(required(f"{at}.effect"))
         elif effect not in TAINT_EFFECTS:
             errs.append(not_supported(f"{at}.effect", effect, TAINT_EFFECTS))
+    return errs
+
+
+def validate_resource_quota(obj: Obj) -> list[FieldError]:
+    errs: list[FieldError] = []
+    for section in ("spec", "status"):
+        for key in ("hard", "used") if section == "status" else ("hard",):
+            for name, value in ((obj.get(section) or {}).get(key) or {}).items():
+                errs += _quantity(name, value, f"{section}.{key}[{name}]")
     return errs

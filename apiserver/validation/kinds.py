@@ -92,6 +92,7 @@ RULES: dict[tuple[str, str], Rules] = {
     (CORE, "PersistentVolumeClaim"): Rules(create=cluster.validate_persistent_volume_claim, update=_pvc_update),
     (CORE, "Event"): Rules(path_segment_name, cluster.validate_core_event),
     (CORE, "Node"): Rules(create=classes.validate_node),
+    (CORE, "ResourceQuota"): Rules(create=classes.validate_resource_quota),
     ("storage.k8s.io", "StorageClass"): Rules(create=classes.validate_storage_class),
     ("node.k8s.io", "RuntimeClass"): Rules(create=classes.validate_runtime_class),
     ("events.k8s.io", "Event"): Rules(create=cluster.validate_events_v1_event),

@@ -648,7 +648,13 @@ def test_autoscalers_and_budgets():
       "characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
       "'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
       "spec.taints[1].effect: Required value"]),
+    ("ResourceQuota", "", {"spec": {"hard": {"cpu": "10", "pods": "5"}}}, []),
+    ("ResourceQuota", "", {"spec": {"hard": {"cpu": "-1", "pods": "1.5"}}, "status": {"used": {"memory": "-1Mi"}}},
+     ['spec.hard[cpu]: Invalid value: "-1": must be greater than or equal to 0',
+      'spec.hard[pods]: Invalid value: "1500m": must be an integer',
+      'status.used[memory]: Invalid value: "-1Mi": must be greater than or equal to 0']),
 ])
 def test_classes_and_node_taints(kind, group, obj, expected):
-    """These kinds had no rules: any reclaimPolicy, handler or taint effect was stored."""
-    assert errors(kind, group, {"metadata": {"name": "n"}, **obj}) == expected
+    """These kinds had no rules: any reclaimPolicy, handler, taint effect or negative quota was stored."""
+    meta = {"name": "n", "namespace": "ns"} if kind == "ResourceQuota" else {"name": "n"}
+    assert errors(kind, group, {"metadata": meta, **obj}) == expected
