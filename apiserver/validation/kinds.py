@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mini_kube.apiserver.resources import ResourceType, builtin_resources
-from mini_kube.apiserver.validation import batch, cluster, config, policy, rbac, services, workloads
+from mini_kube.apiserver.validation import batch, classes, cluster, config, policy, rbac, services, workloads
 from mini_kube.apiserver.validation.errs import FieldError, forbidden
 from mini_kube.apiserver.validation.meta import (
     NameValidator,
@@ -91,6 +91,10 @@ RULES: dict[tuple[str, str], Rules] = {
     (CORE, "Endpoints"): Rules(create=cluster.validate_endpoints),
     (CORE, "PersistentVolumeClaim"): Rules(create=cluster.validate_persistent_volume_claim, update=_pvc_update),
     (CORE, "Event"): Rules(path_segment_name, cluster.validate_core_event),
+    (CORE, "Node"): Rules(create=classes.validate_node),
+    (CORE, "ResourceQuota"): Rules(create=classes.validate_resource_quota),
+    ("storage.k8s.io", "StorageClass"): Rules(create=classes.validate_storage_class),
+    ("node.k8s.io", "RuntimeClass"): Rules(create=classes.validate_runtime_class),
     ("events.k8s.io", "Event"): Rules(create=cluster.validate_events_v1_event),
     (APPS, "Deployment"): Rules(create=workloads.validate_deployment),
     (APPS, "ReplicaSet"): Rules(create=workloads.validate_replica_set),

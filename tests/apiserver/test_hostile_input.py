@@ -235,3 +235,16 @@ def test_core_events_get_the_generic_name_checks(mini_kube_session, kube_namespa
     event["metadata"]["name"] = "Odd_But.Valid"  # a path segment, not a DNS name
     assert _send(mini_kube_session, "POST", path, json.dumps(event).encode())[0] == 201
     assert _send(mini_kube_session, "DELETE", path)[0] == 200
+
+
+def test_integers_beyond_64_bits_are_read_exactly(mini_kube_session, kube_namespace):
+    """orjson reads them as floats: the error quoted 1.1805916207174113e+21, and a Quantity lost its digits."""
+    path = f"/apis/apps/v1/namespaces/{kube_namespace}/deployments"
+    status, answer = _send(mini_kube_session, "POST", path, b'{"metadata":{"name":"d"},"spec":{"replicas":'
+                                                            b'1180591620717411303424}}')
+    assert (status, answer["message"]) == (400, 'Deployment in version "v1" cannot be handled as a Deployment: json: '
+                                                "cannot unmarshal number 1180591620717411303424 into Go struct field "
+                                                "DeploymentSpec.spec.replicas of type int32")
+    status, answer = _send(mini_kube_session, "POST", f"/api/v1/namespaces/{kube_namespace}/pods",
+                           _pod("q", 18446744073709551617))
+    assert answer["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "18446744073709551617"

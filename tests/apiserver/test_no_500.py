@@ -51,14 +51,48 @@ def test_random_objects_never_500(mini_kube_session, path, obj):
 @given(method=st.sampled_from(["POST", "PUT", "PATCH", "DELETE", "GET"]),
        path=st.sampled_from([*PATHS, "/api/v1/namespaces/default/configmaps/x", "/apis/apps/v1/namespaces/d/deployments/x/scale",
                              "/api/v1/namespaces/default/configmaps/x/status", "/api", "/apis/nope/v1/things",
-                             "/api/v1/namespaces/default/pods/p/log", "/openapi/v3/apis/apps/v1"]),
+                             "/api/v1/namespaces/default/pods/p/log", "/openapi/v3/apis/apps/v1",
+                             "/api/v1/namespaces/default/pods/p/eviction", "/api/v1/namespaces/default/pods/p/binding",
+                             "/apis/coordination.k8s.io/v1/namespaces/default/leases",
+                             "/apis/authentication.k8s.io/v1/selfsubjectreviews"]),
        body=st.binary(max_size=200), content_type=st.sampled_from(CONTENT_TYPES),
        query=st.dictionaries(st.sampled_from(["limit", "continue", "resourceVersion", "labelSelector",
                                               "fieldSelector", "watch", "timeoutSeconds", "dryRun",
-                                              "fieldValidation", "resourceVersionMatch", "propagationPolicy"]),
+                                              "fieldValidation", "resourceVersionMatch", "propagationPolicy",
+                                              "gracePeriodSeconds", "tailLines", "sinceSeconds", "sinceTime",
+                                              "limitBytes", "allowWatchBookmarks", "force"]),
                              st.text(max_size=12), max_size=3))
 def test_random_requests_never_500(mini_kube_session, method, path, body, content_type, query):
     if "watch" in query:  # `watch=` (empty) is a watch too, as upstream's Convert_Slice_string_To_bool reads it
         query["timeoutSeconds"] = "1"
     status = _send(mini_kube_session, method, path, body, content_type, query)
     assert status < 500, (method, path, body, content_type, query)
+
+
+QUANTITY_TEXT = st.from_regex(r"[+-]?[0-9]{0,25}(\.[0-9]{0,25})?([eE][+-]?[0-9]{1,12}|[KMGTPE]i|[numkMGTPE])?",
+                              fullmatch=True)
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=QUANTITY_TEXT | st.integers(-2**70, 2**70) | st.floats(allow_nan=False, allow_infinity=False))
+def test_any_quantity_is_a_4xx_or_stored_in_its_canonical_form(mini_kube_session, text):
+    """A quantity is parsed as apimachinery does, whatever its size, and comes back as text that reads back to the
+    same value and stays as it is when written again."""
+    import json
+
+    from mini_kube.apiserver.validation.quantity import parse_quantity
+
+    async def run(cpu: object) -> tuple[int, dict]:
+        pod = {"metadata": {"generateName": "q-"}, "spec": {"containers": [
+            {"name": "c", "image": "i", "resources": {"requests": {"cpu": cpu}}}]}}
+        async with aiohttp.ClientSession() as session, session.post(
+                mini_kube_session.url + "/api/v1/namespaces/default/pods?dryRun=All", data=json.dumps(pod),
+                headers={"Content-Type": "application/json"}) as response:
+            return response.status, await response.json()
+
+    status, answer = mini_kube_session.run(run(text))
+    assert status < 500, (text, answer)
+    if status == 201:
+        stored = answer["spec"]["containers"][0]["resources"]["requests"]["cpu"]
+        assert parse_quantity(stored).value == parse_quantity(text).value, (text, stored)
+        assert mini_kube_session.run(run(stored))[1]["spec"]["containers"][0]["resources"]["requests"]["cpu"] == stored

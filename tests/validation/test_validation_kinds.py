@@ -627,3 +627,34 @@ def test_autoscalers_and_budgets():
     both = {"spec": {"minAvailable": 1, "maxUnavailable": 1}}
     assert errors("PodDisruptionBudget", "policy", both) == [
         "spec: Invalid value: policy.PodDisruptionBudgetSpec{...}: minAvailable and maxUnavailable cannot be both set"]
+
+
+@pytest.mark.parametrize(("kind", "group", "obj", "expected"), [
+    ("StorageClass", "storage.k8s.io", {"provisioner": "x", "volumeBindingMode": "Immediate"}, []),
+    ("StorageClass", "storage.k8s.io", {"volumeBindingMode": "Immediate"}, ["provisioner: Required value"]),
+    ("StorageClass", "storage.k8s.io", {"provisioner": "x", "reclaimPolicy": "Recycle", "volumeBindingMode": "Later"},
+     ['reclaimPolicy: Unsupported value: "Recycle": supported values: "Delete", "Retain"',
+      'volumeBindingMode: Unsupported value: "Later": supported values: "Immediate", "WaitForFirstConsumer"']),
+    ("RuntimeClass", "node.k8s.io", {"handler": "runc"}, []),
+    ("RuntimeClass", "node.k8s.io", {"handler": "run.c"}, ['handler: Invalid value: "run.c": must not contain dots']),
+    ("RuntimeClass", "node.k8s.io", {"handler": "runc", "scheduling": {"tolerations": [
+        {"key": "k", "operator": "Always"}]}},
+     ['scheduling.tolerations[0].operator: Unsupported value: "Always": supported values: "Equal", "Exists"']),
+    ("Node", "", {"spec": {"taints": [{"key": "k", "effect": "NoSchedule"}]}}, []),
+    ("Node", "", {"spec": {"taints": [{"key": "k", "effect": "Sometimes"}, {"key": "k", "value": "a b"}]}},
+     ['spec.taints[0].effect: Unsupported value: "Sometimes": supported values: "NoSchedule", "PreferNoSchedule", '
+      '"NoExecute"',
+      "spec.taints[1].value: Invalid value: \"a b\": a valid label must be an empty string or consist of alphanumeric "
+      "characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
+      "'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+      "spec.taints[1].effect: Required value"]),
+    ("ResourceQuota", "", {"spec": {"hard": {"cpu": "10", "pods": "5"}}}, []),
+    ("ResourceQuota", "", {"spec": {"hard": {"cpu": "-1", "pods": "1.5"}}, "status": {"used": {"memory": "-1Mi"}}},
+     ['spec.hard[cpu]: Invalid value: "-1": must be greater than or equal to 0',
+      'spec.hard[pods]: Invalid value: "1500m": must be an integer',
+      'status.used[memory]: Invalid value: "-1Mi": must be greater than or equal to 0']),
+])
+def test_classes_and_node_taints(kind, group, obj, expected):
+    """These kinds had no rules: any reclaimPolicy, handler, taint effect or negative quota was stored."""
+    meta = {"name": "n", "namespace": "ns"} if kind == "ResourceQuota" else {"name": "n"}
+    assert errors(kind, group, {"metadata": meta, **obj}) == expected

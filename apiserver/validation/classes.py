@@ -1,0 +1,63 @@
+"""StorageClass, RuntimeClass, Node taints and ResourceQuota amounts, as upstream's ValidateStorageClass,
+ValidateRuntimeClass, validateNodeTaints and ValidateResourceQuotaSpec check them (the rules a client trips over:
+supported values, required fields, name formats, non-negative and whole amounts)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mini_kube.apiserver.errors import FieldError, invalid, not_supported, required
+from mini_kube.apiserver.validation.meta import validate_labels, validate_qualified_name
+from mini_kube.apiserver.validation.names import is_dns1123_label, is_qualified_name, is_valid_label_value
+from mini_kube.apiserver.validation.pods import _quantity, _tolerations
+
+Obj = dict[str, Any]
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+
+
+def validate_storage_class(obj: Obj) -> list[FieldError]:
+    provisioner = obj.get("provisioner") or ""
+    errs = [required("provisioner")] if not provisioner else validate_qualified_name(provisioner.lower(),
+                                                                                     "provisioner")
+    policy = obj.get("reclaimPolicy")
+    if policy and policy not in ("Delete", "Retain"):
+        errs.append(not_supported("reclaimPolicy", policy, ("Delete", "Retain")))
+    mode = obj.get("volumeBindingMode")
+    if mode is None:
+        errs.append(required("volumeBindingMode"))
+    elif mode not in ("Immediate", "WaitForFirstConsumer"):
+        errs.append(not_supported("volumeBindingMode", mode, ("Immediate", "WaitForFirstConsumer")))
+    return errs
+
+
+def validate_runtime_class(obj: Obj) -> list[FieldError]:
+    handler = obj.get("handler") or ""
+    errs = [invalid("handler", handler, problem) for problem in is_dns1123_label(handler)]
+    scheduling = obj.get("scheduling") or {}
+    errs += validate_labels(scheduling.get("nodeSelector"), "scheduling.nodeSelector")
+    return errs + _tolerations(scheduling.get("tolerations"), "scheduling.tolerations")
+
+
+def validate_node(obj: Obj) -> list[FieldError]:
+    errs: list[FieldError] = []
+    for i, taint in enumerate((obj.get("spec") or {}).get("taints") or ()):
+        at = f"spec.taints[{i}]"
+        key, value, effect = taint.get("key") or "", taint.get("value") or "", taint.get("effect") or ""
+        errs += [invalid(f"{at}.key", key, problem) for problem in is_qualified_name(key)]
+        problems = is_valid_label_value(value)
+        if problems:
+            errs.append(invalid(f"{at}.value", value, ";".join(problems)))
+        if not effect:
+            errs.append(required(f"{at}.effect"))
+        elif effect not in TAINT_EFFECTS:
+            errs.append(not_supported(f"{at}.effect", effect, TAINT_EFFECTS))
+    return errs
+
+
+def validate_resource_quota(obj: Obj) -> list[FieldError]:
+    errs: list[FieldError] = []
+    for section in ("spec", "status"):
+        for key in ("hard", "used") if section == "status" else ("hard",):
+            for name, value in ((obj.get(section) or {}).get(key) or {}).items():
+                errs += _quantity(name, value, f"{section}.{key}[{name}]")
+    return errs
