@@ -273,12 +273,13 @@ class DeploymentController(Controller):
         if status["updatedReplicas"] == status["replicas"] == status["availableReplicas"] == replicas:
             return _condition("Progressing", "True", "NewReplicaSetAvailable",
                               f'ReplicaSet "{name}" has successfully progressed.', current), None
-        progressed = (f'"{name}"' not in (current or {}).get("message", "")  # a new rollout starts afresh
+        resumed = current is not None and current.get("reason") == "DeploymentResumed"
+        progressed = (not resumed and f'"{name}"' not in (current or {}).get("message", "")  # a new rollout
                       or status["updatedReplicas"] > was("updatedReplicas")
                       or status["replicas"] - status["updatedReplicas"] < was("replicas") - was("updatedReplicas")
                       or status["readyReplicas"] > was("readyReplicas")
                       or status["availableReplicas"] > was("availableReplicas"))
-        if progressed or current is None or (current.get("status") != "True"
+        if progressed or current is None or (current.get("status") != "True" and not resumed
                                              and current.get("reason") != "ProgressDeadlineExceeded"):
             stamp = now()
             transition = current.get("lastTransitionTime") if current and current.get("status") == "True" else stamp
@@ -316,10 +317,14 @@ class DeploymentController(Controller):
                                  "Deployment does not have minimum availability.", old_conditions.get("Available"))]
         progressing = old_conditions.get("Progressing")
         requeue: float | None = None
-        if paused:
-            conditions.append(_condition("Progressing", "Unknown", "DeploymentPaused", "Deployment is paused",
-                                         progressing))
+        if paused:  # checkPausedConditions: a reported lack of progress is not overwritten
+            exceeded = progressing is not None and progressing.get("reason") == "ProgressDeadlineExceeded"
+            conditions.append(progressing if exceeded else _condition(
+                "Progressing", "Unknown", "DeploymentPaused", "Deployment is paused", progressing))
         elif new is not None:
+            if progressing is not None and progressing.get("reason") == "DeploymentPaused":
+                progressing = _condition("Progressing", "Unknown", "DeploymentResumed", "Deployment is resumed",
+                                         progressing)  # progress is then estimated from the resumption
             condition, requeue = self._progressing(d, status, new, progressing)
             conditions.append(condition)
         status["conditions"] = conditions

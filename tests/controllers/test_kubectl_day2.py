@@ -194,8 +194,18 @@ def test_rollout_status_reports_an_exceeded_progress_deadline(kube):
     progressing = next(c for c in conditions if c["type"] == "Progressing")
     assert (progressing["status"], progressing["reason"]) == ("False", "ProgressDeadlineExceeded")
     assert progressing["message"].endswith("has timed out progressing.")
+    # pausing does not hide the reported lack of progress (checkPausedConditions)
+    kubectl(kube, "-n", ns, "rollout", "pause", "deploy/stuck")
+    kubectl(kube, "-n", ns, "wait", "--for=jsonpath={.status.observedGeneration}=2", "deploy/stuck",
+            "--timeout=30s")
     kubectl(kube, "-n", ns, "patch", "deploy", "stuck", "--type=json", "-p",
             '[{"op": "remove", "path": "/spec/template/spec/nodeSelector"}]')
+    kubectl(kube, "-n", ns, "wait", "--for=jsonpath={.status.observedGeneration}=3", "deploy/stuck",
+            "--timeout=30s")
+    conditions = json.loads(kubectl(kube, "-n", ns, "get", "deploy", "stuck", "-o", "json").stdout)["status"][
+        "conditions"]
+    assert next(c for c in conditions if c["type"] == "Progressing")["reason"] == "ProgressDeadlineExceeded"
+    kubectl(kube, "-n", ns, "rollout", "resume", "deploy/stuck")
     kubectl(kube, "-n", ns, "rollout", "status", "deploy/stuck", "--timeout=30s")
 
 
