@@ -1,7 +1,8 @@
-"""metav1.Time and metav1.MicroTime as the apiserver decodes them.
+"""metav1.Time and metav1.MicroTime as the apiserver decodes them and writes them back.
 
 Time is Go's `time.Parse(time.RFC3339, s)` (the general parser: a one-digit hour, a fraction after the
 seconds with `.` or `,`); MicroTime is `time.Parse(RFC3339Micro, s)` (exactly six fraction digits).
+`written` is the text Go writes back: UTC, to the second (Time) or the microsecond (MicroTime).
 Errors are Go's: `parsing time "x" as "2006-01-02T15:04:05Z07:00": cannot parse "x" as "2006"`, or
 `parsing time "2024-13-01T00:00:00Z": month out of range`.
 """
@@ -9,6 +10,7 @@ Errors are Go's: `parsing time "x" as "2006-01-02T15:04:05Z07:00": cannot parse 
 from __future__ import annotations
 
 import calendar
+import datetime as dt
 from dataclasses import dataclass
 
 RFC3339 = "2006-01-02T15:04:05Z07:00"
@@ -110,3 +112,15 @@ def _zone(layout: str, value: str, rest: str) -> tuple[int, str]:
     offset = (hours[0] * 60 + minutes[0]) * 60
     return (offset if rest[0] == "+" else -offset), rest[6:]
 
+
+
+def written(value: str, micro: bool = False) -> str:
+    """The text the apiserver stores for a valid time: `2024-01-01T01:00:00.5+01:00` is `2024-01-01T00:00:00Z`
+    (`value` itself when Python's datetime cannot hold the moment, years 0 and 10000)."""
+    t = parse(value, micro)
+    try:
+        moment = dt.datetime(t.year, t.month, t.day, t.hour, t.minute, t.second) - dt.timedelta(seconds=t.offset)
+    except (ValueError, OverflowError):
+        return value
+    text = moment.strftime("%Y-%m-%dT%H:%M:%S").rjust(19, "0")
+    return f"{text}.{t.nanos // 1000:06d}Z" if micro else f"{text}Z"

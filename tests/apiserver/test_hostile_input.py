@@ -207,6 +207,18 @@ def test_pod_status_times_are_rfc3339(mini_kube_session, kube_namespace):
                                json.dumps({"status": {"startTime": start}}).encode(),
                                {"Content-Type": "application/merge-patch+json"})
         assert status == code, answer
+    assert answer["status"]["startTime"] == "2023-12-31T23:00:00Z"  # stored as Go writes it: UTC, to the second
+
+
+@pytest.mark.parametrize(("field", "given", "stored"), [
+    ("acquireTime", "2024-01-01T00:00:00.123456+02:00", "2023-12-31T22:00:00.123456Z"),  # MicroTime: microseconds
+    ("renewTime", "2024-01-01T00:00:00,500000Z", "2024-01-01T00:00:00.500000Z"),
+])
+def test_times_are_stored_as_go_writes_them(mini_kube_session, kube_namespace, field, given, stored):
+    path = f"/apis/coordination.k8s.io/v1/namespaces/{kube_namespace}/leases"
+    body = {"metadata": {"name": "l"}, "spec": {field: given}}
+    status, answer = _send(mini_kube_session, "POST", path, json.dumps(body).encode())
+    assert (status, answer["spec"][field]) == (201, stored)
 
 
 def test_self_subject_review_without_authentication(mini_kube_session):
