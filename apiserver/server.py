@@ -20,6 +20,7 @@ from . import datadir
 from .app import build_app
 from .discovery import Discovery
 from .handlers.resource import ResourceHandler
+from .handlers.watch_reaper import WatchReaper
 from .http import protocol
 from .http.inflight import InflightLimiter
 from .registry.cache import HISTORY_EVENTS, ObjectCache
@@ -88,6 +89,7 @@ class ApiServer:
         self.ready = False
         self.resources = ResourceRegistry(builtin_resources())
         self.cache = ObjectCache(self.config.watch_history)
+        self.watch_reaper = WatchReaper()  # ends watches whose client has gone
         self.store: Store = None  # type: ignore[assignment]
         self.registry: Registry = None  # type: ignore[assignment]
         self.discovery = Discovery(self.resources)

@@ -158,6 +158,7 @@ async def serve_watch(server: ApiServer, request: web.Request, res: ResourceType
     store_watch = None
     expired = False
     try:
+        server.watch_reaper.add(watcher, request)
         if initial or not start_rv:
             entries = cache.list(res.key_prefix, namespace if res.namespaced else None)
             snapshot_rv = cache.revision
@@ -206,6 +207,7 @@ async def serve_watch(server: ApiServer, request: web.Request, res: ResourceType
             pass  # the client went away: nothing more to send
         return response
     finally:
+        server.watch_reaper.discard(watcher)
         watcher.close()
         if store_watch is not None:
             store_watch.close()

@@ -6,6 +6,8 @@ import aiohttp
 import orjson
 from mini_kube.controllers.client import ResourceRef
 
+from tests.helpers import eventually
+
 CM = ResourceRef("", "v1", "configmaps")
 
 
@@ -147,3 +149,39 @@ def test_watch_as_table_sends_one_row_tables(mini_kube_session, kube_namespace):
     assert first["kind"] == "Table" and [c["name"] for c in first["columnDefinitions"]] == ["Name", "Data", "Age"]
     assert first["rows"][0]["cells"][:2] == ["tw1", 1]
     assert second["columnDefinitions"] is None and second["rows"][0]["cells"][0] == "tw2"
+
+
+def test_a_watch_whose_client_has_gone_is_ended():
+    """A watch that gets no event to write notices its closed connection (aiohttp does not cancel its handler)
+    and lets go of its handler and its cache registration, instead of holding them until its timeout."""
+    import socket
+    from urllib.parse import urlsplit
+
+    from mini_kube.testing import MiniKube
+
+    with MiniKube(controllers=False, scheduler=False) as kube:  # no watches but the test's
+        reaper = kube.server.watch_reaper
+        reaper.interval = 0.05
+        url = urlsplit(kube.url)
+        sockets = []
+        for _ in range(3):
+            sock = socket.create_connection((url.hostname, url.port), timeout=5)
+            sock.sendall(f"GET {CM.path('default')}?watch=1&fieldSelector=metadata.name%3Dnever HTTP/1.1\r\n"
+                         f"Host: {url.netloc}\r\n\r\n".encode())
+            assert sock.recv(4096).startswith(b"HTTP/1.1 200 OK")
+            sockets.append(sock)
+        assert len(reaper) == 3 and kube.run(_watchers_of(kube, CM)) == 3
+        kept = sockets.pop()
+        for sock in sockets:
+            sock.close()
+        eventually(lambda: len(reaper) == 1)
+        assert kube.run(_watchers_of(kube, CM)) == 1  # the cache no longer feeds the ended watches
+        kube.client.create(CM, {"metadata": {"name": "never"}}, "default")  # the open one is still served
+        assert b'"ADDED"' in kept.recv(65536)
+        kept.close()
+        eventually(lambda: len(reaper) == 0)
+
+
+async def _watchers_of(kube, resource: ResourceRef) -> int:
+    res = kube.server.resources.lookup(resource.group, resource.version, resource.plural)
+    return len(kube.server.cache._watchers.get(res.key_prefix, ()))
