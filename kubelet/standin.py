@@ -2,6 +2,9 @@
 port given, answering with the pod's name so traffic can be traced; with no ports it just stays up.
 With `--docroot DIR` (web server images such as nginx) it serves the files there as the real server would
 (index.html for a directory, 404 for what is missing), and the pod's name for `/` while there is no index.
+On SIGTERM it finishes what it is serving and keeps answering until no connection has come for a moment (the
+Pod's endpoint is being removed from every kube-proxy meanwhile), at most DRAIN_MAX seconds, then exits 0, as a
+web server with a short preStop sleep does: a Pod deleted behind a Service fails no request.
 Standard library only: it runs as `python -I -S standin.py [--docroot DIR] PORT...` inside the pod's namespaces."""
 
 import http.server
@@ -16,6 +19,9 @@ import time
 import urllib.parse
 
 NAME = os.environ.get("HOSTNAME", "unknown")
+QUIET, DRAIN_MAX = 0.3, 5.0  # seconds without a connection that end the drain after SIGTERM; its longest
+ACTIVITY = {"last": 0.0, "busy": 0}  # when the latest connection came or ended, and how many are being served
+ACTIVITY_LOCK = threading.Lock()
 DOCROOT = None
 NOT_FOUND = (b"<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n<center><h1>404 Not Found</h1>"
              b"</center>\r\n<hr><center>mini-kube-standin</center>\r\n</body>\r\n</html>\r\n")
@@ -87,10 +93,34 @@ class Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
+    def process_request(self, request, client_address):  # noqa: ANN001, ANN201 - the socketserver hook
+        _count(+1)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request):  # noqa: ANN001, ANN201 - called once the connection is served
+        _count(-1)
+        super().shutdown_request(request)
+
+
+def _count(change: int) -> None:
+    with ACTIVITY_LOCK:
+        ACTIVITY["busy"] += change
+        ACTIVITY["last"] = time.monotonic()
+
+
+def drain_and_exit() -> None:
+    """After SIGTERM: serve on until connections stop coming and none is open (or DRAIN_MAX passed), then exit 0."""
+    deadline = time.monotonic() + DRAIN_MAX
+    ACTIVITY["last"] = max(ACTIVITY["last"], time.monotonic() - QUIET / 2)
+    while time.monotonic() < deadline and (ACTIVITY["busy"] > 0 or time.monotonic() - ACTIVITY["last"] < QUIET):
+        time.sleep(0.02)
+    os._exit(0)
+
 
 def main() -> None:
     global DOCROOT
-    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+    terminating: list[int] = []
+    signal.signal(signal.SIGTERM, lambda *_: terminating.append(1))
     args = sys.argv[1:]
     if args[:1] == ["--docroot"]:
         DOCROOT, args = args[1], args[2:]
@@ -99,8 +129,9 @@ def main() -> None:
         server = Server(("0.0.0.0", port), Handler)
         threading.Thread(target=server.serve_forever, daemon=True).start()
     print(f"{NAME}: serving HTTP on {', '.join(map(str, ports))}" if ports else f"{NAME}: running", flush=True)
-    while True:
-        time.sleep(3600)
+    while not terminating:
+        signal.pause()
+    drain_and_exit()
 
 
 if __name__ == "__main__":
