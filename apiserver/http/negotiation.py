@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -103,8 +102,6 @@ def decode_body(body: bytes, content_type: str | None, kind_hint: str = "") -> A
             if "recursion" in str(exc).lower() or "depth" in str(exc).lower():
                 raise limits.too_deep() from None
             raise errors.bad_request(f"couldn't get version/kind; json parse error: {exc}") from None
-        if _LONG_DIGITS.search(body):
-            decoded = _exact_ints(body, decoded)
         limits.check_depth(decoded)
         return decoded
     if media in (YAML, "application/apply-patch+yaml", "text/yaml", "application/x-yaml"):
@@ -117,22 +114,6 @@ def decode_body(body: bytes, content_type: str | None, kind_hint: str = "") -> A
         except protobuf.ProtobufError as exc:
             raise errors.bad_request(f"unable to decode protobuf body: {exc}") from None
     raise errors.unsupported_media_type(content_type or "")
-
-
-_LONG_DIGITS = re.compile(rb"[0-9]{20}")
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(name)
-
-
-def _exact_ints(body: bytes, decoded: Any) -> Any:
-    """The body again with integers beyond 64 bits kept exact (orjson reads them as floats, and Go's decoder
-    sees the literal: `cannot unmarshal number 18446744073709551616`, a Quantity of that many bytes)."""
-    try:
-        return json.loads(body, parse_constant=_no_constant)
-    except ValueError:  # more digits than int() takes: the lossy reading it is
-        return decoded
 
 
 class _NotPlainJSON(ValueError):
