@@ -658,3 +658,34 @@ def test_classes_and_node_taints(kind, group, obj, expected):
     """These kinds had no rules: any reclaimPolicy, handler, taint effect or negative quota was stored."""
     meta = {"name": "n", "namespace": "ns"} if kind == "ResourceQuota" else {"name": "n"}
     assert errors(kind, group, {"metadata": meta, **obj}) == expected
+
+
+PV_SPEC = {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/tmp/pv"}}
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    (PV_SPEC, []),
+    ({**PV_SPEC, "persistentVolumeReclaimPolicy": "Keep"}, [
+        'spec.persistentVolumeReclaimPolicy: Unsupported value: "Keep": supported values: "Delete", "Recycle", '
+        '"Retain"']),
+    ({**PV_SPEC, "nfs": {"server": "nfs.example.com", "path": "/exports"}}, [
+        "spec.nfs: Forbidden: may not specify more than 1 volume type"]),
+    ({**PV_SPEC, "hostPath": None}, ["spec: Required value: must specify a volume type"]),
+    ({**PV_SPEC, "hostPath": {"path": ""}}, ["spec.hostPath.path: Required value"]),
+    ({**PV_SPEC, "capacity": None}, [
+        "spec.capacity: Required value",
+        'spec.capacity: Unsupported value: core.ResourceList(nil): supported values: "storage"']),
+    ({**PV_SPEC, "capacity": {"storage": "0"}}, ["spec.capacity[storage]: Invalid value: \"0\": must be greater than "
+                                                 "zero"]),
+    ({**PV_SPEC, "accessModes": None}, ["spec.accessModes: Required value"]),
+    ({**PV_SPEC, "accessModes": ["ReadWriteAll"]}, [
+        'spec.accessModes: Unsupported value: "ReadWriteAll": supported values: "ReadOnlyMany", "ReadWriteMany", '
+        '"ReadWriteOnce", "ReadWriteOncePod"']),
+    ({**PV_SPEC, "hostPath": None, "local": {"path": "/mnt/disk"}}, [
+        "spec.nodeAffinity: Required value: Local volume requires node affinity"]),
+    ({**PV_SPEC, "hostPath": {"path": "/"}, "persistentVolumeReclaimPolicy": "Recycle"}, [
+        "spec.persistentVolumeReclaimPolicy: Forbidden: may not be 'recycle' for a hostPath mount of '/'"]),
+])
+def test_persistent_volumes(spec, expected):
+    """PersistentVolumes had no rules: any reclaim policy, no source or two, no capacity were stored."""
+    assert errors("PersistentVolume", "", {"metadata": {"name": "pv"}, "spec": spec}) == expected
