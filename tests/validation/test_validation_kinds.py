@@ -689,3 +689,38 @@ PV_SPEC = {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "ho
 def test_persistent_volumes(spec, expected):
     """PersistentVolumes had no rules: any reclaim policy, no source or two, no capacity were stored."""
     assert errors("PersistentVolume", "", {"metadata": {"name": "pv"}, "spec": spec}) == expected
+
+
+def _quantity(value: int, scale: int, text: str) -> str:
+    return (f"resource.Quantity{{i:resource.int64Amount{{value:{value}, scale:{scale}}}, d:resource.infDecAmount{{"
+            f'Dec:(*inf.Dec)(nil)}}, s:"{text}", Format:"DecimalSI"}}')
+
+
+@pytest.mark.parametrize(("limits", "expected"), [
+    ([{"type": "Container", "min": {"cpu": "100m"}, "default": {"cpu": "500m"}, "max": {"cpu": "1"}}], []),
+    ([{"type": "Node"}], ['spec.limits[0].type: Invalid value: "Node": must be a standard limit type or fully '
+                          "qualified"]),
+    ([{"type": "Container"}, {"type": "Container"}], ['spec.limits[1].type: Duplicate value: "Container"']),
+    ([{"type": "Container", "min": {"cpu": "2"}, "max": {"cpu": "1"}}], [
+        f"spec.limits[0].min[cpu]: Invalid value: {_quantity(2, 0, '2')}: min value 2 is greater than max value 1"]),
+    ([{"type": "Container", "default": {"cpu": "2"}, "max": {"cpu": "1"}}], [
+        f"spec.limits[0].default[cpu]: Invalid value: {_quantity(1, 0, '1')}: default value 2 is greater than max "
+        "value 1"]),
+    ([{"type": "Container", "default": {"cpu": "500m"}, "defaultRequest": {"cpu": "600m"}}], [
+        f"spec.limits[0].defaultRequest[cpu]: Invalid value: {_quantity(600, -3, '600m')}: default request value "
+        "600m is greater than default limit value 500m"]),
+    ([{"type": "Container", "maxLimitRequestRatio": {"cpu": "500m"}}], [
+        f"spec.limits[0].maxLimitRequestRatio[cpu]: Invalid value: {_quantity(500, -3, '500m')}: ratio 500m is less "
+        "than 1"]),
+    ([{"type": "Container", "min": {"cpu": "1"}, "max": {"cpu": "2"}, "maxLimitRequestRatio": {"cpu": "3"}}], [
+        f"spec.limits[0].maxLimitRequestRatio[cpu]: Invalid value: {_quantity(3, 0, '3')}: ratio 3 is greater than "
+        "max/min = 2.000000"]),
+    ([{"type": "Pod", "default": {"cpu": "1"}}], [
+        "spec.limits[0].default: Forbidden: may not be specified when `type` is 'Pod'"]),
+    ([{"type": "PersistentVolumeClaim", "default": {"storage": "1Gi"}}], [
+        "spec.limits[0].limits: Required value: either minimum or maximum storage value is required, but neither "
+        "was provided"]),
+])
+def test_limit_ranges(limits, expected):
+    """LimitRanges had no rules: any type, a min above the max or a ratio below 1 was stored."""
+    assert errors("LimitRange", "", {"spec": {"limits": limits}}) == expected
