@@ -14,6 +14,7 @@ from typing import Any
 from mini_kube.apiserver.resources import ResourceType, builtin_resources
 from mini_kube.apiserver.validation import (
     batch,
+    certificates,
     classes,
     cluster,
     config,
@@ -133,7 +134,8 @@ RULES: dict[tuple[str, str], Rules] = {
                                                  update=cluster.validate_endpoint_slice_update),
     ("scheduling.k8s.io", "PriorityClass"): Rules(create=cluster.validate_priority_class,
                                                   update=cluster.validate_priority_class_update),
-    ("certificates.k8s.io", "CertificateSigningRequest"): Rules(any_name),
+    ("certificates.k8s.io", "CertificateSigningRequest"): Rules(any_name, certificates.validate_csr,
+                                                                certificates.validate_csr_update),
 }
 DEFAULT_RULES = Rules()
 # core/v1 Events skip core's own ObjectMeta rules (upstream keeps them lenient for old clients), but not the
