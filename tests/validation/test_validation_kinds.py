@@ -724,3 +724,26 @@ def _quantity(value: int, scale: int, text: str) -> str:
 def test_limit_ranges(limits, expected):
     """LimitRanges had no rules: any type, a min above the max or a ratio below 1 was stored."""
     assert errors("LimitRange", "", {"spec": {"limits": limits}}) == expected
+
+
+HPA_SPEC = {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "maxReplicas": 3}
+
+
+@pytest.mark.parametrize(("behavior", "expected"), [
+    ({"scaleUp": {"policies": [{"type": "Pods", "value": 4, "periodSeconds": 15}]}}, []),
+    ({"scaleUp": {"selectPolicy": "Most", "stabilizationWindowSeconds": 3601, "policies": [
+        {"type": "Nodes", "value": 0, "periodSeconds": 1801}]}}, [
+        "spec.behavior.scaleUp.stabilizationWindowSeconds: Invalid value: 3601: must be less than or equal to 3600",
+        'spec.behavior.scaleUp.selectPolicy: Unsupported value: "Most": supported values: "Disabled", "Max", "Min"',
+        'spec.behavior.scaleUp.policies[0].type: Unsupported value: "Nodes": supported values: "Percent", "Pods"',
+        "spec.behavior.scaleUp.policies[0].value: Invalid value: 0: must be greater than zero",
+        "spec.behavior.scaleUp.policies[0].periodSeconds: Invalid value: 1801: must be less than or equal to 1800"]),
+    ({"scaleDown": {"stabilizationWindowSeconds": -1, "policies": []}}, [
+        "spec.behavior.scaleDown.stabilizationWindowSeconds: Invalid value: -1: must be greater than or equal to zero",
+        "spec.behavior.scaleDown.policies: Required value: must specify at least one Policy"]),
+    ({"scaleDown": {"policies": [{"type": "Percent", "value": 10}]}}, [
+        "spec.behavior.scaleDown.policies[0].periodSeconds: Invalid value: 0: must be greater than zero"]),
+])
+def test_autoscaler_behavior(behavior, expected):
+    """Scaling rules were not checked: any policy type, a zero value or a day-long period was stored."""
+    assert errors("HorizontalPodAutoscaler", "autoscaling", {"spec": {**HPA_SPEC, "behavior": behavior}}) == expected
