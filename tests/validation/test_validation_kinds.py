@@ -747,3 +747,25 @@ HPA_SPEC = {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "maxReplica
 def test_autoscaler_behavior(behavior, expected):
     """Scaling rules were not checked: any policy type, a zero value or a day-long period was stored."""
     assert errors("HorizontalPodAutoscaler", "autoscaling", {"spec": {**HPA_SPEC, "behavior": behavior}}) == expected
+
+
+CIDR_MSG = "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    ({"podCIDR": "10.244.1.0/24", "podCIDRs": ["10.244.1.0/24"]}, []),
+    ({"podCIDRs": ["10.244.1.0/24", "fd00:10:244:1::/64"]}, []),
+    ({"podCIDRs": ["10.244.1.0"]}, [f'spec.podCIDRs[0]: Invalid value: "10.244.1.0": {CIDR_MSG}']),
+    ({"podCIDRs": ["10.244.1.0/24", "10.244.2.0/24"]}, [
+        'spec.podCIDRs: Invalid value: []string{"10.244.1.0/24", "10.244.2.0/24"}: may specify no more than one CIDR '
+        "for each IP family"]),
+    ({"podCIDRs": ["10.244.1.0/24", "nope"]}, [
+        f'spec.podCIDRs[1]: Invalid value: "nope": {CIDR_MSG}',
+        "spec.podCIDRs: Internal error: invalid PodCIDRs. failed to check with dual stack with error:invalid CIDR "
+        "address: nope",
+        'spec.podCIDRs: Invalid value: []string{"10.244.1.0/24", "nope"}: may specify no more than one CIDR for each '
+        "IP family"]),
+])
+def test_node_pod_cidrs(spec, expected):
+    """A Node's pod CIDRs were not checked: any text was stored and reached kube-proxy's node lookup."""
+    assert errors("Node", "", {"metadata": {"name": "n"}, "spec": spec}) == expected
