@@ -13,11 +13,19 @@ import orjson
 from mini_kube.apiserver.gofmt import go_quote, go_strings
 
 
+class GoText(str):
+    """A bad value already rendered the way Go's `%#v` prints it (a map or struct), shown verbatim."""
+
+    __slots__ = ()
+
+
 def go_field_value(value: Any) -> str:
     """How `field.Error` prints a built-in kind's bad value: `%q` of a string, `%#v` of a []string.
 
     (Unstructured values, as custom resources hold them, print as `apiserver.crd.gofmt.go_value`.)
     """
+    if isinstance(value, GoText):
+        return str(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:

@@ -4,11 +4,13 @@ supported values, required fields, name formats, non-negative and whole amounts)
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 
 from mini_kube.apiserver.errors import FieldError, invalid, not_supported, required
 from mini_kube.apiserver.validation.meta import validate_labels, validate_qualified_name
 from mini_kube.apiserver.validation.names import is_dns1123_label, is_qualified_name, is_valid_label_value
+from mini_kube.apiserver.validation.network import is_valid_cidr
 from mini_kube.apiserver.validation.pods import _quantity, _tolerations
 
 Obj = dict[str, Any]
@@ -38,8 +40,25 @@ def validate_runtime_class(obj: Obj) -> list[FieldError]:
     return errs + _tolerations(scheduling.get("tolerations"), "scheduling.tolerations")
 
 
-def validate_node(obj: Obj) -> list[FieldError]:
+def _pod_cidrs(cidrs: list[str]) -> list[FieldError]:
+    """Each of spec.podCIDRs a CIDR, and two at most: one of each IP family (IsDualStackCIDRStrings)."""
     errs: list[FieldError] = []
+    for i, cidr in enumerate(cidrs):
+        errs += is_valid_cidr(f"spec.podCIDRs[{i}]", cidr)
+    if len(cidrs) < 2:
+        return errs
+    bad = next((c for c in cidrs if is_valid_cidr("", c)), None)
+    if bad is not None:
+        errs.append(FieldError("InternalError", "spec.podCIDRs", "invalid PodCIDRs. failed to check with dual stack "
+                                                                 f"with error:invalid CIDR address: {bad}"))
+    families = {ipaddress.ip_network(c, strict=False).version for c in cidrs} if bad is None else set()
+    if families != {4, 6} or len(cidrs) > 2:
+        errs.append(invalid("spec.podCIDRs", cidrs, "may specify no more than one CIDR for each IP family"))
+    return errs
+
+
+def validate_node(obj: Obj) -> list[FieldError]:
+    errs = _pod_cidrs((obj.get("spec") or {}).get("podCIDRs") or [])
     for i, taint in enumerate((obj.get("spec") or {}).get("taints") or ()):
         at = f"spec.taints[{i}]"
         key, value, effect = taint.get("key") or "", taint.get("value") or "", taint.get("effect") or ""

@@ -12,7 +12,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from mini_kube.apiserver.resources import ResourceType, builtin_resources
-from mini_kube.apiserver.validation import batch, classes, cluster, config, policy, rbac, services, workloads
+from mini_kube.apiserver.validation import (
+    batch,
+    certificates,
+    classes,
+    cluster,
+    config,
+    limits,
+    policy,
+    rbac,
+    services,
+    storage,
+    workloads,
+)
 from mini_kube.apiserver.validation.errs import FieldError, forbidden
 from mini_kube.apiserver.validation.meta import (
     NameValidator,
@@ -92,6 +104,8 @@ RULES: dict[tuple[str, str], Rules] = {
     (CORE, "PersistentVolumeClaim"): Rules(create=cluster.validate_persistent_volume_claim, update=_pvc_update),
     (CORE, "Event"): Rules(path_segment_name, cluster.validate_core_event),
     (CORE, "Node"): Rules(create=classes.validate_node),
+    (CORE, "PersistentVolume"): Rules(create=storage.validate_persistent_volume),
+    (CORE, "LimitRange"): Rules(create=limits.validate_limit_range),
     (CORE, "ResourceQuota"): Rules(create=classes.validate_resource_quota),
     ("storage.k8s.io", "StorageClass"): Rules(create=classes.validate_storage_class),
     ("node.k8s.io", "RuntimeClass"): Rules(create=classes.validate_runtime_class),
@@ -120,7 +134,8 @@ RULES: dict[tuple[str, str], Rules] = {
                                                  update=cluster.validate_endpoint_slice_update),
     ("scheduling.k8s.io", "PriorityClass"): Rules(create=cluster.validate_priority_class,
                                                   update=cluster.validate_priority_class_update),
-    ("certificates.k8s.io", "CertificateSigningRequest"): Rules(any_name),
+    ("certificates.k8s.io", "CertificateSigningRequest"): Rules(any_name, certificates.validate_csr,
+                                                                certificates.validate_csr_update),
 }
 DEFAULT_RULES = Rules()
 # core/v1 Events skip core's own ObjectMeta rules (upstream keeps them lenient for old clients), but not the

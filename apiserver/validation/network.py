@@ -50,7 +50,10 @@ def is_valid_ipv6(path: str, value: str) -> list[FieldError]:
 
 
 def is_valid_cidr(path: str, value: str) -> list[FieldError]:
+    """netutils.ParseCIDRSloppy: an address and a prefix length (a bare address is not a CIDR)."""
     try:
+        if "/" not in value:
+            raise ValueError(value)
         ipaddress.ip_network(value, strict=False)
     except ValueError:
         return [invalid(path, value, "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)")]

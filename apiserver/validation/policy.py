@@ -176,6 +176,44 @@ def validate_network_policy(obj: Obj) -> list[FieldError]:
     return errs
 
 
+MAX_PERIOD_SECONDS, MAX_STABILIZATION_WINDOW_SECONDS = 1800, 3600
+SELECT_POLICIES, POLICY_TYPES = ("Disabled", "Max", "Min"), ("Percent", "Pods")
+
+
+def _scaling_policy(policy: Obj, path: str) -> list[FieldError]:
+    kind, value, period = policy.get("type") or "", policy.get("value") or 0, policy.get("periodSeconds") or 0
+    errs = [] if kind in POLICY_TYPES else [not_supported(f"{path}.type", kind, POLICY_TYPES)]
+    if value <= 0:
+        errs.append(invalid(f"{path}.value", value, "must be greater than zero"))
+    if period <= 0:
+        errs.append(invalid(f"{path}.periodSeconds", period, "must be greater than zero"))
+    if period > MAX_PERIOD_SECONDS:
+        errs.append(invalid(f"{path}.periodSeconds", period, f"must be less than or equal to {MAX_PERIOD_SECONDS}"))
+    return errs
+
+
+def _scaling_rules(rules: Obj | None, path: str) -> list[FieldError]:
+    """validateScalingRules: the stabilization window, selectPolicy, and at least one valid policy."""
+    if rules is None:
+        return []
+    errs: list[FieldError] = []
+    window = rules.get("stabilizationWindowSeconds")
+    if window is not None and window < 0:
+        errs.append(invalid(f"{path}.stabilizationWindowSeconds", window, "must be greater than or equal to zero"))
+    if window is not None and window > MAX_STABILIZATION_WINDOW_SECONDS:
+        errs.append(invalid(f"{path}.stabilizationWindowSeconds", window,
+                            f"must be less than or equal to {MAX_STABILIZATION_WINDOW_SECONDS}"))
+    select = rules.get("selectPolicy")
+    if select is not None and select not in SELECT_POLICIES:
+        errs.append(not_supported(f"{path}.selectPolicy", select, SELECT_POLICIES))
+    policies = rules.get("policies") or []
+    if not policies:
+        errs.append(required(f"{path}.policies", "must specify at least one Policy"))
+    for i, policy in enumerate(policies):
+        errs += _scaling_policy(policy, f"{path}.policies[{i}]")
+    return errs
+
+
 def validate_horizontal_pod_autoscaler(obj: Obj) -> list[FieldError]:
     spec = obj.get("spec") or {}
     errs: list[FieldError] = []
@@ -195,6 +233,10 @@ def validate_horizontal_pod_autoscaler(obj: Obj) -> list[FieldError]:
     target = spec.get("targetCPUUtilizationPercentage")
     if target is not None and target < 1:
         errs.append(invalid("spec.targetCPUUtilizationPercentage", target, "must be greater than 0"))
+    behavior = spec.get("behavior")
+    if behavior is not None:
+        errs += _scaling_rules(behavior.get("scaleUp"), "spec.behavior.scaleUp")
+        errs += _scaling_rules(behavior.get("scaleDown"), "spec.behavior.scaleDown")
     return errs
 
 

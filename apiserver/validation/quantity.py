@@ -203,3 +203,37 @@ def _decimal_parts(value: Decimal) -> tuple[str, int]:
     exponent += len(text) - len(stripped)
     shift = exponent % 3
     return ("-" if sign else "") + stripped + "0" * shift, exponent - shift
+
+
+def _int64_amount(text: str) -> tuple[int, int] | None:
+    """ParseQuantity's fast path: (value, scale) of the int64Amount it builds, None where it takes infDec."""
+    positive, _, num, denom, suffix = _scan(text)
+    _, exponent, fmt = _suffix(suffix)
+    if fmt == "BinarySI":
+        if exponent < 0 or denom or 15 - len(num) - int(exponent * 3 / 10) - 1 < 0:
+            return None
+        value, scale = int(num) << exponent, 0
+    else:
+        scale = exponent - len(denom)
+        if _MAX_INT64_FACTORS - len(num) - len(denom) < 0 or scale < -9:
+            return None
+        value = int(num + denom)
+    if value >= 2**63:
+        return None
+    return (value if positive else -value), scale
+
+
+def go_quantity(value: str | int | float) -> str:
+    """A parsed resource.Quantity as Go's `%#v` prints it (how field.Invalid shows a Quantity bad value)."""
+    quantity = parse_json(value)
+    text = repr(value).replace("e+", "e") if isinstance(value, float) else str(value).strip()
+    amount = (0, 0) if text == "0" else _int64_amount(text)
+    value_, scale = amount if amount is not None else (0, 0)
+    dec = "(*inf.Dec)(nil)" if amount is not None else "(*inf.Dec)(0xc000000000)"
+    return (f"resource.Quantity{{i:resource.int64Amount{{value:{value_}, scale:{scale}}}, "
+            f"d:resource.infDecAmount{{Dec:{dec}}}, s:{go_quote_text(quantity.text)}, Format:\"{quantity.format}\"}}")
+
+
+def go_quote_text(text: str) -> str:
+    """%q of the plain ASCII text a quantity keeps."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -658,3 +658,114 @@ def test_classes_and_node_taints(kind, group, obj, expected):
     """These kinds had no rules: any reclaimPolicy, handler, taint effect or negative quota was stored."""
     meta = {"name": "n", "namespace": "ns"} if kind == "ResourceQuota" else {"name": "n"}
     assert errors(kind, group, {"metadata": meta, **obj}) == expected
+
+
+PV_SPEC = {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/tmp/pv"}}
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    (PV_SPEC, []),
+    ({**PV_SPEC, "persistentVolumeReclaimPolicy": "Keep"}, [
+        'spec.persistentVolumeReclaimPolicy: Unsupported value: "Keep": supported values: "Delete", "Recycle", '
+        '"Retain"']),
+    ({**PV_SPEC, "nfs": {"server": "nfs.example.com", "path": "/exports"}}, [
+        "spec.nfs: Forbidden: may not specify more than 1 volume type"]),
+    ({**PV_SPEC, "hostPath": None}, ["spec: Required value: must specify a volume type"]),
+    ({**PV_SPEC, "hostPath": {"path": ""}}, ["spec.hostPath.path: Required value"]),
+    ({**PV_SPEC, "capacity": None}, [
+        "spec.capacity: Required value",
+        'spec.capacity: Unsupported value: core.ResourceList(nil): supported values: "storage"']),
+    ({**PV_SPEC, "capacity": {"storage": "0"}}, ["spec.capacity[storage]: Invalid value: \"0\": must be greater than "
+                                                 "zero"]),
+    ({**PV_SPEC, "accessModes": None}, ["spec.accessModes: Required value"]),
+    ({**PV_SPEC, "accessModes": ["ReadWriteAll"]}, [
+        'spec.accessModes: Unsupported value: "ReadWriteAll": supported values: "ReadOnlyMany", "ReadWriteMany", '
+        '"ReadWriteOnce", "ReadWriteOncePod"']),
+    ({**PV_SPEC, "hostPath": None, "local": {"path": "/mnt/disk"}}, [
+        "spec.nodeAffinity: Required value: Local volume requires node affinity"]),
+    ({**PV_SPEC, "hostPath": {"path": "/"}, "persistentVolumeReclaimPolicy": "Recycle"}, [
+        "spec.persistentVolumeReclaimPolicy: Forbidden: may not be 'recycle' for a hostPath mount of '/'"]),
+])
+def test_persistent_volumes(spec, expected):
+    """PersistentVolumes had no rules: any reclaim policy, no source or two, no capacity were stored."""
+    assert errors("PersistentVolume", "", {"metadata": {"name": "pv"}, "spec": spec}) == expected
+
+
+def _quantity(value: int, scale: int, text: str) -> str:
+    return (f"resource.Quantity{{i:resource.int64Amount{{value:{value}, scale:{scale}}}, d:resource.infDecAmount{{"
+            f'Dec:(*inf.Dec)(nil)}}, s:"{text}", Format:"DecimalSI"}}')
+
+
+@pytest.mark.parametrize(("limits", "expected"), [
+    ([{"type": "Container", "min": {"cpu": "100m"}, "default": {"cpu": "500m"}, "max": {"cpu": "1"}}], []),
+    ([{"type": "Node"}], ['spec.limits[0].type: Invalid value: "Node": must be a standard limit type or fully '
+                          "qualified"]),
+    ([{"type": "Container"}, {"type": "Container"}], ['spec.limits[1].type: Duplicate value: "Container"']),
+    ([{"type": "Container", "min": {"cpu": "2"}, "max": {"cpu": "1"}}], [
+        f"spec.limits[0].min[cpu]: Invalid value: {_quantity(2, 0, '2')}: min value 2 is greater than max value 1"]),
+    ([{"type": "Container", "default": {"cpu": "2"}, "max": {"cpu": "1"}}], [
+        f"spec.limits[0].default[cpu]: Invalid value: {_quantity(1, 0, '1')}: default value 2 is greater than max "
+        "value 1"]),
+    ([{"type": "Container", "default": {"cpu": "500m"}, "defaultRequest": {"cpu": "600m"}}], [
+        f"spec.limits[0].defaultRequest[cpu]: Invalid value: {_quantity(600, -3, '600m')}: default request value "
+        "600m is greater than default limit value 500m"]),
+    ([{"type": "Container", "maxLimitRequestRatio": {"cpu": "500m"}}], [
+        f"spec.limits[0].maxLimitRequestRatio[cpu]: Invalid value: {_quantity(500, -3, '500m')}: ratio 500m is less "
+        "than 1"]),
+    ([{"type": "Container", "min": {"cpu": "1"}, "max": {"cpu": "2"}, "maxLimitRequestRatio": {"cpu": "3"}}], [
+        f"spec.limits[0].maxLimitRequestRatio[cpu]: Invalid value: {_quantity(3, 0, '3')}: ratio 3 is greater than "
+        "max/min = 2.000000"]),
+    ([{"type": "Pod", "default": {"cpu": "1"}}], [
+        "spec.limits[0].default: Forbidden: may not be specified when `type` is 'Pod'"]),
+    ([{"type": "PersistentVolumeClaim", "default": {"storage": "1Gi"}}], [
+        "spec.limits[0].limits: Required value: either minimum or maximum storage value is required, but neither "
+        "was provided"]),
+])
+def test_limit_ranges(limits, expected):
+    """LimitRanges had no rules: any type, a min above the max or a ratio below 1 was stored."""
+    assert errors("LimitRange", "", {"spec": {"limits": limits}}) == expected
+
+
+HPA_SPEC = {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "maxReplicas": 3}
+
+
+@pytest.mark.parametrize(("behavior", "expected"), [
+    ({"scaleUp": {"policies": [{"type": "Pods", "value": 4, "periodSeconds": 15}]}}, []),
+    ({"scaleUp": {"selectPolicy": "Most", "stabilizationWindowSeconds": 3601, "policies": [
+        {"type": "Nodes", "value": 0, "periodSeconds": 1801}]}}, [
+        "spec.behavior.scaleUp.stabilizationWindowSeconds: Invalid value: 3601: must be less than or equal to 3600",
+        'spec.behavior.scaleUp.selectPolicy: Unsupported value: "Most": supported values: "Disabled", "Max", "Min"',
+        'spec.behavior.scaleUp.policies[0].type: Unsupported value: "Nodes": supported values: "Percent", "Pods"',
+        "spec.behavior.scaleUp.policies[0].value: Invalid value: 0: must be greater than zero",
+        "spec.behavior.scaleUp.policies[0].periodSeconds: Invalid value: 1801: must be less than or equal to 1800"]),
+    ({"scaleDown": {"stabilizationWindowSeconds": -1, "policies": []}}, [
+        "spec.behavior.scaleDown.stabilizationWindowSeconds: Invalid value: -1: must be greater than or equal to zero",
+        "spec.behavior.scaleDown.policies: Required value: must specify at least one Policy"]),
+    ({"scaleDown": {"policies": [{"type": "Percent", "value": 10}]}}, [
+        "spec.behavior.scaleDown.policies[0].periodSeconds: Invalid value: 0: must be greater than zero"]),
+])
+def test_autoscaler_behavior(behavior, expected):
+    """Scaling rules were not checked: any policy type, a zero value or a day-long period was stored."""
+    assert errors("HorizontalPodAutoscaler", "autoscaling", {"spec": {**HPA_SPEC, "behavior": behavior}}) == expected
+
+
+CIDR_MSG = "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    ({"podCIDR": "10.244.1.0/24", "podCIDRs": ["10.244.1.0/24"]}, []),
+    ({"podCIDRs": ["10.244.1.0/24", "fd00:10:244:1::/64"]}, []),
+    ({"podCIDRs": ["10.244.1.0"]}, [f'spec.podCIDRs[0]: Invalid value: "10.244.1.0": {CIDR_MSG}']),
+    ({"podCIDRs": ["10.244.1.0/24", "10.244.2.0/24"]}, [
+        'spec.podCIDRs: Invalid value: []string{"10.244.1.0/24", "10.244.2.0/24"}: may specify no more than one CIDR '
+        "for each IP family"]),
+    ({"podCIDRs": ["10.244.1.0/24", "nope"]}, [
+        f'spec.podCIDRs[1]: Invalid value: "nope": {CIDR_MSG}',
+        "spec.podCIDRs: Internal error: invalid PodCIDRs. failed to check with dual stack with error:invalid CIDR "
+        "address: nope",
+        'spec.podCIDRs: Invalid value: []string{"10.244.1.0/24", "nope"}: may specify no more than one CIDR for each '
+        "IP family"]),
+])
+def test_node_pod_cidrs(spec, expected):
+    """A Node's pod CIDRs were not checked: any text was stored and reached kube-proxy's node lookup."""
+    assert errors("Node", "", {"metadata": {"name": "n"}, "spec": spec}) == expected

@@ -1,0 +1,129 @@
+"""PersistentVolume, as upstream's ValidatePersistentVolumeSpec checks it (not inline): access modes, a capacity of
+storage only, the reclaim policy, exactly one volume source and the required fields of the common ones."""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Any
+
+from mini_kube.apiserver.errors import GoText
+from mini_kube.apiserver.validation.errs import FieldError, each, forbidden, invalid, not_supported, required
+from mini_kube.apiserver.validation.names import name_is_dns_subdomain
+from mini_kube.apiserver.validation.quantity import parse_quantity
+
+Obj = dict[str, Any]
+ACCESS_MODES = ("ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod")
+RECLAIM_POLICIES = ("Delete", "Recycle", "Retain")
+VOLUME_MODES = ("Block", "Filesystem")
+HOST_PATH_TYPES = ("", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCreate", "File", "FileOrCreate", "Socket")
+# Upstream's order of checks; the path each source is reported under when it is one too many.
+PV_SOURCES = ("hostPath", "gcePersistentDisk", "awsElasticBlockStore", "glusterfs", "flocker", "nfs", "rbd",
+              "quobyte", "cephfs", "iscsi", "cinder", "fc", "flexVolume", "azureFile", "vsphereVolume",
+              "photonPersistentDisk", "portworxVolume", "azureDisk", "scaleIO", "local", "storageos", "csi")
+FORBIDDEN_PATH = {"cephfs": "cephFS"}
+
+
+def _access_modes(modes: list[str], path: str) -> list[FieldError]:
+    errs = [] if modes else [required(path)]
+    errs += [not_supported(path, mode, ACCESS_MODES) for mode in modes if mode not in ACCESS_MODES]
+    others = [m for m in modes if m in ACCESS_MODES and m != "ReadWriteOncePod"]
+    if "ReadWriteOncePod" in modes and others:
+        errs.append(forbidden(path, "may not use ReadWriteOncePod with other access modes"))
+    return errs
+
+
+def _capacity(capacity: Obj | None, path: str) -> list[FieldError]:
+    errs = [] if capacity else [required(path)]
+    if not capacity or "storage" not in capacity or len(capacity) > 1:
+        shown = "core.ResourceList(nil)" if capacity is None else "core.ResourceList{...}"
+        errs.append(not_supported(path, GoText(shown), ("storage",)))
+    for name, value in (capacity or {}).items():
+        quantity = parse_quantity(value)
+        if quantity is None:
+            continue
+        if quantity.value < 0:
+            errs.append(invalid(f"{path}[{name}]", str(quantity), "must be a valid resource quantity"))
+        if quantity.value <= 0:
+            errs.append(invalid(f"{path}[{name}]", str(quantity), "must be greater than zero"))
+    return errs
+
+
+def _absolute(value: str, path: str) -> list[FieldError]:
+    return [] if value.startswith("/") else [invalid(path, value, "must be an absolute path")]
+
+
+def _no_backsteps(value: str, path: str) -> list[FieldError]:
+    return [invalid(path, value, "must not contain '..'")] if ".." in value.split("/") else []
+
+
+def _source(kind: str, source: Obj, path: str) -> list[FieldError]:
+    """The required fields of the sources people write by hand."""
+    errs: list[FieldError] = []
+    if kind == "hostPath":
+        if not source.get("path"):
+            return [required(f"{path}.path")]
+        errs += _no_backsteps(source["path"], f"{path}.path")
+        kind_ = source.get("type")
+        if kind_ is not None and kind_ not in HOST_PATH_TYPES:
+            errs.append(not_supported(f"{path}.type", kind_, HOST_PATH_TYPES))
+    elif kind == "nfs":
+        if not source.get("server"):
+            errs.append(required(f"{path}.server"))
+        if not source.get("path"):
+            errs.append(required(f"{path}.path"))
+        elif not source["path"].startswith("/"):
+            errs += _absolute(source["path"], f"{path}.path")
+    elif kind == "local":
+        if not source.get("path"):
+            errs.append(required(f"{path}.path"))
+        else:
+            errs += _no_backsteps(source["path"], f"{path}.path")
+    elif kind == "csi":
+        if not source.get("driver"):
+            errs.append(required(f"{path}.driver"))
+        if not source.get("volumeHandle"):
+            errs.append(required(f"{path}.volumeHandle"))
+    return errs
+
+
+def _sources(spec: Obj) -> list[FieldError]:
+    errs: list[FieldError] = []
+    count = 0
+    affinity = spec.get("nodeAffinity")
+    for kind in PV_SOURCES:
+        source = spec.get(kind)
+        if source is None:
+            continue
+        if count and kind != "flexVolume":
+            errs.append(forbidden(f"spec.{FORBIDDEN_PATH.get(kind, kind)}", "may not specify more than 1 volume type"))
+            continue
+        count += 1
+        errs += _source(kind, source, f"spec.{kind}")
+        if kind == "local" and affinity is None:
+            errs.append(required("spec.nodeAffinity", "Local volume requires node affinity"))
+    if not count:
+        errs.append(required("spec", "must specify a volume type"))
+    return errs
+
+
+def validate_persistent_volume(obj: Obj) -> list[FieldError]:
+    spec = obj.get("spec") or {}
+    errs = _access_modes(spec.get("accessModes") or [], "spec.accessModes")
+    errs += _capacity(spec.get("capacity"), "spec.capacity")
+    policy = spec.get("persistentVolumeReclaimPolicy")
+    if policy and policy not in RECLAIM_POLICIES:
+        errs.append(not_supported("spec.persistentVolumeReclaimPolicy", policy, RECLAIM_POLICIES))
+    affinity = spec.get("nodeAffinity")
+    if affinity is not None and affinity.get("required") is None:
+        errs.append(required("spec.nodeAffinity.required", "must specify required node constraints"))
+    errs += _sources(spec)
+    host = spec.get("hostPath") or {}
+    if host.get("path") and posixpath.normpath(host["path"]) in ("/", "//") and policy == "Recycle":
+        errs.append(forbidden("spec.persistentVolumeReclaimPolicy", "may not be 'recycle' for a hostPath mount of '/'"))
+    if spec.get("storageClassName"):
+        errs += each("spec.storageClassName", spec["storageClassName"],
+                     name_is_dns_subdomain(spec["storageClassName"], False))
+    mode = spec.get("volumeMode")
+    if mode is not None and mode not in VOLUME_MODES:
+        errs.append(not_supported("spec.volumeMode", mode, VOLUME_MODES))
+    return errs
