@@ -27,24 +27,26 @@ def _now() -> str:
 
 
 class EventRecorder:
-    """`event(obj, type, reason, message)` for one component (`source.component`, `reportingComponent`)."""
+    """`event(obj, type, reason, message)` for one component (`source.component`, `reportingComponent`); a
+    `field_path` names the part of the object the event is about (`spec.containers{web}`), as the kubelet's
+    container events do."""
 
     def __init__(self, client: ApiClient, component: str, host: str = "") -> None:
         self.client = client
         self.component = component
         self.host = host
-        self._queue: asyncio.Queue[tuple[dict[str, Any], str, str, str]] = asyncio.Queue(QUEUE_LIMIT)
-        self._seen: dict[tuple[str, str, str, str], tuple[str, str, int, float]] = {}
+        self._queue: asyncio.Queue[tuple[dict[str, Any], str, str, str, str]] = asyncio.Queue(QUEUE_LIMIT)
+        self._seen: dict[tuple[str, str, str, str, str], tuple[str, str, int, float]] = {}
         self._stamp = 0  # the last event name's nanoseconds (names stay unique and ordered)
         self._task: asyncio.Task[None] | None = None
         self.dropped = 0
 
-    def event(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
+    def event(self, obj: dict[str, Any], type_: str, reason: str, message: str, field_path: str = "") -> None:
         """Record an event about `obj` (returns at once)."""
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._run(), name=f"events-{self.component}")
         try:
-            self._queue.put_nowait((obj, type_, reason, message))
+            self._queue.put_nowait((obj, type_, reason, message, field_path))
         except asyncio.QueueFull:
             self.dropped += 1
 
@@ -69,10 +71,10 @@ class EventRecorder:
             finally:
                 self._queue.task_done()
 
-    async def _write(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
+    async def _write(self, obj: dict[str, Any], type_: str, reason: str, message: str, field_path: str) -> None:
         meta = obj.get("metadata") or {}
         namespace = meta.get("namespace") or "default"
-        key = (meta.get("uid", ""), type_, reason, message)
+        key = (meta.get("uid", ""), field_path, type_, reason, message)
         seen = self._seen.get(key)
         now = _now()
         if seen is not None and time.monotonic() - seen[3] < AGGREGATION_WINDOW:
@@ -92,7 +94,7 @@ class EventRecorder:
             "metadata": {"name": name, "namespace": namespace},
             "involvedObject": {"kind": obj.get("kind", ""), "namespace": meta.get("namespace"),
                                "name": meta.get("name"), "uid": meta.get("uid"), "apiVersion": api_version,
-                               "resourceVersion": meta.get("resourceVersion")},
+                               "resourceVersion": meta.get("resourceVersion"), "fieldPath": field_path},
             "reason": reason, "message": message, "type": type_, "count": 1,
             "firstTimestamp": now, "lastTimestamp": now,
             "source": {"component": self.component, **({"host": self.host} if self.host else {})},

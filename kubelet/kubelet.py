@@ -69,8 +69,9 @@ class _Events:
     def __init__(self, recorder: EventRecorder) -> None:
         self.recorder = recorder
 
-    def emit(self, obj: dict[str, Any], reason: str, message: str, type_: str = "Normal") -> None:
-        self.recorder.event(obj, type_, reason, message)
+    def emit(self, obj: dict[str, Any], reason: str, message: str, type_: str = "Normal", *,
+             field_path: str = "") -> None:
+        self.recorder.event(obj, type_, reason, message, field_path)
 
 
 def _micro_now() -> str:

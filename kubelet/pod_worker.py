@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from mini_kube.controllers.client import ApiError, NotFound, ResourceRef
 
 from . import pod_status
+from .container_events import ensure_image, field_path
 from .deletion import final_delete
 from .env import EnvError, container_env, expand
 from .probes import ProbeRunner
@@ -30,6 +31,12 @@ PODS = ResourceRef("", "v1", "pods")
 MAX_BACKOFF = 300.0
 BACKOFF_RESET = 600.0
 SANDBOX_RETRY, MAX_SANDBOX_RETRY = 1.0, 30.0  # seconds between attempts at a Pod's sandbox (doubling)
+
+
+def _mount_failure(exc: Exception) -> str:
+    """FailedMount's message, as upstream's volume manager words it."""
+    volume = getattr(exc, "volume", "")
+    return f'MountVolume.SetUp failed for volume "{volume}" : {exc}' if volume else f"MountVolume.SetUp failed: {exc}"
 
 
 def meta(obj: dict[str, Any]) -> dict[str, Any]:
@@ -106,6 +113,13 @@ class PodWorker:
     def mark_dirty(self) -> None:
         self._dirty.set()
 
+    def _field_path(self, record: ContainerRecord) -> str:
+        return field_path(record, record in self.ephemerals)
+
+    def container_event(self, record: ContainerRecord, reason: str, message: str, type_: str = "Normal") -> None:
+        """An event about one of the Pod's containers (its fieldPath names the container)."""
+        self.kubelet.events.emit(self.pod, reason, message, type_, field_path=self._field_path(record))
+
     def record(self, name: str) -> ContainerRecord | None:
         return next((r for r in self.containers + self.inits + self.ephemerals if r.name == name), None)
 
@@ -123,8 +137,8 @@ class PodWorker:
             record.image = spec.get("image", "")
             if record.running and record.container is not None and record.name not in self._changed:
                 self._changed.add(record.name)
-                self.kubelet.events.emit(self.pod, "Killing",
-                                         f"Container {record.name} definition changed, will be restarted")
+                self.container_event(record, "Killing",
+                                     f"Container {record.name} definition changed, will be restarted")
                 container = record.container
                 container.signal(signal.SIGTERM)
                 grace = float((self.pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30) or 0)
@@ -189,7 +203,7 @@ class PodWorker:
                                                   self.kubelet.request_token, self.kubelet.root)
                 break
             except (VolumeError, ApiError) as exc:
-                self.kubelet.events.emit(self.pod, "FailedMount", f"MountVolume.SetUp failed: {exc}", "Warning")
+                self.kubelet.events.emit(self.pod, "FailedMount", _mount_failure(exc), "Warning")
                 await asyncio.sleep(2.0)
         deadline = (self.pod.get("spec") or {}).get("activeDeadlineSeconds")
         if deadline is not None:
@@ -248,8 +262,8 @@ class PodWorker:
         if delay:
             record.set_waiting(reason, f"back-off {int(delay)}s restarting failed container={record.name} "
                                        f"pod={self.name}_{self.namespace}({self.uid})")
-            self.kubelet.events.emit(self.pod, "BackOff", "Back-off restarting failed container "
-                                     f"{record.name} in pod {self.name}_{self.namespace}({self.uid})", "Warning")
+            self.container_event(record, "BackOff", "Back-off restarting failed container "
+                                 f"{record.name} in pod {self.name}_{self.namespace}({self.uid})", "Warning")
             self.mark_dirty()
             await asyncio.sleep(delay)
         record.restart_count += 1
@@ -258,6 +272,9 @@ class PodWorker:
         """Start the container and wait for its exit code (None: it could not start before termination)."""
         spec = self.specs[record.name]
         while True:
+            await ensure_image(self.kubelet.events, self.pod, spec, self._field_path(record))
+            if self.terminating:
+                return None
             try:
                 container_spec = await self._container_spec(record, spec)
                 break
@@ -265,25 +282,26 @@ class PodWorker:
                 if "terminated" in record.state:
                     record.last_state = {"terminated": record.state["terminated"]}
                 record.state = {"waiting": {"reason": "CreateContainerConfigError", "message": str(exc)}}
-                self.kubelet.events.emit(self.pod, "Failed", f"Error: {exc}", "Warning")
+                self.container_event(record, "Failed", f"Error: {exc}", "Warning")
                 self.mark_dirty()
                 await asyncio.sleep(self.kubelet.config_retry)
                 if self.terminating:
                     return None
         if self.terminating:
             return None
+        self.container_event(record, "Created", f"Created container: {record.name}")
         try:
             container = await self.kubelet.runtime.start(self.sandbox, container_spec)
         except OSError as exc:
             record.state = {"terminated": {"exitCode": 128, "reason": "StartError", "message": str(exc),
                                            "startedAt": now(), "finishedAt": now()}}
-            self.kubelet.events.emit(self.pod, "Failed", f"Error: {exc}", "Warning")
+            self.container_event(record, "Failed", f"Error: {exc}", "Warning")
             self.mark_dirty()
             return 128
         if "terminated" in record.state:
             record.last_state = {"terminated": record.state["terminated"]}
         record.set_running(container, time.monotonic())
-        self.kubelet.events.emit(self.pod, "Started", f"Started container {record.name}")
+        self.container_event(record, "Started", f"Started container {record.name}")
         if record.init:
             record.started = True
         elif record not in self.ephemerals:  # ephemeral containers have no probes and are never ready
@@ -351,7 +369,7 @@ class PodWorker:
         running = [r for r in self.containers + self.inits + self.ephemerals
                    if r.running and r.container is not None]
         for record in running:
-            self.kubelet.events.emit(self.pod, "Killing", f"Stopping container {record.name}")
+            self.container_event(record, "Killing", f"Stopping container {record.name}")
             record.container.signal(signal.SIGTERM)
         waits = [asyncio.ensure_future(r.container.wait()) for r in running]
         loop = asyncio.get_running_loop()

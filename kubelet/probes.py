@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,14 @@ def _port(value: Any, container: dict[str, Any]) -> int:
         if port.get("name") == value:
             return int(port["containerPort"])
     raise ValueError(f"port {value} not found")
+
+
+def _go_error(exc: OSError) -> str:
+    """A failed connection as Go's net package words it (`connect: connection refused`)."""
+    if exc.errno is None:
+        return str(exc) or type(exc).__name__
+    text = os.strerror(exc.errno)
+    return "connect: " + text[:1].lower() + text[1:]
 
 
 class ProbeRunner:
@@ -74,7 +83,7 @@ class ProbeRunner:
             if ok:
                 return True
             failures += 1
-            self._unhealthy(kind, why)
+            self._unhealthy(record, kind, why)
             if failures >= probe.get("failureThreshold", 3):
                 self._restart(record, f"Container {record.name} failed startup probe, will be restarted")
                 return False
@@ -87,7 +96,7 @@ class ProbeRunner:
             ok, why = await self.check(spec, probe)
             failures = 0 if ok else failures + 1
             if not ok:
-                self._unhealthy("Liveness", why)
+                self._unhealthy(record, "Liveness", why)
                 if failures >= probe.get("failureThreshold", 3):
                     self._restart(record, f"Container {record.name} failed liveness probe, will be restarted")
                     return
@@ -105,17 +114,17 @@ class ProbeRunner:
                     self.worker.mark_dirty()
             else:
                 successes, failures = 0, failures + 1
-                self._unhealthy("Readiness", why)
+                self._unhealthy(record, "Readiness", why)
                 if record.ready and failures >= probe.get("failureThreshold", 3):
                     record.ready = False
                     self.worker.mark_dirty()
             await asyncio.sleep(probe.get("periodSeconds", 10))
 
-    def _unhealthy(self, kind: str, why: str) -> None:
-        self.worker.kubelet.events.emit(self.worker.pod, "Unhealthy", f"{kind} probe failed: {why}", "Warning")
+    def _unhealthy(self, record: ContainerRecord, kind: str, why: str) -> None:
+        self.worker.container_event(record, "Unhealthy", f"{kind} probe failed: {why}", "Warning")
 
     def _restart(self, record: ContainerRecord, message: str) -> None:
-        self.worker.kubelet.events.emit(self.worker.pod, "Killing", message)
+        self.worker.container_event(record, "Killing", message)
         if record.container is not None:
             container = record.container
             grace = (self.worker.pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
@@ -130,33 +139,48 @@ class ProbeRunner:
             asyncio.create_task(kill_later())
 
     async def check(self, spec: dict[str, Any], probe: dict[str, Any]) -> tuple[bool, str]:
-        """One probe: (success, why it failed)."""
+        """One probe: (success, why it failed, in the words of upstream's prober)."""
         timeout = probe.get("timeoutSeconds", 1)
         kubelet = self.worker.kubelet
-        try:
-            if "exec" in probe:
-                record = self.worker.record(spec["name"])
-                if record is None or record.container is None:
-                    return False, "container not running"
+        if "exec" in probe:
+            record = self.worker.record(spec["name"])
+            if record is None or record.container is None:
+                return False, "container not running"
+            try:
                 code, output = await asyncio.wait_for(
                     kubelet.runtime.run(self.worker.sandbox, record.container, probe["exec"].get("command") or []),
                     timeout)
-                return code == 0, output.decode(errors="replace").strip() or f"command exited with {code}"
-            async with asyncio.timeout(timeout):  # the whole probe: connection, request and answer
-                return await self._network_check(spec, probe)
-        except TimeoutError:
-            return False, f"Get \"http://{self.worker.ip}\": context deadline exceeded"
-        except (OSError, ValueError, NotImplementedError) as exc:
-            return False, str(exc) or type(exc).__name__
-
-    async def _network_check(self, spec: dict[str, Any], probe: dict[str, Any]) -> tuple[bool, str]:
-        """An httpGet or tcpSocket (or grpc, as TCP) probe; its connection is closed however it ends (a timeout
-        cancels it at any await)."""
-        kubelet = self.worker.kubelet
+            except TimeoutError:
+                return False, f'command "{" ".join(probe["exec"].get("command") or [])}" timed out'
+            except (OSError, ValueError, NotImplementedError) as exc:
+                return False, str(exc) or type(exc).__name__
+            return code == 0, output.decode(errors="replace")  # the command's output, as upstream (may be empty)
         action = probe.get("httpGet") or probe.get("tcpSocket") or probe.get("grpc") or {}
         host = action.get("host") or self.worker.ip or kubelet.address
-        port = _port(action.get("port"), spec)
-        reader, writer = await kubelet.dial(host, port)
+        try:
+            port = _port(action.get("port"), spec)
+        except ValueError as exc:
+            return False, str(exc)
+        address = f"{host}:{port}"
+        url = f"{(action.get('scheme') or 'HTTP').lower()}://{address}{action.get('path') or '/'}"
+        try:
+            async with asyncio.timeout(timeout):  # the whole probe: connection, request and answer
+                return await self._network_check(probe, host, port, action)
+        except TimeoutError:
+            if "httpGet" in probe:
+                return False, f'Get "{url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)'
+            return False, f"dial tcp {address}: i/o timeout"
+        except OSError as exc:
+            dial = f"dial tcp {address}: {_go_error(exc)}"
+            return False, f'Get "{url}": {dial}' if "httpGet" in probe else dial
+        except (ValueError, NotImplementedError) as exc:
+            return False, str(exc) or type(exc).__name__
+
+    async def _network_check(self, probe: dict[str, Any], host: str, port: int,
+                             action: dict[str, Any]) -> tuple[bool, str]:
+        """An httpGet or tcpSocket (or grpc, as TCP) probe; its connection is closed however it ends (a timeout
+        cancels it at any await)."""
+        reader, writer = await self.worker.kubelet.dial(host, port)
         try:
             if "httpGet" not in probe:
                 return True, ""

@@ -17,7 +17,9 @@ TokenRequester = Callable[[dict[str, Any], dict[str, Any]], Awaitable[str]]  # (
 
 
 class VolumeError(Exception):
-    """A volume that cannot be made (the Pod waits, as upstream's FailedMount)."""
+    """A volume that cannot be made (the Pod waits, as upstream's FailedMount); `volume` is its name."""
+
+    volume = ""
 
 
 def _write(directory: Path, files: dict[str, bytes], mode: int) -> None:
@@ -79,54 +81,62 @@ def _downward(pod: dict[str, Any], items: list[dict[str, Any]], default_mode: in
 
 async def make_volumes(pod: dict[str, Any], pod_dir: Path, get: Getter, token: TokenRequester,
                        node_root: Path) -> dict[str, str]:
-    """Make every volume of `pod`; returns volume name -> host path to mount."""
-    namespace = pod["metadata"]["namespace"]
+    """Make every volume of `pod`; returns volume name -> host path to mount. A VolumeError names its volume."""
     paths: dict[str, str] = {}
     for volume in (pod.get("spec") or {}).get("volumes") or ():
-        name = volume["name"]
-        target = pod_dir / "volumes" / name
-        files: dict[str, tuple[bytes, int]] | None = None
-        if "emptyDir" in volume:
-            target.mkdir(parents=True, exist_ok=True)
-            os.chmod(target, 0o777)
-        elif "hostPath" in volume:
-            paths[name] = volume["hostPath"]["path"]
-            continue
-        elif "persistentVolumeClaim" in volume:
-            claim = node_root / "claims" / namespace / volume["persistentVolumeClaim"]["claimName"]
-            claim.mkdir(parents=True, exist_ok=True)
-            paths[name] = str(claim)
-            continue
-        elif "configMap" in volume:
-            files = await _keyed("configmaps", volume["configMap"], namespace, get,
-                                 volume["configMap"].get("defaultMode", 0o644))
-        elif "secret" in volume:
-            files = await _keyed("secrets", volume["secret"], namespace, get,
-                                 volume["secret"].get("defaultMode", 0o644))
-        elif "downwardAPI" in volume:
-            files = _downward(pod, volume["downwardAPI"].get("items") or [],
-                              volume["downwardAPI"].get("defaultMode", 0o644))
-        elif "projected" in volume:
-            files = {}
-            mode = volume["projected"].get("defaultMode", 0o644)
-            for source in volume["projected"].get("sources") or ():
-                if "serviceAccountToken" in source:
-                    sat = source["serviceAccountToken"]
-                    files[sat["path"]] = ((await token(pod, sat)).encode(), mode)
-                elif "configMap" in source:
-                    files.update(await _keyed("configmaps", source["configMap"], namespace, get, mode))
-                elif "secret" in source:
-                    files.update(await _keyed("secrets", source["secret"], namespace, get, mode))
-                elif "downwardAPI" in source:
-                    files.update(_downward(pod, source["downwardAPI"].get("items") or [], mode))
-        else:
-            target.mkdir(parents=True, exist_ok=True)  # other kinds: an empty directory stands in
-        if files is not None:
-            target.mkdir(parents=True, exist_ok=True)
-            for rel, (data, mode) in files.items():
-                _write(target, {rel: data}, mode)
-        paths[name] = str(target)
+        try:
+            paths[volume["name"]] = await _make_volume(pod, volume, pod_dir, get, token, node_root)
+        except VolumeError as exc:
+            exc.volume = volume["name"]
+            raise
     return paths
+
+
+async def _make_volume(pod: dict[str, Any], volume: dict[str, Any], pod_dir: Path, get: Getter,
+                       token: TokenRequester, node_root: Path) -> str:
+    """Make one volume; returns the host path to mount."""
+    namespace = pod["metadata"]["namespace"]
+    name = volume["name"]
+    target = pod_dir / "volumes" / name
+    files: dict[str, tuple[bytes, int]] | None = None
+    if "emptyDir" in volume:
+        target.mkdir(parents=True, exist_ok=True)
+        os.chmod(target, 0o777)
+    elif "hostPath" in volume:
+        return volume["hostPath"]["path"]
+    elif "persistentVolumeClaim" in volume:
+        claim = node_root / "claims" / namespace / volume["persistentVolumeClaim"]["claimName"]
+        claim.mkdir(parents=True, exist_ok=True)
+        return str(claim)
+    elif "configMap" in volume:
+        files = await _keyed("configmaps", volume["configMap"], namespace, get,
+                             volume["configMap"].get("defaultMode", 0o644))
+    elif "secret" in volume:
+        files = await _keyed("secrets", volume["secret"], namespace, get,
+                             volume["secret"].get("defaultMode", 0o644))
+    elif "downwardAPI" in volume:
+        files = _downward(pod, volume["downwardAPI"].get("items") or [],
+                          volume["downwardAPI"].get("defaultMode", 0o644))
+    elif "projected" in volume:
+        files = {}
+        mode = volume["projected"].get("defaultMode", 0o644)
+        for source in volume["projected"].get("sources") or ():
+            if "serviceAccountToken" in source:
+                sat = source["serviceAccountToken"]
+                files[sat["path"]] = ((await token(pod, sat)).encode(), mode)
+            elif "configMap" in source:
+                files.update(await _keyed("configmaps", source["configMap"], namespace, get, mode))
+            elif "secret" in source:
+                files.update(await _keyed("secrets", source["secret"], namespace, get, mode))
+            elif "downwardAPI" in source:
+                files.update(_downward(pod, source["downwardAPI"].get("items") or [], mode))
+    else:
+        target.mkdir(parents=True, exist_ok=True)  # other kinds: an empty directory stands in
+    if files is not None:
+        target.mkdir(parents=True, exist_ok=True)
+        for rel, (data, mode) in files.items():
+            _write(target, {rel: data}, mode)
+    return str(target)
 
 
 def container_mounts(container: dict[str, Any], volumes: dict[str, str]) -> list[dict[str, Any]]:

@@ -55,7 +55,9 @@ def test_timed_out_probes_close_their_sockets(process_cluster):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ResourceWarning)
         results = kube.run(probe_all(), timeout=30)
-    assert {r for r in results} == {(False, f'Get "http://{worker.ip}": context deadline exceeded')}
+    far, deadline = f"{nobody(kubelet)}:80", "context deadline exceeded (Client.Timeout exceeded while awaiting headers)"
+    assert {r for r in results} == {(False, f"dial tcp {far}: i/o timeout"), (False, f'Get "http://{far}/": {deadline}'),
+                                    (False, f'Get "http://{worker.ip}:8080/": {deadline}')}
     unclosed = [str(w.message) for w in caught if "unclosed" in str(w.message) and "socket" in str(w.message)]
     assert unclosed == []
     assert pending_connects(kubelet.network_netns, nobody(kubelet), 80) == 0

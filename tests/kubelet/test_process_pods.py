@@ -7,6 +7,7 @@ import base64
 import datetime as dt
 import json
 import os
+import re
 import subprocess
 import uuid
 from pathlib import Path
@@ -209,6 +210,12 @@ def test_a_crashing_container_backs_off(kube, ns):
     assert kubectl(kube, "-n", ns, "logs", "crash", "--previous").stdout == "attempt\n"
     shown = kubectl(kube, "-n", ns, "get", "pod", "crash").stdout
     assert "CrashLoopBackOff" in shown or "Error" in shown or "Completed" in shown or "Running" in shown
+    events = kubectl(kube, "-n", ns, "get", "events", "-o", "wide", "--field-selector", "involvedObject.name=crash").stdout
+    for reason, message in [("Pulling", 'Pulling image "busybox"'), ("Pulled", 'Successfully pulled image "busybox" in '),
+                            ("Created", "Created container: main"), ("Started", "Started container main"),
+                            ("BackOff", "Back-off restarting failed container main in pod crash_")]:
+        assert re.search(rf"{reason}\s+pod/crash\s+spec\.containers\{{main\}}\s+kubelet, \S+\s+{re.escape(message)}",
+                         events), (reason, events)
 
 
 def test_init_containers_run_first_in_order(kube, ns):
@@ -264,6 +271,24 @@ def test_probes_really_run_against_the_process(kube, ns):
     ready = next(c for c in status_of(kube, ns, "gate")["conditions"] if c["type"] == "Ready")
     assert (ready["status"], ready["reason"]) == ("False", "ContainersNotReady")
     eventually(lambda: container_state(kube, ns, "dying").get("restartCount", 0) >= 1, timeout=20)
+    events = {(e["reason"], e["message"], e["involvedObject"].get("fieldPath")) for e in
+              kube.client.list(ResourceRef("", "v1", "events"), ns)["items"] if e["involvedObject"]["name"] == "dying"}
+    assert ("Unhealthy", "Liveness probe failed: ", "spec.containers{main}") in events  # `false` says nothing
+    assert ("Killing", "Container main failed liveness probe, will be restarted", "spec.containers{main}") in events
+
+
+def test_a_refused_probe_is_told_as_upstream_words_it(kube, ns):
+    refused = {"name": "main", "image": "busybox", "command": ["sleep", "300"],
+               "readinessProbe": {"httpGet": {"path": "/healthz", "port": 8081}, "periodSeconds": 1},
+               "livenessProbe": {"tcpSocket": {"port": 8082}, "periodSeconds": 1, "failureThreshold": 100}}
+    kube.client.create(PODS, pod("refused", refused), ns)
+    ip = eventually(lambda: status_of(kube, ns, "refused").get("podIP"))
+    want = {f'Readiness probe failed: Get "http://{ip}:8081/healthz": dial tcp {ip}:8081: connect: connection refused',
+            f"Liveness probe failed: dial tcp {ip}:8082: connect: connection refused"}
+    eventually(lambda: want <= {e["message"] for e in kube.client.list(ResourceRef("", "v1", "events"), ns)["items"]
+                                if e["reason"] == "Unhealthy"}, timeout=15)
+    lines = kubectl(kube, "-n", ns, "describe", "pod", "refused").stdout.split("\nEvents:\n")[1]
+    assert re.search(r"Warning\s+Unhealthy\s+.*kubelet\s+Liveness probe failed: dial tcp", lines), lines
 
 
 def test_probes_never_run_before_the_containers_root_is_built(kube, ns, tmp_path):
