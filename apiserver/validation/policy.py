@@ -14,6 +14,7 @@ from mini_kube.apiserver.validation.errs import (
     required,
 )
 from mini_kube.apiserver.validation.meta import validate_label_selector
+from mini_kube.apiserver.validation.metrics import validate_metrics
 from mini_kube.apiserver.validation.names import (
     is_dns1123_subdomain,
     is_valid_port_name,
@@ -230,6 +231,7 @@ def validate_horizontal_pod_autoscaler(obj: Obj) -> list[FieldError]:
             errs.append(required(f"spec.scaleTargetRef.{key}"))
         else:
             errs += each(f"spec.scaleTargetRef.{key}", ref[key], path_segment_name(ref[key], False))
+    errs += validate_metrics(spec.get("metrics") or [], minimum)
     target = spec.get("targetCPUUtilizationPercentage")
     if target is not None and target < 1:
         errs.append(invalid("spec.targetCPUUtilizationPercentage", target, "must be greater than 0"))

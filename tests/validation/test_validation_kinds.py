@@ -769,3 +769,35 @@ CIDR_MSG = "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"
 def test_node_pod_cidrs(spec, expected):
     """A Node's pod CIDRs were not checked: any text was stored and reached kube-proxy's node lookup."""
     assert errors("Node", "", {"metadata": {"name": "n"}, "spec": spec}) == expected
+
+
+CPU = {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}}}
+
+
+@pytest.mark.parametrize(("metrics", "expected"), [
+    ([CPU], []),
+    ([{"type": "Pods", "pods": {"metric": {"name": "rps"}, "target": {"type": "AverageValue", "averageValue": "10"}}}],
+     []),
+    ([{"type": "Resources", "resource": CPU["resource"]}], [
+        'spec.metrics[0].type: Unsupported value: "Resources": supported values: "ContainerResource", "External", '
+        '"Object", "Pods", "Resource"'] * 2),
+    ([{"type": "Pods", "resource": CPU["resource"]}], [
+        "spec.metrics[0].pods: Required value: must populate information for the given metric source"]),
+    ([{**CPU, "pods": {"metric": {"name": "rps"}, "target": {"type": "AverageValue", "averageValue": "1"}}}], [
+        "spec.metrics[0].pods: Forbidden: must populate the given metric source only"]),
+    ([{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Most", "averageUtilization": 0}}}], [
+        'spec.metrics[0].resource.target.type: Invalid value: "Most": must be either Utilization, Value, or '
+        "AverageValue",
+        "spec.metrics[0].resource.target.averageUtilization: Invalid value: 0: must be greater than 0"]),
+    ([{"type": "External", "external": {"metric": {"name": "queue"}, "target": {"type": "Value", "value": "0"}}}], [
+        "spec.metrics[0].external.target.value: Invalid value: resource.Quantity{i:resource.int64Amount{value:0, "
+        'scale:0}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:"0", Format:"DecimalSI"}: must be positive']),
+    ([{"type": "Object", "object": {"describedObject": {"kind": "Service"}, "metric": {},
+                                    "target": {"type": "Value"}}}], [
+        "spec.metrics[0].object.describedObject.name: Required value",
+        "spec.metrics[0].object.metric.name: Required value: must specify a metric name",
+        "spec.metrics[0].object.target.averageValue: Required value: must set either a target value or averageValue"]),
+])
+def test_autoscaler_metrics(metrics, expected):
+    """Metrics were not checked: an unknown source type, a missing source or a zero target was stored."""
+    assert errors("HorizontalPodAutoscaler", "autoscaling", {"spec": {**HPA_SPEC, "metrics": metrics}}) == expected
