@@ -18,7 +18,7 @@ from mini_kube.controllers.informer import Informer
 
 from .deletion import final_delete
 from .ipam import Ipam
-from .node_status import default_capacity, node_object, node_status
+from .node_status import default_capacity, node_object, node_status, status_events
 from .pod_worker import PodWorker
 from .runtime.base import Runtime
 
@@ -155,10 +155,11 @@ class Kubelet:
                 self.config.port = await self.server.start(self.address, self.config.port)
             except OSError:  # the port is taken on this address: any free one (daemonEndpoints says which)
                 self.config.port = await self.server.start(self.address, 0)
+        self.events.emit(self.node_ref, "Starting", "Starting kubelet.")
         await self.register()
         unenforced = getattr(self.runtime, "unenforced", "")
         if unenforced and self.node is not None:
-            self.events.emit(self.node, "ResourceLimitsNotEnforced",
+            self.events.emit(self.node_ref, "ResourceLimitsNotEnforced",
                              f"resources.limits of this node's Pods are not enforced: {unenforced}", "Warning")
         self.services_informer.start()
         self.pods.add_handler(self._pod_event)
@@ -190,6 +191,7 @@ class Kubelet:
                              config.labels, config.taints, self.runtime.name)
         try:
             self.node = await self.client.create(NODES, wanted)
+            self._status_events(None, wanted["status"])
         except AlreadyExists:
             current = await self.client.get(NODES, self.name)
             self.node = await self._write_status(current)
@@ -198,7 +200,18 @@ class Kubelet:
     async def _write_status(self, current: dict[str, Any]) -> dict[str, Any]:
         status = node_status(self.name, self.address, self.config.port, self.config.capacity, self.runtime.name,
                              current.get("status"))
-        return await self.client.patch(NODES, self.name, {"status": status}, subresource="status")
+        node = await self.client.patch(NODES, self.name, {"status": status}, subresource="status")
+        self._status_events(current.get("status"), status)
+        return node
+
+    @property
+    def node_ref(self) -> dict[str, Any]:
+        """The Node as the kubelet's events name it: upstream's nodeRef, whose uid is the node's name."""
+        return {"kind": "Node", "metadata": {"name": self.name, "uid": self.name}}
+
+    def _status_events(self, previous: dict[str, Any] | None, status: dict[str, Any]) -> None:
+        for reason in status_events(previous, status):
+            self.events.emit(self.node_ref, reason, f"Node {self.name} status is now: {reason}")
 
     async def _post_status(self) -> None:
         while True:

@@ -95,3 +95,27 @@ def node_status(name: str, address: str, port: int, capacity: dict[str, str], ru
                      "machineID": _read("/etc/machine-id"), "operatingSystem": "linux", "osImage": _os_image(),
                      "systemUUID": str(uuid.uuid5(uuid.NAMESPACE_DNS, name))},
     }
+
+
+_NODE_EVENTS = {("MemoryPressure", "False"): "NodeHasSufficientMemory",
+                ("MemoryPressure", "True"): "NodeHasInsufficientMemory",
+                ("DiskPressure", "False"): "NodeHasNoDiskPressure", ("DiskPressure", "True"): "NodeHasDiskPressure",
+                ("PIDPressure", "False"): "NodeHasSufficientPID", ("PIDPressure", "True"): "NodeHasInsufficientPID"}
+
+
+def status_events(previous: dict[str, Any] | None, status: dict[str, Any]) -> list[str]:
+    """The reasons of the events upstream's node status setters record as `status` replaces `previous`: a
+    pressure condition new or changed (NodeHasSufficientMemory...), Ready changed (NodeReady, NodeNotReady; not
+    when it is new)."""
+    old = {c.get("type"): c.get("status") for c in (previous or {}).get("conditions") or ()}
+    reasons = []
+    for condition in status.get("conditions") or ():
+        kind, value = condition["type"], condition["status"]
+        if old.get(kind) == value:
+            continue
+        if kind == "Ready":
+            if kind in old:
+                reasons.append("NodeReady" if value == "True" else "NodeNotReady")
+        elif (kind, value) in _NODE_EVENTS:
+            reasons.append(_NODE_EVENTS[kind, value])
+    return reasons

@@ -1,6 +1,7 @@
 """The kubelet's events about a Pod's containers, as real kubectl shows them: Pulled ("already present") or
 Pulling/Pulled for imagePullPolicy Always, Created, Started, Killing, BackOff, FailedMount with the volume's name;
-each container event names its container in involvedObject.fieldPath (`kubectl get events -o wide`: SUBOBJECT)."""
+each container event names its container in involvedObject.fieldPath (`kubectl get events -o wide`: SUBOBJECT).
+And about its Node: Starting, then the conditions' NodeHasSufficientMemory, NodeHasNoDiskPressure, NodeHasSufficientPID."""
 
 from __future__ import annotations
 
@@ -16,9 +17,9 @@ EVENTS = ResourceRef("", "v1", "events")
 SIM_EXIT = {"sim.mini-kube.dev/run-seconds": "0.05", "sim.mini-kube.dev/exit-code": "1"}
 
 
-def event_lines(kube, ns: str, name: str) -> list[str]:
-    """`kubectl describe pod`'s Events, one line each with runs of spaces made one (the Age column dropped)."""
-    out = kubectl(kube, "-n", ns, "describe", "pod", name).stdout
+def event_lines(kube, ns: str, name: str, kind: str = "pod") -> list[str]:
+    """`kubectl describe`'s Events, one line each with runs of spaces made one (the Age column dropped)."""
+    out = kubectl(kube, "-n", ns, "describe", kind, name).stdout
     events = out.split("\nEvents:\n", 1)[1].splitlines()[2:]
     return [re.sub(r"^(\S+) (\S+) \S+(?: \(x\d+ over \S+\))? ", r"\1 \2 ", " ".join(line.split())) for line in events]
 
@@ -93,3 +94,18 @@ def test_a_crashing_container_is_backed_off_and_a_missing_configmap_fails_its_mo
     assert status_of(kube, ns, "mount")["phase"] == "Pending"
     failed = next(e for e in events_of(kube, ns, "mount") if e["reason"] == "FailedMount")
     assert "fieldPath" not in failed["involvedObject"]
+
+
+def test_describe_node_shows_the_kubelets_start_and_its_conditions(simulated_cluster):
+    kube = simulated_cluster
+    node = kube.nodes.kubelets[1].name
+    eventually(lambda: any(e["reason"] == "NodeHasSufficientPID" and e["involvedObject"]["name"] == node
+                           for e in kube.client.list(EVENTS, "default")["items"]))
+    lines = event_lines(kube, "default", node, "node")
+    assert lines[:4] == ["Normal Starting kubelet Starting kubelet.",
+                         f"Normal NodeHasSufficientMemory kubelet Node {node} status is now: NodeHasSufficientMemory",
+                         f"Normal NodeHasNoDiskPressure kubelet Node {node} status is now: NodeHasNoDiskPressure",
+                         f"Normal NodeHasSufficientPID kubelet Node {node} status is now: NodeHasSufficientPID"], lines
+    started = next(e for e in kube.client.list(EVENTS, "default")["items"]
+                   if e["reason"] == "Starting" and e["involvedObject"]["name"] == node)
+    assert started["involvedObject"] == {"kind": "Node", "name": node, "uid": node}  # upstream's nodeRef
