@@ -7,7 +7,15 @@ import posixpath
 from typing import Any
 
 from mini_kube.apiserver.errors import GoText
-from mini_kube.apiserver.validation.errs import FieldError, each, forbidden, invalid, not_supported, required
+from mini_kube.apiserver.validation.errs import (
+    IMMUTABLE,
+    FieldError,
+    each,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+)
 from mini_kube.apiserver.validation.names import name_is_dns_subdomain
 from mini_kube.apiserver.validation.quantity import parse_quantity
 
@@ -126,4 +134,23 @@ def validate_persistent_volume(obj: Obj) -> list[FieldError]:
     mode = spec.get("volumeMode")
     if mode is not None and mode not in VOLUME_MODES:
         errs.append(not_supported("spec.volumeMode", mode, VOLUME_MODES))
+    return errs
+
+
+def validate_persistent_volume_update(new: Obj, old: Obj) -> list[FieldError]:
+    """The volume source is fixed once created (a CSI controllerExpandSecretRef may be added) and so is volumeMode.
+
+    Upstream appends a cmp.Diff of the two sources to the source message; that diff is not reproduced."""
+    errs = validate_persistent_volume(new)
+    spec, before = new.get("spec") or {}, old.get("spec") or {}
+    sources = {k: spec.get(k) for k in PV_SOURCES if spec.get(k) is not None}
+    was = {k: before.get(k) for k in PV_SOURCES if before.get(k) is not None}
+    csi, old_csi = sources.get("csi"), was.get("csi")
+    if csi is not None and old_csi is not None and old_csi.get("controllerExpandSecretRef") is None:
+        sources["csi"] = {k: v for k, v in csi.items() if k != "controllerExpandSecretRef"}
+    if sources != was:
+        errs.append(forbidden("spec.persistentvolumesource", "spec.persistentvolumesource is immutable after creation"))
+    mode = spec.get("volumeMode") or "Filesystem"  # upstream defaults it; an unset one is Filesystem
+    if mode != (before.get("volumeMode") or "Filesystem"):
+        errs.append(invalid("volumeMode", mode, IMMUTABLE))
     return errs

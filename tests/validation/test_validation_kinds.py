@@ -812,3 +812,16 @@ def test_node_pod_cidrs_and_provider_id_are_set_once():
     named = {**old, "spec": {"podCIDRs": ["10.244.1.0/24"], "providerID": "mini://n"}}
     assert errors("Node", "", {**old, "spec": {"podCIDRs": ["10.244.1.0/24"], "providerID": "mini://m"}}, named) == [
         'spec.providerID: Forbidden: node updates may not change providerID except from "" to valid']
+
+
+def test_persistent_volume_source_and_mode_are_fixed():
+    old = {"metadata": {"name": "pv", "resourceVersion": "1"}, "spec": {**PV_SPEC, "volumeMode": "Filesystem"}}
+    relabeled = {**old, "metadata": {**old["metadata"], "labels": {"a": "b"}},
+                 "spec": {**old["spec"], "persistentVolumeReclaimPolicy": "Delete"}}
+    assert errors("PersistentVolume", "", relabeled, old) == []
+    unset = {**old, "spec": {k: v for k, v in old["spec"].items() if k != "volumeMode"}}
+    assert errors("PersistentVolume", "", old, unset) == []
+    moved = {**old, "spec": {**old["spec"], "hostPath": {"path": "/tmp/other"}, "volumeMode": "Block"}}
+    assert errors("PersistentVolume", "", moved, old) == [
+        "spec.persistentvolumesource: Forbidden: spec.persistentvolumesource is immutable after creation",
+        'volumeMode: Invalid value: "Block": field is immutable']
