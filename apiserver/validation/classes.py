@@ -7,7 +7,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from mini_kube.apiserver.errors import FieldError, invalid, not_supported, required
+from mini_kube.apiserver.errors import FieldError, forbidden, invalid, not_supported, required
 from mini_kube.apiserver.validation.meta import validate_labels, validate_qualified_name
 from mini_kube.apiserver.validation.names import is_dns1123_label, is_qualified_name, is_valid_label_value
 from mini_kube.apiserver.validation.network import is_valid_cidr
@@ -70,6 +70,22 @@ def validate_node(obj: Obj) -> list[FieldError]:
             errs.append(required(f"{at}.effect"))
         elif effect not in TAINT_EFFECTS:
             errs.append(not_supported(f"{at}.effect", effect, TAINT_EFFECTS))
+    return errs
+
+
+def validate_node_update(new: Obj, old: Obj) -> list[FieldError]:
+    """A node's podCIDRs and providerID may only go from unset to set."""
+    errs = validate_node(new)
+    spec, before = new.get("spec") or {}, old.get("spec") or {}
+    cidrs, was = spec.get("podCIDRs") or [], before.get("podCIDRs") or []
+    changed = "node updates may not change podCIDR except from \"\" to valid"
+    if was and len(was) != len(cidrs):
+        errs.append(forbidden("spec.podCIDRs", changed))
+    elif was:
+        errs += [forbidden("spec.podCIDRs", changed) for a, b in zip(was, cidrs, strict=True) if a != b]
+    provider = before.get("providerID") or ""
+    if provider and provider != (spec.get("providerID") or ""):
+        errs.append(forbidden("spec.providerID", "node updates may not change providerID except from \"\" to valid"))
     return errs
 
 

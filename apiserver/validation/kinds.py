@@ -103,7 +103,7 @@ RULES: dict[tuple[str, str], Rules] = {
     (CORE, "Endpoints"): Rules(create=cluster.validate_endpoints),
     (CORE, "PersistentVolumeClaim"): Rules(create=cluster.validate_persistent_volume_claim, update=_pvc_update),
     (CORE, "Event"): Rules(path_segment_name, cluster.validate_core_event),
-    (CORE, "Node"): Rules(create=classes.validate_node),
+    (CORE, "Node"): Rules(create=classes.validate_node, update=classes.validate_node_update),
     (CORE, "PersistentVolume"): Rules(create=storage.validate_persistent_volume),
     (CORE, "LimitRange"): Rules(create=limits.validate_limit_range),
     (CORE, "ResourceQuota"): Rules(create=classes.validate_resource_quota),

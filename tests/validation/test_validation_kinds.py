@@ -801,3 +801,14 @@ CPU = {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utili
 def test_autoscaler_metrics(metrics, expected):
     """Metrics were not checked: an unknown source type, a missing source or a zero target was stored."""
     assert errors("HorizontalPodAutoscaler", "autoscaling", {"spec": {**HPA_SPEC, "metrics": metrics}}) == expected
+
+
+def test_node_pod_cidrs_and_provider_id_are_set_once():
+    old = {"metadata": {"name": "n", "resourceVersion": "1"}, "spec": {"podCIDRs": ["10.244.1.0/24"]}}
+    assert errors("Node", "", {**old, "spec": {"podCIDRs": ["10.244.1.0/24"], "providerID": "mini://n"}}, old) == []
+    moved = {**old, "spec": {"podCIDRs": ["10.244.2.0/24"]}}
+    assert errors("Node", "", moved, old) == [
+        'spec.podCIDRs: Forbidden: node updates may not change podCIDR except from "" to valid']
+    named = {**old, "spec": {"podCIDRs": ["10.244.1.0/24"], "providerID": "mini://n"}}
+    assert errors("Node", "", {**old, "spec": {"podCIDRs": ["10.244.1.0/24"], "providerID": "mini://m"}}, named) == [
+        'spec.providerID: Forbidden: node updates may not change providerID except from "" to valid']
