@@ -353,7 +353,7 @@ class PodWorker:
             return
         self.override = {"phase": "Failed", "reason": "DeadlineExceeded",
                          "message": "Pod was active on the node longer than the specified deadline"}
-        self.kubelet.events.emit(self.pod, "DeadlineExceeded", self.override["message"], "Warning")
+        self.kubelet.events.emit(self.pod, "DeadlineExceeded", self.override["message"])  # Normal, as upstream
         asyncio.create_task(self.terminate(0.0))
 
     # -- ending ------------------------------------------------------------------------------------------------

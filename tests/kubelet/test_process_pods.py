@@ -439,3 +439,9 @@ def test_active_deadline_fails_the_pod(kube, ns):
     assert (status["reason"], status["message"]) == (
         "DeadlineExceeded", "Pod was active on the node longer than the specified deadline")
     assert "terminated" in container_state(kube, ns, "late")["state"]
+    def events() -> set[tuple[str, str, str]]:
+        return {(e["type"], e["reason"], e["involvedObject"].get("fieldPath", ""))
+                for e in kube.client.list(ResourceRef("", "v1", "events"), ns)["items"]}
+
+    eventually(lambda: ("Normal", "Killing", "spec.containers{main}") in events())
+    assert ("Normal", "DeadlineExceeded", "") in events()  # a Normal event about the Pod, as upstream's
