@@ -127,6 +127,8 @@ RULES: dict[tuple[str, str], Rules] = {
                                         lambda new, old: rbac.validate_cluster_role_binding(new)
                                         + rbac.validate_binding_update(new, old)),
     ("networking.k8s.io", "Ingress"): Rules(create=policy.validate_ingress),
+    ("networking.k8s.io", "IngressClass"): Rules(create=classes.validate_ingress_class,
+                                                update=classes.validate_ingress_class_update),
     ("networking.k8s.io", "NetworkPolicy"): Rules(create=policy.validate_network_policy),
     ("autoscaling", "HorizontalPodAutoscaler"): Rules(create=policy.validate_horizontal_pod_autoscaler),
     ("policy", "PodDisruptionBudget"): Rules(create=policy.validate_pod_disruption_budget),

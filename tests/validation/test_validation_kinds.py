@@ -825,3 +825,32 @@ def test_persistent_volume_source_and_mode_are_fixed():
     assert errors("PersistentVolume", "", moved, old) == [
         "spec.persistentvolumesource: Forbidden: spec.persistentvolumesource is immutable after creation",
         'volumeMode: Invalid value: "Block": field is immutable']
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    ({"controller": "example.com/ingress-controller"}, []),
+    ({"controller": "example.com/ingress", "parameters": {"kind": "Params", "name": "p", "scope": "Cluster"}}, []),
+    ({}, ["spec.controller: Required value"]),
+    ({"controller": "nginx"}, [
+        'spec.controller: Invalid value: "nginx": must be a domain-prefixed path (such as "acme.io/foo")']),
+    ({"controller": "Example.com/a b"}, [
+        'spec.controller: Invalid value: "Example.com": a lowercase RFC 1123 subdomain must consist of lower case '
+        "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. "
+        "'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+        "spec.controller: Invalid value: \"a b\": Invalid path (regex used for validation is "
+        "'[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+')"]),
+    ({"controller": "example.com/i", "parameters": {"name": "p", "scope": "Namespace"}}, [
+        "spec.parameters.kind: Required value: kind is required",
+        "spec.parameters.namespace: Required value: `parameters.scope` is set to 'Namespace'"]),
+    ({"controller": "example.com/i", "parameters": {"kind": "K", "name": "p", "scope": "Cluster", "namespace": "x"}},
+     ["spec.parameters.namespace: Forbidden: `parameters.scope` is set to 'Cluster'"]),
+])
+def test_ingress_classes(spec, expected):
+    """IngressClasses had no rules: any controller name or parameters scope was stored."""
+    assert errors("IngressClass", "networking.k8s.io", {"metadata": {"name": "c"}, "spec": spec}) == expected
+
+
+def test_ingress_class_controller_is_fixed():
+    old = {"metadata": {"name": "c", "resourceVersion": "1"}, "spec": {"controller": "example.com/a"}}
+    assert errors("IngressClass", "networking.k8s.io", {**old, "spec": {"controller": "example.com/b"}}, old) == [
+        'spec.controller: Invalid value: "example.com/b": field is immutable']
