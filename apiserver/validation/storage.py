@@ -15,8 +15,9 @@ from mini_kube.apiserver.validation.errs import (
     invalid,
     not_supported,
     required,
+    too_long,
 )
-from mini_kube.apiserver.validation.names import name_is_dns_subdomain
+from mini_kube.apiserver.validation.names import is_dns1123_subdomain, name_is_dns_subdomain
 from mini_kube.apiserver.validation.quantity import parse_quantity
 
 Obj = dict[str, Any]
@@ -153,4 +154,42 @@ def validate_persistent_volume_update(new: Obj, old: Obj) -> list[FieldError]:
     mode = spec.get("volumeMode") or "Filesystem"  # upstream defaults it; an unset one is Filesystem
     if mode != (before.get("volumeMode") or "Filesystem"):
         errs.append(invalid("volumeMode", mode, IMMUTABLE))
+    return errs
+
+
+def validate_csi_driver_name(name: str, path: str) -> list[FieldError]:
+    """ValidateCSIDriverName: required, at most 63 bytes, a DNS subdomain once lowercased."""
+    errs = [] if name else [required(path)]
+    if len(name) > 63:
+        errs.append(too_long(path, 63))
+    return errs + each(path, name, is_dns1123_subdomain(name.lower()))
+
+
+def validate_volume_attachment(obj: Obj) -> list[FieldError]:
+    """ValidateVolumeAttachment then ValidateVolumeAttachmentV1, as the strategy runs them (the inline volume spec
+    is not checked here)."""
+    spec = obj.get("spec") or {}
+    attacher = spec.get("attacher") or ""
+    errs = [] if attacher else [required("spec.attacher")]
+    source = spec.get("source") or {}
+    inline, pv = source.get("inlineVolumeSpec"), source.get("persistentVolumeName")
+    one_of = "must specify exactly one of inlineVolumeSpec and persistentVolumeName"
+    if inline is None and pv is None:
+        errs.append(required("spec.source", one_of))
+    elif inline is not None and pv is not None:
+        errs.append(forbidden("spec.source", one_of))
+    elif pv == "":
+        errs.append(required("spec.source.persistentVolumeName", "must specify non empty persistentVolumeName"))
+    node = spec.get("nodeName") or ""
+    errs += each("spec.nodeName", node, name_is_dns_subdomain(node, False))
+    errs += validate_csi_driver_name(attacher, "spec.attacher")
+    if pv is not None:
+        errs += each("spec.source.persistentVolumeName", pv, name_is_dns_subdomain(pv, False))
+    return errs
+
+
+def validate_volume_attachment_update(new: Obj, old: Obj) -> list[FieldError]:
+    errs = validate_volume_attachment(new)
+    if (new.get("spec") or {}) != (old.get("spec") or {}):
+        errs.append(invalid("spec", GoText("storage.VolumeAttachmentSpec{...}"), IMMUTABLE))
     return errs

@@ -854,3 +854,34 @@ def test_ingress_class_controller_is_fixed():
     old = {"metadata": {"name": "c", "resourceVersion": "1"}, "spec": {"controller": "example.com/a"}}
     assert errors("IngressClass", "networking.k8s.io", {**old, "spec": {"controller": "example.com/b"}}, old) == [
         'spec.controller: Invalid value: "example.com/b": field is immutable']
+
+
+VA_SPEC = {"attacher": "csi.example.com", "nodeName": "node-1", "source": {"persistentVolumeName": "pv-1"}}
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    (VA_SPEC, []),
+    ({**VA_SPEC, "source": {}}, [
+        "spec.source: Required value: must specify exactly one of inlineVolumeSpec and persistentVolumeName"]),
+    ({**VA_SPEC, "source": {"persistentVolumeName": "pv-1", "inlineVolumeSpec": {}}}, [
+        "spec.source: Forbidden: must specify exactly one of inlineVolumeSpec and persistentVolumeName"]),
+    ({**VA_SPEC, "attacher": "CSI Driver"}, [
+        'spec.attacher: Invalid value: "CSI Driver": a lowercase RFC 1123 subdomain must consist of lower case '
+        "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. "
+        "'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+        ]),
+    ({**VA_SPEC, "nodeName": "Node_1"}, [
+        'spec.nodeName: Invalid value: "Node_1": a lowercase RFC 1123 subdomain must consist of lower case '
+        "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. "
+        "'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+        ]),
+])
+def test_volume_attachments(spec, expected):
+    """VolumeAttachments had no rules: no source, two sources or any attacher name was stored."""
+    assert errors("VolumeAttachment", "storage.k8s.io", {"metadata": {"name": "va"}, "spec": spec}) == expected
+
+
+def test_volume_attachment_spec_is_fixed():
+    old = {"metadata": {"name": "va", "resourceVersion": "1"}, "spec": VA_SPEC}
+    assert errors("VolumeAttachment", "storage.k8s.io", {**old, "spec": {**VA_SPEC, "nodeName": "node-2"}}, old) == [
+        "spec: Invalid value: storage.VolumeAttachmentSpec{...}: field is immutable"]
