@@ -885,3 +885,29 @@ def test_volume_attachment_spec_is_fixed():
     old = {"metadata": {"name": "va", "resourceVersion": "1"}, "spec": VA_SPEC}
     assert errors("VolumeAttachment", "storage.k8s.io", {**old, "spec": {**VA_SPEC, "nodeName": "node-2"}}, old) == [
         "spec: Invalid value: storage.VolumeAttachmentSpec{...}: field is immutable"]
+
+
+CSI_SPEC = {"attachRequired": True, "storageCapacity": False, "volumeLifecycleModes": ["Persistent"]}
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    (CSI_SPEC, []),
+    ({**CSI_SPEC, "fsGroupPolicy": "Sometimes", "volumeLifecycleModes": ["Forever"]}, [
+        'spec.fsGroupPolicy: Unsupported value: "Sometimes": supported values: "File", "None", '
+        '"ReadWriteOnceWithFSType"',
+        'spec.volumeLifecycleModes: Unsupported value: "Forever": supported values: "Persistent", "Ephemeral"']),
+    ({**CSI_SPEC, "tokenRequests": [{"audience": "a", "expirationSeconds": 60}, {"audience": "a"}]}, [
+        "spec.tokenRequests[0].expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes",
+        'spec.tokenRequests[1].audience: Duplicate value: "a"']),
+])
+def test_csi_drivers(spec, expected):
+    """CSIDrivers had no rules: any fsGroupPolicy, lifecycle mode or token request was stored."""
+    assert errors("CSIDriver", "storage.k8s.io", {"metadata": {"name": "csi.example.com"}, "spec": spec}) == expected
+
+
+def test_csi_driver_attach_and_modes_are_fixed():
+    old = {"metadata": {"name": "csi.example.com", "resourceVersion": "1"}, "spec": CSI_SPEC}
+    new = {**old, "spec": {**CSI_SPEC, "attachRequired": False, "volumeLifecycleModes": ["Ephemeral"]}}
+    assert errors("CSIDriver", "storage.k8s.io", new, old) == [
+        "spec.attachedRequired: Invalid value: false: field is immutable",
+        'spec.volumeLifecycleModes: Invalid value: []storage.VolumeLifecycleMode{"Ephemeral"}: field is immutable']
