@@ -5,11 +5,21 @@ supported values, required fields, name formats, non-negative and whole amounts)
 from __future__ import annotations
 
 import ipaddress
+import re
 from typing import Any
 
 from mini_kube.apiserver.errors import FieldError, forbidden, invalid, not_supported, required
+from mini_kube.apiserver.validation.errs import IMMUTABLE, too_long
 from mini_kube.apiserver.validation.meta import validate_labels, validate_qualified_name
-from mini_kube.apiserver.validation.names import is_dns1123_label, is_qualified_name, is_valid_label_value
+from mini_kube.apiserver.validation.names import (
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_qualified_name,
+    is_valid_label_value,
+    name_is_dns_label,
+    path_segment_name,
+    regex_error,
+)
 from mini_kube.apiserver.validation.network import is_valid_cidr
 from mini_kube.apiserver.validation.pods import _quantity, _tolerations
 
@@ -96,3 +106,61 @@ def validate_resource_quota(obj: Obj) -> list[FieldError]:
             for name, value in ((obj.get(section) or {}).get(key) or {}).items():
                 errs += _quantity(name, value, f"{section}.{key}[{name}]")
     return errs
+
+
+HTTP_PATH_FMT = "[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+"
+_HTTP_PATH = re.compile(f"^{HTTP_PATH_FMT}$")
+MAX_CONTROLLER_LEN = 250
+
+
+def is_domain_prefixed_path(path: str, value: str) -> list[FieldError]:
+    """IsDomainPrefixedPath: `<DNS subdomain>/<HTTP path>`, as `acme.io/foo`."""
+    if not value:
+        return [required(path)]
+    host, _, rest = value.partition("/")
+    if "/" not in value or not host or not rest:
+        return [invalid(path, value, 'must be a domain-prefixed path (such as "acme.io/foo")')]
+    errs = [invalid(path, host, problem) for problem in is_dns1123_subdomain(host)]
+    if not _HTTP_PATH.match(rest):
+        errs.append(invalid(path, rest, regex_error("Invalid path", HTTP_PATH_FMT)))
+    return errs
+
+
+def _ingress_class_parameters(params: Obj | None, path: str) -> list[FieldError]:
+    if params is None:
+        return []
+    errs: list[FieldError] = []
+    if params.get("apiGroup") is not None:
+        errs += [invalid(f"{path}.apiGroup", params["apiGroup"], p) for p in is_dns1123_subdomain(params["apiGroup"])]
+    for key in ("kind", "name"):
+        value = params.get(key) or ""
+        if not value:
+            errs.append(required(f"{path}.{key}", f"{key} is required"))
+        else:
+            errs += [invalid(f"{path}.{key}", value, p) for p in path_segment_name(value, False)]
+    scope, namespace = params.get("scope"), params.get("namespace")
+    if scope is None:
+        return errs + [required(f"{path}.scope")]
+    if scope not in ("Cluster", "Namespace"):
+        errs.append(not_supported(f"{path}.scope", scope, ("Cluster", "Namespace")))
+    elif scope == "Namespace" and namespace is None:
+        errs.append(required(f"{path}.namespace", "`parameters.scope` is set to 'Namespace'"))
+    elif scope == "Namespace":
+        errs += [invalid(f"{path}.namespace", namespace, p) for p in name_is_dns_label(namespace, False)]
+    elif namespace is not None:
+        errs.append(forbidden(f"{path}.namespace", "`parameters.scope` is set to 'Cluster'"))
+    return errs
+
+
+def validate_ingress_class(obj: Obj) -> list[FieldError]:
+    spec = obj.get("spec") or {}
+    controller = spec.get("controller") or ""
+    errs = [too_long("spec.controller", MAX_CONTROLLER_LEN)] if len(controller) > MAX_CONTROLLER_LEN else []
+    errs += is_domain_prefixed_path("spec.controller", controller)
+    return errs + _ingress_class_parameters(spec.get("parameters"), "spec.parameters")
+
+
+def validate_ingress_class_update(new: Obj, old: Obj) -> list[FieldError]:
+    controller = (new.get("spec") or {}).get("controller") or ""
+    same = controller == ((old.get("spec") or {}).get("controller") or "")
+    return ([] if same else [invalid("spec.controller", controller, IMMUTABLE)]) + validate_ingress_class(new)

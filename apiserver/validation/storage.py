@@ -7,8 +7,17 @@ import posixpath
 from typing import Any
 
 from mini_kube.apiserver.errors import GoText
-from mini_kube.apiserver.validation.errs import FieldError, each, forbidden, invalid, not_supported, required
-from mini_kube.apiserver.validation.names import name_is_dns_subdomain
+from mini_kube.apiserver.validation.errs import (
+    IMMUTABLE,
+    FieldError,
+    each,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+    too_long,
+)
+from mini_kube.apiserver.validation.names import is_dns1123_subdomain, name_is_dns_subdomain
 from mini_kube.apiserver.validation.quantity import parse_quantity
 
 Obj = dict[str, Any]
@@ -126,4 +135,61 @@ def validate_persistent_volume(obj: Obj) -> list[FieldError]:
     mode = spec.get("volumeMode")
     if mode is not None and mode not in VOLUME_MODES:
         errs.append(not_supported("spec.volumeMode", mode, VOLUME_MODES))
+    return errs
+
+
+def validate_persistent_volume_update(new: Obj, old: Obj) -> list[FieldError]:
+    """The volume source is fixed once created (a CSI controllerExpandSecretRef may be added) and so is volumeMode.
+
+    Upstream appends a cmp.Diff of the two sources to the source message; that diff is not reproduced."""
+    errs = validate_persistent_volume(new)
+    spec, before = new.get("spec") or {}, old.get("spec") or {}
+    sources = {k: spec.get(k) for k in PV_SOURCES if spec.get(k) is not None}
+    was = {k: before.get(k) for k in PV_SOURCES if before.get(k) is not None}
+    csi, old_csi = sources.get("csi"), was.get("csi")
+    if csi is not None and old_csi is not None and old_csi.get("controllerExpandSecretRef") is None:
+        sources["csi"] = {k: v for k, v in csi.items() if k != "controllerExpandSecretRef"}
+    if sources != was:
+        errs.append(forbidden("spec.persistentvolumesource", "spec.persistentvolumesource is immutable after creation"))
+    mode = spec.get("volumeMode") or "Filesystem"  # upstream defaults it; an unset one is Filesystem
+    if mode != (before.get("volumeMode") or "Filesystem"):
+        errs.append(invalid("volumeMode", mode, IMMUTABLE))
+    return errs
+
+
+def validate_csi_driver_name(name: str, path: str) -> list[FieldError]:
+    """ValidateCSIDriverName: required, at most 63 bytes, a DNS subdomain once lowercased."""
+    errs = [] if name else [required(path)]
+    if len(name) > 63:
+        errs.append(too_long(path, 63))
+    return errs + each(path, name, is_dns1123_subdomain(name.lower()))
+
+
+def validate_volume_attachment(obj: Obj) -> list[FieldError]:
+    """ValidateVolumeAttachment then ValidateVolumeAttachmentV1, as the strategy runs them (the inline volume spec
+    is not checked here)."""
+    spec = obj.get("spec") or {}
+    attacher = spec.get("attacher") or ""
+    errs = [] if attacher else [required("spec.attacher")]
+    source = spec.get("source") or {}
+    inline, pv = source.get("inlineVolumeSpec"), source.get("persistentVolumeName")
+    one_of = "must specify exactly one of inlineVolumeSpec and persistentVolumeName"
+    if inline is None and pv is None:
+        errs.append(required("spec.source", one_of))
+    elif inline is not None and pv is not None:
+        errs.append(forbidden("spec.source", one_of))
+    elif pv == "":
+        errs.append(required("spec.source.persistentVolumeName", "must specify non empty persistentVolumeName"))
+    node = spec.get("nodeName") or ""
+    errs += each("spec.nodeName", node, name_is_dns_subdomain(node, False))
+    errs += validate_csi_driver_name(attacher, "spec.attacher")
+    if pv is not None:
+        errs += each("spec.source.persistentVolumeName", pv, name_is_dns_subdomain(pv, False))
+    return errs
+
+
+def validate_volume_attachment_update(new: Obj, old: Obj) -> list[FieldError]:
+    errs = validate_volume_attachment(new)
+    if (new.get("spec") or {}) != (old.get("spec") or {}):
+        errs.append(invalid("spec", GoText("storage.VolumeAttachmentSpec{...}"), IMMUTABLE))
     return errs

@@ -812,3 +812,76 @@ def test_node_pod_cidrs_and_provider_id_are_set_once():
     named = {**old, "spec": {"podCIDRs": ["10.244.1.0/24"], "providerID": "mini://n"}}
     assert errors("Node", "", {**old, "spec": {"podCIDRs": ["10.244.1.0/24"], "providerID": "mini://m"}}, named) == [
         'spec.providerID: Forbidden: node updates may not change providerID except from "" to valid']
+
+
+def test_persistent_volume_source_and_mode_are_fixed():
+    old = {"metadata": {"name": "pv", "resourceVersion": "1"}, "spec": {**PV_SPEC, "volumeMode": "Filesystem"}}
+    relabeled = {**old, "metadata": {**old["metadata"], "labels": {"a": "b"}},
+                 "spec": {**old["spec"], "persistentVolumeReclaimPolicy": "Delete"}}
+    assert errors("PersistentVolume", "", relabeled, old) == []
+    unset = {**old, "spec": {k: v for k, v in old["spec"].items() if k != "volumeMode"}}
+    assert errors("PersistentVolume", "", old, unset) == []
+    moved = {**old, "spec": {**old["spec"], "hostPath": {"path": "/tmp/other"}, "volumeMode": "Block"}}
+    assert errors("PersistentVolume", "", moved, old) == [
+        "spec.persistentvolumesource: Forbidden: spec.persistentvolumesource is immutable after creation",
+        'volumeMode: Invalid value: "Block": field is immutable']
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    ({"controller": "example.com/ingress-controller"}, []),
+    ({"controller": "example.com/ingress", "parameters": {"kind": "Params", "name": "p", "scope": "Cluster"}}, []),
+    ({}, ["spec.controller: Required value"]),
+    ({"controller": "nginx"}, [
+        'spec.controller: Invalid value: "nginx": must be a domain-prefixed path (such as "acme.io/foo")']),
+    ({"controller": "Example.com/a b"}, [
+        'spec.controller: Invalid value: "Example.com": a lowercase RFC 1123 subdomain must consist of lower case '
+        "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. "
+        "'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+        "spec.controller: Invalid value: \"a b\": Invalid path (regex used for validation is "
+        "'[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+')"]),
+    ({"controller": "example.com/i", "parameters": {"name": "p", "scope": "Namespace"}}, [
+        "spec.parameters.kind: Required value: kind is required",
+        "spec.parameters.namespace: Required value: `parameters.scope` is set to 'Namespace'"]),
+    ({"controller": "example.com/i", "parameters": {"kind": "K", "name": "p", "scope": "Cluster", "namespace": "x"}},
+     ["spec.parameters.namespace: Forbidden: `parameters.scope` is set to 'Cluster'"]),
+])
+def test_ingress_classes(spec, expected):
+    """IngressClasses had no rules: any controller name or parameters scope was stored."""
+    assert errors("IngressClass", "networking.k8s.io", {"metadata": {"name": "c"}, "spec": spec}) == expected
+
+
+def test_ingress_class_controller_is_fixed():
+    old = {"metadata": {"name": "c", "resourceVersion": "1"}, "spec": {"controller": "example.com/a"}}
+    assert errors("IngressClass", "networking.k8s.io", {**old, "spec": {"controller": "example.com/b"}}, old) == [
+        'spec.controller: Invalid value: "example.com/b": field is immutable']
+
+
+VA_SPEC = {"attacher": "csi.example.com", "nodeName": "node-1", "source": {"persistentVolumeName": "pv-1"}}
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    (VA_SPEC, []),
+    ({**VA_SPEC, "source": {}}, [
+        "spec.source: Required value: must specify exactly one of inlineVolumeSpec and persistentVolumeName"]),
+    ({**VA_SPEC, "source": {"persistentVolumeName": "pv-1", "inlineVolumeSpec": {}}}, [
+        "spec.source: Forbidden: must specify exactly one of inlineVolumeSpec and persistentVolumeName"]),
+    ({**VA_SPEC, "attacher": "CSI Driver"}, [
+        'spec.attacher: Invalid value: "CSI Driver": a lowercase RFC 1123 subdomain must consist of lower case '
+        "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. "
+        "'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+        ]),
+    ({**VA_SPEC, "nodeName": "Node_1"}, [
+        'spec.nodeName: Invalid value: "Node_1": a lowercase RFC 1123 subdomain must consist of lower case '
+        "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. "
+        "'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+        ]),
+])
+def test_volume_attachments(spec, expected):
+    """VolumeAttachments had no rules: no source, two sources or any attacher name was stored."""
+    assert errors("VolumeAttachment", "storage.k8s.io", {"metadata": {"name": "va"}, "spec": spec}) == expected
+
+
+def test_volume_attachment_spec_is_fixed():
+    old = {"metadata": {"name": "va", "resourceVersion": "1"}, "spec": VA_SPEC}
+    assert errors("VolumeAttachment", "storage.k8s.io", {**old, "spec": {**VA_SPEC, "nodeName": "node-2"}}, old) == [
+        "spec: Invalid value: storage.VolumeAttachmentSpec{...}: field is immutable"]
