@@ -267,6 +267,9 @@ def test_kubectl_debug_runs_an_ephemeral_container_in_the_pod(kube, ns):
     assert entry["state"]["terminated"]["exitCode"] == 3 and "started" not in entry
     assert kubectl(kube, "-n", ns, "logs", "d", "-c", "dbg").stdout == "from-d\n"
     assert status_of(kube, ns, "d")["phase"] == "Running"  # the Pod itself goes on
+    started = {e["involvedObject"].get("fieldPath") for e in kube.client.list(ResourceRef("", "v1", "events"), ns)["items"]
+               if e["reason"] == "Started"}
+    assert started == {"spec.containers{main}", "spec.ephemeralContainers{dbg}"}
 
 
 def test_probes_really_run_against_the_process(kube, ns):
