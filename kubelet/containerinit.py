@@ -198,8 +198,17 @@ def main():
     try:
         os.execvpe(argv[0], argv, env)
     except OSError as exc:
-        what = "executable file not found in $PATH" if isinstance(exc, FileNotFoundError) else exc.strerror
-        sys.stderr.write(f'exec: "{argv[0]}": {what}\n')
+        if not isinstance(exc, FileNotFoundError):
+            what = exc.strerror
+        elif "/" in argv[0]:
+            what = f"stat {argv[0]}: no such file or directory"
+        else:
+            what = "executable file not found in $PATH"
+        message = f'exec: "{argv[0]}": {what}\n'
+        if started is not None:  # the kubelet reads it as the start's failure (the container never ran)
+            os.write(started, message.encode())
+        else:
+            sys.stderr.write(message)
         sys.exit(128)
 
 

@@ -34,9 +34,9 @@ KEEP = sorted({os.path.realpath(sys.prefix), str(INIT.parent.parent)})
 class ProcessContainer(Container):
     def __init__(self, proc: asyncio.subprocess.Process, log: LogWriter, pumps: list[asyncio.Task[None]],
                  container_id: str, cgroups: PodCgroups | None = None, cgroup: str = "",
-                 started: asyncio.Future[None] | None = None) -> None:
+                 started: asyncio.Future[bytes] | None = None) -> None:
         self.id = f"mini-kube://{container_id}"
-        self._started = started  # done once the command is exec'd (or could not be)
+        self._started = started  # done once the command is exec'd (or could not be: then why)
         self.cgroups = cgroups
         self.cgroup = cgroup  # its cgroup path ("" without cgroups)
         self.oom_killed = False
@@ -58,11 +58,12 @@ class ProcessContainer(Container):
         except OSError:
             return self.pid
 
-    async def started(self) -> None:
+    async def started(self) -> str:
         """Until the command runs: before, the container's root is not built, and a process "in" it would see
-        the host's files."""
+        the host's files. Returns why the command could not be exec'd ("" once it runs)."""
         if self._started is not None:
-            await asyncio.shield(self._started)
+            return (await asyncio.shield(self._started)).decode(errors="replace").strip()
+        return ""
 
     async def _reap(self) -> None:
         code = await self.proc.wait()
@@ -171,8 +172,17 @@ class ProcessRuntime(Runtime):
         assert proc.stdout is not None and proc.stderr is not None
         pumps = [asyncio.create_task(log.pump(proc.stdout, "stdout")),
                  asyncio.create_task(log.pump(proc.stderr, "stderr"))]
-        return ProcessContainer(proc, log, pumps, container_id, self.cgroups, cgroup,
-                                started=asyncio.ensure_future(_closed(started_r)))
+        container = ProcessContainer(proc, log, pumps, container_id, self.cgroups, cgroup,
+                                     started=asyncio.ensure_future(_closed(started_r)))
+        try:
+            failure = await container.started()
+            if failure:  # as a runtime's StartContainer fails: the container never ran
+                await container.wait()
+                raise OSError(failure)
+        except asyncio.CancelledError:  # the Pod stopped meanwhile: nothing of the container is left behind
+            container.signal(signal.SIGKILL)
+            raise
+        return container
 
     def _container_cgroup(self, sandbox: Sandbox, container_id: str, spec: ContainerSpec) -> str:
         """The container's cgroup, made with its limits (and the Pod's, at its first container); OSError when the
@@ -252,26 +262,29 @@ def _environ(pid: int | None) -> dict[str, str]:
     return {k.decode(errors="replace"): v.decode(errors="replace") for k, v in pairs}
 
 
-async def _closed(fd: int) -> None:
-    """Wait for the end of the pipe `fd`, then close it."""
+async def _closed(fd: int) -> bytes:
+    """Wait for the end of the pipe `fd`, then close it; returns what was written to it (at most 4 KiB)."""
     loop = asyncio.get_running_loop()
-    done = loop.create_future()
+    done: asyncio.Future[bytes] = loop.create_future()
+    data = bytearray()
 
     def readable() -> None:
         try:
-            if os.read(fd, 4096):
+            chunk = os.read(fd, 4096)
+            if chunk:
+                data.extend(chunk[:4096 - len(data)])
                 return
         except BlockingIOError:
             return
         except OSError:
             pass
         if not done.done():
-            done.set_result(None)
+            done.set_result(bytes(data))
 
     os.set_blocking(fd, False)
     loop.add_reader(fd, readable)
     try:
-        await done
+        return await done
     finally:
         loop.remove_reader(fd)
         os.close(fd)

@@ -218,6 +218,26 @@ def test_a_crashing_container_backs_off(kube, ns):
                          events), (reason, events)
 
 
+def test_a_command_that_cannot_be_run_is_a_start_error(kube, ns):
+    """As a runtime's StartContainer fails: Created, then Failed (no Started), state StartError with exit code 128."""
+    kube.client.create(PODS, pod("bad", {"name": "main", "image": "busybox:1", "command": ["/no/such"]},
+                                 {"name": "other", "image": "busybox:1", "command": ["nosuch"]}, restartPolicy="Never"),
+                       ns)
+    eventually(lambda: status_of(kube, ns, "bad").get("phase") == "Failed")
+    states = {c["name"]: c["state"]["terminated"] for c in status_of(kube, ns, "bad")["containerStatuses"]}
+    assert {(s["reason"], s["exitCode"]) for s in states.values()} == {("StartError", 128)}
+    assert states["main"]["message"] == 'exec: "/no/such": stat /no/such: no such file or directory'
+    assert states["other"]["message"] == 'exec: "nosuch": executable file not found in $PATH'
+    def events() -> list[tuple[str, str, str]]:
+        return [(e["type"], e["reason"], e["message"]) for e in kube.client.list(ResourceRef("", "v1", "events"), ns)[
+            "items"] if e["involvedObject"].get("fieldPath") == "spec.containers{main}"]
+
+    eventually(lambda: len(events()) >= 3)
+    assert events()[1:] == [("Normal", "Created", "Created container: main"),
+                          ("Warning", "Failed", 'Error: exec: "/no/such": stat /no/such: no such file or directory')]
+    assert kubectl(kube, "-n", ns, "logs", "bad", "-c", "main").stdout == ""
+
+
 def test_init_containers_run_first_in_order(kube, ns):
     spec = pod("i", {"name": "main", "image": "busybox", "command": ["sh", "-c", "cat /work/order; sleep 300"],
                      "volumeMounts": [{"name": "w", "mountPath": "/work"}]},
@@ -247,6 +267,9 @@ def test_kubectl_debug_runs_an_ephemeral_container_in_the_pod(kube, ns):
     assert entry["state"]["terminated"]["exitCode"] == 3 and "started" not in entry
     assert kubectl(kube, "-n", ns, "logs", "d", "-c", "dbg").stdout == "from-d\n"
     assert status_of(kube, ns, "d")["phase"] == "Running"  # the Pod itself goes on
+    started = {e["involvedObject"].get("fieldPath") for e in kube.client.list(ResourceRef("", "v1", "events"), ns)["items"]
+               if e["reason"] == "Started"}
+    assert started == {"spec.containers{main}", "spec.ephemeralContainers{dbg}"}
 
 
 def test_probes_really_run_against_the_process(kube, ns):
