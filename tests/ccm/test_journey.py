@@ -93,7 +93,9 @@ def test_dns_load_balancer_node_port_pod(cluster):
         kubectl(cluster, "delete", "pod", deleted, "--wait=false")
         # until the Pod is gone and its replacement is ready behind the load balancer
         eventually(lambda: deleted not in _names(cluster) and len(_ready_pods(cluster)) == 3,
-                   explain=lambda: f"pods: {_names(cluster)}, ready: {_ready_pods(cluster)}")
+                   explain=lambda: f"pods: {_names(cluster)}, ready: {_ready_pods(cluster)}, "
+                                   f"the kubelets' pod workers: {_workers(cluster)}, "
+                                   f"the Pods: {_states(cluster)}")
     finally:
         stop.set()
         thread.join(10)
@@ -143,6 +145,12 @@ def _workers(kube) -> list[tuple]:
                  "finished" if w.finished.is_set() else "", "main done" if w._main.done() else "main running",
                  [(r.name, r.state) for r in w.containers]) for k in kube.nodes.kubelets for w in k.workers.values()]
     return kube.run(snapshot())
+
+
+def _states(kube) -> list[tuple]:
+    """Each of the Deployment's Pods: name, deletion time and status (for a Pod that does not go away)."""
+    return [(p["metadata"]["name"], p["metadata"].get("deletionTimestamp"), p.get("status"))
+            for p in kube.client.list(PODS, "default", labelSelector="app=web")["items"]]
 
 
 def _answers(ip: str, count: int) -> set[str]:
