@@ -911,3 +911,15 @@ def test_csi_driver_attach_and_modes_are_fixed():
     assert errors("CSIDriver", "storage.k8s.io", new, old) == [
         "spec.attachedRequired: Invalid value: false: field is immutable",
         'spec.volumeLifecycleModes: Invalid value: []storage.VolumeLifecycleMode{"Ephemeral"}: field is immutable']
+
+
+def test_controller_revisions():
+    """ControllerRevisions had no rules: one without data or with a negative revision was stored."""
+    assert errors("ControllerRevision", "apps", {"data": {"spec": {}}, "revision": 1}) == []
+    assert errors("ControllerRevision", "apps", {"revision": -1}) == [
+        "data: Required value: data is mandatory",
+        "revision: Invalid value: -1: must be greater than or equal to 0"]
+    old = {"metadata": {**META, "resourceVersion": "1"}, "data": {"spec": {}}, "revision": 1}
+    assert errors("ControllerRevision", "apps", {**old, "revision": 3}, old) == []
+    assert errors("ControllerRevision", "apps", {**old, "data": {"spec": {"x": 1}}}, old) == [
+        "data: Invalid value: runtime.RawExtension{...}: field is immutable"]
