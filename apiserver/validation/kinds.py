@@ -112,6 +112,8 @@ RULES: dict[tuple[str, str], Rules] = {
     ("storage.k8s.io", "VolumeAttachment"): Rules(create=storage.validate_volume_attachment,
                                                   update=storage.validate_volume_attachment_update),
     ("storage.k8s.io", "CSIDriver"): Rules(create=storage.validate_csi_driver, update=storage.validate_csi_driver_update),
+    ("storage.k8s.io", "CSIStorageCapacity"): Rules(create=storage.validate_csi_storage_capacity,
+                                                    update=storage.validate_csi_storage_capacity_update),
     ("storage.k8s.io", "StorageClass"): Rules(create=classes.validate_storage_class),
     ("node.k8s.io", "RuntimeClass"): Rules(create=classes.validate_runtime_class),
     ("events.k8s.io", "Event"): Rules(create=cluster.validate_events_v1_event),

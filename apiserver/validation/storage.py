@@ -19,6 +19,7 @@ from mini_kube.apiserver.validation.errs import (
     required,
     too_long,
 )
+from mini_kube.apiserver.validation.meta import validate_label_selector
 from mini_kube.apiserver.validation.names import is_dns1123_subdomain, name_is_dns_subdomain
 from mini_kube.apiserver.validation.quantity import parse_quantity
 
@@ -237,4 +238,26 @@ def validate_csi_driver_update(new: Obj, old: Obj) -> list[FieldError]:
     if modes != (before.get("volumeLifecycleModes") or []):
         shown = "[]storage.VolumeLifecycleMode{" + ", ".join(go_quote(m) for m in modes) + "}"
         errs.append(invalid("spec.volumeLifecycleModes", GoText(shown), IMMUTABLE))
+    return errs
+
+
+def validate_csi_storage_capacity(obj: Obj) -> list[FieldError]:
+    """ValidateCSIStorageCapacity: the node topology a selector, the class a subdomain, capacity not negative."""
+    errs = validate_label_selector(obj.get("nodeTopology"), "nodeTopology")
+    name = obj.get("storageClassName") or ""
+    errs += each("storageClassName", name, name_is_dns_subdomain(name, False))
+    capacity = obj.get("capacity")
+    quantity = parse_quantity(capacity) if capacity is not None else None
+    if quantity is not None and quantity.value < 0:
+        errs.append(invalid("capacity", str(quantity), "must be greater than or equal to 0"))
+    return errs
+
+
+def validate_csi_storage_capacity_update(new: Obj, old: Obj) -> list[FieldError]:
+    """Only metadata is validated again on update; the node topology and class are fixed."""
+    errs: list[FieldError] = []
+    if new.get("nodeTopology") != old.get("nodeTopology"):
+        errs.append(invalid("nodeTopology", GoText("v1.LabelSelector{...}"), IMMUTABLE))
+    if (new.get("storageClassName") or "") != (old.get("storageClassName") or ""):
+        errs.append(invalid("storageClassName", new.get("storageClassName") or "", IMMUTABLE))
     return errs

@@ -923,3 +923,18 @@ def test_controller_revisions():
     assert errors("ControllerRevision", "apps", {**old, "revision": 3}, old) == []
     assert errors("ControllerRevision", "apps", {**old, "data": {"spec": {"x": 1}}}, old) == [
         "data: Invalid value: runtime.RawExtension{...}: field is immutable"]
+
+
+def test_csi_storage_capacities():
+    """CSIStorageCapacities had no rules: a negative capacity or a bad class name was stored."""
+    good = {"storageClassName": "fast", "capacity": "10Gi", "nodeTopology": {"matchLabels": {"zone": "a"}}}
+    assert errors("CSIStorageCapacity", "storage.k8s.io", good) == []
+    assert errors("CSIStorageCapacity", "storage.k8s.io", {**good, "storageClassName": "Fast", "capacity": "-1"}) == [
+        'storageClassName: Invalid value: "Fast": a lowercase RFC 1123 subdomain must consist of lower case '
+        "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. "
+        "'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+        'capacity: Invalid value: "-1": must be greater than or equal to 0']
+    old = {"metadata": {**META, "resourceVersion": "1"}, **good}
+    assert errors("CSIStorageCapacity", "storage.k8s.io", {**old, "capacity": "5Gi"}, old) == []
+    assert errors("CSIStorageCapacity", "storage.k8s.io", {**old, "storageClassName": "slow"}, old) == [
+        'storageClassName: Invalid value: "slow": field is immutable']
