@@ -938,3 +938,20 @@ def test_csi_storage_capacities():
     assert errors("CSIStorageCapacity", "storage.k8s.io", {**old, "capacity": "5Gi"}, old) == []
     assert errors("CSIStorageCapacity", "storage.k8s.io", {**old, "storageClassName": "slow"}, old) == [
         'storageClassName: Invalid value: "slow": field is immutable']
+
+
+def test_csi_nodes():
+    """CSINodes had no rules: a driver without a node ID, twice listed or with bad topology keys was stored."""
+    driver = {"name": "csi.example.com", "nodeID": "node-1", "topologyKeys": ["topology.example.com/zone"]}
+    node = {"metadata": {"name": "node-1"}}
+    assert errors("CSINode", "storage.k8s.io", {**node, "spec": {"drivers": [driver]}}) == []
+    bad = {"name": "csi.example.com", "nodeID": "", "allocatable": {"count": -1}, "topologyKeys": ["a", "a"]}
+    assert errors("CSINode", "storage.k8s.io", {**node, "spec": {"drivers": [driver, bad]}}) == [
+        "spec.drivers[1].nodeID: Required value",
+        "spec.drivers[1].allocatable.count: Invalid value: -1: must be greater than or equal to 0",
+        'spec.drivers[1].name: Duplicate value: "csi.example.com"',
+        'spec.drivers[1]: Duplicate value: "a"']
+    old = {"metadata": {"name": "node-1", "resourceVersion": "1"}, "spec": {"drivers": [driver]}}
+    moved = {**old, "spec": {"drivers": [{**driver, "nodeID": "node-2"}]}}
+    assert errors("CSINode", "storage.k8s.io", moved, old) == [
+        "spec.drivers: Invalid value: storage.CSINodeDriver{...}: field is immutable"]
