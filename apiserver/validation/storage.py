@@ -1,5 +1,5 @@
-"""PersistentVolume, as upstream's ValidatePersistentVolumeSpec checks it (not inline): access modes, a capacity of
-storage only, the reclaim policy, exactly one volume source and the required fields of the common ones."""
+"""PersistentVolume (ValidatePersistentVolumeSpec, not inline: access modes, a capacity of storage only, the reclaim
+policy, exactly one volume source and the required fields of the common ones) and VolumeAttachment."""
 
 from __future__ import annotations
 
@@ -7,19 +7,19 @@ import posixpath
 from typing import Any
 
 from mini_kube.apiserver.errors import GoText
-from mini_kube.apiserver.gofmt import go_quote
+from mini_kube.apiserver.validation.csi import validate_csi_driver_name
 from mini_kube.apiserver.validation.errs import (
     IMMUTABLE,
     FieldError,
-    duplicate,
     each,
     forbidden,
     invalid,
     not_supported,
     required,
-    too_long,
 )
-from mini_kube.apiserver.validation.names import is_dns1123_subdomain, name_is_dns_subdomain
+from mini_kube.apiserver.validation.names import (
+    name_is_dns_subdomain,
+)
 from mini_kube.apiserver.validation.quantity import parse_quantity
 
 Obj = dict[str, Any]
@@ -159,14 +159,6 @@ def validate_persistent_volume_update(new: Obj, old: Obj) -> list[FieldError]:
     return errs
 
 
-def validate_csi_driver_name(name: str, path: str) -> list[FieldError]:
-    """ValidateCSIDriverName: required, at most 63 bytes, a DNS subdomain once lowercased."""
-    errs = [] if name else [required(path)]
-    if len(name) > 63:
-        errs.append(too_long(path, 63))
-    return errs + each(path, name, is_dns1123_subdomain(name.lower()))
-
-
 def validate_volume_attachment(obj: Obj) -> list[FieldError]:
     """ValidateVolumeAttachment then ValidateVolumeAttachmentV1, as the strategy runs them (the inline volume spec
     is not checked here)."""
@@ -194,47 +186,4 @@ def validate_volume_attachment_update(new: Obj, old: Obj) -> list[FieldError]:
     errs = validate_volume_attachment(new)
     if (new.get("spec") or {}) != (old.get("spec") or {}):
         errs.append(invalid("spec", GoText("storage.VolumeAttachmentSpec{...}"), IMMUTABLE))
-    return errs
-
-
-FS_GROUP_POLICIES = ("File", "None", "ReadWriteOnceWithFSType")
-LIFECYCLE_MODES = ("Persistent", "Ephemeral")
-
-
-def validate_csi_driver(obj: Obj) -> list[FieldError]:
-    """validateCSIDriverSpec; podInfoOnMount and seLinuxMount, which upstream defaults, are not required here."""
-    spec = obj.get("spec") or {}
-    errs = [] if spec.get("attachRequired") is not None else [required("spec.attachedRequired")]
-    if spec.get("storageCapacity") is None:
-        errs.append(required("spec.storageCapacity"))
-    policy = spec.get("fsGroupPolicy")
-    if policy is not None and policy not in FS_GROUP_POLICIES:
-        errs.append(not_supported("spec.fsGroupPolicy", policy, FS_GROUP_POLICIES))
-    audiences: set[str] = set()
-    for i, request in enumerate(spec.get("tokenRequests") or ()):
-        at, audience = f"spec.tokenRequests[{i}]", request.get("audience") or ""
-        if audience in audiences:
-            errs.append(duplicate(f"{at}.audience", audience))
-            continue
-        audiences.add(audience)
-        seconds = request.get("expirationSeconds")
-        if seconds is not None and seconds < 600:
-            errs.append(invalid(f"{at}.expirationSeconds", seconds, "may not specify a duration less than 10 minutes"))
-        if seconds is not None and seconds > 1 << 32:
-            errs.append(invalid(f"{at}.expirationSeconds", seconds,
-                                "may not specify a duration larger than 2^32 seconds"))
-    errs += [not_supported("spec.volumeLifecycleModes", mode, LIFECYCLE_MODES)
-             for mode in spec.get("volumeLifecycleModes") or () if mode not in LIFECYCLE_MODES]
-    return errs
-
-
-def validate_csi_driver_update(new: Obj, old: Obj) -> list[FieldError]:
-    errs = validate_csi_driver(new)
-    spec, before = new.get("spec") or {}, old.get("spec") or {}
-    if spec.get("attachRequired") != before.get("attachRequired"):
-        errs.append(invalid("spec.attachedRequired", spec.get("attachRequired"), IMMUTABLE))
-    modes = spec.get("volumeLifecycleModes") or []
-    if modes != (before.get("volumeLifecycleModes") or []):
-        shown = "[]storage.VolumeLifecycleMode{" + ", ".join(go_quote(m) for m in modes) + "}"
-        errs.append(invalid("spec.volumeLifecycleModes", GoText(shown), IMMUTABLE))
     return errs

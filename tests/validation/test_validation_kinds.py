@@ -911,3 +911,47 @@ def test_csi_driver_attach_and_modes_are_fixed():
     assert errors("CSIDriver", "storage.k8s.io", new, old) == [
         "spec.attachedRequired: Invalid value: false: field is immutable",
         'spec.volumeLifecycleModes: Invalid value: []storage.VolumeLifecycleMode{"Ephemeral"}: field is immutable']
+
+
+def test_controller_revisions():
+    """ControllerRevisions had no rules: one without data or with a negative revision was stored."""
+    assert errors("ControllerRevision", "apps", {"data": {"spec": {}}, "revision": 1}) == []
+    assert errors("ControllerRevision", "apps", {"revision": -1}) == [
+        "data: Required value: data is mandatory",
+        "revision: Invalid value: -1: must be greater than or equal to 0"]
+    old = {"metadata": {**META, "resourceVersion": "1"}, "data": {"spec": {}}, "revision": 1}
+    assert errors("ControllerRevision", "apps", {**old, "revision": 3}, old) == []
+    assert errors("ControllerRevision", "apps", {**old, "data": {"spec": {"x": 1}}}, old) == [
+        "data: Invalid value: runtime.RawExtension{...}: field is immutable"]
+
+
+def test_csi_storage_capacities():
+    """CSIStorageCapacities had no rules: a negative capacity or a bad class name was stored."""
+    good = {"storageClassName": "fast", "capacity": "10Gi", "nodeTopology": {"matchLabels": {"zone": "a"}}}
+    assert errors("CSIStorageCapacity", "storage.k8s.io", good) == []
+    assert errors("CSIStorageCapacity", "storage.k8s.io", {**good, "storageClassName": "Fast", "capacity": "-1"}) == [
+        'storageClassName: Invalid value: "Fast": a lowercase RFC 1123 subdomain must consist of lower case '
+        "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. "
+        "'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+        'capacity: Invalid value: "-1": must be greater than or equal to 0']
+    old = {"metadata": {**META, "resourceVersion": "1"}, **good}
+    assert errors("CSIStorageCapacity", "storage.k8s.io", {**old, "capacity": "5Gi"}, old) == []
+    assert errors("CSIStorageCapacity", "storage.k8s.io", {**old, "storageClassName": "slow"}, old) == [
+        'storageClassName: Invalid value: "slow": field is immutable']
+
+
+def test_csi_nodes():
+    """CSINodes had no rules: a driver without a node ID, twice listed or with bad topology keys was stored."""
+    driver = {"name": "csi.example.com", "nodeID": "node-1", "topologyKeys": ["topology.example.com/zone"]}
+    node = {"metadata": {"name": "node-1"}}
+    assert errors("CSINode", "storage.k8s.io", {**node, "spec": {"drivers": [driver]}}) == []
+    bad = {"name": "csi.example.com", "nodeID": "", "allocatable": {"count": -1}, "topologyKeys": ["a", "a"]}
+    assert errors("CSINode", "storage.k8s.io", {**node, "spec": {"drivers": [driver, bad]}}) == [
+        "spec.drivers[1].nodeID: Required value",
+        "spec.drivers[1].allocatable.count: Invalid value: -1: must be greater than or equal to 0",
+        'spec.drivers[1].name: Duplicate value: "csi.example.com"',
+        'spec.drivers[1]: Duplicate value: "a"']
+    old = {"metadata": {"name": "node-1", "resourceVersion": "1"}, "spec": {"drivers": [driver]}}
+    moved = {**old, "spec": {"drivers": [{**driver, "nodeID": "node-2"}]}}
+    assert errors("CSINode", "storage.k8s.io", moved, old) == [
+        "spec.drivers: Invalid value: storage.CSINodeDriver{...}: field is immutable"]
