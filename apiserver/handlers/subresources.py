@@ -93,7 +93,7 @@ async def handle(handler: ResourceHandler, request: web.Request, info: RequestIn
     target = handler.target(request)
     if sub.name == "scale":
         return await _scale(handler, request, info, res, namespace, user, target)
-    if sub.name in ("status", "finalize", "ephemeralcontainers"):
+    if sub.name in ("status", "finalize", "ephemeralcontainers", "approval"):
         return await _status_like(handler, request, info, res, namespace, user, target)
     extra = handler.server.subresource_handlers.get((res.group, res.plural, sub.name))
     if extra is None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FieldError
+from .approval import prepare_approval_update
 
 if TYPE_CHECKING:
     from ..resources import ResourceType
@@ -81,6 +82,9 @@ class Strategy:
 
     def prepare_for_update(self, ctx: WriteContext, new: dict[str, Any], old: dict[str, Any]) -> None:
         res = ctx.resource
+        if ctx.subresource == "approval":
+            prepare_approval_update(new, old)
+            return
         if ctx.subresource == "status":
             # the status endpoint changes status only (and records who changed it; apps kinds: annotations too)
             status = new.get("status")

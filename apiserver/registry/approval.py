@@ -1,0 +1,39 @@
+"""The `approval` subresource of CertificateSigningRequests (`kubectl certificate approve|deny`): a write there
+changes the conditions only, as upstream's csrApprovalStrategy; spec and the rest of the status stay as stored."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def prepare_approval_update(new: dict[str, Any], old: dict[str, Any]) -> None:
+    """`new` becomes `old` with `new`'s conditions, whose missing timestamps are filled in: lastUpdateTime now,
+    lastTransitionTime kept from the old condition of the same type and status, else now."""
+    conditions = [dict(c) for c in ((new.get("status") or {}).get("conditions") or []) if isinstance(c, dict)]
+    managed = (new.get("metadata") or {}).get("managedFields")
+    before = {c.get("type"): c for c in ((old.get("status") or {}).get("conditions") or [])}
+    now = _now()
+    for cond in conditions:
+        if not cond.get("lastUpdateTime"):
+            cond["lastUpdateTime"] = now
+        if not cond.get("lastTransitionTime"):
+            previous = before.get(cond.get("type"))
+            same = previous is not None and previous.get("status") == cond.get("status")
+            cond["lastTransitionTime"] = previous.get("lastTransitionTime") if same and previous.get(
+                "lastTransitionTime") else now
+    new.clear()
+    new.update(old)
+    new["metadata"] = dict(old["metadata"])
+    if managed is not None:
+        new["metadata"]["managedFields"] = managed
+    status = dict(old.get("status") or {})
+    if conditions:
+        status["conditions"] = conditions
+    else:
+        status.pop("conditions", None)
+    new["status"] = status
