@@ -12,6 +12,7 @@ import socket
 from typing import Any
 
 from .builtin.accounts import RootCAPublisher, ServiceAccountController
+from .builtin.csrsigning import CSRSigningController
 from .builtin.endpoints import EndpointsController, EndpointSliceController
 from .builtin.garbagecollector import GarbageCollector
 from .builtin.namespace import NamespaceController
@@ -51,6 +52,7 @@ CONTROLLERS: dict[str, type[Controller]] = {
     "cronjob": CronJobController,
     "ttl-after-finished": TTLAfterFinishedController,
     "horizontalpodautoscaling": HorizontalPodAutoscalerController,
+    "csrsigning": CSRSigningController,
 }
 LEASE_NAME = "kube-controller-manager"
 

@@ -115,6 +115,9 @@ async def start_controllers(server: ApiServer, names: str = "*",
     per-controller settings, e.g. {"nodelifecycle": {"grace_period": 5}})."""
     from mini_kube.controllers.manager import Manager
 
+    pki = server.config.extra.get("pki")
+    if pki is not None and "csrsigning" not in (options or {}):  # approved CSRs are signed by the cluster CA
+        options = {**(options or {}), "csrsigning": {"cert_file": pki.ca_path, "key_file": pki.dir / "ca.key"}}
     manager = Manager(client_for(server), names=names, options=options)
     server.background.append(asyncio.create_task(manager.start(), name="controller-manager"))
     server.on_stop.append(manager.stop)
@@ -228,7 +231,9 @@ async def run_controllers(args: argparse.Namespace) -> None:
                           retry_period=args.leader_elect_retry_period,
                           options={"nodelifecycle": {"grace_period": args.node_monitor_grace_period,
                                                      "default_toleration": args.default_unreachable_toleration_seconds},
-                                   "podgc": {"terminated_pod_gc_threshold": args.terminated_pod_gc_threshold}})
+                                   "podgc": {"terminated_pod_gc_threshold": args.terminated_pod_gc_threshold},
+                                   "csrsigning": {"cert_file": args.cluster_signing_cert_file,
+                                                  "key_file": args.cluster_signing_key_file}})
     except ValueError as exc:
         raise SystemExit(f"mini-kube: {exc}") from None
     await manager.start()
@@ -295,6 +300,10 @@ def build_parser() -> argparse.ArgumentParser:
     ctrl.add_argument("--terminated-pod-gc-threshold", type=int, default=12500,
                       help="terminated Pods kept before the pod garbage collector deletes them (0: never; "
                       "default 12500)")
+    ctrl.add_argument("--cluster-signing-cert-file", default="",
+                      help="the CA certificate (PEM) that signs approved CertificateSigningRequests")
+    ctrl.add_argument("--cluster-signing-key-file", default="",
+                      help="the CA's private key (PEM); without both files no CSR is signed")
     add_timing_flags(ctrl)
     ccm = sub.add_parser("ccm", help="run the cloud-controller-manager (a fake cloud) against a server")
     ccm.add_argument("--kubeconfig", required=True, help="kubeconfig of the API server")
