@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from .client import ApiClient, ResourceRef
+from typing import Any
+
+from .client import ApiClient, NotFound, ResourceRef
 
 AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 
@@ -29,3 +31,13 @@ async def namespaced_resources(client: ApiClient) -> list[ResourceRef]:
     """Namespaced resources that can be listed and deleted as a collection."""
     return [ref for ref, verbs, _ in await served_resources(client)
             if ref.namespaced and "deletecollection" in verbs and "list" in verbs]
+
+
+async def group_version_resources(client: ApiClient, api_version: str) -> list[dict[str, Any]]:
+    """The APIResource entries `api_version` serves (none when it is not served)."""
+    path = f"/apis/{api_version}" if "/" in api_version else f"/api/{api_version}"
+    try:
+        doc = await client.request("GET", path)
+    except NotFound:
+        return []
+    return list(doc.get("resources") or ())

@@ -19,6 +19,7 @@ from typing import Any
 
 from .. import labelselector
 from ..client import ApiClient, ApiError, Conflict, NotFound, ResourceRef
+from ..discovery import group_version_resources
 from ..events import EventRecorder
 from ..informer import SharedInformerFactory
 from ..reconciler import Controller, Result
@@ -306,19 +307,15 @@ class DisruptionController(Controller):
         """kind -> plural served in `api_version` (and "Kind/scale" for those with a scale subresource)."""
         known = self._scale_kinds.get(api_version)
         if known is None:
-            path = f"/apis/{api_version}" if "/" in api_version else f"/api/{api_version}"
-            try:
-                doc = await self.client.request("GET", path)
-            except NotFound:
-                doc = {}
+            served = await group_version_resources(self.client, api_version)
             known = {}
             by_plural = {}
-            for res in doc.get("resources") or ():
+            for res in served:
                 name = res.get("name", "")
                 if "/" not in name:
                     known[res.get("kind", "")] = name
                     by_plural[name] = res.get("kind", "")
-            for res in doc.get("resources") or ():
+            for res in served:
                 base, _, sub = res.get("name", "").partition("/")
                 if sub == "scale" and base in by_plural:
                     known[f"{by_plural[base]}/scale"] = base

@@ -16,6 +16,7 @@ import datetime as dt
 from typing import Any
 
 from ..client import ApiClient, ApiError, Conflict, NotFound, ResourceRef
+from ..discovery import group_version_resources
 from ..events import EventRecorder
 from ..informer import SharedInformerFactory
 from ..reconciler import Controller, Result, generation_changed
@@ -92,12 +93,8 @@ class HorizontalPodAutoscalerController(Controller):
     async def _plural(self, api_version: str, kind: str) -> str | None:
         known = self._plurals.get(api_version)
         if known is None:
-            path = f"/apis/{api_version}" if "/" in api_version else f"/api/{api_version}"
-            try:
-                doc = await self.client.request("GET", path)
-            except NotFound:
-                doc = {}
-            known = {r.get("kind", ""): r["name"] for r in doc.get("resources") or () if "/" not in r["name"]}
+            served = await group_version_resources(self.client, api_version)
+            known = {r.get("kind", ""): r["name"] for r in served if "/" not in r["name"]}
             self._plurals[api_version] = known
         return known.get(kind)
 
