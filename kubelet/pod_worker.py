@@ -9,18 +9,19 @@ import contextlib
 import logging
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mini_kube.controllers.client import ApiError, NotFound, ResourceRef
 
-from . import pod_status
+from . import hooks, pod_status
 from .container_events import ensure_image, field_path
 from .deletion import final_delete
 from .env import EnvError, container_env, expand
 from .probes import ProbeRunner
 from .records import ContainerRecord, now
-from .runtime.base import ContainerSpec
+from .runtime.base import Container, ContainerSpec
 from .volumes import VolumeError, container_mounts, make_volumes
 
 if TYPE_CHECKING:
@@ -86,6 +87,8 @@ class PodWorker:
         self._kill_at: float | None = None  # while terminating: when SIGKILL follows SIGTERM (loop time)
         self._sooner = asyncio.Event()  # a later delete shortened the grace period
         self._deleter: asyncio.Task[None] | None = None  # the final delete, once begun
+        self._in_post_start: set[str] = set()  # containers started whose postStart hook has not returned
+        self._kills: set[asyncio.Task[int | None]] = set()  # containers being stopped to be started again
         self._add_ephemerals()
         self.mark_dirty()
 
@@ -137,14 +140,7 @@ class PodWorker:
             record.image = spec.get("image", "")
             if record.running and record.container is not None and record.name not in self._changed:
                 self._changed.add(record.name)
-                self.container_event(record, "Killing",
-                                     f"Container {record.name} definition changed, will be restarted")
-                container = record.container
-                container.signal(signal.SIGTERM)
-                grace = float((self.pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30) or 0)
-                asyncio.get_running_loop().call_later(
-                    grace, lambda c=container, r=record: c.signal(signal.SIGKILL) if r.container is c and r.running
-                    else None)
+                self.restart(record, f"Container {record.name} definition changed, will be restarted")
             self.mark_dirty()
 
     def _add_ephemerals(self) -> None:
@@ -300,8 +296,19 @@ class PodWorker:
             return 128
         if "terminated" in record.state:
             record.last_state = {"terminated": record.state["terminated"]}
-        record.set_running(container, time.monotonic())
         self.container_event(record, "Started", f"Started container {record.name}")
+        post_start = hooks.handler(spec, "postStart")
+        failure = None if post_start is None else await self._post_start(record, container, spec, post_start)
+        if failure is not None:
+            code, why = failure
+            record.container, record.container_id = container, container.id
+            record.set_terminated(code)
+            if not record.init and record not in self.ephemerals and (
+                    self.restart_policy == "Always" or (self.restart_policy == "OnFailure" and code != 0)):
+                record.set_waiting("PostStartHookError", why)  # to be started again, as upstream's reason cache
+            self.mark_dirty()
+            return code
+        record.set_running(container, time.monotonic())
         if record.init:
             record.started = True
         elif record not in self.ephemerals:  # ephemeral containers have no probes and are never ready
@@ -312,6 +319,81 @@ class PodWorker:
         record.set_terminated(code, "OOMKilled" if getattr(container, "oom_killed", False) else "")
         self.mark_dirty()
         return code
+
+    async def _post_start(self, record: ContainerRecord, container: Container, spec: dict[str, Any],
+                          action: dict[str, Any]) -> tuple[int, str] | None:
+        """Run the postStart hook; the container is not running (nor ready) until it returns. A failure is a
+        FailedPostStartHook event (the hook's words are only in the container's state, as upstream keeps
+        secrets out of events) and the container is killed: its exit code and the hook's failure then."""
+        record.container = container  # a termination meanwhile stops it
+        self._in_post_start.add(record.name)
+        try:
+            failure = await hooks.run(self, container, spec, action)
+        finally:
+            self._in_post_start.discard(record.name)
+        if failure is None or self.terminating:
+            return None
+        log.info("pod %s/%s: postStart of %s failed: %s", self.namespace, self.name, record.name, failure)
+        self.container_event(record, "FailedPostStartHook", "PostStartHook failed", "Warning")
+        grace = float((self.pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30) or 0)
+        deadline = asyncio.get_running_loop().time() + grace
+        code = await self.kill(record, container, lambda: deadline, "FailedPostStartHook")
+        return (137 if code is None else code), failure
+
+    def restart(self, record: ContainerRecord, message: str) -> None:
+        """Stop a running container (preStop, SIGTERM, SIGKILL after the grace period) for its supervisor to
+        start it again."""
+        container = record.container
+        if container is None:
+            return
+        grace = float((self.pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30) or 0)
+        deadline = asyncio.get_running_loop().time() + grace
+        task = asyncio.create_task(self.kill(record, container, lambda: deadline, message))
+        self._kills.add(task)
+        task.add_done_callback(self._kills.discard)
+
+    async def kill(self, record: ContainerRecord, container: Container, kill_at: Callable[[], float],
+                   message: str) -> int | None:
+        """Stop one container as upstream's killContainer: a Killing event, the preStop hook (given what is left
+        of the grace period), SIGTERM, and SIGKILL at `kill_at()` (loop time; read again when `_sooner` is set),
+        but no sooner than 2 s after a preStop hook. The exit code, or None when it did not exit."""
+        loop = asyncio.get_running_loop()
+        self.container_event(record, "Killing", message)
+        spec = self.specs.get(record.name) or {}
+        pre_stop = hooks.handler(spec, "preStop")
+        floor = 0.0
+        if pre_stop is not None and kill_at() > loop.time():
+            hook = asyncio.ensure_future(hooks.run(self, container, spec, pre_stop))
+            try:
+                await asyncio.wait({hook}, timeout=kill_at() - loop.time())
+            except asyncio.CancelledError:
+                hook.cancel()
+                raise
+            if not hook.done():
+                hook.cancel()
+                log.info("pod %s/%s: preStop of %s not done in the grace period", self.namespace, self.name,
+                         record.name)
+            elif hook.exception() is not None or hook.result() is not None:
+                failure = hook.result() if hook.exception() is None else str(hook.exception())
+                self.container_event(record, "FailedPreStopHook", failure or "", "Warning")
+            floor = loop.time() + hooks.MIN_GRACE
+        container.signal(signal.SIGTERM)
+        wait = asyncio.ensure_future(container.wait())
+        while not wait.done():
+            self._sooner.clear()
+            deadline = max(kill_at(), floor)
+            if loop.time() >= deadline:
+                break
+            sooner = asyncio.ensure_future(self._sooner.wait())
+            await asyncio.wait({wait, sooner}, timeout=deadline - loop.time(), return_when=asyncio.FIRST_COMPLETED)
+            sooner.cancel()
+        if not wait.done():
+            container.signal(signal.SIGKILL)
+            await asyncio.wait({wait}, timeout=5)
+        if not wait.done():
+            wait.cancel()
+            return None
+        return wait.result() if wait.exception() is None else None
 
     async def _container_spec(self, record: ContainerRecord, spec: dict[str, Any]) -> ContainerSpec:
         env = await container_env(self._pod_with_ips(), spec, self.kubelet.get_object, self.kubelet.services(),
@@ -366,38 +448,24 @@ class PodWorker:
         self.terminating = True
         if self._deadline is not None:
             self._deadline.cancel()
-        running = [r for r in self.containers + self.inits + self.ephemerals
-                   if r.running and r.container is not None]
-        for record in running:
-            self.container_event(record, "Killing", f"Stopping container {record.name}")
-            record.container.signal(signal.SIGTERM)
-        waits = [asyncio.ensure_future(r.container.wait()) for r in running]
+        running = [r for r in self.containers + self.inits + self.ephemerals if r.container is not None
+                   and (r.running or r.name in self._in_post_start)]
         loop = asyncio.get_running_loop()
         self._term_started = loop.time()
         self._kill_at = self._term_started + grace
-        if waits:
-            all_done = asyncio.ensure_future(asyncio.wait(waits))
-            while not all_done.done() and loop.time() < self._kill_at:
-                self._sooner.clear()
-                sooner = asyncio.ensure_future(self._sooner.wait())
-                await asyncio.wait({all_done, sooner}, timeout=self._kill_at - loop.time(),
-                                   return_when=asyncio.FIRST_COMPLETED)
-                sooner.cancel()
-            all_done.cancel()
-            pending = [w for w in waits if not w.done()]
-            if pending:
-                for record in running:
-                    record.container.signal(signal.SIGKILL)
-                await asyncio.wait(pending, timeout=5)
+        kills = [asyncio.ensure_future(self.kill(r, r.container, self._kill_time, f"Stopping container {r.name}"))
+                 for r in running if r.container is not None]
+        if kills:
+            await asyncio.wait(kills)
         self._main.cancel()
         for task in [*self._supervisors, *self._ephemeral_tasks]:
             task.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await self._main
         self.probes.stop_all()
-        for record, wait in zip(running, waits, strict=True):
-            if wait.done() and not wait.cancelled() and wait.exception() is None:
-                record.set_terminated(wait.result())
+        for record, kill in zip(running, kills, strict=True):
+            if kill.exception() is None and kill.result() is not None:
+                record.set_terminated(kill.result())
         for record in self.containers:
             if "waiting" in record.state and record.restart_count == 0 and not record.last_state:
                 record.state = {"terminated": {"exitCode": 137, "reason": "ContainerStatusUnknown",
@@ -410,6 +478,9 @@ class PodWorker:
         self.terminated = True
         if self._delete_wanted:
             self._delete_from_api()
+
+    def _kill_time(self) -> float:
+        return self._kill_at if self._kill_at is not None else 0.0
 
     def _delete_from_api(self) -> None:
         """The final, grace-0 delete (begun once, retried until done; `stop` ends it when the Pod is gone)."""
@@ -428,10 +499,10 @@ class PodWorker:
         """The Pod is gone from the API (or the kubelet stops): kill everything at once, write nothing."""
         self.terminating = True
         for record in self.containers + self.inits + self.ephemerals:
-            if record.running and record.container is not None:
+            if record.container is not None and (record.running or record.name in self._in_post_start):
                 record.container.signal(signal.SIGKILL)
         self.probes.stop_all()
-        tasks = [self._main, self._writer, *self._supervisors, *self._ephemeral_tasks,
+        tasks = [self._main, self._writer, *self._supervisors, *self._ephemeral_tasks, *self._kills,
                  *([self._deleter] if self._deleter else [])]
         for task in tasks:
             task.cancel()

@@ -6,9 +6,7 @@ ready at once. On the simulated runtime every probe succeeds."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-import signal
 from typing import TYPE_CHECKING, Any
 
 from .records import ContainerRecord
@@ -124,19 +122,7 @@ class ProbeRunner:
         self.worker.container_event(record, "Unhealthy", f"{kind} probe failed: {why}", "Warning")
 
     def _restart(self, record: ContainerRecord, message: str) -> None:
-        self.worker.container_event(record, "Killing", message)
-        if record.container is not None:
-            container = record.container
-            grace = (self.worker.pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
-            container.signal(signal.SIGTERM)
-
-            async def kill_later() -> None:
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(container.wait(), grace)
-                    return
-                container.signal(signal.SIGKILL)
-
-            asyncio.create_task(kill_later())
+        self.worker.restart(record, message)
 
     async def check(self, spec: dict[str, Any], probe: dict[str, Any]) -> tuple[bool, str]:
         """One probe: (success, why it failed, in the words of upstream's prober)."""
@@ -165,7 +151,7 @@ class ProbeRunner:
         url = f"{(action.get('scheme') or 'HTTP').lower()}://{address}{action.get('path') or '/'}"
         try:
             async with asyncio.timeout(timeout):  # the whole probe: connection, request and answer
-                return await self._network_check(probe, host, port, action)
+                return await self.network_check(probe, host, port, action)
         except TimeoutError:
             if "httpGet" in probe:
                 return False, f'Get "{url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)'
@@ -176,7 +162,7 @@ class ProbeRunner:
         except (ValueError, NotImplementedError) as exc:
             return False, str(exc) or type(exc).__name__
 
-    async def _network_check(self, probe: dict[str, Any], host: str, port: int,
+    async def network_check(self, probe: dict[str, Any], host: str, port: int,
                              action: dict[str, Any]) -> tuple[bool, str]:
         """An httpGet or tcpSocket (or grpc, as TCP) probe; its connection is closed however it ends (a timeout
         cancels it at any await)."""
