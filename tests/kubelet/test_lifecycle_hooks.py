@@ -120,3 +120,18 @@ def test_hooks_on_the_simulated_runtime(simulated_cluster):
     assert "running" in container_state(kube, ns, "simhooks", "main")["state"]  # preStop is sleeping: no SIGTERM yet
     eventually(lambda: gone(kube, ns, "simhooks"))
     assert "FailedPostStartHook" not in [e[1] for e in events(kube, ns, "simhooks")]
+
+
+def test_pre_stop_http_get_reaches_another_pod(process_cluster):
+    kube = process_cluster
+    ns = new_namespace(kube)
+    kube.client.create(PODS, pod("sink", {"name": "web", "image": "nginx"}), ns)
+    eventually(lambda: running(kube, ns, "sink"))
+    sink_ip = status_of(kube, ns, "sink")["podIP"]
+    caller = {"name": "main", "image": "busybox", "command": ["sleep", "3600"],
+              "lifecycle": {"preStop": {"httpGet": {"host": sink_ip, "port": 80, "path": "/from-prestop"}}}}
+    kube.client.create(PODS, pod("caller", caller, terminationGracePeriodSeconds=5), ns)
+    eventually(lambda: running(kube, ns, "caller"))
+    kubectl(kube, "-n", ns, "delete", "pod", "caller", "--timeout=20s")
+    eventually(lambda: "/from-prestop" in kubectl(kube, "-n", ns, "logs", "sink").stdout)
+    assert "FailedPreStopHook" not in [e[1] for e in events(kube, ns, "caller")]
