@@ -230,6 +230,25 @@ def _probe(probe: Obj | None, path: str, liveness_like: bool) -> list[FieldError
     return errs
 
 
+def _lifecycle(lifecycle: Obj | None, path: str) -> list[FieldError]:
+    """postStart/preStop: exactly one handler each (exec, httpGet, tcpSocket or sleep), as upstream's
+    validateHandler."""
+    errs: list[FieldError] = []
+    for hook in ("postStart", "preStop"):
+        handler = (lifecycle or {}).get(hook)
+        if handler is None:
+            continue
+        at = f"{path}.{hook}"
+        handlers = [k for k in ("exec", "httpGet", "tcpSocket", "sleep") if handler.get(k) is not None]
+        if not handlers:
+            errs.append(required(at, "must specify a handler type"))
+        for extra in handlers[1:]:
+            errs.append(forbidden(f"{at}.{extra}", "may not specify more than 1 handler type"))
+        if handlers and handlers[0] in ("httpGet", "tcpSocket"):
+            errs += validate_port_num_or_name(handler[handlers[0]].get("port"), f"{at}.{handlers[0]}.port")
+    return errs
+
+
 def _container(ctr: Obj, volumes: set[str], path: str) -> list[FieldError]:
     errs: list[FieldError] = []
     name = ctr.get("name") or ""
@@ -263,6 +282,7 @@ def _containers(containers: list[Obj] | None, volumes: set[str], path: str) -> l
         errs += _probe(ctr.get("livenessProbe"), f"{at}.livenessProbe", True)
         errs += _probe(ctr.get("readinessProbe"), f"{at}.readinessProbe", False)
         errs += _probe(ctr.get("startupProbe"), f"{at}.startupProbe", True)
+        errs += _lifecycle(ctr.get("lifecycle"), f"{at}.lifecycle")
         if ctr.get("restartPolicy") is not None:
             errs.append(forbidden(f"{at}.restartPolicy", "may not be set for non-init containers"))
     return errs
@@ -282,7 +302,7 @@ def _init_containers(init: list[Obj] | None, regular: list[Obj] | None, volumes:
         if policy is not None and policy != "Always":
             errs.append(not_supported(f"{at}.restartPolicy", policy, ("Always",)))
         if policy != "Always":
-            for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+            for probe in ("lifecycle", "livenessProbe", "readinessProbe", "startupProbe"):
                 if ctr.get(probe) is not None:
                     errs.append(forbidden(f"{at}.{probe}",
                                           "may not be set for init containers without restartPolicy=Always"))
@@ -290,6 +310,7 @@ def _init_containers(init: list[Obj] | None, regular: list[Obj] | None, volumes:
             errs += _probe(ctr.get("livenessProbe"), f"{at}.livenessProbe", True)
             errs += _probe(ctr.get("readinessProbe"), f"{at}.readinessProbe", False)
             errs += _probe(ctr.get("startupProbe"), f"{at}.startupProbe", True)
+            errs += _lifecycle(ctr.get("lifecycle"), f"{at}.lifecycle")
     return errs
 
 

@@ -128,6 +128,17 @@ def _ctr(**fields) -> dict:
     (_pod(initContainers=[{"name": "app", "image": "i"}]), ['spec.initContainers[0].name: Duplicate value: "app"']),
     (_pod(ephemeralContainers=[{"name": "dbg", "image": "i"}]), [
         "spec.ephemeralContainers: Forbidden: cannot be set on create"]),
+    (_ctr(lifecycle={"preStop": {"sleep": {"seconds": 1}}, "postStart": {"exec": {"command": ["true"]}}}), []),
+    (_ctr(lifecycle={"preStop": {}}), ["spec.containers[0].lifecycle.preStop: Required value: must specify a "
+                                       "handler type"]),
+    (_ctr(lifecycle={"postStart": {"exec": {"command": ["true"]}, "sleep": {"seconds": 1}}}), [
+        "spec.containers[0].lifecycle.postStart.sleep: Forbidden: may not specify more than 1 handler type"]),
+    (_ctr(lifecycle={"preStop": {"httpGet": {"port": 0}}}), [
+        "spec.containers[0].lifecycle.preStop.httpGet.port: Invalid value: 0: must be between 1 and 65535, "
+        "inclusive"]),
+    (_pod(initContainers=[{"name": "init", "image": "i", "lifecycle": {"preStop": {"sleep": {"seconds": 1}}}}]), [
+        "spec.initContainers[0].lifecycle: Forbidden: may not be set for init containers without "
+        "restartPolicy=Always"]),
 ])
 def test_pods(obj, expected):
     assert errors("Pod", "", obj) == expected
