@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import json
 import random
 import socket
@@ -220,10 +221,14 @@ def test_no_healthy_backend_resets_at_once(cluster, servers, namespace):
     svc = expose(cluster, namespace, "empty")
     ip = ingress_of(cluster, namespace, "empty")[0]["ip"]
     assert svc["spec"]["ports"][0]["nodePort"]
-    with pytest.raises((ConnectionResetError, ConnectionRefusedError, BrokenPipeError)):  # not a 5 s timeout
+    with pytest.raises(OSError) as ended:
         data = ask(ip, 8080)
         if not data:
             raise ConnectionResetError
+    # reset (or refused) at once, not a 5 s timeout; a reset that lands before the client's own shutdown(SHUT_WR)
+    # makes that call fail with ENOTCONN
+    assert ended.value.errno in (errno.ECONNRESET, errno.ECONNREFUSED, errno.EPIPE, errno.ENOTCONN) or isinstance(
+        ended.value, ConnectionResetError), repr(ended.value)
 
 
 def test_external_traffic_policy_local_uses_the_health_check_node_port(cluster, servers, namespace):
