@@ -105,8 +105,10 @@ async def _run_and_kill(path: str, tag: str, min_acks: int) -> tuple[int, list[t
         assert line, "writer exited early"
         lines.append(line)
     proc.send_signal(signal.SIGKILL)
-    rest, _ = proc.communicate(timeout=30)  # acks written before the kill count too
-    assert proc.returncode == -signal.SIGKILL
+    # acks written before the kill count too; read through the same buffered reader as the lines above
+    # (communicate() reads the pipe itself and would skip what readline() has already buffered: a cut line)
+    rest = proc.stdout.read()
+    assert proc.wait(timeout=30) == -signal.SIGKILL
     lines += [line + "\n" for line in rest.split("\n")[:-1]]  # a cut-off last line was never acknowledged
     acks = []
     for line in lines:
