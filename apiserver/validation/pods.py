@@ -211,18 +211,23 @@ def validate_resources(resources: Obj | None, path: str) -> list[FieldError]:
     return errs
 
 
-def _probe(probe: Obj | None, path: str, liveness_like: bool) -> list[FieldError]:
-    if probe is None:
-        return []
+def _handler(handler: Obj, kinds: tuple[str, ...], path: str) -> list[FieldError]:
+    """Exactly one of `kinds` set, as upstream's validateHandler (probes and lifecycle hooks), and its port."""
     errs: list[FieldError] = []
-    handlers = [k for k in ("exec", "httpGet", "tcpSocket", "grpc") if probe.get(k) is not None]
+    handlers = [k for k in kinds if handler.get(k) is not None]
     if not handlers:
         errs.append(required(path, "must specify a handler type"))
     for extra in handlers[1:]:
         errs.append(forbidden(f"{path}.{extra}", "may not specify more than 1 handler type"))
-    for key in ("httpGet", "tcpSocket"):
-        if probe.get(key) is not None and handlers and handlers[0] == key:
-            errs += validate_port_num_or_name(probe[key].get("port"), f"{path}.{key}.port")
+    if handlers and handlers[0] in ("httpGet", "tcpSocket"):
+        errs += validate_port_num_or_name(handler[handlers[0]].get("port"), f"{path}.{handlers[0]}.port")
+    return errs
+
+
+def _probe(probe: Obj | None, path: str, liveness_like: bool) -> list[FieldError]:
+    if probe is None:
+        return []
+    errs = _handler(probe, ("exec", "httpGet", "tcpSocket", "grpc"), path)
     for key in ("initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold", "failureThreshold"):
         errs += nonnegative(f"{path}.{key}", probe.get(key))
     if liveness_like and probe.get("successThreshold") not in (None, 1):
@@ -231,22 +236,21 @@ def _probe(probe: Obj | None, path: str, liveness_like: bool) -> list[FieldError
 
 
 def _lifecycle(lifecycle: Obj | None, path: str) -> list[FieldError]:
-    """postStart/preStop: exactly one handler each (exec, httpGet, tcpSocket or sleep), as upstream's
-    validateHandler."""
+    """postStart/preStop: exactly one handler each (exec, httpGet, tcpSocket or sleep)."""
     errs: list[FieldError] = []
     for hook in ("postStart", "preStop"):
         handler = (lifecycle or {}).get(hook)
-        if handler is None:
-            continue
-        at = f"{path}.{hook}"
-        handlers = [k for k in ("exec", "httpGet", "tcpSocket", "sleep") if handler.get(k) is not None]
-        if not handlers:
-            errs.append(required(at, "must specify a handler type"))
-        for extra in handlers[1:]:
-            errs.append(forbidden(f"{at}.{extra}", "may not specify more than 1 handler type"))
-        if handlers and handlers[0] in ("httpGet", "tcpSocket"):
-            errs += validate_port_num_or_name(handler[handlers[0]].get("port"), f"{at}.{handlers[0]}.port")
+        if handler is not None:
+            errs += _handler(handler, ("exec", "httpGet", "tcpSocket", "sleep"), f"{path}.{hook}")
     return errs
+
+
+def _probes_and_hooks(ctr: Obj, path: str) -> list[FieldError]:
+    """A running container's probes and lifecycle hooks (regular containers and restartable init containers)."""
+    errs = _probe(ctr.get("livenessProbe"), f"{path}.livenessProbe", True)
+    errs += _probe(ctr.get("readinessProbe"), f"{path}.readinessProbe", False)
+    errs += _probe(ctr.get("startupProbe"), f"{path}.startupProbe", True)
+    return errs + _lifecycle(ctr.get("lifecycle"), f"{path}.lifecycle")
 
 
 def _container(ctr: Obj, volumes: set[str], path: str) -> list[FieldError]:
@@ -279,10 +283,7 @@ def _containers(containers: list[Obj] | None, volumes: set[str], path: str) -> l
         if ctr.get("name") in names:
             errs.append(duplicate(f"{at}.name", ctr.get("name")))
         names.add(ctr.get("name"))
-        errs += _probe(ctr.get("livenessProbe"), f"{at}.livenessProbe", True)
-        errs += _probe(ctr.get("readinessProbe"), f"{at}.readinessProbe", False)
-        errs += _probe(ctr.get("startupProbe"), f"{at}.startupProbe", True)
-        errs += _lifecycle(ctr.get("lifecycle"), f"{at}.lifecycle")
+        errs += _probes_and_hooks(ctr, at)
         if ctr.get("restartPolicy") is not None:
             errs.append(forbidden(f"{at}.restartPolicy", "may not be set for non-init containers"))
     return errs
@@ -307,10 +308,7 @@ def _init_containers(init: list[Obj] | None, regular: list[Obj] | None, volumes:
                     errs.append(forbidden(f"{at}.{probe}",
                                           "may not be set for init containers without restartPolicy=Always"))
         else:
-            errs += _probe(ctr.get("livenessProbe"), f"{at}.livenessProbe", True)
-            errs += _probe(ctr.get("readinessProbe"), f"{at}.readinessProbe", False)
-            errs += _probe(ctr.get("startupProbe"), f"{at}.startupProbe", True)
-            errs += _lifecycle(ctr.get("lifecycle"), f"{at}.lifecycle")
+            errs += _probes_and_hooks(ctr, at)
     return errs
 
 
