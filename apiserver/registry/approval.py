@@ -3,12 +3,7 @@ changes the conditions only, as upstream's csrApprovalStrategy; spec and the res
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def prepare_approval_update(new: dict[str, Any], old: dict[str, Any]) -> None:
@@ -17,7 +12,9 @@ def prepare_approval_update(new: dict[str, Any], old: dict[str, Any]) -> None:
     conditions = [dict(c) for c in ((new.get("status") or {}).get("conditions") or []) if isinstance(c, dict)]
     managed = (new.get("metadata") or {}).get("managedFields")
     before = {c.get("type"): c for c in ((old.get("status") or {}).get("conditions") or [])}
-    now = _now()
+    from .generic import now_rfc3339  # generic imports the strategies, which import this
+
+    now = now_rfc3339()
     for cond in conditions:
         if not cond.get("lastUpdateTime"):
             cond["lastUpdateTime"] = now

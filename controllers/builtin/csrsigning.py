@@ -18,6 +18,8 @@ from cryptography.x509.oid import ExtendedKeyUsageOID
 from ..client import ApiClient, Conflict, NotFound, ResourceRef
 from ..informer import SharedInformerFactory
 from ..reconciler import Controller
+from ..workloads.common import now
+from ..workloads.jobutil import is_true
 
 CSRS = ResourceRef("certificates.k8s.io", "v1", "certificatesigningrequests", namespaced=False)
 MAX_DURATION = dt.timedelta(days=365)  # upstream's --cluster-signing-duration default (8760h)
@@ -33,11 +35,6 @@ SIGNERS = {  # signer name -> the usages it may issue (legacy-unknown: any)
 EKUS = {"client auth": ExtendedKeyUsageOID.CLIENT_AUTH, "server auth": ExtendedKeyUsageOID.SERVER_AUTH,
         "code signing": ExtendedKeyUsageOID.CODE_SIGNING, "email protection": ExtendedKeyUsageOID.EMAIL_PROTECTION,
         "timestamping": ExtendedKeyUsageOID.TIME_STAMPING, "ocsp signing": ExtendedKeyUsageOID.OCSP_SIGNING}
-
-
-def _condition(csr: dict[str, Any], kind: str) -> bool:
-    return any(c.get("type") == kind and c.get("status", "True") == "True"
-               for c in (csr.get("status") or {}).get("conditions") or ())
 
 
 class CSRSigningController(Controller):
@@ -59,21 +56,21 @@ class CSRSigningController(Controller):
 
     async def reconcile(self, key: Any) -> None:
         csr = self.csrs.get(key)
-        if (csr is None or not _condition(csr, "Approved") or _condition(csr, "Denied")
-                or _condition(csr, "Failed") or (csr.get("status") or {}).get("certificate")):
+        status = dict((csr or {}).get("status") or {})
+        if (csr is None or not is_true(status, "Approved") or is_true(status, "Denied")
+                or is_true(status, "Failed") or status.get("certificate")):
             return
         spec = csr.get("spec") or {}
         if spec.get("signerName") not in SIGNERS:
             return  # another signer's request
         allowed = SIGNERS[spec["signerName"]]
         usages = set(spec.get("usages") or ())
-        status = dict(csr.get("status") or {})
         if allowed is not None and not usages <= allowed:
-            now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            stamp = now()
             status["conditions"] = [*(status.get("conditions") or []), {
                 "type": "Failed", "status": "True", "reason": "SignerValidationFailure",
                 "message": f"invalid usage for client certificate: {', '.join(sorted(usages - allowed))}",
-                "lastUpdateTime": now, "lastTransitionTime": now}]
+                "lastUpdateTime": stamp, "lastTransitionTime": stamp}]
         else:
             status["certificate"] = base64.b64encode(self.sign(spec)).decode()
         try:
