@@ -119,8 +119,9 @@ def drain_and_exit() -> None:
 
 def main() -> None:
     global DOCROOT
-    terminating: list[int] = []
-    signal.signal(signal.SIGTERM, lambda *_: terminating.append(1))
+    # SIGTERM stays pending (in every thread, which inherit the mask) until the main thread takes it below: no
+    # window between testing a flag and waiting in which it could be missed
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
     args = sys.argv[1:]
     if args[:1] == ["--docroot"]:
         DOCROOT, args = args[1], args[2:]
@@ -129,8 +130,7 @@ def main() -> None:
         server = Server(("0.0.0.0", port), Handler)
         threading.Thread(target=server.serve_forever, daemon=True).start()
     print(f"{NAME}: serving HTTP on {', '.join(map(str, ports))}" if ports else f"{NAME}: running", flush=True)
-    while not terminating:
-        signal.pause()
+    signal.sigwait({signal.SIGTERM})
     drain_and_exit()
 
 
