@@ -5,7 +5,8 @@ a prefix)."""
 
 from setuptools import find_packages, setup
 
-FOLDERS = ["apiserver", "store", "controllers", "proxy", "ccm", "clusterdns", "kubectl_lite", "network", "kubelet"]
+FOLDERS = ["apiserver", "store", "machinery", "client", "controllers", "scheduler", "agent_operator", "proxy", "ccm",
+           "clusterdns", "kubectl_lite", "network", "kubelet"]
 
 setup(
     packages=["mini_kube", "mini_kube.testing"] + [f"mini_kube.{name}" for folder in FOLDERS

@@ -24,7 +24,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mini_kube.controllers.agent.api import (  # noqa: E402
+from mini_kube.agent_operator.api import (  # noqa: E402
     AGENTS,
     API_VERSION,
     CONFIGMAPS,
@@ -33,7 +33,7 @@ from mini_kube.controllers.agent.api import (  # noqa: E402
     SERVICES,
     SERVING_RUNTIMES,
 )
-from mini_kube.controllers.client import ApiClient, Connection, ResourceRef  # noqa: E402
+from mini_kube.client import ApiClient, Connection, ResourceRef  # noqa: E402
 
 from mini_kube.testing import MiniKube  # noqa: E402
 

@@ -21,9 +21,9 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mini_kube.controllers.client import ApiClient, Connection, ResourceRef  # noqa: E402
-from mini_kube.controllers.informer import Informer  # noqa: E402
-from mini_kube.controllers.workqueue import WorkQueue  # noqa: E402
+from mini_kube.client import ApiClient, Connection, ResourceRef  # noqa: E402
+from mini_kube.client.informer import Informer  # noqa: E402
+from mini_kube.client.workqueue import WorkQueue  # noqa: E402
 
 from mini_kube.testing import MiniKube  # noqa: E402
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mini_kube.controllers.client import ApiClient, ApiError, Connection, ResourceRef  # noqa: E402
+from mini_kube.client import ApiClient, ApiError, Connection, ResourceRef  # noqa: E402
 
 from mini_kube.testing import MiniKube  # noqa: E402
 

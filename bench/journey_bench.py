@@ -54,7 +54,7 @@ def main() -> None:
     if os.geteuid() != 0:
         print("journey bench: needs root (it makes a network namespace)")
         return
-    from mini_kube.controllers.client import ResourceRef
+    from mini_kube.client import ResourceRef
 
     from mini_kube.testing import MiniKube
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mini_kube.controllers.client import ResourceRef  # noqa: E402
+from mini_kube.client import ResourceRef  # noqa: E402
 from mini_kube.network.namespaces import can_make_namespaces  # noqa: E402
 
 from mini_kube.testing import MiniKube  # noqa: E402

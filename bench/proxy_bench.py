@@ -224,7 +224,7 @@ def _fmt(results: dict, name: str) -> str:
 
 async def programming(kube, netns_path: str, node_ip: str) -> tuple[float, float, int]:
     """(seconds to program 1,000 Services x 10 endpoints from start, ms for an endpoint change, listeners)."""
-    from mini_kube.controllers.client import ApiClient, Connection, ResourceRef
+    from mini_kube.client import ApiClient, Connection, ResourceRef
     from mini_kube.proxy.server import ProxyServer
 
     services = ResourceRef("", "v1", "services")
@@ -274,7 +274,7 @@ def main() -> None:
     if os.geteuid() != 0:
         print("proxy bench: needs root (it makes a network namespace)")
         return
-    from mini_kube.controllers.client import ResourceRef
+    from mini_kube.client import ResourceRef
 
     from mini_kube.testing import MiniKube
 

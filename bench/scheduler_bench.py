@@ -20,8 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mini_kube.controllers.client import ApiClient, Connection, ResourceRef  # noqa: E402
-from mini_kube.controllers.scheduler import SchedulerRunner  # noqa: E402
+from mini_kube.client import ApiClient, Connection, ResourceRef  # noqa: E402
+from mini_kube.scheduler import SchedulerRunner  # noqa: E402
 
 from mini_kube.testing import MiniKube  # noqa: E402
 

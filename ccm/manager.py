@@ -11,9 +11,9 @@ import asyncio
 import logging
 from typing import Any
 
-from mini_kube.controllers.client import ApiClient, NotFound, ResourceRef
-from mini_kube.controllers.informer import SharedInformerFactory
-from mini_kube.controllers.reconciler import Controller
+from mini_kube.client import ApiClient, NotFound, ResourceRef
+from mini_kube.client.informer import SharedInformerFactory
+from mini_kube.controllers.manager import ControllerTable, select
 
 from .cloud import CloudError, FakeCloud, parse_pool
 from .node import CloudNodeController, CloudNodeLifecycleController
@@ -23,21 +23,11 @@ from .status import STATUS_PORT, serve_status
 log = logging.getLogger("mini-kube.ccm")
 CONFIGMAPS = ResourceRef("", "v1", "configmaps")
 NETWORK_CONFIGMAP = ("kube-system", "mini-kube-network")
-CONTROLLERS: dict[str, type[Controller]] = {
+CONTROLLERS: ControllerTable = {
     "cloud-node-controller": CloudNodeController,
     "cloud-node-lifecycle-controller": CloudNodeLifecycleController,
     "service-lb-controller": ServiceLBController,
 }
-
-
-def select(spec: str = "*") -> list[str]:
-    """Controller names for a `--controllers` value: `*`, names, `-name`."""
-    words = [w.strip() for w in spec.split(",") if w.strip()] or ["*"]
-    unknown = [w.lstrip("-") for w in words if w != "*" and w.lstrip("-") not in CONTROLLERS]
-    if unknown:
-        raise ValueError(f"unknown controllers: {', '.join(unknown)} (known: {', '.join(CONTROLLERS)})")
-    chosen = list(CONTROLLERS) if "*" in words else [w for w in words if w in CONTROLLERS]
-    return [name for name in chosen if f"-{name}" not in words]
 
 
 async def pool_from_network(client: ApiClient) -> list[str]:
@@ -70,7 +60,7 @@ class CloudControllerManager:
             "cloud-node-lifecycle-controller": {"monitor_period": monitor_period},
             "service-lb-controller": {"pool_source": lambda: pool_from_network(client)},
         }
-        self.names = select(controllers)
+        self.names = select(CONTROLLERS, controllers)
         self.controllers = [CONTROLLERS[name](client, self.informers, cloud=self.cloud, **options.get(name, {}))
                             for name in self.names]
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mini_kube.controllers.client import ApiClient, Conflict, NotFound, ResourceRef
-from mini_kube.controllers.informer import SharedInformerFactory
+from mini_kube.client import ApiClient, Conflict, NotFound, ResourceRef
+from mini_kube.client.informer import SharedInformerFactory
 from mini_kube.controllers.reconciler import Controller, Result
 
 from .cloud import FakeCloud, Instance

@@ -22,7 +22,7 @@ import aiohttp
 import dns.asyncquery
 import dns.message
 import dns.rdatatype
-from mini_kube.controllers.client import ApiClient, NotFound, ResourceRef
+from mini_kube.client import ApiClient, NotFound, ResourceRef
 
 from .status import STATUS_PORT
 

@@ -18,8 +18,8 @@ import logging
 import socket
 from typing import Any
 
-from mini_kube.controllers.client import AlreadyExists, ApiClient, NotFound, ResourceRef
-from mini_kube.controllers.informer import SharedInformerFactory
+from mini_kube.client import AlreadyExists, ApiClient, NotFound, ResourceRef
+from mini_kube.client.informer import SharedInformerFactory
 
 from .records import ClusterRecords
 from .server import DnsServer

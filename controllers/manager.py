@@ -1,6 +1,6 @@
-"""The controller manager: the built-in controllers on one client and one set of shared informers, selected
-like kube-controller-manager's `--controllers` (`*`, `name`, `-name`), optionally under leader election so
-that of several managers only one acts."""
+"""The controller manager of the runtime: controllers on one client and one set of shared informers, chosen from
+a table like kube-controller-manager's `--controllers` (`*`, `name`, `-name`), optionally under leader election
+so that of several managers only one acts. The built-in table is `kube_controller_manager`."""
 
 from __future__ import annotations
 
@@ -9,69 +9,38 @@ import contextlib
 import logging
 import os
 import socket
+from collections.abc import Mapping
 from typing import Any
 
-from .builtin.accounts import RootCAPublisher, ServiceAccountController
-from .builtin.csrsigning import CSRSigningController
-from .builtin.endpoints import EndpointsController, EndpointSliceController
-from .builtin.garbagecollector import GarbageCollector
-from .builtin.namespace import NamespaceController
-from .builtin.nodelifecycle import NodeLifecycleController
-from .builtin.podgc import PodGCController
-from .client import ApiClient
-from .informer import SharedInformerFactory
-from .leaderelection import LeaderElector
+from mini_kube.client import ApiClient
+from mini_kube.client.informer import SharedInformerFactory
+from mini_kube.client.leaderelection import LeaderElector
+
 from .reconciler import Controller
-from .workloads.cronjob import CronJobController
-from .workloads.daemonset import DaemonSetController
-from .workloads.deployment import DeploymentController
-from .workloads.disruption import DisruptionController
-from .workloads.hpa import HorizontalPodAutoscalerController
-from .workloads.job import JobController
-from .workloads.replicaset import ReplicaSetController
-from .workloads.statefulset import StatefulSetController
-from .workloads.ttlafterfinished import TTLAfterFinishedController
 
 log = logging.getLogger("mini-kube.manager")
 
-CONTROLLERS: dict[str, type[Controller]] = {
-    "namespace": NamespaceController,
-    "garbagecollector": GarbageCollector,
-    "serviceaccount": ServiceAccountController,
-    "root-ca-cert-publisher": RootCAPublisher,
-    "endpoint": EndpointsController,
-    "endpointslice": EndpointSliceController,
-    "nodelifecycle": NodeLifecycleController,
-    "replicaset": ReplicaSetController,
-    "deployment": DeploymentController,
-    "disruption": DisruptionController,
-    "statefulset": StatefulSetController,
-    "daemonset": DaemonSetController,
-    "podgc": PodGCController,
-    "job": JobController,
-    "cronjob": CronJobController,
-    "ttl-after-finished": TTLAfterFinishedController,
-    "horizontalpodautoscaling": HorizontalPodAutoscalerController,
-    "csrsigning": CSRSigningController,
-}
+ControllerTable = Mapping[str, type[Controller]]
 LEASE_NAME = "kube-controller-manager"
 
 
-def select(spec: str = "*") -> list[str]:
-    """Controller names for a `--controllers` value: `*` (all), names, and `-name` to leave one out."""
+def select(table: ControllerTable, spec: str = "*") -> list[str]:
+    """Controller names of `table` for a `--controllers` value: `*` (all), names, and `-name` to leave one out."""
     words = [w.strip() for w in spec.split(",") if w.strip()] or ["*"]
-    unknown = [w.lstrip("-") for w in words if w != "*" and w.lstrip("-") not in CONTROLLERS]
+    unknown = [w.lstrip("-") for w in words if w != "*" and w.lstrip("-") not in table]
     if unknown:
-        raise ValueError(f"unknown controllers: {', '.join(unknown)} (known: {', '.join(CONTROLLERS)})")
-    chosen = list(CONTROLLERS) if "*" in words else []
-    chosen += [w for w in words if w in CONTROLLERS and w not in chosen]
+        raise ValueError(f"unknown controllers: {', '.join(unknown)} (known: {', '.join(table)})")
+    chosen = list(table) if "*" in words else []
+    chosen += [w for w in words if w in table and w not in chosen]
     return [name for name in chosen if f"-{name}" not in words]
 
 
 class Manager:
-    """Runs controllers that talk to the API server only through `client`."""
+    """Runs controllers that talk to the API server only through `client`: those given, or those of `table`
+    that `names` selects."""
 
-    def __init__(self, client: ApiClient, controllers: list[Controller] | None = None, *, names: str = "*",
+    def __init__(self, client: ApiClient, controllers: list[Controller] | None = None, *,
+                 table: ControllerTable | None = None, names: str = "*",
                  leader_elect: bool = False, identity: str = "", lease_duration: float = 15.0,
                  renew_deadline: float = 10.0, retry_period: float = 2.0,
                  options: dict[str, dict[str, Any]] | None = None, lease_name: str = LEASE_NAME,
@@ -79,7 +48,8 @@ class Manager:
         self.client = client
         self.informers = SharedInformerFactory(client)
         self.options = options or {}
-        self.controllers = controllers if controllers is not None else [self._make(name) for name in select(names)]
+        self.table: ControllerTable = table or {}
+        self.controllers = controllers if controllers is not None else [self._make(name) for name in select(self.table, names)]
         self.elector = LeaderElector(client, lease_name, identity or f"{socket.gethostname()}_{os.getpid()}",
                                      namespace=lease_namespace, lease_duration=lease_duration,
                                      renew_deadline=renew_deadline, retry_period=retry_period) if leader_elect else None
@@ -87,7 +57,7 @@ class Manager:
         self._health: Any = None
 
     def _make(self, name: str) -> Controller:
-        return CONTROLLERS[name](self.client, self.informers, **self.options.get(name, {}))
+        return self.table[name](self.client, self.informers, **self.options.get(name, {}))
 
     async def _run_controllers(self) -> None:
         await asyncio.gather(*(c.start() for c in self.controllers))

@@ -13,10 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .client import ApiClient, ResourceRef
-from .events import EventRecorder
-from .informer import Informer, SharedInformerFactory, object_key
-from .workqueue import WorkQueue
+from mini_kube.client import ApiClient, ResourceRef
+from mini_kube.client.events import EventRecorder
+from mini_kube.client.informer import Informer, SharedInformerFactory, object_key
+from mini_kube.client.workqueue import WorkQueue
 
 log = logging.getLogger("mini-kube.controller")
 KeyFunc = Callable[[dict[str, Any]], str | None]

@@ -7,7 +7,7 @@ import argparse
 import asyncio
 from typing import Any
 
-from mini_kube.controllers.client import ApiClient
+from mini_kube.client import ApiClient
 from mini_kube.controllers.signals import until_signalled
 
 from .nodes import NodeSet, node_names

@@ -9,7 +9,7 @@ import logging
 from typing import Any
 
 import aiohttp
-from mini_kube.controllers.client import ApiClient, ApiError, Conflict, NotFound, ResourceRef
+from mini_kube.client import ApiClient, ApiError, Conflict, NotFound, ResourceRef
 
 log = logging.getLogger("mini-kube.kubelet")
 PODS = ResourceRef("", "v1", "pods")

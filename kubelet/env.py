@@ -77,7 +77,7 @@ def field_value(pod: dict[str, Any], path: str) -> str:
 
 def resource_value(container: dict[str, Any], ref: dict[str, Any], allocatable: dict[str, str]) -> str:
     """A resourceFieldRef: the container's limit (else the node's allocatable) or request, in `divisor` units."""
-    from mini_kube.controllers.quantity import parse_quantity
+    from mini_kube.machinery.quantity import parse_quantity
 
     kind, _, name = ref["resource"].partition(".")
     values = (container.get("resources") or {}).get(kind) or {}

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mini_kube.controllers.client import AlreadyExists, ApiClient, ApiError, Conflict, NotFound, ResourceRef
-from mini_kube.controllers.events import EventRecorder
-from mini_kube.controllers.informer import Informer
+from mini_kube.client import AlreadyExists, ApiClient, ApiError, Conflict, NotFound, ResourceRef
+from mini_kube.client.events import EventRecorder
+from mini_kube.client.informer import Informer
 
 from .deletion import final_delete
 from .ipam import Ipam

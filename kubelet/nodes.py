@@ -118,7 +118,7 @@ async def kubelet_api_token(client: Any) -> str:
     import base64
     import secrets
 
-    from mini_kube.controllers.client import AlreadyExists, NotFound, ResourceRef
+    from mini_kube.client import AlreadyExists, NotFound, ResourceRef
 
     ref = ResourceRef("", "v1", "secrets")
     try:

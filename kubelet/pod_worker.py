@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mini_kube.controllers.client import ApiError, NotFound, ResourceRef
+from mini_kube.client import ApiError, NotFound, ResourceRef
 
 from . import hooks, pod_status
 from .container_events import ensure_image, field_path

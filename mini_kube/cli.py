@@ -13,8 +13,8 @@ from typing import Any
 from mini_kube.apiserver.datadir import StartupError
 from mini_kube.apiserver.kubeconfig import write_kubeconfig
 from mini_kube.apiserver.server import ApiServer, ServerConfig
-from mini_kube.controllers.client import ApiClient
-from mini_kube.controllers.leaderelection import add_timing_flags
+from mini_kube.client import ApiClient
+from mini_kube.client.leaderelection import add_timing_flags
 from mini_kube.controllers.signals import until_signalled
 
 
@@ -113,19 +113,19 @@ async def start_controllers(server: ApiServer, names: str = "*",
                             options: dict[str, dict[str, Any]] | None = None) -> None:
     """Run the built-in controllers in-process, talking to this server over HTTP like any client (`options`:
     per-controller settings, e.g. {"nodelifecycle": {"grace_period": 5}})."""
-    from mini_kube.controllers.manager import Manager
+    from mini_kube.controllers.kube_controller_manager import KubeControllerManager
 
     pki = server.config.extra.get("pki")
     if pki is not None and "csrsigning" not in (options or {}):  # approved CSRs are signed by the cluster CA
         options = {**(options or {}), "csrsigning": {"cert_file": pki.ca_path, "key_file": pki.dir / "ca.key"}}
-    manager = Manager(client_for(server), names=names, options=options)
+    manager = KubeControllerManager(client_for(server), names=names, options=options)
     server.background.append(asyncio.create_task(manager.start(), name="controller-manager"))
     server.on_stop.append(manager.stop)
 
 
 async def start_scheduler(server: ApiServer, **options: Any) -> None:
     """Run the scheduler in-process, over HTTP like any client (`options` go to the Scheduler)."""
-    from mini_kube.controllers.scheduler import SchedulerRunner
+    from mini_kube.scheduler import SchedulerRunner
 
     client = client_for(server)
     client.user_agent = "kube-scheduler"
@@ -170,8 +170,8 @@ async def start_dns(server: ApiServer, **options: Any) -> Any:
 
 async def run_dns(args: argparse.Namespace) -> None:
     """`mini-kube dns --kubeconfig F`: the cluster DNS as its own process."""
+    from mini_kube.client import ApiClient
     from mini_kube.clusterdns.cluster_dns import ClusterDNS
-    from mini_kube.controllers.client import ApiClient
 
     dns = ClusterDNS(ApiClient.from_kubeconfig(args.kubeconfig, user_agent="mini-kube-dns"),
                      host_address=args.address or None, port=args.port, cluster_domain=args.cluster_domain)
@@ -190,7 +190,7 @@ async def run_trace(args: argparse.Namespace) -> None:
     import orjson
 
     from mini_kube.ccm.trace import trace
-    from mini_kube.controllers.client import ApiClient
+    from mini_kube.client import ApiClient
 
     async with ApiClient.from_kubeconfig(args.kubeconfig, user_agent="mini-kube-trace") as client:
         hops = await trace(client, args.url, dns_server=args.dns, ccm_status=args.ccm)
@@ -204,7 +204,7 @@ async def run_trace(args: argparse.Namespace) -> None:
 async def run_ccm(args: argparse.Namespace) -> None:
     """`mini-kube ccm --kubeconfig F`: the cloud-controller-manager as its own process."""
     from mini_kube.ccm.manager import CloudControllerManager
-    from mini_kube.controllers.client import ApiClient
+    from mini_kube.client import ApiClient
 
     try:
         manager = CloudControllerManager(ApiClient.from_kubeconfig(args.kubeconfig, user_agent="mini-kube-ccm"),
@@ -220,11 +220,11 @@ async def run_ccm(args: argparse.Namespace) -> None:
 
 async def run_controllers(args: argparse.Namespace) -> None:
     """`mini-kube controllers --kubeconfig F`: the controller manager as its own process."""
-    from mini_kube.controllers.client import ApiClient
-    from mini_kube.controllers.manager import Manager
+    from mini_kube.client import ApiClient
+    from mini_kube.controllers.kube_controller_manager import KubeControllerManager
 
     try:
-        manager = Manager(ApiClient.from_kubeconfig(args.kubeconfig, user_agent="mini-kube-controllers"),
+        manager = KubeControllerManager(ApiClient.from_kubeconfig(args.kubeconfig, user_agent="mini-kube-controllers"),
                           names=args.controllers, leader_elect=args.leader_elect,
                           lease_duration=args.leader_elect_lease_duration,
                           renew_deadline=args.leader_elect_renew_deadline,
@@ -247,8 +247,8 @@ async def run_controllers(args: argparse.Namespace) -> None:
 
 async def run_operator(args: argparse.Namespace) -> None:
     """`mini-kube operator [--kubeconfig F]`: the Agent operator (in-cluster config without a kubeconfig)."""
-    from mini_kube.controllers.agent.operator import Operator
-    from mini_kube.controllers.client import ApiClient, Connection
+    from mini_kube.agent_operator.operator import Operator
+    from mini_kube.client import ApiClient, Connection
 
     try:
         connection = Connection.from_kubeconfig(args.kubeconfig) if args.kubeconfig else Connection.in_cluster()
@@ -329,7 +329,7 @@ def build_parser() -> argparse.ArgumentParser:
     trace.add_argument("--ccm", default="", help="cloud-controller-manager status HOST:PORT (default 127.A.B.1:10258)")
     trace.add_argument("-o", "--output", choices=["text", "json"], default="text", help="text (default) or json")
     _operator_parser(sub)
-    from mini_kube.controllers.scheduler.cli import add_parser as add_scheduler_parser
+    from mini_kube.scheduler.cli import add_parser as add_scheduler_parser
 
     add_scheduler_parser(sub)
     from mini_kube.proxy.cli import add_parser as add_proxy_parser
@@ -343,7 +343,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 RUNNERS = {  # each subcommand's coroutine: here (":name"), or in its component, imported when it runs
     "serve": ":serve", "controllers": ":run_controllers", "ccm": ":run_ccm", "dns": ":run_dns",
-    "trace": ":run_trace", "operator": ":run_operator", "scheduler": "mini_kube.controllers.scheduler.cli:run",
+    "trace": ":run_trace", "operator": ":run_operator", "scheduler": "mini_kube.scheduler.cli:run",
     "node": "mini_kube.kubelet.cli:run", "proxy": "mini_kube.proxy.cli:run",
 }
 

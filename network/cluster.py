@@ -11,7 +11,7 @@ import os
 import random
 from typing import Any
 
-from mini_kube.controllers.client import AlreadyExists, ApiClient, Conflict, NotFound, ResourceRef
+from mini_kube.client import AlreadyExists, ApiClient, Conflict, NotFound, ResourceRef
 
 from .namespaces import Holder, run_in
 

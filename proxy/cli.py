@@ -10,7 +10,7 @@ import asyncio
 import logging
 from typing import Any
 
-from mini_kube.controllers.client import ApiClient, NotFound, ResourceRef
+from mini_kube.client import ApiClient, NotFound, ResourceRef
 from mini_kube.controllers.signals import until_signalled
 
 from .server import ProxyServer

@@ -29,8 +29,8 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
-from mini_kube.controllers.client import ApiClient, ResourceRef
-from mini_kube.controllers.informer import Informer, SharedInformerFactory, object_key
+from mini_kube.client import ApiClient, ResourceRef
+from mini_kube.client.informer import Informer, SharedInformerFactory, object_key
 from mini_kube.network.connlog import ConnectionLog
 
 from .balancer import Balancer

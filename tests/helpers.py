@@ -64,7 +64,7 @@ def eventually(check: Callable[[], T], timeout: float = 10.0, interval: float = 
 
 def new_namespace(kube, prefix: str = "t") -> str:
     """A fresh namespace `<prefix>-<8 hex>` in the cluster `kube`; its name."""
-    from mini_kube.controllers.client import ResourceRef
+    from mini_kube.client import ResourceRef
 
     name = f"{prefix}-{uuid.uuid4().hex[:8]}"
     kube.client.create(ResourceRef("", "v1", "namespaces", namespaced=False), {"metadata": {"name": name}})

@@ -9,7 +9,8 @@ import functools
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ["apiserver", "store", "controllers", "kubelet", "network", "proxy", "ccm", "clusterdns", "kubectl_lite"]
+PACKAGES = ["apiserver", "store", "machinery", "client", "controllers", "scheduler", "agent_operator", "kubelet",
+            "network", "proxy", "ccm", "clusterdns", "kubectl_lite"]
 COMPOSITION = {"cli", "testing"}  # mini_kube/cli.py and mini_kube/testing/ put the components together
 
 

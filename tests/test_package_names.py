@@ -11,7 +11,7 @@ from pathlib import Path
 PROJECT_TEST = '''
 import controllers
 import store
-from mini_kube.controllers.client import ResourceRef
+from mini_kube.client import ResourceRef
 
 
 def test_cluster_and_own_packages(mini_kube):

@@ -6,8 +6,9 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from ..client import AlreadyExists, ApiClient, NotFound, ResourceRef
-from ..informer import SharedInformerFactory
+from mini_kube.client import AlreadyExists, ApiClient, NotFound, ResourceRef
+from mini_kube.client.informer import SharedInformerFactory
+
 from ..reconciler import Controller
 
 NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)

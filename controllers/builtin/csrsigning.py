@@ -14,9 +14,9 @@ from typing import Any
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.x509.oid import ExtendedKeyUsageOID
+from mini_kube.client import ApiClient, Conflict, NotFound, ResourceRef
+from mini_kube.client.informer import SharedInformerFactory
 
-from ..client import ApiClient, Conflict, NotFound, ResourceRef
-from ..informer import SharedInformerFactory
 from ..reconciler import Controller
 from ..workloads.common import now
 from ..workloads.jobutil import is_true

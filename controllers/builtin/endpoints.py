@@ -15,8 +15,9 @@ import contextlib
 import hashlib
 from typing import Any
 
-from ..client import AlreadyExists, NotFound, ResourceRef
-from ..informer import object_key
+from mini_kube.client import AlreadyExists, NotFound, ResourceRef
+from mini_kube.client.informer import object_key
+
 from ..reconciler import Controller
 
 SERVICES = ResourceRef("", "v1", "services")

@@ -16,9 +16,10 @@ import contextlib
 import logging
 from typing import Any
 
-from ..client import ApiClient, ApiError, Conflict, NotFound, ResourceRef
-from ..discovery import served_resources
-from ..informer import Informer, SharedInformerFactory, object_key
+from mini_kube.client import ApiClient, ApiError, Conflict, NotFound, ResourceRef
+from mini_kube.client.discovery import served_resources
+from mini_kube.client.informer import Informer, SharedInformerFactory, object_key
+
 from ..reconciler import Controller, Result
 
 log = logging.getLogger("mini-kube.gc")

@@ -5,9 +5,10 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from ..client import ApiClient, ApiError, ResourceRef
-from ..discovery import namespaced_resources
-from ..informer import Informer, SharedInformerFactory
+from mini_kube.client import ApiClient, ApiError, ResourceRef
+from mini_kube.client.discovery import namespaced_resources
+from mini_kube.client.informer import Informer, SharedInformerFactory
+
 from ..reconciler import Controller
 
 NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)

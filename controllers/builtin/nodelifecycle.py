@@ -11,8 +11,9 @@ import contextlib
 import datetime as dt
 from typing import Any
 
-from ..client import ApiClient, Conflict, NotFound, ResourceRef
-from ..informer import SharedInformerFactory
+from mini_kube.client import ApiClient, Conflict, NotFound, ResourceRef
+from mini_kube.client.informer import SharedInformerFactory
+
 from ..reconciler import Controller, Result
 
 NODES = ResourceRef("", "v1", "nodes", namespaced=False)

@@ -20,9 +20,10 @@ import datetime as dt
 import time
 from typing import Any
 
-from ..client import ApiClient, NotFound, ResourceRef
-from ..events import EventRecorder
-from ..informer import SharedInformerFactory
+from mini_kube.client import ApiClient, NotFound, ResourceRef
+from mini_kube.client.events import EventRecorder
+from mini_kube.client.informer import SharedInformerFactory
+
 from ..reconciler import Controller, Result
 
 PODS = ResourceRef("", "v1", "pods")

@@ -10,7 +10,8 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
-from ..client import ApiClient, Conflict, NotFound, ResourceRef
+from mini_kube.client import ApiClient, Conflict, NotFound, ResourceRef
+
 from .common import controller_of, controller_ref, meta
 
 Check = Callable[[dict[str, Any]], bool]

@@ -8,8 +8,7 @@ import time
 from typing import Any
 
 import orjson
-
-from .. import labelselector
+from mini_kube.machinery import labels as labelselector
 
 SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 EXPECTATIONS_TIMEOUT = 300.0

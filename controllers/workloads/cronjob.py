@@ -17,8 +17,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from ..client import AlreadyExists, NotFound, ResourceRef
-from ..informer import SharedInformerFactory
+from mini_kube.client import AlreadyExists, NotFound, ResourceRef
+from mini_kube.client.informer import SharedInformerFactory
+
 from ..reconciler import Controller, Result
 from .common import controller_of, meta, parse_time
 from .cronschedule import Schedule, ScheduleError, zone

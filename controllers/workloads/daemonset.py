@@ -24,8 +24,9 @@ import math
 import time
 from typing import Any
 
-from ..client import AlreadyExists, ApiClient, Conflict, NotFound, ResourceRef
-from ..informer import SharedInformerFactory
+from mini_kube.client import AlreadyExists, ApiClient, Conflict, NotFound, ResourceRef
+from mini_kube.client.informer import SharedInformerFactory
+
 from ..reconciler import Controller, Result
 from . import history
 from .claims import claim

@@ -19,7 +19,8 @@ import datetime as dt
 import math
 from typing import Any
 
-from ..client import AlreadyExists, Conflict, NotFound, ResourceRef
+from mini_kube.client import AlreadyExists, Conflict, NotFound, ResourceRef
+
 from ..reconciler import Controller, Result
 from .common import controller_of, controller_ref, meta, now, parse_time, selector_matches, template_hash
 

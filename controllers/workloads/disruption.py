@@ -17,11 +17,12 @@ import datetime as dt
 import math
 from typing import Any
 
-from .. import labelselector
-from ..client import ApiClient, ApiError, Conflict, NotFound, ResourceRef
-from ..discovery import group_version_resources
-from ..events import EventRecorder
-from ..informer import SharedInformerFactory
+from mini_kube.client import ApiClient, ApiError, Conflict, NotFound, ResourceRef
+from mini_kube.client.discovery import group_version_resources
+from mini_kube.client.events import EventRecorder
+from mini_kube.client.informer import SharedInformerFactory
+from mini_kube.machinery import labels as labelselector
+
 from ..reconciler import Controller, Result
 from .common import controller_of, is_ready, meta, now, parse_time
 

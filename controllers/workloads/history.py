@@ -10,7 +10,8 @@ import copy
 import json
 from typing import Any
 
-from ..client import ApiClient, NotFound, ResourceRef
+from mini_kube.client import ApiClient, NotFound, ResourceRef
+
 from .claims import claim
 from .common import SAFE_ALPHABET, controller_ref, meta, selector_matches
 

@@ -15,10 +15,11 @@ import contextlib
 import datetime as dt
 from typing import Any
 
-from ..client import ApiClient, ApiError, Conflict, NotFound, ResourceRef
-from ..discovery import group_version_resources
-from ..events import EventRecorder
-from ..informer import SharedInformerFactory
+from mini_kube.client import ApiClient, ApiError, Conflict, NotFound, ResourceRef
+from mini_kube.client.discovery import group_version_resources
+from mini_kube.client.events import EventRecorder
+from mini_kube.client.informer import SharedInformerFactory
+
 from ..reconciler import Controller, Result, generation_changed
 from .common import meta
 

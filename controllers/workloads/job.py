@@ -24,8 +24,9 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
-from ..client import ApiError, Conflict, NotFound
-from ..informer import SharedInformerFactory
+from mini_kube.client import ApiError, Conflict, NotFound
+from mini_kube.client.informer import SharedInformerFactory
+
 from ..reconciler import Controller, Result
 from .common import (
     Expectations,

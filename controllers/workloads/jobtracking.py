@@ -10,8 +10,9 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..client import ApiError, NotFound, ResourceRef
-from ..events import EventRecorder
+from mini_kube.client import ApiError, NotFound, ResourceRef
+from mini_kube.client.events import EventRecorder
+
 from .common import meta
 from .jobutil import (
     TRACKING_FINALIZER,

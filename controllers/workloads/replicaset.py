@@ -13,8 +13,9 @@ import asyncio
 import contextlib
 from typing import Any
 
-from ..client import ApiClient, Conflict, NotFound, ResourceRef
-from ..informer import SharedInformerFactory
+from mini_kube.client import ApiClient, Conflict, NotFound, ResourceRef
+from mini_kube.client.informer import SharedInformerFactory
+
 from ..reconciler import Controller, Result
 from .claims import claim
 from .common import (

@@ -20,7 +20,8 @@ import copy
 import re
 from typing import Any
 
-from ..client import AlreadyExists, Conflict, NotFound, ResourceRef
+from mini_kube.client import AlreadyExists, Conflict, NotFound, ResourceRef
+
 from ..reconciler import Controller, Result
 from . import history
 from .claims import claim

@@ -8,8 +8,9 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
-from ..client import Conflict, NotFound, ResourceRef
-from ..informer import SharedInformerFactory
+from mini_kube.client import Conflict, NotFound, ResourceRef
+from mini_kube.client.informer import SharedInformerFactory
+
 from ..reconciler import Controller, Result
 from .common import meta, parse_time
 from .jobutil import finished_condition

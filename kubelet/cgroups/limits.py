@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mini_kube.controllers.quantity import parse_quantity, scaled_value
+from mini_kube.machinery.quantity import parse_quantity, scaled_value
 
 PERIOD_US = 100_000
 MIN_SHARES, MAX_SHARES, SHARES_PER_CPU = 2, 262_144, 1024

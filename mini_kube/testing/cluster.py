@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from mini_kube.apiserver.kubeconfig import write_kubeconfig
 from mini_kube.apiserver.server import ApiServer, ServerConfig
-from mini_kube.controllers.client import ApiClient, Connection, ResourceRef
+from mini_kube.client import ApiClient, Connection, ResourceRef
 
 T = TypeVar("T")
 ETCD_ENV = "MINI_KUBE_TEST_ETCD_SERVERS"

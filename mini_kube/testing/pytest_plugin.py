@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from mini_kube.controllers.client import ApiError, ResourceRef
+from mini_kube.client import ApiError, ResourceRef
 
 from .cluster import MiniKube
 

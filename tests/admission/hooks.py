@@ -24,7 +24,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
-from mini_kube.controllers.client import ResourceRef
+from mini_kube.client import ResourceRef
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
 SERVICE_DNS = ("hooks.default.svc", "hooks.hook-system.svc")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from mini_kube.controllers.client import ApiError, ResourceRef
+from mini_kube.client import ApiError, ResourceRef
 
 from mini_kube.testing import MiniKube
 from tests.admission.hooks import CONFIGMAPS, VALIDATING, allow, client_config, configuration, webhook

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from mini_kube.controllers.client import ApiError, ResourceRef
+from mini_kube.client import ApiError, ResourceRef
 
 from tests.admission.hooks import BINDINGS, CONFIGMAPS, NAMESPACES, POLICIES
 from tests.helpers import kubectl

@@ -9,7 +9,7 @@ import time
 
 import orjson
 import pytest
-from mini_kube.controllers.client import ApiError, ResourceRef
+from mini_kube.client import ApiError, ResourceRef
 
 from tests.admission.hooks import (
     CONFIGMAPS,

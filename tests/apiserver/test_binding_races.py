@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from mini_kube.controllers.client import ApiError, ResourceRef
+from mini_kube.client import ApiError, ResourceRef
 
 PODS = ResourceRef("", "v1", "pods")
 

@@ -10,7 +10,7 @@ import urllib.request
 import kubernetes
 import orjson
 import pytest
-from mini_kube.controllers.client import ResourceRef
+from mini_kube.client import ResourceRef
 
 CONFIGMAPS = ResourceRef("", "v1", "configmaps")
 SECRETS = ResourceRef("", "v1", "secrets")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from mini_kube.controllers.client import Conflict, NotFound, ResourceRef
+from mini_kube.client import Conflict, NotFound, ResourceRef
 
 CONFIGMAPS = ResourceRef("", "v1", "configmaps")
 

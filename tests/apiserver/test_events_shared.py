@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mini_kube.controllers.client import ResourceRef
+from mini_kube.client import ResourceRef
 
 from tests.helpers import kubectl
 

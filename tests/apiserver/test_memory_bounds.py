@@ -7,7 +7,7 @@ import urllib.request
 
 from mini_kube.apiserver.registry import cache as cache_module
 from mini_kube.apiserver.registry.cache import ObjectCache
-from mini_kube.controllers.client import ResourceRef
+from mini_kube.client import ResourceRef
 from mini_kube.store import Event, KeyValue
 
 CONFIGMAPS = ResourceRef("", "v1", "configmaps")

@@ -10,7 +10,7 @@ import datetime as dt
 import json
 
 import pytest
-from mini_kube.controllers.client import NotFound, ResourceRef
+from mini_kube.client import NotFound, ResourceRef
 
 from tests.helpers import kubectl
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from mini_kube.controllers.client import ApiError, ResourceRef
+from mini_kube.client import ApiError, ResourceRef
 
 CM = ResourceRef("", "v1", "configmaps")
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"

@@ -8,7 +8,7 @@ import urllib.request
 
 import orjson
 import pytest
-from mini_kube.controllers.client import ResourceRef
+from mini_kube.client import ResourceRef
 
 from tests.helpers import kubectl
 

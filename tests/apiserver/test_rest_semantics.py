@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from mini_kube.controllers.client import ApiError, ResourceRef
+from mini_kube.client import ApiError, ResourceRef
 
 CM = ResourceRef("", "v1", "configmaps")
 NS = ResourceRef("", "v1", "namespaces", namespaced=False)
@@ -201,7 +201,7 @@ def test_concurrent_status_updates_conflict_rather_than_fail(mini_kube_session, 
     """Writers racing with the same resourceVersion: one wins, the others get 409, never a 500."""
     import concurrent.futures
 
-    from mini_kube.controllers.client import ApiError
+    from mini_kube.client import ApiError
 
     rss = ResourceRef("apps", "v1", "replicasets")
     template = {"metadata": {"labels": {"a": "race"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 
-from mini_kube.controllers.client import ApiClient, Connection, ResourceRef
+from mini_kube.client import ApiClient, Connection, ResourceRef
 
 SERVICES = ResourceRef("", "v1", "services")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import aiohttp
 import orjson
-from mini_kube.controllers.client import ResourceRef
+from mini_kube.client import ResourceRef
 
 from tests.helpers import eventually
 
@@ -96,7 +96,7 @@ def test_send_initial_events_ends_with_bookmark(mini_kube_session, kube_namespac
 
 
 def test_send_initial_events_requires_not_older_than(mini_kube_session, kube_namespace):
-    from mini_kube.controllers.client import ApiError
+    from mini_kube.client import ApiError
 
     try:
         mini_kube_session.client.request("GET", CM.path(kube_namespace),

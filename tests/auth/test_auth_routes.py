@@ -7,7 +7,7 @@ import urllib.error
 import urllib.request
 
 import pytest
-from mini_kube.controllers.client import ResourceRef
+from mini_kube.client import ResourceRef
 
 from mini_kube.testing import MiniKube
 

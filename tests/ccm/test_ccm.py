@@ -18,7 +18,7 @@ import time
 import urllib.request
 
 import pytest
-from mini_kube.controllers.client import ApiError, ResourceRef
+from mini_kube.client import ApiError, ResourceRef
 
 from tests.helpers import eventually, kubectl, new_namespace
 

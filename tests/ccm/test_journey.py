@@ -15,7 +15,7 @@ import urllib.request
 import dns.message
 import dns.query
 import pytest
-from mini_kube.controllers.client import ResourceRef
+from mini_kube.client import ResourceRef
 
 from tests.helpers import eventually as _eventually
 from tests.helpers import kubectl

@@ -15,7 +15,7 @@ import dns.rcode
 import dns.rdatatype
 import dns.reversename
 import pytest
-from mini_kube.controllers.client import ResourceRef
+from mini_kube.client import ResourceRef
 
 from tests.helpers import eventually, kubectl, new_namespace
 

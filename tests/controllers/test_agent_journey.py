@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from mini_kube.controllers.client import ResourceRef
+from mini_kube.client import ResourceRef
 
 from tests.controllers.test_workloads import eventually
 from tests.helpers import kubectl

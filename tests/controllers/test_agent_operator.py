@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from mini_kube.controllers.agent import render
-from mini_kube.controllers.agent.api import (
+from mini_kube.agent_operator import render
+from mini_kube.agent_operator.api import (
     AGENTS,
     API_VERSION,
     CLUSTER_SERVING_RUNTIMES,
@@ -21,9 +21,9 @@ from mini_kube.controllers.agent.api import (
     SERVICES,
     SERVING_RUNTIMES,
 )
-from mini_kube.controllers.agent.controller import BY_RUNTIME
-from mini_kube.controllers.agent.operator import Operator
-from mini_kube.controllers.client import ApiClient, ApiError, ResourceRef
+from mini_kube.agent_operator.controller import BY_RUNTIME
+from mini_kube.agent_operator.operator import Operator
+from mini_kube.client import ApiClient, ApiError, ResourceRef
 
 from tests.controllers.test_workloads import StandInKubelet, eventually
 from tests.helpers import kubectl
@@ -65,7 +65,7 @@ def ns(cluster):
 
 def runtime(name: str, image: str = "agents:1", **spec) -> dict:
     return {"apiVersion": API_VERSION, "kind": "ServingRuntime", "metadata": {"name": name},
-            "spec": {"image": image, "command": ["python3", "-m", "mini_kube.controllers.agent.server"], **spec}}
+            "spec": {"image": image, "command": ["python3", "-m", "mini_kube.agent_operator.server"], **spec}}
 
 
 def agent(name: str, runtime_name: str, **spec) -> dict:
@@ -104,7 +104,7 @@ def test_children_are_rendered_from_agent_and_runtime(cluster, ns):
     assert cm["data"] == {"model": "small", "greeting": "hello"}
     assert d["spec"]["replicas"] == 2 and d["spec"]["selector"] == {"matchLabels": {"mini-kube.dev/agent": "a1"}}
     [c] = d["spec"]["template"]["spec"]["containers"]
-    assert c["image"] == "agents:1" and c["command"][-1] == "mini_kube.controllers.agent.server"
+    assert c["image"] == "agents:1" and c["command"][-1] == "mini_kube.agent_operator.server"
     assert c["ports"] == [{"name": "http", "containerPort": 9000, "protocol": "TCP"}]
     env = {e["name"]: e["value"] for e in c["env"]}
     assert env["A"] == "rt" and env["B"] == "agent" and env["PORT"] == "9000" and env["AGENT_NAME"] == "a1"
@@ -373,14 +373,14 @@ def test_agent_server_answers_with_its_config(tmp_path):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = {**os.environ, "AGENT_NAME": "a", "AGENT_NAMESPACE": "n", "AGENT_CONFIG_DIR": str(tmp_path), "PORT": str(port)}
-    proc = subprocess.Popen([sys.executable, "-m", "mini_kube.controllers.agent.server", "--host", "127.0.0.1"],
+    proc = subprocess.Popen([sys.executable, "-m", "mini_kube.agent_operator.server", "--host", "127.0.0.1"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     try:
         assert b"listening" in proc.stdout.readline()
         body = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5).read())
         assert body["agent"] == "a" and body["namespace"] == "n" and body["config"] == {"greeting": "hello"}
         assert urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5).read() == b"ok"
-        from mini_kube.controllers.agent.server import read_config
+        from mini_kube.agent_operator.server import read_config
 
         assert read_config({"AGENT_CONFIG_DIR": str(tmp_path / "none"), "AGENT_CONFIG_k": "v"}) == {"k": "v"}
         (tmp_path / "empty").mkdir()

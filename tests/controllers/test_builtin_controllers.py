@@ -7,7 +7,7 @@ import json
 import time
 
 import pytest
-from mini_kube.controllers.client import ApiError, ResourceRef
+from mini_kube.client import ApiError, ResourceRef
 
 from mini_kube.testing import MiniKube
 from tests.helpers import kubectl

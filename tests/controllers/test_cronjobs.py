@@ -12,7 +12,7 @@ import time
 import uuid
 
 import pytest
-from mini_kube.controllers.client import ResourceRef
+from mini_kube.client import ResourceRef
 
 from tests.helpers import eventually as _eventually
 from tests.helpers import kubectl
@@ -49,13 +49,13 @@ def clock():
 
 @pytest.fixture(scope="module")
 def cluster(clock):
-    from mini_kube.controllers.client import ApiClient, Connection
-    from mini_kube.controllers.manager import Manager
+    from mini_kube.client import ApiClient, Connection
+    from mini_kube.controllers.kube_controller_manager import KubeControllerManager
 
     from mini_kube.testing import MiniKube
 
     with MiniKube(controllers=False) as kube:
-        manager = Manager(ApiClient(Connection.from_kubeconfig(kube.kubeconfig)),
+        manager = KubeControllerManager(ApiClient(Connection.from_kubeconfig(kube.kubeconfig)),
                           names="cronjob,job,garbagecollector",
                           options={"cronjob": {"now": clock.now, "max_requeue": 0.05}})
         kube.run(manager.start())

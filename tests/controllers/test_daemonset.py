@@ -9,7 +9,7 @@ import contextlib
 import uuid
 
 import pytest
-from mini_kube.controllers.client import NotFound, ResourceRef
+from mini_kube.client import NotFound, ResourceRef
 
 from tests.controllers.test_workloads import StandInKubelet, eventually
 from tests.helpers import kubectl

@@ -14,7 +14,7 @@ import time
 import uuid
 
 import pytest
-from mini_kube.controllers.client import ApiError, ResourceRef
+from mini_kube.client import ApiError, ResourceRef
 
 from tests.helpers import kubectl, kubectl_binary
 

@@ -10,7 +10,7 @@ import time
 import uuid
 
 import pytest
-from mini_kube.controllers.client import ResourceRef
+from mini_kube.client import ResourceRef
 
 from tests.helpers import eventually as _eventually
 from tests.helpers import kubectl
@@ -26,13 +26,13 @@ BACKOFF = 0.3  # seconds before the first replacement of a failed Pod (upstream:
 
 @pytest.fixture(scope="module")
 def cluster():
-    from mini_kube.controllers.client import ApiClient, Connection
-    from mini_kube.controllers.manager import Manager
+    from mini_kube.client import ApiClient, Connection
+    from mini_kube.controllers.kube_controller_manager import KubeControllerManager
 
     from mini_kube.testing import MiniKube
 
     with MiniKube(controllers=False) as kube:
-        manager = Manager(ApiClient(Connection.from_kubeconfig(kube.kubeconfig)),
+        manager = KubeControllerManager(ApiClient(Connection.from_kubeconfig(kube.kubeconfig)),
                           names="job,ttl-after-finished,garbagecollector",
                           options={"job": {"backoff_base": BACKOFF, "backoff_max": 4 * BACKOFF}})
         kube.run(manager.start())
@@ -307,13 +307,13 @@ def test_kubectl_create_job_from_cronjob(cluster, ns):
 def node_cluster():
     """One in-process node whose Pods run as real processes (or on the simulated timeline where network
     namespaces cannot be made): the kubelet, not the test, finishes the Pods."""
-    from mini_kube.controllers.client import ApiClient, Connection
-    from mini_kube.controllers.manager import Manager
+    from mini_kube.client import ApiClient, Connection
+    from mini_kube.controllers.kube_controller_manager import KubeControllerManager
 
     from mini_kube.testing import MiniKube
 
     with MiniKube(controllers=False, nodes=1) as kube:
-        manager = Manager(ApiClient(Connection.from_kubeconfig(kube.kubeconfig)), names="job,garbagecollector,podgc",
+        manager = KubeControllerManager(ApiClient(Connection.from_kubeconfig(kube.kubeconfig)), names="job,garbagecollector,podgc",
                           options={"job": {"backoff_base": BACKOFF}})
         kube.run(manager.start())
         try:

@@ -126,7 +126,7 @@ def test_debug_adds_ephemeral_containers_only_through_their_subresource(kube):
     """pods/ephemeralcontainers changes spec.ephemeralContainers and nothing else; an ephemeral container may not
     be removed or changed, name a missing target, or set ports/probes/resources; the kubelet runs it (never
     ready, no `started`)."""
-    from mini_kube.controllers.client import ApiError, ResourceRef
+    from mini_kube.client import ApiError, ResourceRef
 
     pods = ResourceRef("", "v1", "pods")
     ns = new_namespace(kube, "day2")

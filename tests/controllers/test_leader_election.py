@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from mini_kube.controllers.client import ResourceRef
+from mini_kube.client import ResourceRef
 
 from mini_kube.testing import MiniKube
 

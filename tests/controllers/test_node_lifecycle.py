@@ -6,8 +6,8 @@ from __future__ import annotations
 import datetime as dt
 import time
 
-from mini_kube.controllers.client import ApiClient, Connection, ResourceRef
-from mini_kube.controllers.manager import Manager
+from mini_kube.client import ApiClient, Connection, ResourceRef
+from mini_kube.controllers.kube_controller_manager import KubeControllerManager
 
 from mini_kube.testing import MiniKube
 
@@ -62,7 +62,7 @@ def test_a_silent_node_is_tainted_and_its_pods_evicted():
         _renew(kube, "n1")
         _pod(kube, "quick", "n1", tolerate=1)  # (admission gives every Pod 300 s unless it says otherwise)
         _pod(kube, "patient", "n1", tolerate=3)
-        manager = Manager(ApiClient(Connection.from_kubeconfig(kube.kubeconfig)), names="nodelifecycle",
+        manager = KubeControllerManager(ApiClient(Connection.from_kubeconfig(kube.kubeconfig)), names="nodelifecycle",
                           options={"nodelifecycle": {"grace_period": 1.0, "default_toleration": 1.0}})
         kube.run(manager.start())
         try:

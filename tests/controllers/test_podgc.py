@@ -7,8 +7,8 @@ from __future__ import annotations
 import time
 
 import pytest
-from mini_kube.controllers.client import ApiClient, ApiError, Connection, ResourceRef
-from mini_kube.controllers.manager import Manager
+from mini_kube.client import ApiClient, ApiError, Connection, ResourceRef
+from mini_kube.controllers.kube_controller_manager import KubeControllerManager
 
 from mini_kube.testing import MiniKube
 
@@ -21,7 +21,7 @@ FINALIZER = "example.com/hold"
 @pytest.fixture(scope="module")
 def kube():
     with MiniKube(controllers=False) as kube:
-        manager = Manager(ApiClient(Connection.from_kubeconfig(kube.kubeconfig)), names="podgc", options={
+        manager = KubeControllerManager(ApiClient(Connection.from_kubeconfig(kube.kubeconfig)), names="podgc", options={
             "podgc": {"terminated_pod_gc_threshold": 2, "gc_check_period": 0.2, "quarantine_time": 0.5}})
         kube.run(manager.start())
         yield kube

@@ -11,9 +11,9 @@ import sys
 import time
 
 import pytest
-from mini_kube.controllers.client import AlreadyExists, ApiClient, Connection, Gone, NotFound, ResourceRef
-from mini_kube.controllers.informer import Informer, SharedInformerFactory
-from mini_kube.controllers.workqueue import RateLimiter, WorkQueue
+from mini_kube.client import AlreadyExists, ApiClient, Connection, Gone, NotFound, ResourceRef
+from mini_kube.client.informer import Informer, SharedInformerFactory
+from mini_kube.client.workqueue import RateLimiter, WorkQueue
 
 CONFIGMAPS = ResourceRef("", "v1", "configmaps")
 

@@ -13,7 +13,7 @@ import uuid
 
 import kubernetes
 import pytest
-from mini_kube.controllers.client import ResourceRef
+from mini_kube.client import ResourceRef
 
 from tests.controllers.test_workloads import StandInKubelet, eventually
 from tests.helpers import kubectl

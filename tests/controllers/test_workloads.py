@@ -11,7 +11,7 @@ import threading
 import time
 
 import pytest
-from mini_kube.controllers.client import ApiError, ResourceRef
+from mini_kube.client import ApiError, ResourceRef
 
 from tests.helpers import eventually as _eventually
 from tests.helpers import kubectl

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mini_kube.controllers.client import ResourceRef
+from mini_kube.client import ResourceRef
 
 from mini_kube.testing import MiniKube
 from tests.helpers import kubectl
@@ -181,7 +181,7 @@ class Cluster:
 
     def get(self, path: str) -> tuple[int, Any]:
         """GET a raw API path: (status, decoded body)."""
-        from mini_kube.controllers.client import ApiError
+        from mini_kube.client import ApiError
 
         try:
             return 200, self.client.request("GET", path)

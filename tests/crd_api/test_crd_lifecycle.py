@@ -7,7 +7,7 @@ import json
 
 import pytest
 import yaml
-from mini_kube.controllers.client import ApiError, ResourceRef
+from mini_kube.client import ApiError, ResourceRef
 
 from mini_kube.testing import MiniKube
 from tests.crd_api.support import AGENT, AGENT_CRD, CRDS, WIDGET_CRD, Cluster, eventually

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from mini_kube.controllers.client import ApiError, ResourceRef
+from mini_kube.client import ApiError, ResourceRef
 
 from tests.crd_api.support import AGENT, Cluster
 

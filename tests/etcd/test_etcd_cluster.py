@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from mini_kube.controllers.client import ApiError, ResourceRef
+from mini_kube.client import ApiError, ResourceRef
 
 from mini_kube.testing import MiniKube
 from tests.helpers import kubectl

@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 
 import yaml
-from mini_kube.controllers.client import ResourceRef
+from mini_kube.client import ResourceRef
 
 from tests.helpers import kubectl_binary
 

@@ -65,6 +65,6 @@ def test_https_with_client_certificates_and_tokens(served: Path, tmp_path: Path)
 
 def test_get_does_not_import_the_async_stack():
     code = ("import sys, mini_kube.kubectl_lite.cli as c; c.build_parser('get'); print(sorted(m for m in "
-            "('aiohttp', 'mini_kube.apiserver', 'mini_kube.controllers.client') if m in sys.modules))")
+            "('aiohttp', 'mini_kube.apiserver', 'mini_kube.client') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -8,7 +8,7 @@ import functools
 from collections.abc import Callable, Iterator
 
 import pytest
-from mini_kube.controllers.client import NotFound, ResourceRef
+from mini_kube.client import NotFound, ResourceRef
 from mini_kube.network.namespaces import can_make_namespaces
 
 from tests import helpers

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from mini_kube.controllers.client import ResourceRef
+from mini_kube.client import ResourceRef
 
 from tests.helpers import kubectl
 

@@ -5,7 +5,7 @@ succeed at once and sleep is honoured."""
 
 from __future__ import annotations
 
-from mini_kube.controllers.client import ResourceRef
+from mini_kube.client import ResourceRef
 
 from tests.helpers import kubectl
 

@@ -13,7 +13,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from mini_kube.controllers.client import ResourceRef
+from mini_kube.client import ResourceRef
 
 from tests.helpers import kubectl
 

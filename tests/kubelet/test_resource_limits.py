@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from mini_kube.controllers.client import ResourceRef
+from mini_kube.client import ResourceRef
 
 from tests.helpers import kubectl
 

@@ -4,7 +4,7 @@ is free."""
 
 from __future__ import annotations
 
-from mini_kube.controllers.client import ResourceRef
+from mini_kube.client import ResourceRef
 from mini_kube.kubelet.ipam import Ipam
 
 from .conftest import PODS, eventually, new_namespace, pod, status_of

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from mini_kube.controllers.client import ResourceRef
+from mini_kube.client import ResourceRef
 
 from tests.helpers import kubectl
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from mini_kube.apiserver.http.negotiation import decode_yaml, plain_json
-from mini_kube.controllers.client import ApiError, ResourceRef
+from mini_kube.client import ApiError, ResourceRef
 
 CONFIGMAPS = ResourceRef("", "v1", "configmaps")
 

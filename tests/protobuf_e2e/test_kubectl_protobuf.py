@@ -64,7 +64,7 @@ def test_auth_can_i_uses_protobuf_review(mini_kube_session):
 
 
 def test_garbled_protobuf_body_is_400_and_stores_nothing(mini_kube_session, kube_namespace):
-    from mini_kube.controllers.client import ApiError, ResourceRef
+    from mini_kube.client import ApiError, ResourceRef
 
     cms = ResourceRef("", "v1", "configmaps")
     for body in (b"k8s\x00\x0a\x05garbage", b"not-protobuf-at-all", b"k8s\x00"):

@@ -12,7 +12,7 @@ import subprocess
 import threading
 from typing import Any
 
-from mini_kube.controllers.client import ResourceRef
+from mini_kube.client import ResourceRef
 
 from tests.helpers import eventually  # noqa: F401 - the proxy tests import it from here
 

@@ -14,7 +14,7 @@ import urllib.error
 import urllib.request
 
 import pytest
-from mini_kube.controllers.client import ApiClient, Connection
+from mini_kube.client import ApiClient, Connection
 from mini_kube.proxy.server import ProxyServer
 
 from tests.helpers import kubectl, new_namespace

@@ -8,7 +8,7 @@ import uuid
 
 import kubernetes
 import pytest
-from mini_kube.controllers.client import ApiError, ResourceRef
+from mini_kube.client import ApiError, ResourceRef
 
 from tests.helpers import kubectl
 

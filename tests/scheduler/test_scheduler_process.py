@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from mini_kube.controllers.client import NotFound, ResourceRef
+from mini_kube.client import NotFound, ResourceRef
 
 from tests.helpers import kubectl
 from tests.scheduler.support import add_node, events_for, eventually, placement, unschedulable_message

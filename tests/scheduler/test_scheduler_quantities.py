@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mini_kube.controllers.scheduler.resources import CPU, MEMORY, amount, pod_requests
+from mini_kube.scheduler.resources import CPU, MEMORY, amount, pod_requests
 
 
 def test_quantities_count_as_milli_value_and_value():

@@ -4,7 +4,7 @@ with upstream's cause and is not stored (the object reaches validation defaulted
 from __future__ import annotations
 
 import pytest
-from mini_kube.controllers.client import Invalid, NotFound, ResourceRef
+from mini_kube.client import Invalid, NotFound, ResourceRef
 
 PVS = ResourceRef("", "v1", "persistentvolumes", namespaced=False)
 LIMIT_RANGES = ResourceRef("", "v1", "limitranges")

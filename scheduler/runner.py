@@ -9,8 +9,9 @@ import os
 import socket
 from typing import Any
 
-from ..client import ApiClient
-from ..leaderelection import LeaderElector
+from mini_kube.client import ApiClient
+from mini_kube.client.leaderelection import LeaderElector
+
 from .scheduler import Scheduler
 
 LEASE_NAME = "kube-scheduler"

@@ -15,11 +15,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..client import ApiError, ResourceRef
-from ..events import EventRecorder
-from ..informer import SharedInformerFactory, object_key
-from ..reconciler import Controller, Result, generation_changed, owner_key
-from ..workloads.common import meta
+from mini_kube.client import ApiError, ResourceRef
+from mini_kube.client.events import EventRecorder
+from mini_kube.client.informer import SharedInformerFactory, object_key
+from mini_kube.controllers.reconciler import Controller, Result, generation_changed, owner_key
+from mini_kube.controllers.workloads.common import meta
+
 from . import render
 from .api import (
     AGENTS,

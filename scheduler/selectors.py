@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import labelselector
+from mini_kube.machinery import labels as labelselector
 
 
 def label_selector_matches(selector: dict[str, Any] | None, labels: dict[str, str]) -> bool:

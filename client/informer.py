@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from .client import ApiClient, ApiError, Gone, ResourceRef
+from .rest import ApiClient, ApiError, Gone, ResourceRef
 
 log = logging.getLogger("mini-kube.informer")
 Handler = Callable[[str, dict[str, Any] | None, dict[str, Any] | None], None]

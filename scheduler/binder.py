@@ -7,7 +7,7 @@ import contextlib
 import datetime as dt
 from typing import Any
 
-from ..client import ApiClient, Conflict, NotFound, ResourceRef
+from mini_kube.client import ApiClient, Conflict, NotFound, ResourceRef
 
 PODS = ResourceRef("", "v1", "pods")
 SCHEDULER_NAME = "default-scheduler"

@@ -11,8 +11,9 @@ import os
 import socket
 from typing import Any
 
-from ..client import ApiClient
-from ..manager import Manager
+from mini_kube.client import ApiClient
+from mini_kube.controllers.manager import Manager
+
 from .api import LEASE_NAME
 from .controller import AgentController
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from ..client import ApiClient
-from ..leaderelection import add_timing_flags
-from ..signals import until_signalled
+from mini_kube.client import ApiClient
+from mini_kube.client.leaderelection import add_timing_flags
+from mini_kube.controllers.signals import until_signalled
+
 from .runner import SchedulerRunner
 
 

@@ -21,8 +21,7 @@ from typing import Any
 import aiohttp
 import orjson
 import yaml
-
-from .refs import ResourceRef
+from mini_kube.machinery.refs import ResourceRef
 
 __all__ = ["AlreadyExists", "ApiClient", "ApiError", "BadRequest", "Conflict", "Connection", "Forbidden", "Gone",
            "Invalid", "NotFound", "ResourceRef", "TooManyRequests", "Unauthorized"]

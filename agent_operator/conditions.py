@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..workloads.common import meta, now
+from mini_kube.controllers.workloads.common import meta, now
+
 from .api import APPLY_FAILED, CONFIGMAP_NOT_FOUND, PROGRESSING, READY, RUNTIME_NOT_FOUND, RUNTIME_RESOLVED
 from .render import endpoint, selector_string
 

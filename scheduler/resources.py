@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..quantity import parse_quantity, scaled_value
+from mini_kube.machinery.quantity import parse_quantity, scaled_value
 
 CPU, MEMORY, STORAGE, PODS = "cpu", "memory", "ephemeral-storage", "pods"
 NON_ZERO_CPU = 100  # millicores a container without a cpu request counts as when scoring (upstream's default)

@@ -1,6 +1,6 @@
 """The default runtime's program: a small agent HTTP server that answers with its config.
 
-    python -m mini_kube.controllers.agent.server [--port 8080] [--host 0.0.0.0]
+    python -m mini_kube.agent_operator.server [--port 8080] [--host 0.0.0.0]
 
 `GET /` answers JSON: the agent's name, namespace, runtime, pod (hostname) and config; `GET /healthz` answers ok
 (the readiness probe). The config is read on every request from `$AGENT_CONFIG_DIR` (the mounted ConfigMap: one

@@ -10,7 +10,7 @@ import itertools
 import time
 from collections.abc import Callable, Hashable
 
-from ..workqueue import RateLimiter, WorkQueue
+from mini_kube.client.workqueue import RateLimiter, WorkQueue
 
 INITIAL_BACKOFF = 1.0
 MAX_BACKOFF = 10.0

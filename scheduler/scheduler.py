@@ -15,10 +15,11 @@ import logging
 import random
 from typing import Any
 
-from ..client import ApiClient, ApiError, NotFound, ResourceRef
-from ..events import EventRecorder
-from ..informer import SharedInformerFactory
-from ..reconciler import Controller, Result
+from mini_kube.client import ApiClient, ApiError, NotFound, ResourceRef
+from mini_kube.client.events import EventRecorder
+from mini_kube.client.informer import SharedInformerFactory
+from mini_kube.controllers.reconciler import Controller, Result
+
 from . import binder, preemption
 from .cache import Cache, pod_key
 from .diagnosis import NO_NODES, TERMINATING, fit_error, truncate

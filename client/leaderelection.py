@@ -11,7 +11,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from .client import AlreadyExists, ApiClient, ApiError, Conflict, NotFound, ResourceRef
+from .rest import AlreadyExists, ApiClient, ApiError, Conflict, NotFound, ResourceRef
 
 log = logging.getLogger("mini-kube.leaderelection")
 LEASES = ResourceRef("coordination.k8s.io", "v1", "leases")

@@ -14,7 +14,7 @@ import logging
 import time
 from typing import Any
 
-from .client import ApiClient, ApiError, ResourceRef
+from .rest import ApiClient, ApiError, ResourceRef
 
 log = logging.getLogger("mini-kube.events")
 EVENTS = ResourceRef("", "v1", "events")

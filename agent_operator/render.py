@@ -7,8 +7,8 @@ import hashlib
 from typing import Any
 
 import orjson
+from mini_kube.controllers.workloads.common import controller_ref, meta
 
-from ..workloads.common import controller_ref, meta
 from .api import (
     AGENT_LABEL,
     API_VERSION,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .client import ApiClient, NotFound, ResourceRef
+from .rest import ApiClient, NotFound, ResourceRef
 
 AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 

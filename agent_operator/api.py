@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..client import ResourceRef
+from mini_kube.client import ResourceRef
 
 GROUP = "mini-kube.dev"
 VERSION = "v1alpha1"
