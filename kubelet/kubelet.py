@@ -63,6 +63,7 @@ class KubeletConfig:
     config_retry: float = 2.0  # seconds between tries of a container whose ConfigMap/Secret is missing
     cgroups: bool = True  # process runtime: Pods and containers in cgroups with their limits, where writable
     pod_pids_limit: int = -1  # podPidsLimit: the most processes a Pod may have (-1: no limit)
+    housekeeping_interval: float = 10.0  # seconds between measures of Pods' local storage against their limits
 
 
 class _Events:

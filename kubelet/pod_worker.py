@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 from mini_kube.client import ApiError, NotFound, ResourceRef
 
-from . import hooks, pod_status
+from . import eviction, hooks, pod_status
 from .container_events import ensure_image, field_path
 from .deletion import final_delete
 from .env import EnvError, container_env, expand
 from .probes import ProbeRunner
 from .records import ContainerRecord, now
 from .runtime.base import Container, ContainerSpec
+from .security import SecurityError, container_security
 from .volumes import VolumeError, container_mounts, make_volumes
 
 if TYPE_CHECKING:
@@ -89,6 +90,7 @@ class PodWorker:
         self._deleter: asyncio.Task[None] | None = None  # the final delete, once begun
         self._in_post_start: set[str] = set()  # containers started whose postStart hook has not returned
         self._kills: set[asyncio.Task[int | None]] = set()  # containers being stopped to be started again
+        self._storage: asyncio.Task[None] | None = None  # local storage measured against its limits (eviction.py)
         self._add_ephemerals()
         self.mark_dirty()
 
@@ -196,11 +198,13 @@ class PodWorker:
         while not self.terminating:
             try:
                 self.volumes = await make_volumes(self.pod, self.directory, self.kubelet.get_object,
-                                                  self.kubelet.request_token, self.kubelet.root)
+                                                  self.kubelet.request_token, self.kubelet.root,
+                                                  memory=getattr(self.sandbox, "memory", None))
                 break
             except (VolumeError, ApiError) as exc:
                 self.kubelet.events.emit(self.pod, "FailedMount", _mount_failure(exc), "Warning")
                 await asyncio.sleep(2.0)
+        self._storage = eviction.watch(self, self.kubelet.config.housekeeping_interval)
         deadline = (self.pod.get("spec") or {}).get("activeDeadlineSeconds")
         if deadline is not None:
             self._deadline = asyncio.get_running_loop().call_later(float(deadline), self._deadline_exceeded)
@@ -274,7 +278,7 @@ class PodWorker:
             try:
                 container_spec = await self._container_spec(record, spec)
                 break
-            except EnvError as exc:
+            except (EnvError, SecurityError) as exc:
                 if "terminated" in record.state:
                     record.last_state = {"terminated": record.state["terminated"]}
                 record.state = {"waiting": {"reason": "CreateContainerConfigError", "message": str(exc)}}
@@ -402,7 +406,7 @@ class PodWorker:
         args = [expand(a, env) for a in spec.get("args") or ()]
         argv = command + args if command else args
         ports = [p["containerPort"] for p in spec.get("ports") or () if p.get("protocol", "TCP") == "TCP"]
-        mounts = container_mounts(spec, self.volumes)
+        mounts = container_mounts(spec, self.volumes, getattr(self.sandbox, "memory", None))
         if not argv:
             argv = self.kubelet.standin_argv(spec.get("image", ""), ports)
             if "--docroot" in argv:  # the image's own files: empty, writable, fresh for each run of the container
@@ -415,7 +419,8 @@ class PodWorker:
                              mounts=mounts,
                              log_path=str(log_dir / f"{record.restart_count}.log"), tty=bool(spec.get("tty")),
                              stdin=bool(spec.get("stdin")), ports=ports, hostname=self._hostname(),
-                             init=record.init, resources=spec.get("resources") or {})
+                             init=record.init, resources=spec.get("resources") or {},
+                             security=container_security(self.pod, spec))
 
     def _hostname(self) -> str:
         spec = self.pod.get("spec") or {}
@@ -460,6 +465,8 @@ class PodWorker:
         self._main.cancel()
         for task in [*self._supervisors, *self._ephemeral_tasks]:
             task.cancel()
+        if self._storage is not None and self._storage is not asyncio.current_task():
+            self._storage.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await self._main
         self.probes.stop_all()
@@ -503,6 +510,7 @@ class PodWorker:
                 record.container.signal(signal.SIGKILL)
         self.probes.stop_all()
         tasks = [self._main, self._writer, *self._supervisors, *self._ephemeral_tasks, *self._kills,
+                 *([self._storage] if self._storage else []),
                  *([self._deleter] if self._deleter else [])]
         for task in tasks:
             task.cancel()
