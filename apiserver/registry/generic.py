@@ -57,6 +57,7 @@ class WriteOptions:
     subresource: str = ""
     operation: str = "Update"  # managedFields operation: Update or Apply
     warnings: list[str] = field(default_factory=list)
+    audit_annotations: dict[str, str] = field(default_factory=dict)  # admission's, for the request's audit event
 
 
 @dataclass(slots=True)
