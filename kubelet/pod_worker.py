@@ -205,7 +205,7 @@ class PodWorker:
             except OSError as exc:
                 log.warning("pod %s/%s: no sandbox: %s", self.namespace, self.name, exc)
                 self.env.events.emit(self.pod, "FailedCreatePodSandBox", f"Failed to create pod sandbox: {exc}",
-                                         "Warning")
+                                     "Warning")
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, MAX_SANDBOX_RETRY)
         return False
