@@ -113,9 +113,7 @@ async def _watch(worker: PodWorker, interval: float) -> None:
     while not worker.terminating and not worker.finished.is_set():
         await asyncio.sleep(interval)
         message = await loop.run_in_executor(None, violation, worker.pod, worker.directory)
-        if message and not worker.terminating and not worker.finished.is_set():
+        if message:
             log.info("evicting pod %s/%s: %s", worker.namespace, worker.name, message)
-            worker.kubelet.events.emit(worker.pod, "Evicted", message, "Warning")
-            worker.override = {"phase": "Failed", "reason": "Evicted", "message": message}
-            await worker.terminate(GRACE)
+            worker.evict(message)
             return
