@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime as dt
 import logging
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mini_kube.client import AlreadyExists, ApiClient, ApiError, Conflict, NotFound, ResourceRef
+from mini_kube.client import AlreadyExists, ApiClient, ApiError, Conflict, NotFound
 from mini_kube.client.events import EventRecorder
 from mini_kube.client.informer import Informer
+from mini_kube.machinery.refs import CONFIGMAPS, LEASES, NODES, PODS, SECRETS, SERVICEACCOUNTS, SERVICES
+from mini_kube.machinery.times import now_micro
 
 from .deletion import final_delete
 from .ipam import Ipam
@@ -23,12 +24,7 @@ from .pod_worker import PodWorker
 from .runtime.base import Runtime
 
 log = logging.getLogger("mini-kube.kubelet")
-NODES = ResourceRef("", "v1", "nodes", namespaced=False)
-PODS = ResourceRef("", "v1", "pods")
-SERVICES = ResourceRef("", "v1", "services")
-LEASES = ResourceRef("coordination.k8s.io", "v1", "leases")
-KINDS = {"configmaps": ResourceRef("", "v1", "configmaps"), "secrets": ResourceRef("", "v1", "secrets")}
-SERVICE_ACCOUNTS = ResourceRef("", "v1", "serviceaccounts")
+KINDS = {"configmaps": CONFIGMAPS, "secrets": SECRETS}
 STANDIN = Path(__file__).with_name("standin.py")
 IMAGE_PORTS = {"nginx": 80, "httpd": 80, "caddy": 80, "traefik/whoami": 80, "hashicorp/http-echo": 5678}
 IMAGE_DOCROOTS = {"nginx": "/usr/share/nginx/html", "httpd": "/usr/local/apache2/htdocs", "caddy": "/usr/share/caddy"}
@@ -74,10 +70,6 @@ class _Events:
         self.recorder.event(obj, type_, reason, message, field_path)
 
 
-def _micro_now() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
 class Kubelet:
     def __init__(self, client: ApiClient, config: KubeletConfig, runtime: Runtime, *,
                  dialer: Any = None, api_token: str = "", network_netns: str | None = None) -> None:
@@ -121,7 +113,7 @@ class Kubelet:
                          "boundObjectRef": {"apiVersion": "v1", "kind": "Pod", "name": pod["metadata"]["name"],
                                             "uid": pod["metadata"]["uid"]}}}
         try:
-            answer = await self.client.request("POST", SERVICE_ACCOUNTS.path(
+            answer = await self.client.request("POST", SERVICEACCOUNTS.path(
                 pod["metadata"]["namespace"], account, "token"), body=body)
             return answer["status"]["token"]
         except ApiError as exc:
@@ -236,7 +228,7 @@ class Kubelet:
 
     async def _renew_once(self, lease: dict[str, Any] | None) -> dict[str, Any]:
         spec = {"holderIdentity": self.name, "leaseDurationSeconds": self.config.lease_seconds,
-                "renewTime": _micro_now()}
+                "renewTime": now_micro()}
         if lease is None:
             try:
                 lease = await self.client.get(LEASES, self.name, "kube-node-lease")
