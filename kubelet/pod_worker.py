@@ -26,7 +26,7 @@ from .env import EnvError, container_env, expand
 from .images import standin_argv
 from .probes import ProbeRunner
 from .records import ContainerRecord
-from .runtime.base import Container, ContainerSpec
+from .runtime.base import Container, ContainerSpec, Sandbox
 from .volumes import VolumeError, container_mounts, make_volumes
 from .worker_env import WorkerEnv
 
@@ -65,7 +65,7 @@ class PodWorker:
         self.ephemerals: list[ContainerRecord] = []  # debug containers added through pods/ephemeralcontainers
         self._changed: set[str] = set()  # containers being stopped because their image changed: started again
         self._ephemeral_tasks: list[asyncio.Task[None]] = []
-        self.sandbox: Any = None
+        self.sandbox: Sandbox | None = None
         self.ip: str | None = None
         self.start_time = (pod.get("status") or {}).get("startTime") or now_rfc3339()
         self.override: dict[str, str] | None = None
@@ -203,7 +203,7 @@ class PodWorker:
             except OSError as exc:
                 log.warning("pod %s/%s: no sandbox: %s", self.namespace, self.name, exc)
                 self.env.events.emit(self.pod, "FailedCreatePodSandBox", f"Failed to create pod sandbox: {exc}",
-                                         "Warning")
+                                     "Warning")
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, MAX_SANDBOX_RETRY)
         return False

@@ -277,7 +277,8 @@ class KubeletServer:
     # -- port-forward and proxy --------------------------------------------------------------------------------
     async def _connect(self, worker: PodWorker, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         """A connection to localhost:port inside the Pod's network namespace (as upstream's port-forward)."""
-        return await open_connection_in(getattr(worker.sandbox, "netns", None), "127.0.0.1", port)
+        return await open_connection_in(worker.sandbox.netns if worker.sandbox is not None else None, "127.0.0.1",
+                                        port)
 
     async def port_forward(self, request: web.Request) -> web.StreamResponse:
         worker = self._worker(request)
