@@ -27,6 +27,7 @@ from .registry.cache import HISTORY_EVENTS, ObjectCache
 from .registry.generic import Registry, WriteOptions
 from .requestinfo import RequestInfo
 from .resources import ResourceRegistry, builtin_resources
+from .store_health import StoreHealth
 
 log = logging.getLogger("mini-kube.apiserver")
 
@@ -103,6 +104,7 @@ class ApiServer:
         self.url = ""
         self._runner: web.AppRunner | None = None
         self._data_dir_lock: Any = None
+        self.store_health = StoreHealth(lambda: self.store)  # /livez and /readyz's etcd checks
         self.inflight = InflightLimiter(self.config.max_requests_inflight,
                                         self.config.max_mutating_requests_inflight)
         self._unsubscribe: Callable[[], None] | None = None
