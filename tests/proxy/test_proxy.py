@@ -6,6 +6,7 @@ Services made with real kubectl."""
 
 from __future__ import annotations
 
+import base64
 import json
 import socket
 import threading
@@ -14,7 +15,7 @@ import urllib.error
 import urllib.request
 
 import pytest
-from mini_kube.client import ApiClient, Connection
+from mini_kube.client import ApiClient, Connection, ResourceRef
 from mini_kube.proxy.server import ProxyServer
 
 from tests.helpers import kubectl, new_namespace
@@ -36,6 +37,9 @@ from tests.proxy.support import (
 )
 
 NODE = "node-a"
+
+
+SECRETS = ResourceRef("", "v1", "secrets")
 
 
 @pytest.fixture(scope="module")
@@ -291,7 +295,15 @@ def test_external_traffic_policy_local_and_health_check(cluster, proxy, ns, flee
     assert refused((proxy.node_ip, port))  # endpoints elsewhere only: this node refuses
     with urllib.request.urlopen(f"http://{proxy.node_ip}:10256/healthz", timeout=2) as answer:
         assert answer.status == 200 and json.loads(answer.read())["nodeEligible"] is True
-    with urllib.request.urlopen(f"http://{proxy.node_ip}:10256/connections", timeout=2) as answer:
+    # the connection records: to an unauthenticated client the port serves health only (as upstream's 10256)
+    url = f"http://{proxy.node_ip}:10256/connections"
+    for headers in ({}, {"Authorization": "Bearer guess"}):
+        with pytest.raises(urllib.error.HTTPError) as refused_records:
+            urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=2)
+        assert refused_records.value.code == 404 and refused_records.value.read() == b"404 page not found\n"
+    token = base64.b64decode(cluster.client.get(SECRETS, "mini-kube-kubelet-api", "kube-system")["data"]["token"])
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token.decode()}"})
+    with urllib.request.urlopen(request, timeout=2) as answer:
         last = [r for r in json.loads(answer.read()) if r["service"] == f"{ns}/local"][-1]
         assert last["via"] == "NodePort" and last["endpoint"] == f"{here.address[0]}:{here.address[1]}"
 
