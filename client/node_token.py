@@ -11,10 +11,11 @@ import base64
 import hmac
 import secrets
 
-from .rest import AlreadyExists, ApiClient, ApiError, NotFound, ResourceRef
+from mini_kube.machinery.refs import SECRETS
+
+from .rest import AlreadyExists, ApiClient, ApiError, NotFound
 
 NAMESPACE, NAME = "kube-system", "mini-kube-kubelet-api"
-SECRETS = ResourceRef("", "v1", "secrets")
 
 
 async def node_token(client: ApiClient, *, create: bool = False) -> str | None:

@@ -15,13 +15,12 @@ import urllib.error
 import urllib.request
 
 import pytest
-from mini_kube.client import ApiClient, Connection, ResourceRef
+from mini_kube.client import ApiClient, Connection
+from mini_kube.machinery.refs import NODES, SECRETS, SERVICES
 from mini_kube.proxy.server import ProxyServer
 
 from tests.helpers import kubectl, new_namespace
 from tests.proxy.support import (
-    NODES,
-    SERVICES,
     SLICES,
     ClusterNetns,
     TcpBackend,
@@ -37,9 +36,6 @@ from tests.proxy.support import (
 )
 
 NODE = "node-a"
-
-
-SECRETS = ResourceRef("", "v1", "secrets")
 
 
 @pytest.fixture(scope="module")
