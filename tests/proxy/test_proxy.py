@@ -16,12 +16,11 @@ import urllib.request
 
 import pytest
 from mini_kube.client import ApiClient, Connection
-from mini_kube.machinery.refs import NODES, SECRETS, SERVICES
+from mini_kube.machinery.refs import ENDPOINTSLICES, NODES, SECRETS, SERVICES
 from mini_kube.proxy.server import ProxyServer
 
 from tests.helpers import kubectl, new_namespace
 from tests.proxy.support import (
-    SLICES,
     ClusterNetns,
     TcpBackend,
     UdpBackend,
@@ -86,12 +85,12 @@ def publish(cluster, ns: str, service: str, endpoints: list[dict], port: int, pr
     name = name or f"{service}-manual"
     body = slice_body(service, name, endpoints, port, protocol)
     try:
-        current = cluster.client.get(SLICES, name, ns)
+        current = cluster.client.get(ENDPOINTSLICES, name, ns)
     except Exception:
-        cluster.client.create(SLICES, body, ns)
+        cluster.client.create(ENDPOINTSLICES, body, ns)
         return
     body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
-    cluster.client.replace(SLICES, body, ns)
+    cluster.client.replace(ENDPOINTSLICES, body, ns)
 
 
 @pytest.fixture
@@ -321,9 +320,9 @@ def test_kubectl_create_service_nodeport(cluster, proxy, ns, fleet):
     publish(cluster, ns, "web", [endpoint(b.address[0]) for b in backends], target, name="web-pods")
     # the slice's port name must match the Service port's name kubectl gave it
     port_name = cluster.client.get(SERVICES, "web", ns)["spec"]["ports"][0].get("name", "")
-    body = cluster.client.get(SLICES, "web-pods", ns)
+    body = cluster.client.get(ENDPOINTSLICES, "web-pods", ns)
     body["ports"][0]["name"] = port_name
-    cluster.client.replace(SLICES, body, ns)
+    cluster.client.replace(ENDPOINTSLICES, body, ns)
     wait_listening(proxy, port)
     assert {ask_name((proxy.node_ip, port)) for _ in range(4)} == {"b0", "b1"}
     kubectl(cluster, "delete", "service", "web", "-n", ns)
