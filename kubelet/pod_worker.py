@@ -19,6 +19,7 @@ from . import hooks, pod_status
 from .container_events import ensure_image, field_path
 from .deletion import final_delete
 from .env import EnvError, container_env, expand
+from .inflight import to_the_end
 from .probes import ProbeRunner
 from .records import ContainerRecord, now
 from .runtime.base import Container, ContainerSpec
@@ -533,8 +534,8 @@ class PodWorker:
         if status == self._written:
             return
         try:
-            await self.kubelet.client.patch(PODS, self.name, {"status": status}, self.namespace,
-                                            subresource="status")
+            await to_the_end(self.kubelet.client.patch(PODS, self.name, {"status": status}, self.namespace,
+                                                       subresource="status"))
             self._written = status
         except NotFound:
             return
