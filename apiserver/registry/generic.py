@@ -57,6 +57,7 @@ class WriteOptions:
     subresource: str = ""
     operation: str = "Update"  # managedFields operation: Update or Apply
     warnings: list[str] = field(default_factory=list)
+    audit_annotations: dict[str, str] = field(default_factory=dict)  # admission's, for the request's audit event
 
 
 @dataclass(slots=True)
@@ -192,6 +193,7 @@ class Registry:
                                fields: FieldSelector, limit: int) -> ListResult:
         items: list[Entry] = []
         after = start
+        unfiltered = labels.empty and fields.empty
         try:
             while True:
                 page = await self.store.range(prefix, revision=revision, limit=max(limit, 500) if limit else 0,
@@ -202,8 +204,11 @@ class Registry:
                         items.append(Entry(kv.key, obj, kv.value, kv.mod_revision))
                         if limit and len(items) == limit:
                             more = kv is not page.kvs[-1] or page.more
-                            token = encode_continue(revision, kv.key) if more else ""
-                            return ListResult(items, revision, token)
+                            if not more:
+                                return ListResult(items, revision)
+                            # unfiltered, every key after `start` is an item: the rest is the count less this page
+                            remaining = page.count - limit if unfiltered and after == start else None
+                            return ListResult(items, revision, encode_continue(revision, kv.key), remaining)
                 if not page.more or not page.kvs:
                     return ListResult(items, revision)
                 after = page.kvs[-1].key

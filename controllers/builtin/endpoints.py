@@ -4,7 +4,8 @@ For every Service with a selector: the selected Pods that have an IP and are not
 its Ready condition is True (or the Service publishes not-ready addresses), terminating when it is being
 deleted. Target ports named in the Service resolve per Pod from its container ports. EndpointSlices carry the
 `kubernetes.io/service-name` and managed-by labels, hold at most 100 endpoints, group endpoints with the same
-ports, and are owned by the Service. Both are updated as soon as a Pod or the Service changes; the
+ports, and are owned by the Service. An Endpoints is deleted with its Service; one written without a Service
+is left alone. Both are updated as soon as a Pod or the Service changes; the
 `default/kubernetes` Service (no selector) is left alone: its endpoint is the API server's loopback address,
 which Endpoints validation refuses; the API server itself is the one to publish it.
 """
@@ -127,7 +128,14 @@ class EndpointsController(_ServiceEndpointsController):
 
     def setup(self) -> None:
         super().setup()
-        self.endpoints = self.watch(ENDPOINTS)
+        self.endpoints = self.watch(ENDPOINTS, enqueue=False)
+        self.endpoints.add_handler(self._endpoints_deleted)
+
+    def _endpoints_deleted(self, event: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
+        """A deleted Endpoints is made again if its Service wants one. Only deletions count, as upstream's: an
+        Endpoints someone writes without a Service (mirrored to EndpointSlices) is theirs and stays."""
+        if event == "delete" and old:
+            self.queue.add(object_key(old))
 
     def desired(self, service: dict[str, Any]) -> list[dict[str, Any]]:
         groups: dict[tuple[tuple[str, int, str], ...], dict[str, list[dict[str, Any]]]] = {}

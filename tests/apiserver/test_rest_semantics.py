@@ -103,13 +103,15 @@ def test_list_chunking_is_a_consistent_snapshot(mini_kube_session, kube_namespac
     assert first["metadata"]["remainingItemCount"] == 3
     client.create(CM, {"metadata": {"name": "item-9"}}, kube_namespace)  # after the snapshot
     client.delete(CM, "item-4", kube_namespace)
-    names, token = [], first["metadata"]["continue"]
+    names, remaining, token = [], [], first["metadata"]["continue"]
     while token:
         page = client.list(CM, kube_namespace, limit="2", **{"continue": token})
         assert page["metadata"]["resourceVersion"] == first["metadata"]["resourceVersion"]
         names += [o["metadata"]["name"] for o in page["items"]]
+        remaining.append(page["metadata"].get("remainingItemCount"))
         token = page["metadata"].get("continue")
     assert names == ["item-2", "item-3", "item-4"]
+    assert remaining == [1, None]  # every page but the last says how many follow, as upstream's
     err = error_of(client.list, CM, kube_namespace, **{"continue": "garbage"})
     assert err.status == 400
 

@@ -155,6 +155,16 @@ def test_each_schedule_time_creates_one_job(cluster, clock, ns):
     eventually(lambda: {"SuccessfulCreate", "SawCompletedJob"} <= set(reasons(kube, ns)))
 
 
+def test_a_question_mark_schedules_as_a_star(cluster, clock, ns):
+    """robfig/cron, which upstream's controller uses, reads `?` as `*`: `*/1 * * * ?` runs every minute."""
+    kube = cluster
+    start = make(kube, clock, ns, "quiz", schedule="*/1 * * * ?")
+    clock.set(start + dt.timedelta(seconds=60))
+    due = minute(start + dt.timedelta(seconds=60))
+    assert [j["metadata"]["name"] for j in eventually(lambda: jobs(kube, ns))] == [f"quiz-{int(due.timestamp()) // 60}"]
+    assert "FailedNeedsStart" not in reasons(kube, ns) and "UnparseableSchedule" not in reasons(kube, ns)
+
+
 def test_forbid_waits_while_a_job_runs(cluster, clock, ns):
     kube = cluster
     start = make(kube, clock, ns, "solo", concurrencyPolicy="Forbid")

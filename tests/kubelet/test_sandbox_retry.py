@@ -21,8 +21,8 @@ def test_a_pod_without_a_sandbox_says_why_and_runs_once_there_is_room(simulated_
     kubelet = kube.nodes.kubelets[0]
     ns = new_namespace(kube)
     container = {"name": "main", "image": "busybox"}
-    own = kubelet.ipam
-    kubelet.ipam = Ipam("10.244.250.0/30")  # one address for Pods (the first is the node's)
+    own = kubelet.env.ipam
+    kubelet.env.ipam = Ipam("10.244.250.0/30")  # one address for Pods (the first is the node's)
     try:
         kube.client.create(PODS, pod("first", container, node=kubelet.name), ns)
         eventually(lambda: status_of(kube, ns, "first").get("phase") == "Running")
@@ -33,4 +33,4 @@ def test_a_pod_without_a_sandbox_says_why_and_runs_once_there_is_room(simulated_
         eventually(lambda: status_of(kube, ns, "second").get("phase") == "Running")
         assert status_of(kube, ns, "second")["podIP"] == "10.244.250.2"
     finally:
-        kubelet.ipam = own
+        kubelet.env.ipam = own
