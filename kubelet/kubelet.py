@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime as dt
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mini_kube.client import AlreadyExists, ApiClient, ApiError, Conflict, NotFound, ResourceRef
+from mini_kube.client import AlreadyExists, ApiClient, ApiError, Conflict, NotFound
 from mini_kube.client.events import EventRecorder
 from mini_kube.client.informer import Informer
+from mini_kube.machinery.refs import LEASES, NODES, PODS, SERVICES
+from mini_kube.machinery.times import now_micro
 
 from .actions import Dialer
 from .deletion import final_delete
@@ -25,10 +26,6 @@ from .server import KubeletServer
 from .worker_env import NodeEvents, WorkerEnv, WorkerSettings
 
 log = logging.getLogger("mini-kube.kubelet")
-NODES = ResourceRef("", "v1", "nodes", namespaced=False)
-PODS = ResourceRef("", "v1", "pods")
-SERVICES = ResourceRef("", "v1", "services")
-LEASES = ResourceRef("coordination.k8s.io", "v1", "leases")
 
 
 @dataclass
@@ -50,10 +47,6 @@ class KubeletConfig:
     config_retry: float = 2.0  # seconds between tries of a container whose ConfigMap/Secret is missing
     cgroups: bool = True  # process runtime: Pods and containers in cgroups with their limits, where writable
     pod_pids_limit: int = -1  # podPidsLimit: the most processes a Pod may have (-1: no limit)
-
-
-def _micro_now() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 class Kubelet:
@@ -175,7 +168,7 @@ class Kubelet:
 
     async def _renew_once(self, lease: dict[str, Any] | None) -> dict[str, Any]:
         spec = {"holderIdentity": self.name, "leaseDurationSeconds": self.config.lease_seconds,
-                "renewTime": _micro_now()}
+                "renewTime": now_micro()}
         if lease is None:
             try:
                 lease = await self.client.get(LEASES, self.name, "kube-node-lease")

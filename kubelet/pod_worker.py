@@ -13,7 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mini_kube.client import ApiError, NotFound, ResourceRef
+from mini_kube.client import ApiError, NotFound
+from mini_kube.machinery.meta import meta
+from mini_kube.machinery.refs import PODS
+from mini_kube.machinery.times import now_rfc3339
 
 from . import hooks, pod_status
 from .actions import Target
@@ -23,13 +26,12 @@ from .env import EnvError, container_env, expand
 from .images import standin_argv
 from .inflight import to_the_end
 from .probes import ProbeRunner
-from .records import ContainerRecord, now
+from .records import ContainerRecord
 from .runtime.base import Container, ContainerSpec, Sandbox
 from .volumes import VolumeError, container_mounts, make_volumes
 from .worker_env import WorkerEnv
 
 log = logging.getLogger("mini-kube.kubelet")
-PODS = ResourceRef("", "v1", "pods")
 MAX_BACKOFF = 300.0
 BACKOFF_RESET = 600.0
 SANDBOX_RETRY, MAX_SANDBOX_RETRY = 1.0, 30.0  # seconds between attempts at a Pod's sandbox (doubling)
@@ -39,10 +41,6 @@ def _mount_failure(exc: Exception) -> str:
     """FailedMount's message, as upstream's volume manager words it."""
     volume = getattr(exc, "volume", "")
     return f'MountVolume.SetUp failed for volume "{volume}" : {exc}' if volume else f"MountVolume.SetUp failed: {exc}"
-
-
-def meta(obj: dict[str, Any]) -> dict[str, Any]:
-    return obj.get("metadata") or {}
 
 
 class PodWorker:
@@ -70,7 +68,7 @@ class PodWorker:
         self._ephemeral_tasks: list[asyncio.Task[None]] = []
         self.sandbox: Sandbox | None = None
         self.ip: str | None = None
-        self.start_time = (pod.get("status") or {}).get("startTime") or now()
+        self.start_time = (pod.get("status") or {}).get("startTime") or now_rfc3339()
         self.override: dict[str, str] | None = None
         self.volumes: dict[str, str] = {}
         self.terminating = False
@@ -312,7 +310,7 @@ class PodWorker:
             container = await self.env.runtime.start(self.sandbox, container_spec)
         except OSError as exc:
             record.state = {"terminated": {"exitCode": 128, "reason": "StartError", "message": str(exc),
-                                           "startedAt": now(), "finishedAt": now()}}
+                                           "startedAt": now_rfc3339(), "finishedAt": now_rfc3339()}}
             self.container_event(record, "Failed", f"Error: {exc}", "Warning")
             self.mark_dirty()
             return 128
@@ -515,7 +513,7 @@ class PodWorker:
             if "waiting" in record.state and record.restart_count == 0 and not record.last_state:
                 record.state = {"terminated": {"exitCode": 137, "reason": "ContainerStatusUnknown",
                                                "message": "The container could not be located when the pod was "
-                                                          "terminated", "startedAt": None, "finishedAt": now()}}
+                                                          "terminated", "startedAt": None, "finishedAt": now_rfc3339()}}
         self.finished.set()
         self.mark_dirty()
         await self._flush()

@@ -13,6 +13,7 @@ from typing import Any
 
 from mini_kube.client import ApiClient, ApiError, NotFound, ResourceRef
 from mini_kube.client.events import EventRecorder
+from mini_kube.machinery.refs import SERVICEACCOUNTS
 
 from .actions import Dialer
 from .ipam import Ipam
@@ -20,7 +21,6 @@ from .runtime.base import Runtime
 
 log = logging.getLogger("mini-kube.kubelet")
 KINDS = {"configmaps": ResourceRef("", "v1", "configmaps"), "secrets": ResourceRef("", "v1", "secrets")}
-SERVICE_ACCOUNTS = ResourceRef("", "v1", "serviceaccounts")
 
 
 class NodeEvents:
@@ -84,7 +84,7 @@ class WorkerEnv:
                          "boundObjectRef": {"apiVersion": "v1", "kind": "Pod", "name": pod["metadata"]["name"],
                                             "uid": pod["metadata"]["uid"]}}}
         try:
-            answer = await self.client.request("POST", SERVICE_ACCOUNTS.path(
+            answer = await self.client.request("POST", SERVICEACCOUNTS.path(
                 pod["metadata"]["namespace"], account, "token"), body=body)
             return answer["status"]["token"]
         except ApiError as exc:

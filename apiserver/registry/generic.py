@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import base64
 import secrets
-import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 import orjson
+from mini_kube.machinery.times import now_rfc3339
 from mini_kube.store import ConflictError, KeyExistsError, KeyNotFoundError, Store, ValueTooLargeError
 from mini_kube.store.errors import CompactedError, FutureRevisionError
 
@@ -36,15 +35,6 @@ DELETE_RETRIES = 10  # a delete raced by other writes tries again this often bef
 
 
 _now_cache: tuple[int, str] = (0, "")
-
-
-def now_rfc3339() -> str:
-    """The current time as Kubernetes writes timestamps (second precision), formatted once per second."""
-    global _now_cache
-    second = int(time.time())
-    if _now_cache[0] != second:
-        _now_cache = (second, datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
-    return _now_cache[1]
 
 
 @dataclass(slots=True)

@@ -19,13 +19,14 @@ from typing import Any
 from mini_kube.client import ApiClient, ApiError, Conflict, NotFound, ResourceRef
 from mini_kube.client.discovery import served_resources
 from mini_kube.client.informer import Informer, SharedInformerFactory, object_key
+from mini_kube.machinery.meta import meta as object_meta
+from mini_kube.machinery.refs import CUSTOMRESOURCEDEFINITIONS
 
 from ..reconciler import Controller, Result
 
 log = logging.getLogger("mini-kube.gc")
 FOREGROUND, ORPHAN = "foregroundDeletion", "orphan"
 IGNORED = {("", "events"), ("events.k8s.io", "events")}
-CRDS = ResourceRef("apiextensions.k8s.io", "v1", "customresourcedefinitions", namespaced=False)
 REDISCOVER_AFTER = 0.5
 
 
@@ -33,17 +34,13 @@ LIVE_INDEX = "gc-owner-uid-undeleted"  # owners' uids, of dependents not being d
 BLOCKING_INDEX = "gc-owner-uid-blocking"  # owners' uids whose references have blockOwnerDeletion
 
 
-def _meta(obj: dict[str, Any]) -> dict[str, Any]:
-    return obj.get("metadata") or {}
-
-
 def _live_owners(obj: dict[str, Any]) -> tuple[str, ...]:
-    meta = _meta(obj)
+    meta = object_meta(obj)
     return () if meta.get("deletionTimestamp") else tuple(r.get("uid", "") for r in meta.get("ownerReferences") or ())
 
 
 def _blocked_owners(obj: dict[str, Any]) -> tuple[str, ...]:
-    return tuple(r.get("uid", "") for r in _meta(obj).get("ownerReferences") or () if r.get("blockOwnerDeletion"))
+    return tuple(r.get("uid", "") for r in object_meta(obj).get("ownerReferences") or () if r.get("blockOwnerDeletion"))
 
 
 class GarbageCollector(Controller):
@@ -60,7 +57,7 @@ class GarbageCollector(Controller):
 
     # -- the graph ----------------------------------------------------------------------------------------
     def setup(self) -> None:
-        self.watch(CRDS, enqueue=False).add_handler(lambda *_: self._schedule_discovery())
+        self.watch(CUSTOMRESOURCEDEFINITIONS, enqueue=False).add_handler(lambda *_: self._schedule_discovery())
 
     async def start(self) -> None:
         await self._discover()
@@ -103,7 +100,7 @@ class GarbageCollector(Controller):
         obj = new if event != "delete" else old
         if not obj:
             return
-        meta = _meta(obj)
+        meta = object_meta(obj)
         uid = meta.get("uid")
         if not uid:
             return
@@ -111,11 +108,11 @@ class GarbageCollector(Controller):
             self.by_uid.pop(uid, None)
             self.waiting.discard(uid)
             for dependent in self._dependents(uid):
-                self.queue.add(("dependent", _meta(dependent).get("uid")))
+                self.queue.add(("dependent", object_meta(dependent).get("uid")))
         else:
             self.by_uid[uid] = (informer, object_key(obj))
             refs = meta.get("ownerReferences")
-            if refs and (old is None or _meta(old).get("ownerReferences") != refs):
+            if refs and (old is None or object_meta(old).get("ownerReferences") != refs):
                 self.queue.add(("dependent", uid))
             if meta.get("deletionTimestamp") and {FOREGROUND, ORPHAN} & set(meta.get("finalizers") or ()):
                 self.waiting.add(uid)
@@ -123,7 +120,7 @@ class GarbageCollector(Controller):
             else:
                 self.waiting.discard(uid)
         for changed in (old, new):  # an owner waiting in foreground re-checks
-            for ref in (_meta(changed).get("ownerReferences") or ()) if changed else ():
+            for ref in (object_meta(changed).get("ownerReferences") or ()) if changed else ():
                 if ref.get("uid") in self.waiting:
                     self.queue.add(("owner", ref["uid"]))
 
@@ -133,7 +130,7 @@ class GarbageCollector(Controller):
             return None
         informer, key = found
         obj = informer.get(key)
-        return (informer, obj) if obj is not None and _meta(obj).get("uid") == uid else None
+        return (informer, obj) if obj is not None and object_meta(obj).get("uid") == uid else None
 
     def _dependents(self, uid: str, index: str = "owner-uid") -> list[dict[str, Any]]:
         """The objects whose `index` (any reference, LIVE_INDEX or BLOCKING_INDEX) names owner `uid`."""
@@ -159,15 +156,15 @@ class GarbageCollector(Controller):
         resource = self.kinds.get((group, ref.get("kind", "")))
         if resource is None:
             return True  # an unknown kind: never delete on a guess
-        namespace = _meta(dependent).get("namespace") if resource.namespaced else None
+        namespace = object_meta(dependent).get("namespace") if resource.namespaced else None
         try:
             owner = await self.client.get(resource, ref.get("name", ""), namespace)
         except NotFound:
             return False
-        return _meta(owner).get("uid") == ref.get("uid")
+        return object_meta(owner).get("uid") == ref.get("uid")
 
     async def _check_owners(self, informer: Informer, obj: dict[str, Any]) -> Result | None:
-        meta = _meta(obj)
+        meta = object_meta(obj)
         refs = list(meta.get("ownerReferences") or ())
         if not refs or meta.get("deletionTimestamp"):
             return None
@@ -187,7 +184,7 @@ class GarbageCollector(Controller):
         return None
 
     async def _set_owner_refs(self, ref: ResourceRef, obj: dict[str, Any], refs: list[dict[str, Any]]) -> None:
-        meta = _meta(obj)
+        meta = object_meta(obj)
         patch = {"metadata": {"ownerReferences": refs or None, "uid": meta["uid"],
                               "resourceVersion": meta["resourceVersion"]}}
         with contextlib.suppress(NotFound):
@@ -196,19 +193,19 @@ class GarbageCollector(Controller):
     async def _finish_owner(self, informer: Informer, owner: dict[str, Any]) -> Result | None:
         """An owner being deleted in foreground or orphaning: act on the dependents this still requires (those
         not yet deleted, or still referencing it), then remove the finalizer once none blocks it."""
-        meta = _meta(owner)
+        meta = object_meta(owner)
         finalizers = meta.get("finalizers") or ()
         uid = meta["uid"]
         if ORPHAN in finalizers:
             for dependent in self._dependents(uid):
-                found = self._lookup(_meta(dependent).get("uid", ""))
+                found = self._lookup(object_meta(dependent).get("uid", ""))
                 if found is not None:
-                    refs = [r for r in _meta(dependent).get("ownerReferences") or () if r.get("uid") != uid]
+                    refs = [r for r in object_meta(dependent).get("ownerReferences") or () if r.get("uid") != uid]
                     await self._set_owner_refs(found[0].ref, dependent, refs)
             return await self._remove_finalizer(informer, owner, ORPHAN)
         if FOREGROUND in finalizers:
             for dependent in self._dependents(uid, LIVE_INDEX):
-                dmeta = _meta(dependent)
+                dmeta = object_meta(dependent)
                 found = self._lookup(dmeta.get("uid", ""))
                 if found is not None and not dmeta.get("deletionTimestamp"):
                     with contextlib.suppress(NotFound):
@@ -220,7 +217,7 @@ class GarbageCollector(Controller):
         return None
 
     async def _remove_finalizer(self, informer: Informer, owner: dict[str, Any], finalizer: str) -> Result | None:
-        meta = _meta(owner)
+        meta = object_meta(owner)
         rest = [f for f in meta.get("finalizers") or () if f != finalizer]
         patch = {"metadata": {"finalizers": rest or None, "resourceVersion": meta["resourceVersion"]}}
         try:

@@ -9,13 +9,10 @@ import json
 from typing import Any
 
 import pytest
-from mini_kube.client import ResourceRef
+from mini_kube.machinery.refs import DEPLOYMENTS, PODS
 
 from mini_kube.testing import MiniKube
 from tests.helpers import kubectl
-
-PODS = ResourceRef("", "v1", "pods")
-DEPLOYMENTS = ResourceRef("apps", "v1", "deployments")
 
 RESTRICTED_POD: dict[str, Any] = {
     "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},

@@ -8,16 +8,10 @@ import time
 
 import pytest
 from mini_kube.client import ApiError, ResourceRef
+from mini_kube.machinery.refs import CONFIGMAPS, ENDPOINTS, ENDPOINTSLICES, PODS, SECRETS, SERVICES
 
 from mini_kube.testing import MiniKube
 from tests.helpers import kubectl
-
-CONFIGMAPS = ResourceRef("", "v1", "configmaps")
-SECRETS = ResourceRef("", "v1", "secrets")
-PODS = ResourceRef("", "v1", "pods")
-SERVICES = ResourceRef("", "v1", "services")
-SLICES = ResourceRef("discovery.k8s.io", "v1", "endpointslices")
-ENDPOINTS = ResourceRef("", "v1", "endpoints")
 
 
 def eventually(check, timeout: float = 10.0):
@@ -156,7 +150,7 @@ def _set_status(kube, ns: str, name: str, ip: str, ready: bool) -> None:
 
 
 def _slice(kube, ns: str) -> dict:
-    listed = kube.client.list(SLICES, ns, labelSelector="kubernetes.io/service-name=web")["items"]
+    listed = kube.client.list(ENDPOINTSLICES, ns, labelSelector="kubernetes.io/service-name=web")["items"]
     assert len(listed) == 1
     return listed[0]
 

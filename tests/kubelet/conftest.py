@@ -8,12 +8,12 @@ import functools
 from collections.abc import Callable, Iterator
 
 import pytest
-from mini_kube.client import NotFound, ResourceRef
+from mini_kube.client import NotFound
+from mini_kube.machinery.refs import PODS
 from mini_kube.network.namespaces import can_make_namespaces
 
 from tests import helpers
 
-PODS = ResourceRef("", "v1", "pods")
 NODE = "mini-kube"
 eventually = functools.partial(helpers.eventually, timeout=20.0, interval=0.05)
 

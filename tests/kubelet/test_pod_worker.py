@@ -7,8 +7,9 @@ from __future__ import annotations
 import asyncio
 
 from mini_kube.kubelet.pod_worker import PodWorker
+from mini_kube.machinery.refs import PODS
 
-from .conftest import PODS, new_namespace, pod
+from .conftest import new_namespace, pod
 
 
 def test_a_worker_starts_nothing_until_started_and_stop_ends_a_termination_under_way(simulated_cluster):

@@ -4,12 +4,10 @@ is free."""
 
 from __future__ import annotations
 
-from mini_kube.client import ResourceRef
 from mini_kube.kubelet.ipam import Ipam
+from mini_kube.machinery.refs import EVENTS, PODS
 
-from .conftest import PODS, eventually, new_namespace, pod, status_of
-
-EVENTS = ResourceRef("", "v1", "events")
+from .conftest import eventually, new_namespace, pod, status_of
 
 
 def reasons(kube, ns: str, name: str) -> list[str]:
