@@ -17,6 +17,7 @@ from mini_kube.client.events import EventRecorder
 from mini_kube.client.informer import Informer
 
 from .deletion import final_delete
+from .images import image_name
 from .ipam import Ipam
 from .node_status import default_capacity, node_object, node_status, status_events
 from .pod_worker import PodWorker
@@ -34,14 +35,6 @@ IMAGE_PORTS = {"nginx": 80, "httpd": 80, "caddy": 80, "traefik/whoami": 80, "has
 IMAGE_DOCROOTS = {"nginx": "/usr/share/nginx/html", "httpd": "/usr/local/apache2/htdocs", "caddy": "/usr/share/caddy"}
 """Web server images whose stand-in serves files from the image's document root (a writable, initially empty
 directory of the container's own), as the real server would: 404 for what is not there."""
-
-
-def image_name(image: str) -> str:
-    """`docker.io/library/nginx:1.27@sha256:...` -> `nginx`."""
-    name = image.split("@")[0].rsplit(":", 1)[0] if ":" in image.rsplit("/", 1)[-1] else image.split("@")[0]
-    for prefix in ("docker.io/library/", "docker.io/", "library/"):
-        name = name.removeprefix(prefix)
-    return name
 
 
 @dataclass
