@@ -13,7 +13,7 @@ from typing import Any
 from mini_kube.apiserver.datadir import StartupError
 from mini_kube.apiserver.kubeconfig import write_kubeconfig
 from mini_kube.apiserver.server import ApiServer, ServerConfig
-from mini_kube.client import ApiClient
+from mini_kube.client import ApiClient, KubeconfigError
 from mini_kube.client.leaderelection import add_timing_flags
 from mini_kube.controllers.signals import until_signalled
 
@@ -355,7 +355,10 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     module, _, function = RUNNERS[args.command].partition(":")
     run = getattr(importlib.import_module(module), function) if module else globals()[function]
-    asyncio.run(run(args))
+    try:
+        asyncio.run(run(args))
+    except KubeconfigError as exc:  # as kubectl: one line saying which file and why
+        raise SystemExit(f"mini-kube: {exc}") from None
     return 0
 
 if __name__ == "__main__":
