@@ -89,8 +89,7 @@ class LeaderElector:
         """Acquire, then run `lead` while renewing; returns after losing the lease (or when cancelled). `lead` is
         cancelled and awaited before the lease is released, so what it stops in a `finally` has stopped before a
         successor can take over."""
-        while not await self._attempt():
-            await asyncio.sleep(self.retry_period)
+        await self._acquire()
         self.transitions += 1
         self.leading.set()
         log.info("%s became the leader of %s/%s", self.identity, self.namespace, self.name)
@@ -110,10 +109,21 @@ class LeaderElector:
             log.debug("lease %s: %s", self.name, exc)
             return False
 
+    async def _acquire(self) -> None:
+        """Try every `retry_period` until the lease is ours (client-go's acquire loop)."""
+        while True:
+            if await self._attempt():
+                return
+            await asyncio.sleep(self.retry_period)
+
     async def _renew_until_lost(self, task: asyncio.Task[None]) -> None:
+        """Renew every `retry_period` until `lead` ends (noticed at once) or no renewal succeeded within
+        `renew_deadline`."""
         last = asyncio.get_running_loop().time()
         while not task.done():
-            await asyncio.sleep(self.retry_period)
+            await asyncio.wait({task}, timeout=self.retry_period)
+            if task.done():
+                return
             if await self._attempt():
                 last = asyncio.get_running_loop().time()
             elif asyncio.get_running_loop().time() - last > self.renew_deadline:

@@ -19,7 +19,7 @@ import socket
 from typing import Any
 
 from mini_kube.client import AlreadyExists, ApiClient, NotFound, ResourceRef
-from mini_kube.client.informer import SharedInformerFactory
+from mini_kube.client.informer import SharedInformerFactory, object_key
 
 from .records import ClusterRecords
 from .server import DnsServer
@@ -67,8 +67,10 @@ class ClusterDNS:
         self.ready = asyncio.Event()
         self._metrics: list[asyncio.Server] = []
         self._task: asyncio.Task[None] | None = None
+        self._own_service_seen = asyncio.Event()  # the informer has delivered kube-system/kube-dns
 
     async def start(self) -> None:
+        self.informers.informer(SERVICES).add_handler(self._note_own_service)
         for ref, handler in ((SERVICES, self.records.on_service), (SLICES, self.records.on_slice),
                              (PODS, self.records.on_pod)):
             informer = self.informers.informer(ref)
@@ -138,10 +140,12 @@ class ClusterDNS:
     async def _see_own_service(self, timeout: float = 2.0) -> None:
         """Wait (briefly) until the informer has delivered the kube-dns Service, so that the first answers know
         it: the informers listed before `_ensure_service` created it, so it arrives by the watch."""
-        services = self.informers.informer(SERVICES)
-        deadline = asyncio.get_running_loop().time() + timeout
-        while services.get(SERVICE_KEY) is None and asyncio.get_running_loop().time() < deadline:
-            await asyncio.sleep(0.005)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._own_service_seen.wait(), timeout)
+
+    def _note_own_service(self, event: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
+        if new is not None and event != "delete" and object_key(new) == SERVICE_KEY:
+            self._own_service_seen.set()
 
     async def _serve_metrics(self, host: str, port: int, make: Any = None) -> asyncio.Server:
         """GET /metrics: request and response counts, in Prometheus' text format (CoreDNS's metric names)."""
