@@ -58,6 +58,11 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
 
 
 async def serve(args: argparse.Namespace) -> None:
+    from mini_kube.serve_options import serve_args_problem
+
+    problem = serve_args_problem(args)
+    if problem:
+        raise SystemExit(f"mini-kube: {problem}")
     data_dir = args.data_dir if args.data_dir == ":memory:" else str(Path(args.data_dir).expanduser())
     config = ServerConfig(address=args.address, port=args.port, data_dir=data_dir, insecure_http=args.insecure_http,
                           token_auth_file=args.token_auth_file, audit_log=args.audit_log,
