@@ -18,17 +18,14 @@ import logging
 import socket
 from typing import Any
 
-from mini_kube.client import AlreadyExists, ApiClient, NotFound, ResourceRef
+from mini_kube.client import AlreadyExists, ApiClient, NotFound
 from mini_kube.client.informer import SharedInformerFactory, object_key
+from mini_kube.machinery.refs import CONFIGMAPS, ENDPOINTSLICES, PODS, SERVICES
 
 from .records import ClusterRecords
 from .server import DnsServer
 
 log = logging.getLogger("mini-kube.dns")
-SERVICES = ResourceRef("", "v1", "services")
-SLICES = ResourceRef("discovery.k8s.io", "v1", "endpointslices")
-PODS = ResourceRef("", "v1", "pods")
-CONFIGMAPS = ResourceRef("", "v1", "configmaps")
 NETWORK_CONFIGMAP = ("kube-system", "mini-kube-network")
 SERVICE_KEY = "kube-system/kube-dns"
 PROXY_NAME_LABEL = "service.kubernetes.io/service-proxy-name"
@@ -71,7 +68,7 @@ class ClusterDNS:
 
     async def start(self) -> None:
         self.informers.informer(SERVICES).add_handler(self._note_own_service)
-        for ref, handler in ((SERVICES, self.records.on_service), (SLICES, self.records.on_slice),
+        for ref, handler in ((SERVICES, self.records.on_service), (ENDPOINTSLICES, self.records.on_slice),
                              (PODS, self.records.on_pod)):
             informer = self.informers.informer(ref)
             informer.add_handler(handler)
@@ -99,7 +96,7 @@ class ClusterDNS:
         if self.netns is None and network.get("netns"):
             self.netns = network["netns"]
         await self._ensure_service()
-        await asyncio.gather(*(i.synced.wait() for i in (self.informers.informer(r) for r in (SERVICES, SLICES, PODS))))
+        await asyncio.gather(*(i.synced.wait() for i in (self.informers.informer(r) for r in (SERVICES, ENDPOINTSLICES, PODS))))
         await self._see_own_service()
         if self.host_address:
             try:

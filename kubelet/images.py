@@ -1,17 +1,25 @@
-"""What an image means to a node without a container runtime: the environment its containers start from.
+"""What an image means to a node without a container runtime or images.
 
-mini-kube's own image (`mini-kube/mini-kube`, any tag) is the installation that serves the node: its scripts and
-interpreter directories come first on PATH, so `mini-kube` and `python3` are the very ones serving the cluster
-(whatever venv that is). Every other image starts from the host's standard PATH."""
+- mini-kube's own image (`mini-kube/mini-kube`, any tag) is the installation that serves the node: its scripts
+  and interpreter directories come first on PATH, so `mini-kube` and `python3` are the very ones serving the
+  cluster (whatever venv that is). Every other image starts from the host's standard PATH.
+- A container that names no command runs a stand-in (kubelet/standin.py) serving HTTP on its ports and its
+  image's usual port, and, for web servers' images, the image's document root."""
 
 from __future__ import annotations
 
 import os
 import sys
 import sysconfig
+from pathlib import Path
 
 BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 MINI_KUBE_IMAGE = "mini-kube/mini-kube"
+STANDIN = Path(__file__).with_name("standin.py")
+IMAGE_PORTS = {"nginx": 80, "httpd": 80, "caddy": 80, "traefik/whoami": 80, "hashicorp/http-echo": 5678}
+IMAGE_DOCROOTS = {"nginx": "/usr/share/nginx/html", "httpd": "/usr/local/apache2/htdocs", "caddy": "/usr/share/caddy"}
+"""Web server images whose stand-in serves files from the image's document root (a writable, initially empty
+directory of the container's own), as the real server would: 404 for what is not there."""
 
 
 def image_name(image: str) -> str:
@@ -25,8 +33,7 @@ def image_name(image: str) -> str:
 def installation_path() -> str:
     """PATH with the serving installation first: the directory of its `mini-kube` script, then its interpreter's."""
     first = [sysconfig.get_path("scripts"), os.path.dirname(sys.executable)]
-    dirs = list(dict.fromkeys(d for d in first if d)) + BASE_PATH.split(":")
-    return ":".join(dict.fromkeys(dirs))
+    return ":".join(dict.fromkeys([d for d in first if d] + BASE_PATH.split(":")))
 
 
 def image_environment(image: str) -> dict[str, str]:
@@ -34,3 +41,14 @@ def image_environment(image: str) -> dict[str, str]:
     if image_name(image) == MINI_KUBE_IMAGE:
         return {"PATH": installation_path()}
     return {"PATH": BASE_PATH}
+
+
+def standin_argv(image: str, ports: list[int]) -> list[str]:
+    """The program for a container with neither command nor args: HTTP on its ports (and its image's usual
+    port, e.g. 80 for nginx), or just staying up; web servers' images serve their document root."""
+    name = image_name(image)
+    every = list(ports)
+    if name in IMAGE_PORTS and IMAGE_PORTS[name] not in every:
+        every.append(IMAGE_PORTS[name])
+    docroot = ["--docroot", IMAGE_DOCROOTS[name]] if name in IMAGE_DOCROOTS else []
+    return [sys.executable, "-I", "-S", str(STANDIN), *docroot, *map(str, every)]

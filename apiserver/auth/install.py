@@ -38,7 +38,7 @@ from mini_kube.apiserver.auth.token_review import token_review
 from mini_kube.apiserver.auth.tokenrequest import token_request
 from mini_kube.apiserver.auth.user import UserInfo
 from mini_kube.apiserver.errors import StatusError, unauthorized
-from mini_kube.apiserver.requestinfo import REQUEST_INFO_KEY
+from mini_kube.apiserver.requestinfo import AUDIT_ANNOTATIONS_KEY, REQUEST_INFO_KEY
 
 if TYPE_CHECKING:
     from mini_kube.apiserver.server import ApiServer
@@ -101,7 +101,7 @@ class Auditor:
             request_uri=str(request.rel_url), code=status, received=request.get(RECEIVED) or dt.datetime.now(dt.UTC),
             audit_id=request.headers.get("Audit-ID"), source_ips=[peer] if peer else [],
             user_agent=request.headers.get("User-Agent", ""), status_reason=error.reason if error else "",
-            status_message=error.message if error else ""))
+            status_message=error.message if error else "", annotations=request.get(AUDIT_ANNOTATIONS_KEY)))
 
 
 def install(server: ApiServer, *, pki_hosts: list[str] | None = None) -> None:

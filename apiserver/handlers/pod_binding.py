@@ -10,11 +10,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
+from mini_kube.machinery.times import now_rfc3339
 
 from .. import errors
 from ..http import responses
 from ..http.negotiation import decode_body
-from ..registry.generic import WriteOptions, now_rfc3339
+from ..registry.generic import WriteOptions
 
 if TYPE_CHECKING:
     from ..server import ApiServer

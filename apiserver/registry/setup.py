@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mini_kube.machinery.times import now_rfc3339
+
 from ..admission import AdmissionChain
 from ..admission.plugins import default_plugins
 from ..resources import ResourceType
-from .generic import WriteOptions, now_rfc3339
+from .generic import WriteOptions
 from .strategies.crd import CrdStrategy
 from .strategies.custom import CustomResourceStrategy
 from .strategies.daemonset import DaemonSetStrategy

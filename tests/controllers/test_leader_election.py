@@ -9,14 +9,11 @@ import subprocess
 import sys
 import time
 
-from mini_kube.client import ApiClient, ResourceRef
+from mini_kube.client import ApiClient
 from mini_kube.client.leaderelection import LeaderElector
+from mini_kube.machinery.refs import LEASES, NAMESPACES, SERVICEACCOUNTS
 
 from mini_kube.testing import MiniKube
-
-LEASES = ResourceRef("coordination.k8s.io", "v1", "leases")
-SERVICEACCOUNTS = ResourceRef("", "v1", "serviceaccounts")
-NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
 
 
 def _manager(kubeconfig: str, identity_hint: str) -> subprocess.Popen[str]:

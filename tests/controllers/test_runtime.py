@@ -12,12 +12,11 @@ import sys
 import time
 
 import pytest
-from mini_kube.client import AlreadyExists, ApiClient, Connection, Gone, NotFound, ResourceRef
+from mini_kube.client import AlreadyExists, ApiClient, Connection, Gone, NotFound
 from mini_kube.client.informer import Informer, SharedInformerFactory
 from mini_kube.client.workqueue import RateLimiter, WorkQueue
 from mini_kube.controllers.reconciler import Controller
-
-CONFIGMAPS = ResourceRef("", "v1", "configmaps")
+from mini_kube.machinery.refs import CONFIGMAPS
 
 
 async def test_queue_dedupes_and_never_hands_a_key_to_two_workers():
