@@ -91,7 +91,8 @@ async def serve(args: argparse.Namespace) -> None:
         if args.nodes > 0:
             root = args.node_root_dir or (str(Path(data_dir) / "nodes") if data_dir != ":memory:" else None)
             await start_nodes(server, args.nodes, runtime=args.node_runtime, root=root,
-                              external_cloud=not args.no_ccm)
+                              external_cloud=not args.no_ccm, kubelet_options=(
+                                  {} if args.pod_pids_limit is None else {"pod_pids_limit": args.pod_pids_limit}))
         if not args.no_ccm:
             await start_ccm(server, lb_pool=args.lb_pool or None)
         if not args.no_dns:
@@ -146,8 +147,10 @@ async def start_nodes(server: ApiServer, count: int, **options: Any) -> Any:
     """Run `count` nodes (kubelet + kube-proxy each) in-process; returns them."""
     from mini_kube.kubelet.cli import node_names, start_in_process
 
+    data_dir = server.config.data_dir
     nodes = await start_in_process(lambda: client_for(server), node_names(count),
-                                   service_cidr=server.config.service_cidr, **options)
+                                   service_cidr=server.config.service_cidr,
+                                   hidden=[data_dir] if data_dir != ":memory:" else [], **options)
     server.on_stop.insert(0, nodes.stop)
     return nodes
 
