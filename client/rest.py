@@ -24,7 +24,11 @@ import yaml
 from mini_kube.machinery.refs import ResourceRef
 
 __all__ = ["AlreadyExists", "ApiClient", "ApiError", "BadRequest", "Conflict", "Connection", "Forbidden", "Gone",
-           "Invalid", "NotFound", "ResourceRef", "TooManyRequests", "Unauthorized"]
+           "Invalid", "KubeconfigError", "NotFound", "ResourceRef", "TooManyRequests", "Unauthorized"]
+
+
+class KubeconfigError(ValueError):
+    """A kubeconfig that cannot be read or used (missing, not YAML, no such context, unreadable certificates)."""
 
 
 class ApiError(Exception):
@@ -133,6 +137,17 @@ class Connection:
 
     @classmethod
     def from_kubeconfig(cls, path: str | Path, context: str | None = None) -> Connection:
+        """The kubeconfig's current (or named) context; KubeconfigError, saying why, when it cannot be used."""
+        try:
+            return cls._from_kubeconfig(path, context)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, StopIteration, yaml.YAMLError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else (
+                f"no such context, cluster or entry {exc}" if isinstance(exc, KeyError | StopIteration) else exc)
+            raise KubeconfigError(f"cannot use kubeconfig {path}: {' '.join(str(why).split()) or type(exc).__name__}"
+                                  ) from exc
+
+    @classmethod
+    def _from_kubeconfig(cls, path: str | Path, context: str | None) -> Connection:
         config = yaml.safe_load(Path(path).read_text())
         ctx_name = context or config.get("current-context")
         ctx = next(c["context"] for c in config["contexts"] if c["name"] == ctx_name)
