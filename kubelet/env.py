@@ -9,9 +9,10 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from .images import image_environment
+
 Getter = Callable[[str, str, str], Awaitable[dict[str, Any] | None]]  # (kind, namespace, name) -> object
 EXPAND = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
-BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
 class EnvError(Exception):
@@ -77,13 +78,13 @@ def field_value(pod: dict[str, Any], path: str) -> str:
 
 def resource_value(container: dict[str, Any], ref: dict[str, Any], allocatable: dict[str, str]) -> str:
     """A resourceFieldRef: the container's limit (else the node's allocatable) or request, in `divisor` units."""
-    from mini_kube.machinery.quantity import parse_quantity
+    from mini_kube.machinery.quantity import decimal_value
 
     kind, _, name = ref["resource"].partition(".")
     values = (container.get("resources") or {}).get(kind) or {}
     raw = values.get(name) or (allocatable.get(name, "0") if kind == "limits" else "0")
-    divisor = parse_quantity(str(ref.get("divisor") or "1"))
-    value = parse_quantity(str(raw)) / divisor
+    divisor = decimal_value(str(ref.get("divisor") or "1"))
+    value = decimal_value(str(raw)) / divisor
     return str(max(1, -int(-value // 1)) if value else 0)
 
 
@@ -98,8 +99,8 @@ async def container_env(pod: dict[str, Any], container: dict[str, Any], get: Get
     """The whole environment of one container."""
     namespace = pod["metadata"]["namespace"]
     spec = pod.get("spec") or {}
-    env: dict[str, str] = {"PATH": BASE_PATH, "HOSTNAME": spec.get("hostname") or pod["metadata"]["name"],
-                           "HOME": "/root"}
+    env: dict[str, str] = {**image_environment(container.get("image") or ""),
+                           "HOSTNAME": spec.get("hostname") or pod["metadata"]["name"], "HOME": "/root"}
     links = [s for s in services if s["metadata"]["namespace"] == namespace] if spec.get(
         "enableServiceLinks", True) else []
     links += [s for s in services if s["metadata"]["namespace"] == "default" and

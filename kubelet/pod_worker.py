@@ -24,6 +24,7 @@ from .container_events import ensure_image, field_path
 from .deletion import final_delete
 from .env import EnvError, container_env, expand
 from .images import standin_argv
+from .inflight import to_the_end
 from .probes import ProbeRunner
 from .records import ContainerRecord
 from .runtime.base import Container, ContainerSpec, Sandbox
@@ -609,8 +610,8 @@ class PodWorker:
         if status == self._written:
             return
         try:
-            await self.env.client.patch(PODS, self.name, {"status": status}, self.namespace,
-                                            subresource="status")
+            await to_the_end(self.env.client.patch(PODS, self.name, {"status": status}, self.namespace,
+                                                   subresource="status"))
             self._written = status
         except NotFound:
             return

@@ -73,7 +73,7 @@ class ServiceAccountTokens:
                     expiration_seconds: int = 3600, bound: BoundObject | None = None,
                     node: BoundObject | None = None, now: dt.datetime | None = None) -> IssuedToken:
         """Sign a token for the service account `namespace/name` (uid `uid`)."""
-        now = now or now()
+        now = now or dt.datetime.now(dt.UTC)
         iat = int(now.timestamp())
         exp = iat + int(expiration_seconds)
         private: dict[str, Any] = {"namespace": namespace}
