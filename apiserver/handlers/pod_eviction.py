@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 from aiohttp import web
+from mini_kube.machinery.labels import matches as selector_matches
 from mini_kube.machinery.times import now_rfc3339
 
 from .. import errors
@@ -32,7 +33,6 @@ from ..registry.strategy import WriteContext
 from ..resources import ResourceType
 from ..schema import messages
 from ..schema.fields import type_errors
-from ..validation.meta import selector_matches
 
 if TYPE_CHECKING:
     from ..server import ApiServer
