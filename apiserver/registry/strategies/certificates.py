@@ -1,9 +1,14 @@
-"""The `approval` subresource of CertificateSigningRequests (`kubectl certificate approve|deny`): a write there
+"""CertificateSigningRequests' `approval` subresource (`kubectl certificate approve|deny`): a write there
 changes the conditions only, as upstream's csrApprovalStrategy; spec and the rest of the status stay as stored."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from ..generic import now_rfc3339
+from ..strategy import Strategy, WriteContext
+
+APPROVAL = "approval"
 
 
 def prepare_approval_update(new: dict[str, Any], old: dict[str, Any]) -> None:
@@ -12,8 +17,6 @@ def prepare_approval_update(new: dict[str, Any], old: dict[str, Any]) -> None:
     conditions = [dict(c) for c in ((new.get("status") or {}).get("conditions") or []) if isinstance(c, dict)]
     managed = (new.get("metadata") or {}).get("managedFields")
     before = {c.get("type"): c for c in ((old.get("status") or {}).get("conditions") or [])}
-    from .generic import now_rfc3339  # generic imports the strategies, which import this
-
     now = now_rfc3339()
     for cond in conditions:
         if not cond.get("lastUpdateTime"):
@@ -34,3 +37,11 @@ def prepare_approval_update(new: dict[str, Any], old: dict[str, Any]) -> None:
     else:
         status.pop("conditions", None)
     new["status"] = status
+
+
+class CertificateSigningRequestStrategy(Strategy):
+    def prepare_for_update(self, ctx: WriteContext, new: dict[str, Any], old: dict[str, Any]) -> None:
+        if ctx.subresource == APPROVAL:
+            prepare_approval_update(new, old)
+            return
+        super().prepare_for_update(ctx, new, old)
