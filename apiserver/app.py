@@ -16,6 +16,7 @@ from . import errors
 from .errors import StatusError
 from .handlers import kubelet_proxy, system
 from .http.negotiation import MAX_BODY
+from .http.protocol import RATE_LIMITED
 from .http.responses import status_response
 from .requestinfo import REQUEST_INFO_KEY, parse_request_info
 
@@ -64,9 +65,20 @@ async def _answer(server: ApiServer, request: web.Request) -> web.StreamResponse
     except (ConnectionResetError, TimeoutError) as exc:
         log.debug("client went away: %s", exc)
         raise
-    except Exception as exc:  # a 500 is a bug: log it loudly, answer with a Status
-        log.error("internal error on %s %s\n%s", request.method, request.path, traceback.format_exc())
+    except Exception as exc:  # a 500 is a bug (or the store is down): log it, answer with a Status
+        RATE_LIMITED.error(failure_key(exc), "internal error on %s %s: %s: %s", request.method, request.path,
+                           type(exc).__name__, exc, detail=traceback.format_exc().rstrip())
         return status_response(errors.internal_error(f"{type(exc).__name__}: {exc}"))
+
+
+def failure_key(exc: BaseException) -> str:
+    """Where an internal error comes from (its type and innermost frame): the same failure repeated (the store
+    unreachable, every request failing alike) logs its traceback once per interval, a different one at once."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    where = f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}" if tb is not None else ""
+    return f"internal:{type(exc).__name__}:{where}"
 
 
 async def _dispatch(server: ApiServer, request: web.Request) -> web.StreamResponse:
@@ -103,7 +115,7 @@ async def _non_resource(server: ApiServer, request: web.Request, verb: str) -> w
         raise errors.method_not_allowed()
     for name in HEALTH:
         if path == name or path.startswith(name + "/"):
-            return system.health(server, request, name)
+            return await system.health(server, request, name)
     if path == "/version":
         return system.version(server)
     if path.startswith("/openapi/"):

@@ -28,6 +28,7 @@ from .registry.generic import Registry, WriteOptions
 from .registry.kinds import builtin_resources
 from .requestinfo import RequestInfo
 from .resources import ResourceRegistry
+from .store_health import StoreHealth
 
 log = logging.getLogger("mini-kube.apiserver")
 
@@ -44,6 +45,7 @@ class ServerConfig:
     insecure_http: bool = False
     token_auth_file: str | None = None
     audit_log: str | None = None
+    admission_control_config_file: str | None = None  # an AdmissionConfiguration (PodSecurity's settings)
     service_cidr: str = "10.0.0.0/24"
     node_port_range: tuple[int, int] = (30000, 32767)
     watch_history: int = HISTORY_EVENTS  # recent events the cache keeps for watches from a past revision
@@ -103,6 +105,7 @@ class ApiServer:
         self.url = ""
         self._runner: web.AppRunner | None = None
         self._data_dir_lock: Any = None
+        self.store_health = StoreHealth(lambda: self.store)  # /livez and /readyz's etcd checks
         self.inflight = InflightLimiter(self.config.max_requests_inflight,
                                         self.config.max_mutating_requests_inflight)
         self._unsubscribe: Callable[[], None] | None = None

@@ -29,8 +29,10 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
-from mini_kube.client import ApiClient, ResourceRef
+from mini_kube.client import ApiClient
 from mini_kube.client.informer import Informer, SharedInformerFactory, object_key
+from mini_kube.client.node_token import node_token
+from mini_kube.machinery.refs import ENDPOINTSLICES, NODES, SERVICES
 from mini_kube.network.connlog import ConnectionLog
 
 from .balancer import Balancer
@@ -50,9 +52,6 @@ from .tcp import TcpListener
 from .udp import UdpListener
 
 log = logging.getLogger("mini-kube.proxy")
-SERVICES = ResourceRef("", "v1", "services")
-SLICES = ResourceRef("discovery.k8s.io", "v1", "endpointslices")
-NODES = ResourceRef("", "v1", "nodes", namespaced=False)
 SLICE_INDEX = "proxy-service"
 RETRY_AFTER = 1.0
 API_SERVICE = "default/kubernetes"
@@ -141,6 +140,7 @@ class ProxyServer:
         self._states: dict[str, dict[tuple[str, str], PortState]] = {}
         self._health: dict[str, ServiceHealth] = {}
         self._healthz: HttpListener | None = None
+        self._records_token: str | None = None  # /connections is served to requests bearing it
         self._dirty: set[str] = set()
         self._wake = asyncio.Event()
         self._idle = asyncio.Event()
@@ -152,7 +152,7 @@ class ProxyServer:
     async def start(self) -> None:
         """Start watching and wait until the Services known now are programmed."""
         self.services = self.factory.informer(SERVICES)
-        self.slices = self.factory.informer(SLICES)
+        self.slices = self.factory.informer(ENDPOINTSLICES)
         self.slices.add_index(SLICE_INDEX, _slice_service)
         self.nodes = self.factory.informer(NODES)
         self.services.add_handler(self._service_changed)
@@ -171,7 +171,9 @@ class ProxyServer:
                 log.warning("kube-proxy %s: healthz on %s:%s: %s", self.node_name, self.node_ip, self.healthz_port,
                             exc)
             else:
-                self._healthz = HttpListener(sock, proxy_healthz(lambda: self.last_synced, lambda: self.records))
+                self._records_token = await node_token(self.client, create=True)
+                self._healthz = HttpListener(sock, proxy_healthz(lambda: self.last_synced, lambda: self.records,
+                                                                 lambda: self._records_token))
                 await self._healthz.start()
         log.info("kube-proxy %s: programmed %d services on %s%s", self.node_name, len(self._states), self.node_ip,
                  f" and in {self.netns}" if self.netns else " (no cluster network: ClusterIPs not served)")

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import datetime as dt
 import logging
+import shutil
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -38,7 +39,7 @@ from mini_kube.apiserver.auth.token_review import token_review
 from mini_kube.apiserver.auth.tokenrequest import token_request
 from mini_kube.apiserver.auth.user import UserInfo
 from mini_kube.apiserver.errors import StatusError, unauthorized
-from mini_kube.apiserver.requestinfo import REQUEST_INFO_KEY
+from mini_kube.apiserver.requestinfo import AUDIT_ANNOTATIONS_KEY, REQUEST_INFO_KEY
 
 if TYPE_CHECKING:
     from mini_kube.apiserver.server import ApiServer
@@ -101,7 +102,7 @@ class Auditor:
             request_uri=str(request.rel_url), code=status, received=request.get(RECEIVED) or dt.datetime.now(dt.UTC),
             audit_id=request.headers.get("Audit-ID"), source_ips=[peer] if peer else [],
             user_agent=request.headers.get("User-Agent", ""), status_reason=error.reason if error else "",
-            status_message=error.message if error else ""))
+            status_message=error.message if error else "", annotations=request.get(AUDIT_ANNOTATIONS_KEY)))
 
 
 def install(server: ApiServer, *, pki_hosts: list[str] | None = None) -> None:
@@ -113,6 +114,10 @@ def install(server: ApiServer, *, pki_hosts: list[str] | None = None) -> None:
 
     service_ip = str(next(ipaddress.ip_network(config.service_cidr).hosts()))  # the `kubernetes` Service's
     pki = ensure_pki(data_dir, [*(pki_hosts or [config.address]), service_ip])
+    if config.data_dir == ":memory:":  # throw-away state: its CA key goes with the server
+        async def forget_pki() -> None:
+            shutil.rmtree(data_dir, ignore_errors=True)
+        server.on_stop.append(forget_pki)
     server.ssl_context = server_ssl_context(pki)
     config.extra["kubeconfig_writer"] = lambda srv: kubeconfig_yaml(srv.url, pki, namespace="default")
     config.extra["pki"] = pki

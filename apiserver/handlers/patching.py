@@ -161,7 +161,7 @@ async def server_side_apply(handler: ResourceHandler, request: web.Request, res:
         raise errors.bad_request(f"the name of the object ({meta['name']}) does not match the name on the URL "
                                  f"({name})")
     node = schema_node(res)
-    from ..registry.generic import now_rfc3339
+    from mini_kube.machinery.times import now_rfc3339
 
     if registry.find(res, namespace, name) is None:
         created = ssa(None, applied, opts.field_manager, res.api_version, force, node, now_rfc3339())

@@ -20,7 +20,7 @@ from ..http.query import parse_int64
 from ..http.tables import build_table
 from ..registry.cache import Entry
 from ..registry.generic import WriteOptions
-from ..requestinfo import RequestInfo
+from ..requestinfo import AUDIT_ANNOTATIONS_KEY, RequestInfo
 from ..resources import ResourceType
 from ..schema.fields import type_errors
 from ..selectors import FieldSelector, LabelSelector
@@ -66,8 +66,10 @@ def write_options(request: web.Request, info: RequestInfo, user: Any, operation:
         raise errors.invalid_object("", "", "", [errors.too_long("fieldManager", manager, 128)])
     if not manager and operation != "Apply":  # apply must name its manager; other writes default to the agent
         manager = manager_from_user_agent(request.headers.get("User-Agent", ""))
-    return WriteOptions(dry_run=bool(dry_run), field_manager=manager, user=user,
+    opts = WriteOptions(dry_run=bool(dry_run), field_manager=manager, user=user,
                         subresource=info.subresource, operation=operation)
+    request[AUDIT_ANNOTATIONS_KEY] = opts.audit_annotations  # the audit event carries what admission adds
+    return opts
 
 
 def manager_from_user_agent(user_agent: str) -> str:

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mini_kube.machinery.times import now_rfc3339
+
 from ..admission import AdmissionChain
 from ..admission.plugins import default_plugins
 from ..resources import ResourceType
 from .fieldschema import schema_node
-from .generic import WriteOptions, now_rfc3339
+from .generic import WriteOptions
 
 if TYPE_CHECKING:
     from ..server import ApiServer

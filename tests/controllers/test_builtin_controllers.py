@@ -8,16 +8,10 @@ import time
 
 import pytest
 from mini_kube.client import ApiError, ResourceRef
+from mini_kube.machinery.refs import CONFIGMAPS, ENDPOINTS, ENDPOINTSLICES, PODS, SECRETS, SERVICES
 
 from mini_kube.testing import MiniKube
 from tests.helpers import kubectl
-
-CONFIGMAPS = ResourceRef("", "v1", "configmaps")
-SECRETS = ResourceRef("", "v1", "secrets")
-PODS = ResourceRef("", "v1", "pods")
-SERVICES = ResourceRef("", "v1", "services")
-SLICES = ResourceRef("discovery.k8s.io", "v1", "endpointslices")
-ENDPOINTS = ResourceRef("", "v1", "endpoints")
 
 
 def eventually(check, timeout: float = 10.0):
@@ -85,6 +79,53 @@ def test_an_owner_that_still_exists_keeps_its_dependents(mini_kube_session, kube
     eventually(lambda: kube.client.get(SECRETS, "two-owners", ns)["metadata"]["ownerReferences"] == [live_ref])
 
 
+def test_foreground_waits_for_blocking_dependents_only_until_they_are_gone(mini_kube_session, kube_namespace):
+    """A terminating dependent with blockOwnerDeletion (held by its own finalizer) keeps the owner; one without
+    it is deleted and not waited for; the owner goes once the blocking one is gone."""
+    kube, ns = mini_kube_session, kube_namespace
+    owner = kube.client.create(CONFIGMAPS, {"metadata": {"name": "owner"}}, ns)
+    ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner["metadata"]["uid"]}
+    kube.client.create(SECRETS, {"metadata": {"name": "held", "finalizers": ["example.com/hold"],
+                                              "ownerReferences": [{**ref, "blockOwnerDeletion": True}]}}, ns)
+    kube.client.create(SECRETS, {"metadata": {"name": "free", "finalizers": ["example.com/hold"],
+                                              "ownerReferences": [ref]}}, ns)
+    kubectl(kube, "-n", ns, "delete", "configmap", "owner", "--cascade=foreground", "--wait=false")
+    eventually(lambda: kube.client.get(SECRETS, "held", ns)["metadata"].get("deletionTimestamp")
+               and kube.client.get(SECRETS, "free", ns)["metadata"].get("deletionTimestamp"))
+    kube.client.patch(SECRETS, "free", {"metadata": {"finalizers": None}}, ns)
+    eventually(lambda: not _exists(kube, SECRETS, "free", ns))
+    time.sleep(1)  # the GC's safety-net requeue (0.5 s) ran at least once: the owner still waits for "held"
+    assert kube.client.get(CONFIGMAPS, "owner", ns)["metadata"]["finalizers"] == ["foregroundDeletion"]
+    kube.client.patch(SECRETS, "held", {"metadata": {"finalizers": None}}, ns)
+    eventually(lambda: not _exists(kube, CONFIGMAPS, "owner", ns))
+
+
+def test_orphaning_many_dependents_keeps_them_all(mini_kube_session, kube_namespace):
+    kube, ns = mini_kube_session, kube_namespace
+    owner = kube.client.create(CONFIGMAPS, {"metadata": {"name": "owner"}}, ns)
+    names = [f"kept-{i}" for i in range(20)]
+    _owned(kube, ns, owner, names, block=True)
+    kubectl(kube, "-n", ns, "delete", "configmap", "owner", "--cascade=orphan", "--timeout=20s")
+    assert not _exists(kube, CONFIGMAPS, "owner", ns)
+    for name in names:
+        assert not kube.client.get(SECRETS, name, ns)["metadata"].get("ownerReferences")
+
+
+def test_a_dependent_whose_references_change_to_a_gone_owner_is_deleted(mini_kube_session, kube_namespace):
+    """Updates that keep the references change nothing; one that points the references at an owner that is
+    gone makes the object garbage."""
+    kube, ns = mini_kube_session, kube_namespace
+    live = kube.client.create(CONFIGMAPS, {"metadata": {"name": "live"}}, ns)
+    live_ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "live", "uid": live["metadata"]["uid"]}
+    kube.client.create(SECRETS, {"metadata": {"name": "dep", "ownerReferences": [live_ref]}}, ns)
+    kube.client.patch(SECRETS, "dep", {"metadata": {"labels": {"touched": "yes"}}}, ns)
+    time.sleep(0.5)
+    assert _exists(kube, SECRETS, "dep", ns)
+    gone_ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "gone", "uid": "00000000-gone"}
+    kube.client.patch(SECRETS, "dep", {"metadata": {"ownerReferences": [gone_ref]}}, ns)
+    eventually(lambda: not _exists(kube, SECRETS, "dep", ns))
+
+
 def test_a_new_namespace_gets_its_service_account_and_ca(tmp_path):
     with MiniKube(insecure_http=False, data_dir=str(tmp_path)) as kube:
         kubectl(kube, "create", "namespace", "fresh")
@@ -109,7 +150,7 @@ def _set_status(kube, ns: str, name: str, ip: str, ready: bool) -> None:
 
 
 def _slice(kube, ns: str) -> dict:
-    listed = kube.client.list(SLICES, ns, labelSelector="kubernetes.io/service-name=web")["items"]
+    listed = kube.client.list(ENDPOINTSLICES, ns, labelSelector="kubernetes.io/service-name=web")["items"]
     assert len(listed) == 1
     return listed[0]
 
@@ -160,3 +201,22 @@ def test_namespace_deletion_reports_its_conditions(mini_kube_session):
         "Some content in the namespace has finalizers remaining: example.com/hold in 1 resource instances"
     kube.client.patch(CONFIGMAPS, "stuck", {"metadata": {"finalizers": None}}, "held")
     eventually(lambda: "held" not in [n["metadata"]["name"] for n in kube.client.list(namespaces)["items"]])
+
+
+def test_endpoints_without_a_service_are_left_alone(mini_kube_session, kube_namespace):
+    """Endpoints written by hand, with no Service, are the writer's (upstream mirrors them to EndpointSlices);
+    those of a Service go with it, and one deleted under its Service comes back."""
+    kube, ns = mini_kube_session, kube_namespace
+    mine = {"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "by-hand"},
+            "subsets": [{"addresses": [{"ip": "10.1.2.3"}], "ports": [{"port": 80}]}]}
+    kubectl(kube, "-n", ns, "create", "-f", "-", input=json.dumps(mine))
+    kubectl(kube, "-n", ns, "label", "endpoints", "by-hand", "touched=yes")
+    kube.client.create(SERVICES, {"metadata": {"name": "later"}, "spec": {"selector": {"app": "x"}, "ports": [
+        {"port": 80}]}}, ns)
+    eventually(lambda: _exists(kube, ENDPOINTS, "later", ns))  # the controller has seen everything before it
+    assert kube.client.get(ENDPOINTS, "by-hand", ns)["subsets"][0]["addresses"][0]["ip"] == "10.1.2.3"
+    kube.client.delete(ENDPOINTS, "later", ns)
+    eventually(lambda: _exists(kube, ENDPOINTS, "later", ns))
+    kube.client.delete(SERVICES, "later", ns)
+    eventually(lambda: not _exists(kube, ENDPOINTS, "later", ns))
+    assert _exists(kube, ENDPOINTS, "by-hand", ns)

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from mini_kube.machinery.times import now_rfc3339
+
 from ... import errors
-from ..generic import Registry, WriteOptions, now_rfc3339
+from ..generic import Registry, WriteOptions
 
 SUCCESS = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
 

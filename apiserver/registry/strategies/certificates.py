@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..generic import now_rfc3339
+from mini_kube.machinery.times import now_rfc3339
+
 from ..strategy import Strategy, WriteContext
 
 APPROVAL = "approval"
