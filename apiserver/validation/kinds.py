@@ -41,7 +41,7 @@ from mini_kube.apiserver.validation.names import (
     path_segment_name,
 )
 from mini_kube.apiserver.validation.pods import validate_pod, validate_pod_template_spec, validate_pod_update
-from mini_kube.apiserver.validation.quantity import parse_quantity
+from mini_kube.machinery.quantity import parse_quantity
 
 Obj = dict[str, Any]
 Check = Callable[[Obj], list[FieldError]]

@@ -21,11 +21,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import orjson
+from mini_kube.machinery.labels import matches as selector_matches
 from mini_kube.machinery.times import now_rfc3339
 
 from ... import errors
 from ...resources import ResourceType
-from ...validation.meta import selector_matches
 from ..cache import Entry
 from ..generic import Registry, WriteOptions
 from ..strategy import WriteContext
