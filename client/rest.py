@@ -115,15 +115,20 @@ class TokenBucket:
             await asyncio.sleep((1 - self._tokens) / self.qps)
 
 
-def _materialize(data_b64: str | None, path: str | None, suffix: str) -> str | None:
-    if path:
-        return path
-    if not data_b64:
-        return None
-    handle = tempfile.NamedTemporaryFile("wb", suffix=suffix, delete=False)  # noqa: SIM115 - kept for ssl
-    handle.write(base64.b64decode(data_b64))
-    handle.close()
-    return handle.name
+def _load_client_certificate(ctx: ssl.SSLContext, user: dict[str, Any]) -> None:
+    """The user's client certificate and key into `ctx`; inline data goes through a private temporary directory
+    removed at once (ssl reads only files), so no key is left on disk."""
+    with tempfile.TemporaryDirectory(prefix="mini-kube-client-") as folder:
+        paths = []
+        for name, suffix in (("client-certificate", ".crt"), ("client-key", ".key")):
+            if user.get(name):
+                paths.append(user[name])
+            elif user.get(f"{name}-data"):
+                target = Path(folder) / f"{name}{suffix}"
+                target.write_bytes(base64.b64decode(user[f"{name}-data"]))
+                paths.append(str(target))
+        if len(paths) == 2:
+            ctx.load_cert_chain(*paths)
 
 
 @dataclass
@@ -159,13 +164,11 @@ class Connection:
             if cluster.get("insecure-skip-tls-verify"):
                 ssl_ctx = False
             else:
+                ca_data = cluster.get("certificate-authority-data")
                 ssl_ctx = ssl.create_default_context(
-                    cafile=_materialize(cluster.get("certificate-authority-data"),
-                                        cluster.get("certificate-authority"), ".crt"))
-            cert = _materialize(user.get("client-certificate-data"), user.get("client-certificate"), ".crt")
-            key = _materialize(user.get("client-key-data"), user.get("client-key"), ".key")
-            if cert and key and isinstance(ssl_ctx, ssl.SSLContext):
-                ssl_ctx.load_cert_chain(cert, key)
+                    cadata=base64.b64decode(ca_data).decode() if ca_data else None,
+                    cafile=None if ca_data else cluster.get("certificate-authority"))
+                _load_client_certificate(ssl_ctx, user)
         ca = cluster.get("certificate-authority-data")
         ca_pem = base64.b64decode(ca) if ca else (Path(cluster["certificate-authority"]).read_bytes()
                                                    if cluster.get("certificate-authority") else None)

@@ -130,24 +130,12 @@ def pod_cgroups(config: KubeletConfig) -> tuple[PodCgroups | None, str]:
 
 async def kubelet_api_token(client: Any) -> str:
     """The bearer token the API server shows the kubelets (Secret kube-system/mini-kube-kubelet-api)."""
-    import base64
-    import secrets
+    from mini_kube.client.node_token import node_token
 
-    from mini_kube.client import AlreadyExists, NotFound
-    from mini_kube.machinery.refs import SECRETS
-
-    try:
-        found = await client.get(SECRETS, TOKEN_SECRET, "kube-system")
-        return base64.b64decode(found["data"]["token"]).decode()
-    except NotFound:
-        token = secrets.token_urlsafe(32)
-        body = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": TOKEN_SECRET, "namespace": "kube-system"},
-                "type": "Opaque", "data": {"token": base64.b64encode(token.encode()).decode()}}
-        try:
-            await client.create(SECRETS, body, "kube-system")
-            return token
-        except AlreadyExists:
-            return await kubelet_api_token(client)
+    token = await node_token(client, create=True)
+    if token is None:
+        raise RuntimeError(f"cannot read or create Secret kube-system/{TOKEN_SECRET}")
+    return token
 
 
 def node_names(count: int) -> list[str]:

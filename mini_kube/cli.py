@@ -22,8 +22,10 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
     serve = sub.add_parser("serve", help="run the API server")
     serve.add_argument("--address", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=6443, help="port to listen on (default 6443; 0: any free port)")
-    serve.add_argument("--data-dir", default="~/.mini-kube", help="state directory, or :memory:")
-    serve.add_argument("--kubeconfig", default=None, help="where to write the kubeconfig (default DATA_DIR/kubeconfig)")
+    serve.add_argument("--data-dir", default="~/.mini-kube", help="state directory (default ~/.mini-kube), or "
+                       ":memory: for state that goes with the server")
+    serve.add_argument("--kubeconfig", default=None, help="where to write the kubeconfig (default DATA_DIR/kubeconfig; "
+                       "with --data-dir :memory:, ~/.mini-kube/kubeconfig)")
     serve.add_argument("--insecure-http", action="store_true", help="serve plain HTTP with no authentication")
     serve.add_argument("--token-auth-file", default=None,
                        help="static bearer tokens, upstream's CSV format: token,user,uid[,\"group1,group2\"]")
@@ -42,7 +44,7 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
                        "names, '-name' to leave one out")
     serve.add_argument("--nodes", type=int, default=1, help="nodes to run in-process, each a kubelet and a "
                        "kube-proxy (default 1; 0: none)")
-    from mini_kube.kubelet.cli import add_node_options
+    from mini_kube.node import add_node_options
 
     add_node_options(serve)
     serve.add_argument("--no-ccm", action="store_true", help="do not run the cloud-controller-manager in-process")
@@ -60,9 +62,9 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
 
 
 async def serve(args: argparse.Namespace) -> None:
-    from mini_kube.serve_options import serve_args_problem
+    from mini_kube.serve_options import kubeconfig_path, memory_kubeconfig_problem, serve_args_problem
 
-    problem = serve_args_problem(args)
+    problem = serve_args_problem(args) or memory_kubeconfig_problem(args)
     if problem:
         raise SystemExit(f"mini-kube: {problem}")
     data_dir = args.data_dir if args.data_dir == ":memory:" else str(Path(args.data_dir).expanduser())
@@ -81,9 +83,8 @@ async def serve(args: argparse.Namespace) -> None:
         await server.stop()  # close what was opened (the store's threads would keep the process alive)
         raise SystemExit(f"mini-kube: {exc}") from None
     try:
-        kubeconfig = args.kubeconfig or (str(Path(data_dir) / "kubeconfig") if data_dir != ":memory:" else None)
-        if kubeconfig:
-            write_kubeconfig(server, kubeconfig)
+        kubeconfig = kubeconfig_path(args, data_dir)
+        write_kubeconfig(server, kubeconfig)
         if not args.no_controllers:
             await start_controllers(server, args.controllers)
         if not args.no_scheduler:
@@ -98,8 +99,7 @@ async def serve(args: argparse.Namespace) -> None:
         if not args.no_dns:
             await start_dns(server, port=args.dns_port)
         logging.getLogger("mini-kube").info("serving on %s (kubeconfig %s)", server.url, kubeconfig)
-        print(f"mini-kube API server ready at {server.url}" + (f", kubeconfig: {kubeconfig}" if kubeconfig else ""),
-              flush=True)
+        print(f"mini-kube API server ready at {server.url}, kubeconfig: {kubeconfig}", flush=True)
         await until_signalled()
     finally:
         await server.stop()  # also when a component fails to start: nothing may keep the process alive
@@ -145,7 +145,7 @@ async def start_scheduler(server: ApiServer, **options: Any) -> None:
 
 async def start_nodes(server: ApiServer, count: int, **options: Any) -> Any:
     """Run `count` nodes (kubelet + kube-proxy each) in-process; returns them."""
-    from mini_kube.kubelet.cli import node_names, start_in_process
+    from mini_kube.node import node_names, start_in_process
 
     data_dir = server.config.data_dir
     nodes = await start_in_process(lambda: client_for(server), node_names(count),
@@ -346,7 +346,7 @@ def build_parser() -> argparse.ArgumentParser:
     from mini_kube.proxy.cli import add_parser as add_proxy_parser
 
     add_proxy_parser(sub)
-    from mini_kube.kubelet.cli import add_parser as add_node_parser
+    from mini_kube.node import add_parser as add_node_parser
 
     add_node_parser(sub)
     return parser
@@ -355,7 +355,7 @@ def build_parser() -> argparse.ArgumentParser:
 RUNNERS = {  # each subcommand's coroutine: here (":name"), or in its component, imported when it runs
     "serve": ":serve", "controllers": ":run_controllers", "ccm": ":run_ccm", "dns": ":run_dns",
     "trace": ":run_trace", "operator": ":run_operator", "scheduler": "mini_kube.scheduler.cli:run",
-    "node": "mini_kube.kubelet.cli:run", "proxy": "mini_kube.proxy.cli:run",
+    "node": "mini_kube.node:run", "proxy": "mini_kube.proxy.cli:run",
 }
 
 

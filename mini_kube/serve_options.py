@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import argparse
 import errno
+import fcntl
 import ipaddress
 import socket
+from pathlib import Path
+
+DEFAULT_DATA_DIR = "~/.mini-kube"
 
 REASONS = {errno.EADDRINUSE: "address already in use", errno.EADDRNOTAVAIL: "address not available",
            errno.EACCES: "permission denied"}
@@ -54,4 +58,31 @@ def listen_problem(address: str, port: int) -> str | None:
             probe.bind(sockaddr)
         except OSError as exc:
             return f"cannot listen on {address}:{port}: {REASONS.get(exc.errno or 0, exc.strerror or str(exc))}"
+    return None
+
+
+def kubeconfig_path(args: argparse.Namespace, data_dir: str) -> str:
+    """Where `serve` writes its kubeconfig: --kubeconfig, else the data dir's (the default data dir's for
+    :memory:, so `kubectl --kubeconfig ~/.mini-kube/kubeconfig` reaches a throw-away server too)."""
+    if args.kubeconfig:
+        return str(Path(args.kubeconfig).expanduser())
+    base = Path(DEFAULT_DATA_DIR).expanduser() if data_dir == ":memory:" else Path(data_dir)
+    return str(base / "kubeconfig")
+
+
+def memory_kubeconfig_problem(args: argparse.Namespace) -> str | None:
+    """A :memory: server must not overwrite the kubeconfig of a server running on the default data dir."""
+    if args.data_dir != ":memory:" or args.kubeconfig:
+        return None
+    lock = Path(DEFAULT_DATA_DIR).expanduser() / "mini-kube.lock"
+    try:
+        handle = open(lock)  # noqa: SIM115 - closed below
+    except OSError:
+        return None
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return (f"{DEFAULT_DATA_DIR} is in use by another mini-kube server whose kubeconfig this one would "
+                    "replace; give --kubeconfig FILE")
     return None

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import datetime as dt
 import logging
+import shutil
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -113,6 +114,10 @@ def install(server: ApiServer, *, pki_hosts: list[str] | None = None) -> None:
 
     service_ip = str(next(ipaddress.ip_network(config.service_cidr).hosts()))  # the `kubernetes` Service's
     pki = ensure_pki(data_dir, [*(pki_hosts or [config.address]), service_ip])
+    if config.data_dir == ":memory:":  # throw-away state: its CA key goes with the server
+        async def forget_pki() -> None:
+            shutil.rmtree(data_dir, ignore_errors=True)
+        server.on_stop.append(forget_pki)
     server.ssl_context = server_ssl_context(pki)
     config.extra["kubeconfig_writer"] = lambda srv: kubeconfig_yaml(srv.url, pki, namespace="default")
     config.extra["pki"] = pki
