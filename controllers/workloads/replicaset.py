@@ -15,15 +15,15 @@ from typing import Any
 
 from mini_kube.client import ApiClient, Conflict, NotFound
 from mini_kube.client.informer import SharedInformerFactory
-from mini_kube.machinery.meta import meta
+from mini_kube.machinery.meta import controller_ref, meta
 from mini_kube.machinery.refs import PODS, REPLICASETS
 
 from ..reconciler import Controller, Result
 from .claims import claim
 from .common import (
+    EXPECTATIONS_TIMEOUT,
     Expectations,
     controller_of,
-    controller_ref,
     deletion_rank,
     is_active,
     is_available,
@@ -47,9 +47,10 @@ class ReplicaSetController(Controller):
     name = "replicaset"
     workers = 4
 
-    def __init__(self, client: ApiClient, informers: SharedInformerFactory | None = None, **kwargs: Any) -> None:
+    def __init__(self, client: ApiClient, informers: SharedInformerFactory | None = None, *,
+                 expectations_timeout: float = EXPECTATIONS_TIMEOUT, **kwargs: Any) -> None:
         super().__init__(client, informers, **kwargs)
-        self.expectations = Expectations()
+        self.expectations = Expectations(expectations_timeout)
 
     def setup(self) -> None:
         self.replicasets = self.watch(REPLICASETS)
@@ -64,9 +65,13 @@ class ReplicaSetController(Controller):
         namespace = meta(pod).get("namespace")
         if owner is not None and owner.get("kind") == "ReplicaSet":
             key = f"{namespace}/{owner['name']}"
+            # a deletion is seen when the Pod starts terminating (it is no longer active), as upstream's updatePod:
+            # a Pod with a long grace period does not hold the ReplicaSet back until it is gone
+            was_terminating = bool(old and meta(old).get("deletionTimestamp"))
             if event == "add":
-                self.expectations.lower(key, adds=1)
-            elif event == "delete":
+                self.expectations.lower(key, **({"deletes": 1} if meta(pod).get("deletionTimestamp") else {"adds": 1}))
+            elif (event == "update" and meta(pod).get("deletionTimestamp") and not was_terminating) or (
+                    event == "delete" and not was_terminating):
                 self.expectations.lower(key, deletes=1)
             self.queue.add(key)
             return
@@ -82,9 +87,14 @@ class ReplicaSetController(Controller):
         namespace = meta(rs)["namespace"]
         pods = await self._claim(rs, self.pods.list(namespace))
         active = [p for p in pods if is_active(p)]
-        if self.expectations.satisfied(key) and not meta(rs).get("deletionTimestamp"):
+        satisfied = self.expectations.satisfied(key)
+        if satisfied and not meta(rs).get("deletionTimestamp"):
             await self._scale(key, rs, active)
-        return await self._write_status(rs, active)
+        result = await self._write_status(rs, active)
+        waiting = 0.0 if satisfied else self.expectations.remaining(key)
+        if waiting:  # expectations that are never met lapse: sync again then, even if no event comes
+            return Result(requeue_after=min(waiting, result.requeue_after if result else waiting))
+        return result
 
     async def _claim(self, rs: dict[str, Any], pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The ReplicaSet's Pods: owned ones that still match, plus matching active orphans it adopts (retrying

@@ -139,7 +139,7 @@ class ProcessRuntime(Runtime):
         host_network, host_pid, host_ipc = (bool(spec.get(k)) for k in ("hostNetwork", "hostPID", "hostIPC"))
         join: dict[str, str] = {}
         if host_network or host_pid or host_ipc:
-            node = await asyncio.get_running_loop().run_in_executor(None, self.node.ensure)
+            node = await self.node.ensure()
             join = {**({"net": node.netns, "uts": f"/proc/{node.pid}/ns/uts"} if host_network else {}),
                     **({"ipc": f"/proc/{node.pid}/ns/ipc"} if host_ipc else {})}
         holder = Holder(net=not host_network, uts=not host_network, ipc=not host_ipc, pid=not host_pid, mount=True,
