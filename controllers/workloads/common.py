@@ -27,11 +27,6 @@ def controller_of(obj: dict[str, Any]) -> dict[str, Any] | None:
     return next((r for r in meta(obj).get("ownerReferences") or () if r.get("controller")), None)
 
 
-def controller_ref(owner: dict[str, Any]) -> dict[str, Any]:
-    return {"apiVersion": owner.get("apiVersion", ""), "kind": owner.get("kind", ""), "name": meta(owner)["name"],
-            "uid": meta(owner)["uid"], "controller": True, "blockOwnerDeletion": True}
-
-
 def is_active(pod: dict[str, Any]) -> bool:
     return (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed") and \
         not meta(pod).get("deletionTimestamp")

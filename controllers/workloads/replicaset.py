@@ -15,7 +15,7 @@ from typing import Any
 
 from mini_kube.client import ApiClient, Conflict, NotFound
 from mini_kube.client.informer import SharedInformerFactory
-from mini_kube.machinery.meta import meta
+from mini_kube.machinery.meta import controller_ref, meta
 from mini_kube.machinery.refs import PODS, REPLICASETS
 
 from ..reconciler import Controller, Result
@@ -24,7 +24,6 @@ from .common import (
     EXPECTATIONS_TIMEOUT,
     Expectations,
     controller_of,
-    controller_ref,
     deletion_rank,
     is_active,
     is_available,
