@@ -44,7 +44,7 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
                        "names, '-name' to leave one out")
     serve.add_argument("--nodes", type=int, default=1, help="nodes to run in-process, each a kubelet and a "
                        "kube-proxy (default 1; 0: none)")
-    from mini_kube.kubelet.cli import add_node_options
+    from mini_kube.node import add_node_options
 
     add_node_options(serve)
     serve.add_argument("--no-ccm", action="store_true", help="do not run the cloud-controller-manager in-process")
@@ -145,7 +145,7 @@ async def start_scheduler(server: ApiServer, **options: Any) -> None:
 
 async def start_nodes(server: ApiServer, count: int, **options: Any) -> Any:
     """Run `count` nodes (kubelet + kube-proxy each) in-process; returns them."""
-    from mini_kube.kubelet.cli import node_names, start_in_process
+    from mini_kube.node import node_names, start_in_process
 
     data_dir = server.config.data_dir
     nodes = await start_in_process(lambda: client_for(server), node_names(count),
@@ -346,7 +346,7 @@ def build_parser() -> argparse.ArgumentParser:
     from mini_kube.proxy.cli import add_parser as add_proxy_parser
 
     add_proxy_parser(sub)
-    from mini_kube.kubelet.cli import add_parser as add_node_parser
+    from mini_kube.node import add_parser as add_node_parser
 
     add_node_parser(sub)
     return parser
@@ -355,7 +355,7 @@ def build_parser() -> argparse.ArgumentParser:
 RUNNERS = {  # each subcommand's coroutine: here (":name"), or in its component, imported when it runs
     "serve": ":serve", "controllers": ":run_controllers", "ccm": ":run_ccm", "dns": ":run_dns",
     "trace": ":run_trace", "operator": ":run_operator", "scheduler": "mini_kube.scheduler.cli:run",
-    "node": "mini_kube.kubelet.cli:run", "proxy": "mini_kube.proxy.cli:run",
+    "node": "mini_kube.node:run", "proxy": "mini_kube.proxy.cli:run",
 }
 
 

@@ -9,8 +9,7 @@ from typing import Any
 
 from mini_kube.client import ApiClient
 from mini_kube.controllers.signals import until_signalled
-
-from .nodes import NodeSet, node_names
+from mini_kube.kubelet.nodes import NodeSet, node_names
 
 UNINITIALIZED = "node.cloudprovider.kubernetes.io/uninitialized"
 IN_PROCESS_PIDS_LIMIT = 1024  # nodes in the API server's process: a fork bomb in a Pod must not starve it
