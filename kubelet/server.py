@@ -175,10 +175,10 @@ class KubeletServer:
                 f"the {runtime.name} runtime runs no processes: exec is not possible")))
             return
         await record.container.started()  # not into a container whose root is still being built
-        command, env = runtime.exec_command(record.container, argv)
-        setup = runtime.exec_setup(record.container)
         master = -1
         try:
+            command, env = runtime.exec_command(record.container, argv)
+            setup = runtime.exec_setup(record.container)
             if tty:
                 master, slave = runtime.open_pty(record.container)  # the container's own, where it has one
 
