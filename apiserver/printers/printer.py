@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from mini_kube.apiserver.printers import columns as c
+from mini_kube.apiserver.printers.columns import Column
 from mini_kube.apiserver.printers.humanize import now_seconds
 
 RowFn = Callable[[dict[str, Any], float], list]
@@ -32,7 +32,7 @@ def list_metadata(list_meta: Mapping[str, Any] | None) -> dict:
 class Printer:
     """Column definitions, the function producing a row's cells, and (for pods) row conditions."""
 
-    columns: tuple[c.Column, ...]
+    columns: tuple[Column, ...]
     row: RowFn
     conditions: Callable[[dict[str, Any]], list | None] | None = None
     default: bool = False

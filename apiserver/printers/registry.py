@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from mini_kube.apiserver.printers import columns as c
-from mini_kube.apiserver.printers import rows_apps as apps
-from mini_kube.apiserver.printers import rows_cluster as cluster
-from mini_kube.apiserver.printers import rows_core as core
-from mini_kube.apiserver.printers import rows_pod as pod
+import mini_kube.apiserver.printers.columns as c
+import mini_kube.apiserver.printers.rows_apps as apps
+import mini_kube.apiserver.printers.rows_cluster as cluster
+import mini_kube.apiserver.printers.rows_core as core
+import mini_kube.apiserver.printers.rows_pod as pod
 from mini_kube.apiserver.printers.custom import custom_columns
 from mini_kube.apiserver.printers.printer import Printer
 from mini_kube.apiserver.resources import KindPrinter, ResourceType
