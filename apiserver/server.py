@@ -25,8 +25,9 @@ from .http import protocol
 from .http.inflight import InflightLimiter
 from .registry.cache import HISTORY_EVENTS, ObjectCache
 from .registry.generic import Registry, WriteOptions
+from .registry.kinds import builtin_resources
 from .requestinfo import RequestInfo
-from .resources import ResourceRegistry, builtin_resources
+from .resources import ResourceRegistry
 from .store_health import StoreHealth
 
 log = logging.getLogger("mini-kube.apiserver")
@@ -89,7 +90,7 @@ class ApiServer:
     def __init__(self, config: ServerConfig | None = None) -> None:
         self.config = config or ServerConfig()
         self.ready = False
-        self.resources = ResourceRegistry(builtin_resources())
+        self.resources = ResourceRegistry(builtin_resources(self.config.service_cidr, self.config.node_port_range))
         self.cache = ObjectCache(self.config.watch_history)
         self.watch_reaper = WatchReaper()  # ends watches whose client has gone
         self.store: Store = None  # type: ignore[assignment]

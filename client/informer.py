@@ -4,7 +4,9 @@ every object (the lister) and telling handlers about adds, updates and deletes.
 - A watch that ends (timeout, server restart, broken connection) resumes from the last resourceVersion seen
   (bookmarks included); only a 410 Gone re-lists. A re-list reports what disappeared meanwhile as a delete
   whose object is a `DeletedFinalStateUnknown` (the last state seen, which may be stale).
-- Indexers: "namespace" and "owner-uid" always, others with `add_index(name, fn)`; `by_index` reads the cache.
+- Indexers: "namespace" and "owner-uid" always, others with `add_index(name, fn)`; `by_index` reads the cache,
+  `index_keys` only the keys. Views (`add_view(name, fn)`): a small value derived from each object when it is
+  stored (say the few fields a controller counts), so a controller can go over many objects without decoding one.
 - Optional periodic resync re-delivers every object as an update.
 - `SharedInformerFactory` gives one informer per (resource, namespace, label selector) to every controller in
   a process.
@@ -13,6 +15,7 @@ every object (the lister) and telling handlers about adds, updates and deletes.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import logging
 from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from typing import Any
@@ -35,7 +38,8 @@ class CompactStore(MutableMapping[str, dict[str, Any]]):
         self._raw: dict[str, bytes] = {}
 
     def __getitem__(self, key: str) -> dict[str, Any]:
-        return orjson.loads(self._raw[key])
+        value: dict[str, Any] = orjson.loads(self._raw[key])
+        return value
 
     def __setitem__(self, key: str, obj: dict[str, Any]) -> None:
         self._raw[key] = orjson.dumps(obj)
@@ -90,6 +94,8 @@ class Informer:
         self.lists = 0  # full lists made (1 normally; more only after 410 Gone)
         self._indexers: dict[str, IndexFunc] = {"namespace": _namespace_index, "owner-uid": _owner_index}
         self._indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._indexers}
+        self._viewers: dict[str, Callable[[dict[str, Any]], Any]] = {}
+        self._views: dict[str, dict[str, Any]] = {}
         self._task: asyncio.Task[None] | None = None
         self._resync_task: asyncio.Task[None] | None = None
 
@@ -111,11 +117,25 @@ class Informer:
                 index.setdefault(value, set()).add(key)
         self._indices[name] = index
 
-    def index_keys(self, name: str, value: str) -> list[str]:
+    def add_view(self, name: str, fn: Callable[[dict[str, Any]], Any]) -> None:
+        """Keep `fn(obj)` for every object (computed when it is stored); `view(name, key)` and `views(name)` read
+        them. `fn` must return a value its readers do not change (a tuple, a frozen dataclass)."""
+        self._viewers[name] = fn
+        self._views[name] = {key: fn(obj) for key, obj in self.objects.items()}
+
+    def view(self, name: str, key: str) -> Any:
+        """The `name` view of the object at `key` (None when there is none)."""
+        return self._views[name].get(key)
+
+    def views(self, name: str) -> dict[str, Any]:
+        """key -> the `name` view of every object (the informer's own mapping: read, do not change)."""
+        return self._views[name]
+
+    def index_keys(self, name: str, value: str) -> builtins.list[str]:
         """The keys of the objects whose `name` index holds `value` (no object decoded)."""
         return sorted(self._indices[name].get(value, ()))
 
-    def by_index(self, name: str, value: str) -> list[dict[str, Any]]:
+    def by_index(self, name: str, value: str) -> builtins.list[dict[str, Any]]:
         keys = self._indices[name].get(value, ())
         return [self.objects[k] for k in sorted(keys) if k in self.objects]
 
@@ -153,12 +173,16 @@ class Informer:
         old = self.objects.get(key) if key in self.objects else None
         self.objects[key] = obj
         self._index(key, old, obj)
+        for name, fn in self._viewers.items():
+            self._views[name][key] = fn(obj)
         return old
 
     def _remove(self, key: str) -> dict[str, Any] | None:
         old = self.objects.pop(key, None)
         if old is not None:
             self._index(key, old, None)
+        for views in self._views.values():
+            views.pop(key, None)
         return old
 
     # -- lifecycle -----------------------------------------------------------------------------------------

@@ -15,25 +15,15 @@ from ..http.query import go_bool
 from ..patch import merge_patch, strategic_merge_patch
 from ..patch.gofmt import go_v
 from ..registry.cache import Entry
+from ..registry.fieldschema import schema_node
 from ..registry.generic import WriteOptions
 from ..resources import ResourceType
 from ..schema import messages
-from ..schema.definitions import definition_name
 from ..schema.yamlload import load_yaml
 from . import fieldcheck
 
 if TYPE_CHECKING:
     from .resource import ResourceHandler
-
-
-def schema_node(res: ResourceType) -> Any:
-    """The patch library's schema accessor for this resource (None for schema-less custom resources)."""
-    from ..patch.schema_walk import SchemaNode
-
-    if res.crd is not None:
-        return SchemaNode.for_structural(res.schema) if res.schema else None
-    name = definition_name(res.group, res.version, res.kind)
-    return SchemaNode.for_builtin(name) if name else None
 
 
 def apply_patch_document(res: ResourceType, patch_type: str, current: dict[str, Any], patch: Any) -> dict[str, Any]:

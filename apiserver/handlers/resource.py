@@ -46,7 +46,7 @@ async def read_body(request: web.Request) -> bytes:
     return b"".join(chunks)
 
 
-def _check_dry_run(values: Any) -> list[str]:
+def check_dry_run(values: Any) -> list[str]:
     """The `dryRun` values of a request (query or DeleteOptions body); only "All" is supported."""
     if values is None:
         return []
@@ -60,7 +60,7 @@ def _check_dry_run(values: Any) -> list[str]:
 
 def write_options(request: web.Request, info: RequestInfo, user: Any, operation: str = "Update") -> WriteOptions:
     query = request.query
-    dry_run = _check_dry_run(query.getall("dryRun", []))
+    dry_run = check_dry_run(query.getall("dryRun", []))
     manager = query.get("fieldManager", "")
     if len(manager) > 128:
         raise errors.invalid_object("", "", "", [errors.too_long("fieldManager", manager, 128)])
@@ -267,7 +267,7 @@ class ResourceHandler:
             options["propagationPolicy"] = query["propagationPolicy"]
         if "gracePeriodSeconds" in query:
             options["gracePeriodSeconds"] = parse_int64(query["gracePeriodSeconds"])
-        _check_dry_run(options.get("dryRun"))
+        check_dry_run(options.get("dryRun"))
         policy = options.get("propagationPolicy")
         if policy not in (None, "Orphan", "Background", "Foreground"):
             raise errors.invalid_object("DeleteOptions", "", "", [errors.not_supported(
