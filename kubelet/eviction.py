@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any, Protocol
 
-from mini_kube.machinery.quantity import parse_quantity, scaled_value
+from mini_kube.machinery.quantity import decimal_value, scaled_value
 
 log = logging.getLogger("mini-kube.kubelet")
 GRACE = 1.0  # immediateEvictionGracePeriodSeconds
@@ -46,7 +46,7 @@ def _quantity(text: Any) -> tuple[int, str] | None:
     if text is None:
         return None
     try:
-        value = parse_quantity(str(text))
+        value = decimal_value(str(text))
     except ValueError:
         return None
     return scaled_value(value, 0), str(text)
