@@ -175,8 +175,6 @@ KNOWN_CYCLES = {  # each flips to XPASS, and fails, once its cycle is gone: then
                  "handlers.*, admission.*, crd_controller: 18 modules), auth.escalation <-> auth.rbac, "
                  "registry.generic <-> registry.strategy (issue #23 item 1, the `assemble` work)",
     "store": "store.store <-> store.watch (a Watch is typed with the Store that made it, under TYPE_CHECKING)",
-    "kubelet": "kubelet.pod_worker <-> kubelet.eviction (eviction.watch is typed with PodWorker, under "
-               "TYPE_CHECKING)",
     "proxy": "proxy.server <-> proxy.tcp, proxy.udp (the listeners are typed with server.PortState, under "
              "TYPE_CHECKING)",
 }
