@@ -87,7 +87,7 @@ class EventRecorder:
         self._stamp = max(time.time_ns(), self._stamp + 1)
         name = f"{meta.get('name', 'object')}.{self._stamp:x}"
         api_version = obj.get("apiVersion", "")
-        event = {
+        event: dict[str, Any] = {
             "metadata": {"name": name, "namespace": namespace},
             "involvedObject": {"kind": obj.get("kind", ""), "namespace": meta.get("namespace"),
                                "name": meta.get("name"), "uid": meta.get("uid"), "apiVersion": api_version,

@@ -157,7 +157,7 @@ class Connection:
         ctx_name = context or config.get("current-context")
         ctx = next(c["context"] for c in config["contexts"] if c["name"] == ctx_name)
         cluster = next(c["cluster"] for c in config["clusters"] if c["name"] == ctx["cluster"])
-        user = next((u["user"] for u in config.get("users", []) if u["name"] == ctx.get("user")), {}) or {}
+        user: dict[str, Any] = next((u["user"] for u in config.get("users", []) if u["name"] == ctx.get("user")), {}) or {}
         server = cluster["server"].rstrip("/")
         ssl_ctx: ssl.SSLContext | bool | None = None
         if server.startswith("https"):
@@ -209,7 +209,7 @@ class ApiClient:
             if self.connection.token:
                 headers["Authorization"] = f"Bearer {self.connection.token}"
             connector = aiohttp.TCPConnector(ssl=self.connection.ssl_context if self.connection.ssl_context
-                                             is not None else None, limit=64)
+                                             is not None else True, limit=64)
             self._session = aiohttp.ClientSession(self.connection.server, headers=headers, connector=connector,
                                                   json_serialize=lambda o: orjson.dumps(o).decode())
         return self._session

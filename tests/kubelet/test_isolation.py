@@ -77,7 +77,7 @@ def kube(tmp_path_factory):
 
     data = tmp_path_factory.mktemp("isolation") / "data"
     with MiniKube(insecure_http=False, data_dir=str(data), nodes=1, node_runtime="process",
-                  node_options={"housekeeping_interval": 0.3}) as kube:
+                  node_options={"housekeeping_interval": 0.3, "backoff_base": 0.3}) as kube:
         kube.data_dir = data
         yield kube
 
@@ -262,3 +262,23 @@ def test_a_pod_over_its_ephemeral_storage_limit_is_evicted(tenant):
     pod = evicted(tenant, "disk")
     assert pod["status"]["reason"] == "Evicted"
     assert pod["status"]["message"] == "Pod ephemeral local storage usage exceeds the total limit of containers 1Mi. "
+
+
+def test_a_container_over_its_own_ephemeral_storage_limit_is_evicted(tenant):
+    body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "two"}, "spec": {
+        "terminationGracePeriodSeconds": 0, "containers": [
+            {"name": "small", "image": "busybox", "resources": {"limits": {"ephemeral-storage": "1Mi"}},
+             "command": ["sh", "-c", "dd if=/dev/zero of=/tmp/f bs=1024 count=2048 2>/dev/null; sleep 300"]},
+            {"name": "roomy", "image": "busybox", "resources": {"limits": {"ephemeral-storage": "10Mi"}},
+             "command": ["sleep", "300"]}]}}
+    tenant.kubectl("apply", "-f", "-", input=json.dumps(body))
+    pod = evicted(tenant, "two")
+    assert pod["status"]["message"] == 'Container small exceeded its local ephemeral storage limit "1Mi". '
+
+
+def test_an_exited_containers_writable_layer_is_removed(kube, tenant):
+    tenant.run("again", "dd if=/dev/zero of=/tmp/f bs=1024 count=1024 2>/dev/null; exit 1")
+    pod = eventually(lambda: (p := tenant.pod("again"))["status"].get("containerStatuses") and (
+        p["status"]["containerStatuses"][0]["restartCount"] >= 2) and p, timeout=30)
+    layers = Path(kube.nodes.kubelets[0].root) / "pods" / pod["metadata"]["uid"] / "rootfs" / "main"
+    assert len(list(layers.iterdir())) <= 1  # the running one at most: each exited run's layer is gone
