@@ -169,7 +169,8 @@ def test_the_host_and_other_pods_are_not_visible(kube, tenant, tmp_path):
               f"cat {node_root}/pods/{victim['metadata']['uid']}/*/*/token && echo token-stolen; "
               f"ls /tmp | grep -c . ; ls /root | grep -v pyenv; "
               f"echo '# edited' >> {installed} && echo installation-edited; "
-              f"test -r /var/run/secrets/kubernetes.io/serviceaccount/token && echo own-token")
+              f"test -s /etc/shadow && echo shadow-read; cat /etc/ssh/ssh_host_*_key 2>/dev/null | grep -q . && "
+              f"echo host-key-read; test -r /var/run/secrets/kubernetes.io/serviceaccount/token && echo own-token")
     out = tenant.sh("thief", script)
     assert out.stdout.split() == ["0", "own-token"], out.stdout
     # the Pod's own token is on a tmpfs only its own mount namespace has: nothing of it on the node's disk
