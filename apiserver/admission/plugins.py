@@ -2,13 +2,12 @@
 
 Mutating: NamespaceLifecycle, ServiceAccount, DefaultTolerationSeconds, then MutatingAdmissionWebhook (webhooks
 run after the built-in mutators). Validating: the same built-ins, then ValidatingAdmissionPolicy, then ValidatingAdmissionWebhook.
-Plugins added later (RBAC escalation checks) run after these.
+Plugins added after these (RBAC escalation checks) run after them.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from ..registry.reader import ObjectReader
 from . import config_validation
 from .chain import AdmissionPlugin
 from .default_tolerations import DefaultTolerationSeconds
@@ -18,20 +17,17 @@ from .service_account import ServiceAccountAdmission
 from .webhook_client import WebhookClient
 from .webhooks import MutatingWebhooks, ValidatingWebhooks
 
-if TYPE_CHECKING:
-    from ..server import ApiServer
 
-
-def default_plugins(server: ApiServer) -> list[AdmissionPlugin]:
-    """Build the plugins for `server` (its webhook client is closed when the server stops)."""
+def default_plugins(objects: ObjectReader, webhooks: WebhookClient, *,
+                    require_default_service_account: bool = False) -> list[AdmissionPlugin]:
+    """The built-in plugins, reading policies and webhook configurations through `objects` and calling webhooks
+    through `webhooks` (its owner closes it)."""
     config_validation.register()
-    client = WebhookClient(server.registry)
-    server.on_stop.append(client.close)
     return [
         NamespaceLifecycle(),
-        ServiceAccountAdmission(require_default=bool(server.config.extra.get("require_default_service_account"))),
+        ServiceAccountAdmission(require_default=require_default_service_account),
         DefaultTolerationSeconds(),
-        MutatingWebhooks(client),
-        ValidatingAdmissionPolicyPlugin(server.registry),
-        ValidatingWebhooks(client),
+        MutatingWebhooks(webhooks),
+        ValidatingAdmissionPolicyPlugin(objects),
+        ValidatingWebhooks(webhooks),
     ]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import StatusError
-from ..registry.generic import Registry
+from ..registry.reader import ObjectReader
 from ..validation.meta import selector_matches
 from . import review
 from .chain import AdmissionPlugin, Attributes
@@ -125,7 +125,7 @@ def _param_kind_text(kind: dict[str, Any]) -> str:
     return f"{group}/{version}, Kind={kind.get('kind') or ''}"
 
 
-def collect_params(registry: Registry, policy: Policy, binding: dict[str, Any],
+def collect_params(registry: ObjectReader, policy: Policy, binding: dict[str, Any],
                    attrs: Attributes) -> list[dict[str, Any] | None]:
     """The parameter objects one binding selects ([None] when the policy takes no parameters)."""
     kind, ref = policy.spec.get("paramKind"), (binding.get("spec") or {}).get("paramRef")
@@ -239,7 +239,7 @@ def denied(attrs: Attributes, policy: str, decision: Decision) -> StatusError:
 class ValidatingAdmissionPolicyPlugin(AdmissionPlugin):
     name = "ValidatingAdmissionPolicy"
 
-    def __init__(self, registry: Registry) -> None:
+    def __init__(self, registry: ObjectReader) -> None:
         self.registry = registry
         policies = registry.resources.lookup(ADMISSION_GROUP, "v1", "validatingadmissionpolicies")
         bindings = registry.resources.lookup(ADMISSION_GROUP, "v1", "validatingadmissionpolicybindings")

@@ -7,17 +7,17 @@ binding is the one way nodeName may change)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aiohttp import web
 
 from .. import errors
 from ..http import responses
 from ..http.negotiation import decode_body
-from ..registry.generic import WriteOptions, now_rfc3339
-
-if TYPE_CHECKING:
-    from ..server import ApiServer
+from ..registry.generic import Registry, WriteOptions, now_rfc3339
+from ..requestinfo import RequestInfo
+from ..resources import ResourceType
+from .requests import read_body
 
 SUCCESS = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
 
@@ -55,16 +55,15 @@ def set_pod_scheduled(pod: dict[str, Any], now: str) -> None:
     conditions.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": now})
 
 
-async def bind(server: ApiServer, namespace: str, name: str, binding: dict[str, Any], dry_run: bool) -> None:
+async def bind(registry: Registry, namespace: str, name: str, binding: dict[str, Any], dry_run: bool) -> None:
     """Assign pod `namespace/name` to `binding.target.name` (raises Conflict/NotFound as upstream)."""
     _validate(binding)
     node = binding["target"]["name"]
     meta = binding.get("metadata") if isinstance(binding.get("metadata"), dict) else {}
     uid, rv = meta.get("uid") or "", meta.get("resourceVersion") or ""
     annotations = meta.get("annotations") or {}
-    res = server.resources.lookup("", "v1", "pods")
+    res = registry.resources.lookup("", "v1", "pods")
     assert res is not None
-    registry = server.registry
     current = registry.get(res, namespace, name)  # 404 pods "x" not found
 
     def assign(pod: dict[str, Any]) -> dict[str, Any]:
@@ -95,30 +94,27 @@ def _dry_run(request: web.Request) -> bool:
     return "All" in request.query.getall("dryRun", [])
 
 
-async def pod_binding(handler: Any, request: web.Request, info: Any, res: Any, user: Any,
-                      target: Any) -> web.StreamResponse:
-    """POST /api/v1/namespaces/ns/pods/x/binding."""
-    from .resource import read_body
+class PodBinding:
+    """`pods/binding` and the request-only kind `bindings`, through one registry."""
 
-    body = decode_body(await read_body(request), request.headers.get("Content-Type"))
-    if not isinstance(body, dict):
-        raise errors.bad_request("Binding must be an object")
-    if ((body.get("metadata") or {}).get("name") or "") != info.name:
-        raise errors.bad_request("name in URL does not match name in Binding object")
-    await bind(handler.server, info.namespace, info.name, body, _dry_run(request))
-    return responses.encode_dict(dict(SUCCESS), target, 201)
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
 
+    async def subresource(self, request: web.Request, info: RequestInfo, res: ResourceType, user: Any,
+                          target: Any) -> web.StreamResponse:
+        """POST /api/v1/namespaces/ns/pods/x/binding."""
+        body = decode_body(await read_body(request), request.headers.get("Content-Type"))
+        if not isinstance(body, dict):
+            raise errors.bad_request("Binding must be an object")
+        if ((body.get("metadata") or {}).get("name") or "") != info.name:
+            raise errors.bad_request("name in URL does not match name in Binding object")
+        await bind(self.registry, info.namespace, info.name, body, _dry_run(request))
+        return responses.encode_dict(dict(SUCCESS), target, 201)
 
-async def legacy_binding(server: ApiServer, request: web.Request, info: Any, obj: dict[str, Any],
-                         user: Any) -> dict[str, Any]:
-    """POST /api/v1/namespaces/ns/bindings: the Pod named by the Binding's metadata.name."""
-    name = (obj.get("metadata") or {}).get("name") or ""
-    if not name:
-        raise errors.bad_request("name in URL does not match name in Binding object")
-    await bind(server, info.namespace, name, obj, _dry_run(request))
-    return dict(SUCCESS)
-
-
-def install(server: ApiServer) -> None:
-    server.subresource_handlers[("", "pods", "binding")] = pod_binding
-    server.virtual_kinds[("", "Binding")] = legacy_binding
+    async def legacy(self, request: web.Request, info: RequestInfo, obj: dict[str, Any], user: Any) -> dict[str, Any]:
+        """POST /api/v1/namespaces/ns/bindings: the Pod named by the Binding's metadata.name."""
+        name = (obj.get("metadata") or {}).get("name") or ""
+        if not name:
+            raise errors.bad_request("name in URL does not match name in Binding object")
+        await bind(self.registry, info.namespace, name, obj, _dry_run(request))
+        return dict(SUCCESS)

@@ -18,7 +18,7 @@ import contextlib
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 from aiohttp import web
@@ -33,9 +33,7 @@ from ..resources import ResourceType
 from ..schema import messages
 from ..schema.fields import type_errors
 from ..validation.meta import selector_matches
-
-if TYPE_CHECKING:
-    from ..server import ApiServer
+from .requests import check_dry_run, manager_from_user_agent, read_body
 
 EVICTION_VERSIONS = ("policy/v1", "policy/v1beta1")
 MAX_DISRUPTED_PODS = 2000  # upstream's MaxDisruptedPodSize: evictions approved but not yet seen by the controller
@@ -162,10 +160,10 @@ async def _retry(attempt: Callable[[], Awaitable[Any]], steps: int = RETRY_STEPS
 class Eviction:
     """One eviction request: the Pod, its delete options, and the registry it acts through."""
 
-    def __init__(self, server: ApiServer, pods: ResourceType, namespace: str, name: str,
+    def __init__(self, registry: Registry, pods: ResourceType, namespace: str, name: str,
                  options: dict[str, Any], user: Any, manager: str) -> None:
-        self.registry: Registry = server.registry
-        pdbs = server.resources.lookup("policy", "v1", "poddisruptionbudgets")
+        self.registry = registry
+        pdbs = registry.resources.lookup("policy", "v1", "poddisruptionbudgets")
         assert pdbs is not None
         self.pods, self.pdbs = pods, pdbs
         self.namespace, self.name = namespace, name
@@ -330,12 +328,6 @@ def _success() -> tuple[dict[str, Any], int]:
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}, 201
 
 
-def _check_dry_run(values: Any) -> list[str]:
-    from .resource import _check_dry_run as check
-
-    return check(values)
-
-
 def decode_eviction(raw: bytes, content_type: str | None, namespace: str, name: str) -> dict[str, Any]:
     """The Eviction body (policy/v1 or v1beta1), checked against the URL."""
     body = decode_body(raw, content_type)
@@ -363,7 +355,7 @@ def decode_eviction(raw: bytes, content_type: str | None, namespace: str, name: 
 def delete_options(body: dict[str, Any], query_dry_run: list[str]) -> dict[str, Any]:
     """The eviction's DeleteOptions with the request's dryRun pushed in (upstream's propagateDryRun)."""
     options = dict(body.get("deleteOptions") or {})
-    given = _check_dry_run(options.get("dryRun"))
+    given = check_dry_run(options.get("dryRun"))
     if not given:
         if query_dry_run:
             options["dryRun"] = query_dry_run
@@ -377,26 +369,25 @@ def delete_options(body: dict[str, Any], query_dry_run: list[str]) -> dict[str, 
     return options
 
 
-async def evict(handler: Any, request: web.Request, info: Any, res: ResourceType, user: Any,
-                target: Any) -> web.StreamResponse:
-    """POST .../pods/NAME/eviction."""
-    from .resource import manager_from_user_agent, read_body
+class PodEviction:
+    """`pods/eviction` (POST), through one registry."""
 
-    raw = await read_body(request)
-    body = decode_eviction(raw, request.headers.get("Content-Type"), info.namespace, info.name)
-    options = delete_options(body, _check_dry_run(request.query.getall("dryRun", [])))
-    manager = request.query.get("fieldManager") or manager_from_user_agent(request.headers.get("User-Agent", ""))
-    registry = handler.registry
-    if registry.admission is not None:  # admission sees a CREATE of pods/eviction with the Eviction object
-        ctx = WriteContext(registry, res, info.namespace, bool(options.get("dryRun")), "eviction", user)
-        opts = WriteOptions(dry_run=ctx.dry_run, field_manager=manager, user=user, subresource="eviction")
-        await registry.admission.admit("CREATE", ctx, body, None, opts)
-        await registry.admission.validate("CREATE", ctx, body, None, opts)
-    eviction = Eviction(handler.server, res, info.namespace, info.name, options, user, manager)
-    status, code = await eviction.run()
-    return responses.encode_dict(status, target, code)
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
 
-
-def install(server: ApiServer) -> None:
-    """Serve `pods/eviction` (POST)."""
-    server.subresource_handlers.setdefault(("", "pods", "eviction"), evict)
+    async def __call__(self, request: web.Request, info: Any, res: ResourceType, user: Any,
+                       target: Any) -> web.StreamResponse:
+        """POST .../pods/NAME/eviction."""
+        raw = await read_body(request)
+        body = decode_eviction(raw, request.headers.get("Content-Type"), info.namespace, info.name)
+        options = delete_options(body, check_dry_run(request.query.getall("dryRun", [])))
+        manager = request.query.get("fieldManager") or manager_from_user_agent(request.headers.get("User-Agent", ""))
+        registry = self.registry
+        if registry.admission is not None:  # admission sees a CREATE of pods/eviction with the Eviction object
+            ctx = WriteContext(registry, res, info.namespace, bool(options.get("dryRun")), "eviction", user)
+            opts = WriteOptions(dry_run=ctx.dry_run, field_manager=manager, user=user, subresource="eviction")
+            await registry.admission.admit("CREATE", ctx, body, None, opts)
+            await registry.admission.validate("CREATE", ctx, body, None, opts)
+        eviction = Eviction(registry, res, info.namespace, info.name, options, user, manager)
+        status, code = await eviction.run()
+        return responses.encode_dict(status, target, code)

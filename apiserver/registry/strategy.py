@@ -7,14 +7,27 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import FieldError
 from .approval import prepare_approval_update
 
 if TYPE_CHECKING:
-    from ..resources import ResourceType
-    from .generic import Registry
+    from mini_kube.store import Store
+
+    from ..resources import ResourceRegistry, ResourceType
+    from .cache import Entry, ObjectCache
+
+
+class RegistryView(Protocol):
+    """What a strategy (or an admission plugin) reads and reserves through during a write: the registry's
+    store, cache and resource table (the registry itself, without its import)."""
+
+    store: Store
+    cache: ObjectCache
+    resources: ResourceRegistry
+
+    def find(self, res: ResourceType, namespace: str | None, name: str) -> Entry | None: ...
 
 # Kinds whose metadata.generation tracks spec changes (the upstream strategies that set it).
 GENERATION_KINDS = {
@@ -34,7 +47,7 @@ STATUS_WRITES_ANNOTATIONS = {"Deployment", "ReplicaSet", "StatefulSet", "DaemonS
 class WriteContext:
     """What a strategy may need to know about the write in progress."""
 
-    registry: Registry
+    registry: RegistryView
     resource: ResourceType
     namespace: str | None
     dry_run: bool = False
