@@ -11,9 +11,6 @@ API_VERSION = f"{GROUP}/{VERSION}"
 AGENTS = ResourceRef(GROUP, VERSION, "agents")
 SERVING_RUNTIMES = ResourceRef(GROUP, VERSION, "servingruntimes")
 CLUSTER_SERVING_RUNTIMES = ResourceRef(GROUP, VERSION, "clusterservingruntimes", namespaced=False)
-CONFIGMAPS = ResourceRef("", "v1", "configmaps")
-SERVICES = ResourceRef("", "v1", "services")
-DEPLOYMENTS = ResourceRef("apps", "v1", "deployments")
 
 FIELD_MANAGER = "agent-operator"
 """The server-side apply field manager of everything the operator writes."""

@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mini_kube.controllers.workloads.common import meta, now
+from mini_kube.machinery.meta import meta
+from mini_kube.machinery.times import now_rfc3339
 
 from .api import APPLY_FAILED, CONFIGMAP_NOT_FOUND, PROGRESSING, READY, RUNTIME_NOT_FOUND, RUNTIME_RESOLVED
 from .render import endpoint, selector_string
@@ -52,7 +53,7 @@ def _condition(kind: str, status: bool, reason: str, message: str, generation: i
     word = "True" if status else "False"
     previous = next((c for c in old if c.get("type") == kind), None)
     since = previous["lastTransitionTime"] if previous and previous.get("status") == word and \
-        previous.get("lastTransitionTime") else now()
+        previous.get("lastTransitionTime") else now_rfc3339()
     return {"type": kind, "status": word, "observedGeneration": generation, "lastTransitionTime": since,
             "reason": reason, "message": message}
 

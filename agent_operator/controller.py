@@ -19,7 +19,8 @@ from mini_kube.client import ApiError, ResourceRef
 from mini_kube.client.events import EventRecorder
 from mini_kube.client.informer import SharedInformerFactory, object_key
 from mini_kube.controllers.reconciler import Controller, Result, generation_changed, owner_key
-from mini_kube.controllers.workloads.common import meta
+from mini_kube.machinery.meta import meta
+from mini_kube.machinery.refs import CONFIGMAPS, DEPLOYMENTS, SERVICES
 
 from . import render
 from .api import (
@@ -27,12 +28,9 @@ from .api import (
     API_VERSION,
     CLUSTER_SERVING_RUNTIMES,
     COMPONENT,
-    CONFIGMAPS,
-    DEPLOYMENTS,
     FIELD_MANAGER,
     MANAGED_SELECTOR,
     RUNTIME_RESOLVED,
-    SERVICES,
     SERVING_RUNTIMES,
     config_map_name,
 )

@@ -23,8 +23,10 @@ from .handlers import system
 from .handlers.resource import ResourceHandler
 from .http.inflight import InflightLimiter
 from .http.responses import status_response
+from .ratelog import RATE_LIMITED
 from .requestinfo import REQUEST_INFO_KEY, RequestInfo, parse_request_info
 from .resources import ResourceRegistry, ResourceType
+from .store_health import StoreHealth
 
 log = logging.getLogger("mini-kube.apiserver")
 
@@ -41,7 +43,8 @@ class HandlerChain:
     resources: ResourceRegistry
     discovery: Discovery
     resource_handler: ResourceHandler
-    ready: Callable[[], bool]  # whether the server is ready (/readyz and friends)
+    store_health: StoreHealth  # /livez and /readyz's etcd checks
+    ready: Callable[[], bool]  # whether the server serves (readyz's shutdown check)
 
     async def __call__(self, request: web.Request) -> web.StreamResponse:
         """Answer one request (errors as Status objects) and audit the answer."""
@@ -68,8 +71,9 @@ class HandlerChain:
         except (ConnectionResetError, TimeoutError) as exc:
             log.debug("client went away: %s", exc)
             raise
-        except Exception as exc:  # a 500 is a bug: log it loudly, answer with a Status
-            log.error("internal error on %s %s\n%s", request.method, request.path, traceback.format_exc())
+        except Exception as exc:  # a 500 is a bug (or the store is down): log it, answer with a Status
+            RATE_LIMITED.error(failure_key(exc), "internal error on %s %s: %s: %s", request.method, request.path,
+                               type(exc).__name__, exc, detail=traceback.format_exc().rstrip())
             return status_response(errors.internal_error(f"{type(exc).__name__}: {exc}"))
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
@@ -81,7 +85,7 @@ class HandlerChain:
         try:
             await self.security.authorize(request, user, info)
             if not info.is_resource:
-                return self._non_resource(request)
+                return await self._non_resource(request)
             res = self.resources.lookup(info.api_group, info.api_version, info.resource)
             if res is None or not _routed(res, info, path):
                 raise StatusError(404, "NotFound", NOT_FOUND, {})
@@ -90,13 +94,13 @@ class HandlerChain:
             if leave is not None:
                 leave()
 
-    def _non_resource(self, request: web.Request) -> web.StreamResponse:
+    async def _non_resource(self, request: web.Request) -> web.StreamResponse:
         path = request.path.rstrip("/") or "/"
         if request.method not in ("GET", "HEAD"):
             raise errors.method_not_allowed()
         for name in HEALTH:
             if path == name or path.startswith(name + "/"):
-                return system.health(self.ready(), request, name)
+                return await system.health(self.store_health, self.ready(), request, name)
         if path == "/version":
             return system.version()
         if path.startswith("/openapi/"):
@@ -108,6 +112,16 @@ class HandlerChain:
         if path == "/":
             return web.json_response({"paths": system.root_paths(self.resources)})
         raise StatusError(404, "NotFound", NOT_FOUND, {})
+
+
+def failure_key(exc: BaseException) -> str:
+    """Where an internal error comes from (its type and innermost frame): the same failure repeated (the store
+    unreachable, every request failing alike) logs its traceback once per interval, a different one at once."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    where = f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}" if tb is not None else ""
+    return f"internal:{type(exc).__name__}:{where}"
 
 
 def _routed(res: ResourceType, info: RequestInfo, path: str) -> bool:

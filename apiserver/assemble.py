@@ -41,6 +41,7 @@ from .registry.generic import Registry
 from .registry.reader import ObjectReader
 from .registry.setup import build_registry
 from .resources import ResourceRegistry, builtin_resources
+from .store_health import StoreHealth
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,8 @@ def build_admission(config: ServerConfig, objects: ObjectReader, security: Secur
     webhooks = WebhookClient(objects)
     lifecycle.on_stop(webhooks.close)
     plugins = default_plugins(objects, webhooks,
-                              require_default_service_account=config.require_default_service_account)
+                              require_default_service_account=config.require_default_service_account,
+                              admission_control_config_file=config.admission_control_config_file)
     if not config.insecure_http:
         plugins.append(RbacEscalation(security.rbac))
     return AdmissionChain(plugins)
@@ -145,7 +147,8 @@ async def assemble(config: ServerConfig, lifecycle: Lifecycle, ready: Callable[[
         resource_handler = ResourceHandler(registry, WatchSources(cache, store, reaper), subresources)
         discovery = Discovery(resources)
         inflight = InflightLimiter(config.max_requests_inflight, config.max_mutating_requests_inflight)
-        handler = HandlerChain(security, inflight, resources, discovery, resource_handler, ready)
+        handler = HandlerChain(security, inflight, resources, discovery, resource_handler, StoreHealth(lambda: store),
+                               ready)
     except BaseException:
         await lifecycle.stop()
         await store.close()

@@ -18,6 +18,7 @@ class ServerConfig:
     insecure_http: bool = False
     token_auth_file: str | None = None
     audit_log: str | None = None
+    admission_control_config_file: str | None = None  # an AdmissionConfiguration (PodSecurity's settings)
     service_cidr: str = "10.0.0.0/24"
     node_port_range: tuple[int, int] = (30000, 32767)
     watch_history: int = HISTORY_EVENTS  # recent events the cache keeps for watches from a past revision

@@ -21,6 +21,13 @@ class RateLimitedLog:
         self._dropped: dict[str, int] = {}
 
     def warning(self, key: str, message: str, *args: Any) -> None:
+        self.log(logging.WARNING, key, message, *args)
+
+    def error(self, key: str, message: str, *args: Any, detail: str = "") -> None:
+        """An error, with `detail` (a traceback) on the lines after the message."""
+        self.log(logging.ERROR, key, message, *args, detail=detail)
+
+    def log(self, level: int, key: str, message: str, *args: Any, detail: str = "") -> None:
         now = time.monotonic()
         if now - self._last.get(key, -self.interval) < self.interval:
             self._dropped[key] = self._dropped.get(key, 0) + 1
@@ -28,7 +35,7 @@ class RateLimitedLog:
         self._last[key] = now
         dropped = self._dropped.pop(key, 0)
         suffix = f" (and {dropped} more like it in the last {self.interval:.0f} s)" if dropped else ""
-        log.warning(message + suffix, *args)
+        log.log(level, message + suffix + ("\n%s" if detail else ""), *args, *((detail,) if detail else ()))
 
 
 RATE_LIMITED = RateLimitedLog()

@@ -81,4 +81,5 @@ def parse_request_info(method: str, path: str, query: dict[str, str]) -> Request
 
 
 REQUEST_INFO_KEY = web.RequestKey("mini-kube.request-info", object)
+AUDIT_ANNOTATIONS_KEY = web.RequestKey("mini-kube.audit-annotations", dict)  # admission plugins' audit annotations
 """Where the request's parsed RequestInfo is kept on the aiohttp request (for the audit of early failures)."""

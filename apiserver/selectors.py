@@ -127,15 +127,16 @@ FieldGetter = Callable[[dict[str, Any]], str]
 
 def _path_getter(path: str) -> FieldGetter:
     parts = path.split(".")
+    zero = GO_ZERO_VALUES.get(path, "")
 
     def get(obj: dict[str, Any]) -> str:
         value: Any = obj
         for part in parts:
             if not isinstance(value, dict):
-                return ""
+                return zero
             value = value.get(part)
             if value is None:
-                return ""
+                return zero
         if isinstance(value, bool):
             return "true" if value else "false"
         return str(value)
@@ -159,6 +160,12 @@ FIELD_LABELS: dict[str, tuple[str, ...]] = {
     "Job": ("status.successful",),
     "CertificateSigningRequest": ("spec.signerName",),
 }
+
+
+# An omitted field reads as its Go zero value, as upstream's GetAttrs formats the typed field
+# (strconv.FormatBool / Itoa): an unset `spec.unschedulable` matches `spec.unschedulable=false`.
+GO_ZERO_VALUES = {"spec.unschedulable": "false", "spec.hostNetwork": "false", "status.replicas": "0",
+                  "status.successful": "0"}
 
 
 # events.k8s.io/v1 Events are stored in the core shape: their field labels map onto the core ones

@@ -24,21 +24,13 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mini_kube.agent_operator.api import (  # noqa: E402
-    AGENTS,
-    API_VERSION,
-    CONFIGMAPS,
-    DEPLOYMENTS,
-    MANAGED_SELECTOR,
-    SERVICES,
-    SERVING_RUNTIMES,
-)
+from mini_kube.agent_operator.api import AGENTS, API_VERSION, MANAGED_SELECTOR, SERVING_RUNTIMES
 from mini_kube.client import ApiClient, Connection, ResourceRef  # noqa: E402
+from mini_kube.machinery.refs import CONFIGMAPS, CUSTOMRESOURCEDEFINITIONS, DEPLOYMENTS, SERVICES
 
 from mini_kube.testing import MiniKube  # noqa: E402
 
 CRDS = Path(__file__).resolve().parents[1] / "deploy" / "agent-operator" / "00-crds.yaml"
-CRD_REF = ResourceRef("apiextensions.k8s.io", "v1", "customresourcedefinitions", namespaced=False)
 NS = "bench"
 
 
@@ -54,7 +46,7 @@ async def watch_until(client: ApiClient, ref: ResourceRef, rv: str, done, label_
 
 async def setup(client: ApiClient, count: int) -> None:
     for doc in yaml.safe_load_all(CRDS.read_text()):
-        await client.create(CRD_REF, doc)
+        await client.create(CUSTOMRESOURCEDEFINITIONS, doc)
     await asyncio.sleep(0.5)
     await client.create(ResourceRef("", "v1", "namespaces", namespaced=False), {"metadata": {"name": NS}})
     await client.create(SERVING_RUNTIMES, {"apiVersion": API_VERSION, "kind": "ServingRuntime",

@@ -21,14 +21,12 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mini_kube.client import ApiClient, Connection, ResourceRef  # noqa: E402
+from mini_kube.client import ApiClient, Connection  # noqa: E402
 from mini_kube.client.informer import Informer  # noqa: E402
 from mini_kube.client.workqueue import WorkQueue  # noqa: E402
+from mini_kube.machinery.refs import CONFIGMAPS, SECRETS
 
 from mini_kube.testing import MiniKube  # noqa: E402
-
-CONFIGMAPS = ResourceRef("", "v1", "configmaps")
-SECRETS = ResourceRef("", "v1", "secrets")
 
 
 async def create_many(client: ApiClient, count: int, namespace: str) -> None:

@@ -17,13 +17,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mini_kube.client import ApiClient, ApiError, Connection, ResourceRef  # noqa: E402
+from mini_kube.client import ApiClient, ApiError, Connection  # noqa: E402
+from mini_kube.machinery.refs import NAMESPACES, PODDISRUPTIONBUDGETS, PODS
 
 from mini_kube.testing import MiniKube  # noqa: E402
 
-PODS = ResourceRef("", "v1", "pods")
-PDBS = ResourceRef("policy", "v1", "poddisruptionbudgets")
-NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
 READY = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
 
 
@@ -43,7 +41,7 @@ async def ready_pods(client: ApiClient, ns: str, count: int) -> list[str]:
 
 async def synced(client: ApiClient, ns: str, **wanted: int) -> None:
     while True:
-        status = (await client.get(PDBS, "budget", ns)).get("status") or {}
+        status = (await client.get(PODDISRUPTIONBUDGETS, "budget", ns)).get("status") or {}
         if all(status.get(k) == v for k, v in wanted.items()):
             return
         await asyncio.sleep(0.01)
@@ -73,7 +71,7 @@ async def main(kube: MiniKube) -> None:
     try:
         names = await ready_pods(client, "many", 200)
         started = time.perf_counter()
-        await client.create(PDBS, {"metadata": {"name": "budget"}, "spec": {
+        await client.create(PODDISRUPTIONBUDGETS, {"metadata": {"name": "budget"}, "spec": {
             "minAvailable": 0, "selector": {"matchLabels": {"app": "x"}}}}, "many")
         await synced(client, "many", currentHealthy=200, disruptionsAllowed=200)
         print(f"budget over 200 Ready Pods computed in {time.perf_counter() - started:.3f} s")
@@ -83,7 +81,7 @@ async def main(kube: MiniKube) -> None:
         print(f"200 evictions, 16 at once: {ok} evicted, {refused} refused, {ok / elapsed:.0f} evictions/s")
 
         names = await ready_pods(client, "few", 50)
-        await client.create(PDBS, {"metadata": {"name": "budget"}, "spec": {
+        await client.create(PODDISRUPTIONBUDGETS, {"metadata": {"name": "budget"}, "spec": {
             "minAvailable": 40, "selector": {"matchLabels": {"app": "x"}}}}, "few")
         await synced(client, "few", currentHealthy=50, disruptionsAllowed=10)
         ok, refused = await evict_all(client, "few", names, 50)

@@ -21,13 +21,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mini_kube.client import ApiClient, ApiError, Connection, ResourceRef  # noqa: E402
+from mini_kube.client import ApiClient, ApiError, Connection  # noqa: E402
+from mini_kube.machinery.refs import JOBS, NAMESPACES, PODS
 
 from mini_kube.testing import MiniKube  # noqa: E402
-
-PODS = ResourceRef("", "v1", "pods")
-JOBS = ResourceRef("batch", "v1", "jobs")
-NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
 
 
 def job(name: str, completions: int = 1, parallelism: int = 1, **spec) -> dict:

@@ -22,12 +22,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mini_kube.client import ResourceRef  # noqa: E402
+from mini_kube.machinery.refs import PODS
 from mini_kube.network.namespaces import can_make_namespaces  # noqa: E402
 
 from mini_kube.testing import MiniKube  # noqa: E402
-
-PODS = ResourceRef("", "v1", "pods")
 
 
 def pod(name: str, command: list[str] | None = None, node: str = "mini-kube") -> dict:

@@ -20,14 +20,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mini_kube.client import ApiClient, Connection, ResourceRef  # noqa: E402
+from mini_kube.client import ApiClient, Connection  # noqa: E402
+from mini_kube.machinery.refs import NAMESPACES, NODES, PODS
 from mini_kube.scheduler import SchedulerRunner  # noqa: E402
 
 from mini_kube.testing import MiniKube  # noqa: E402
-
-PODS = ResourceRef("", "v1", "pods")
-NODES = ResourceRef("", "v1", "nodes", namespaced=False)
-NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
 
 
 def node(name: str) -> dict:

@@ -20,14 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mini_kube.client import ApiClient, ApiError, Connection, ResourceRef  # noqa: E402
+from mini_kube.client import ApiClient, ApiError, Connection  # noqa: E402
+from mini_kube.machinery.refs import DAEMONSETS, NODES, PODS, STATEFULSETS
 
 from mini_kube.testing import MiniKube  # noqa: E402
-
-PODS = ResourceRef("", "v1", "pods")
-NODES = ResourceRef("", "v1", "nodes", namespaced=False)
-STATEFULSETS = ResourceRef("apps", "v1", "statefulsets")
-DAEMONSETS = ResourceRef("apps", "v1", "daemonsets")
 
 
 def template(name: str, image: str = "a") -> dict:

@@ -18,12 +18,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import contextlib
 
-from mini_kube.client import ApiClient, ApiError, Connection, ResourceRef  # noqa: E402
+from mini_kube.client import ApiClient, ApiError, Connection  # noqa: E402
+from mini_kube.machinery.refs import DEPLOYMENTS, PODS
 
 from mini_kube.testing import MiniKube  # noqa: E402
-
-PODS = ResourceRef("", "v1", "pods")
-DEPLOYMENTS = ResourceRef("apps", "v1", "deployments")
 
 
 def deployment(name: str, replicas: int, image: str) -> dict:

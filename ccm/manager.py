@@ -11,9 +11,10 @@ import asyncio
 import logging
 from typing import Any
 
-from mini_kube.client import ApiClient, NotFound, ResourceRef
+from mini_kube.client import ApiClient, NotFound
 from mini_kube.client.informer import SharedInformerFactory
 from mini_kube.controllers.manager import ControllerTable, select
+from mini_kube.machinery.refs import CONFIGMAPS
 
 from .cloud import CloudError, FakeCloud, parse_pool
 from .node import CloudNodeController, CloudNodeLifecycleController
@@ -21,7 +22,6 @@ from .service_lb import ServiceLBController
 from .status import STATUS_PORT, serve_status
 
 log = logging.getLogger("mini-kube.ccm")
-CONFIGMAPS = ResourceRef("", "v1", "configmaps")
 NETWORK_CONFIGMAP = ("kube-system", "mini-kube-network")
 CONTROLLERS: ControllerTable = {
     "cloud-node-controller": CloudNodeController,

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from mini_kube.client import ApiClient, Conflict, NotFound, ResourceRef
+from mini_kube.client import ApiClient, Conflict, NotFound
 from mini_kube.client.informer import SharedInformerFactory
 from mini_kube.controllers.reconciler import Controller, Result
+from mini_kube.machinery.refs import NODES
 
 from .cloud import FakeCloud, Instance
 
-NODES = ResourceRef("", "v1", "nodes", namespaced=False)
 UNINITIALIZED = "node.cloudprovider.kubernetes.io/uninitialized"
 SHUTDOWN = "node.cloudprovider.kubernetes.io/shutdown"
 PROVIDED_IP = "alpha.kubernetes.io/provided-node-ip"

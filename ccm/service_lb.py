@@ -14,15 +14,14 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from mini_kube.client import ApiClient, Conflict, NotFound, ResourceRef
+from mini_kube.client import ApiClient, Conflict, NotFound
 from mini_kube.client.informer import SharedInformerFactory
 from mini_kube.controllers.reconciler import Controller, Result
+from mini_kube.machinery.refs import NODES, SERVICES
 
 from .cloud import CloudError, FakeCloud, LBPort, LBSpec
 
 log = logging.getLogger("mini-kube.ccm.service")
-SERVICES = ResourceRef("", "v1", "services")
-NODES = ResourceRef("", "v1", "nodes", namespaced=False)
 FINALIZER = "service.kubernetes.io/load-balancer-cleanup"
 LB_CLASS = "mini-kube.dev/lb"
 LB_DOMAIN = "lb.mini-kube.local"

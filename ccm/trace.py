@@ -22,13 +22,11 @@ import aiohttp
 import dns.asyncquery
 import dns.message
 import dns.rdatatype
-from mini_kube.client import ApiClient, NotFound, ResourceRef
+from mini_kube.client import ApiClient, NotFound
+from mini_kube.machinery.refs import CONFIGMAPS, NODES, PODS
 
 from .status import STATUS_PORT
 
-CONFIGMAPS = ResourceRef("", "v1", "configmaps")
-NODES = ResourceRef("", "v1", "nodes", namespaced=False)
-PODS = ResourceRef("", "v1", "pods")
 PROXY_PORT = 10256
 
 

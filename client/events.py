@@ -9,21 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime as dt
 import logging
 import time
 from typing import Any
 
-from .rest import ApiClient, ApiError, ResourceRef
+from mini_kube.machinery.refs import EVENTS
+from mini_kube.machinery.times import now_rfc3339
+
+from .rest import ApiClient, ApiError
 
 log = logging.getLogger("mini-kube.events")
-EVENTS = ResourceRef("", "v1", "events")
 AGGREGATION_WINDOW = 600.0
 QUEUE_LIMIT = 1000
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class EventRecorder:
@@ -76,7 +73,7 @@ class EventRecorder:
         namespace = meta.get("namespace") or "default"
         key = (meta.get("uid", ""), field_path, type_, reason, message)
         seen = self._seen.get(key)
-        now = _now()
+        now = now_rfc3339()
         if seen is not None and time.monotonic() - seen[3] < AGGREGATION_WINDOW:
             name, ns, count, _ = seen
             try:

@@ -6,29 +6,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime as dt
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from .rest import AlreadyExists, ApiClient, ApiError, Conflict, NotFound, ResourceRef
+from mini_kube.machinery import times
+from mini_kube.machinery.refs import LEASES
+from mini_kube.machinery.times import format_micro, parse_time
+
+from .rest import AlreadyExists, ApiClient, ApiError, Conflict, NotFound
 
 log = logging.getLogger("mini-kube.leaderelection")
-LEASES = ResourceRef("coordination.k8s.io", "v1", "leases")
-
-
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
-
-
-def _micro(t: dt.datetime) -> str:
-    return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def _parse(text: str | None) -> dt.datetime | None:
-    if not text:
-        return None
-    return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 class LeaderElector:
@@ -43,7 +31,7 @@ class LeaderElector:
         self.transitions = 0
 
     def _spec(self, lease: dict[str, Any] | None) -> dict[str, Any]:
-        now = _micro(_now())
+        now = format_micro(times.now())
         spec = dict((lease or {}).get("spec") or {})
         if spec.get("holderIdentity") != self.identity:
             spec["acquireTime"] = now
@@ -64,9 +52,9 @@ class LeaderElector:
                 return False
         spec = lease.get("spec") or {}
         holder = spec.get("holderIdentity")
-        renewed = _parse(spec.get("renewTime")) or _parse(spec.get("acquireTime"))
+        renewed = parse_time(spec.get("renewTime")) or parse_time(spec.get("acquireTime"))
         duration = float(spec.get("leaseDurationSeconds") or self.lease_duration)
-        expired = renewed is None or (_now() - renewed).total_seconds() > duration
+        expired = renewed is None or (times.now() - renewed).total_seconds() > duration
         if holder and holder != self.identity and not expired:
             return False
         lease["spec"] = self._spec(lease)
@@ -89,8 +77,7 @@ class LeaderElector:
         """Acquire, then run `lead` while renewing; returns after losing the lease (or when cancelled). `lead` is
         cancelled and awaited before the lease is released, so what it stops in a `finally` has stopped before a
         successor can take over."""
-        while not await self._attempt():
-            await asyncio.sleep(self.retry_period)
+        await self._acquire()
         self.transitions += 1
         self.leading.set()
         log.info("%s became the leader of %s/%s", self.identity, self.namespace, self.name)
@@ -110,10 +97,21 @@ class LeaderElector:
             log.debug("lease %s: %s", self.name, exc)
             return False
 
+    async def _acquire(self) -> None:
+        """Try every `retry_period` until the lease is ours (client-go's acquire loop)."""
+        while True:
+            if await self._attempt():
+                return
+            await asyncio.sleep(self.retry_period)
+
     async def _renew_until_lost(self, task: asyncio.Task[None]) -> None:
+        """Renew every `retry_period` until `lead` ends (noticed at once) or no renewal succeeded within
+        `renew_deadline`."""
         last = asyncio.get_running_loop().time()
         while not task.done():
-            await asyncio.sleep(self.retry_period)
+            await asyncio.wait({task}, timeout=self.retry_period)
+            if task.done():
+                return
             if await self._attempt():
                 last = asyncio.get_running_loop().time()
             elif asyncio.get_running_loop().time() - last > self.renew_deadline:

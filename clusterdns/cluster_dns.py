@@ -18,17 +18,14 @@ import logging
 import socket
 from typing import Any
 
-from mini_kube.client import AlreadyExists, ApiClient, NotFound, ResourceRef
-from mini_kube.client.informer import SharedInformerFactory
+from mini_kube.client import AlreadyExists, ApiClient, NotFound
+from mini_kube.client.informer import SharedInformerFactory, object_key
+from mini_kube.machinery.refs import CONFIGMAPS, ENDPOINTSLICES, PODS, SERVICES
 
 from .records import ClusterRecords
 from .server import DnsServer
 
 log = logging.getLogger("mini-kube.dns")
-SERVICES = ResourceRef("", "v1", "services")
-SLICES = ResourceRef("discovery.k8s.io", "v1", "endpointslices")
-PODS = ResourceRef("", "v1", "pods")
-CONFIGMAPS = ResourceRef("", "v1", "configmaps")
 NETWORK_CONFIGMAP = ("kube-system", "mini-kube-network")
 SERVICE_KEY = "kube-system/kube-dns"
 PROXY_NAME_LABEL = "service.kubernetes.io/service-proxy-name"
@@ -67,9 +64,11 @@ class ClusterDNS:
         self.ready = asyncio.Event()
         self._metrics: list[asyncio.Server] = []
         self._task: asyncio.Task[None] | None = None
+        self._own_service_seen = asyncio.Event()  # the informer has delivered kube-system/kube-dns
 
     async def start(self) -> None:
-        for ref, handler in ((SERVICES, self.records.on_service), (SLICES, self.records.on_slice),
+        self.informers.informer(SERVICES).add_handler(self._note_own_service)
+        for ref, handler in ((SERVICES, self.records.on_service), (ENDPOINTSLICES, self.records.on_slice),
                              (PODS, self.records.on_pod)):
             informer = self.informers.informer(ref)
             informer.add_handler(handler)
@@ -97,7 +96,7 @@ class ClusterDNS:
         if self.netns is None and network.get("netns"):
             self.netns = network["netns"]
         await self._ensure_service()
-        await asyncio.gather(*(i.synced.wait() for i in (self.informers.informer(r) for r in (SERVICES, SLICES, PODS))))
+        await asyncio.gather(*(i.synced.wait() for i in (self.informers.informer(r) for r in (SERVICES, ENDPOINTSLICES, PODS))))
         await self._see_own_service()
         if self.host_address:
             try:
@@ -138,10 +137,12 @@ class ClusterDNS:
     async def _see_own_service(self, timeout: float = 2.0) -> None:
         """Wait (briefly) until the informer has delivered the kube-dns Service, so that the first answers know
         it: the informers listed before `_ensure_service` created it, so it arrives by the watch."""
-        services = self.informers.informer(SERVICES)
-        deadline = asyncio.get_running_loop().time() + timeout
-        while services.get(SERVICE_KEY) is None and asyncio.get_running_loop().time() < deadline:
-            await asyncio.sleep(0.005)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._own_service_seen.wait(), timeout)
+
+    def _note_own_service(self, event: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
+        if new is not None and event != "delete" and object_key(new) == SERVICE_KEY:
+            self._own_service_seen.set()
 
     async def _serve_metrics(self, host: str, port: int, make: Any = None) -> asyncio.Server:
         """GET /metrics: request and response counts, in Prometheus' text format (CoreDNS's metric names)."""

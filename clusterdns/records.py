@@ -28,6 +28,7 @@ import dns.rdtypes.IN.A
 import dns.rdtypes.IN.AAAA
 import dns.reversename
 import dns.rrset
+from mini_kube.machinery.meta import meta
 
 LB_ZONE = "lb.mini-kube.local"
 SCHEMA_VERSION = "1.1.0"
@@ -59,12 +60,8 @@ class Answer:
     additional: list[dns.rrset.RRset] = field(default_factory=list)
 
 
-def _meta(obj: dict[str, Any]) -> dict[str, Any]:
-    return obj.get("metadata") or {}
-
-
 def _key(obj: dict[str, Any]) -> Key:
-    return _meta(obj).get("namespace", ""), _meta(obj).get("name", "")
+    return meta(obj).get("namespace", ""), meta(obj).get("name", "")
 
 
 def service_info(svc: dict[str, Any]) -> ServiceInfo:
@@ -145,7 +142,7 @@ class ClusterRecords:
                 del self.slices_of[previous[0]]
         if event == "delete" or new is None:
             return
-        service = (_meta(new).get("labels") or {}).get("kubernetes.io/service-name")
+        service = (meta(new).get("labels") or {}).get("kubernetes.io/service-name")
         if not service:
             return
         ports = tuple((p.get("name") or "", (p.get("protocol") or "TCP").lower(), int(p.get("port") or 0))
@@ -164,7 +161,7 @@ class ClusterRecords:
         for obj, step in ((old, -1), (new, 1)):
             if obj is None or (step == 1 and event == "delete"):
                 continue
-            namespace = _meta(obj).get("namespace", "")
+            namespace = meta(obj).get("namespace", "")
             status = obj.get("status") or {}
             for ip in {p.get("ip") for p in status.get("podIPs") or ()} | {status.get("podIP")}:
                 if ip:

@@ -120,6 +120,12 @@ class Controller:
             await informer.stop()
         await self.events.close()
 
+    def _failed(self, key: Any, exc: Exception) -> None:
+        """A reconcile error: one WARNING line naming the object's key (as controller-runtime's "Reconciler
+        error"), the traceback only at DEBUG so a retried failure stays one line a try."""
+        log.warning("%s: reconcile %s failed: %s", self.name, key, str(exc) or type(exc).__name__)
+        log.debug("%s: reconcile %s failed", self.name, key, exc_info=exc)
+
     async def _worker(self) -> None:
         while True:
             key = await self.queue.get()
@@ -134,7 +140,7 @@ class Controller:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                log.debug("%s: reconcile %s failed: %s", self.name, key, exc)
+                self._failed(key, exc)
                 self.queue.add_rate_limited(key)
             finally:
                 self.queue.done(key)

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..controllers.refs import ResourceRef
+from mini_kube.machinery.refs import ResourceRef
+
 from .transport import Transport
 
 AGGREGATED = ("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"

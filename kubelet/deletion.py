@@ -9,10 +9,10 @@ import logging
 from typing import Any
 
 import aiohttp
-from mini_kube.client import ApiClient, ApiError, Conflict, NotFound, ResourceRef
+from mini_kube.client import ApiClient, ApiError, Conflict, NotFound
+from mini_kube.machinery.refs import PODS
 
 log = logging.getLogger("mini-kube.kubelet")
-PODS = ResourceRef("", "v1", "pods")
 FIRST_RETRY, MAX_RETRY = 0.2, 10.0  # seconds between attempts (doubling)
 
 

@@ -1,19 +1,15 @@
 """Container lifecycle hooks (postStart, preStop) as upstream's kubelet runs them (pkg/kubelet/lifecycle): an
-exec in the container, an httpGet against the Pod's IP (any answer is success), or a sleep. Exec and httpGet go
-through the probes' machinery. On the simulated runtime exec and httpGet hooks succeed at once; sleep is
-honoured."""
+exec in the container, an httpGet against the Pod's IP (any answer is success), or a sleep, through the actions
+probes use too (kubelet/actions.py). On a runtime without processes exec and httpGet hooks succeed at once; sleep
+is honoured."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .probes import _go_error, _port
-
-if TYPE_CHECKING:
-    from .pod_worker import PodWorker
-    from .runtime.base import Container
+from . import actions
 
 MIN_GRACE = 2.0  # after a preStop hook, SIGKILL comes no sooner than this after SIGTERM (minimumGracePeriodInSeconds)
 
@@ -23,22 +19,19 @@ def handler(spec: dict[str, Any], kind: str) -> dict[str, Any] | None:
     return (spec.get("lifecycle") or {}).get(kind) or None
 
 
-def _pod_name(worker: PodWorker) -> str:
-    return f"{worker.name}_{worker.namespace}({worker.uid})"  # format.Pod
-
-
-async def run(worker: PodWorker, container: Container, spec: dict[str, Any], action: dict[str, Any]) -> str | None:
-    """Run one hook; None when it succeeded, else why it failed (upstream's message)."""
-    simulated = worker.kubelet.runtime.name == "simulated"
+async def run(target: actions.Target, pod_name: str, action: dict[str, Any]) -> str | None:
+    """Run one hook in `target`'s container of the Pod `pod_name` (format.Pod: `name_namespace(uid)`); None when
+    it succeeded, else why it failed (upstream's message)."""
     if "sleep" in action:
-        await asyncio.sleep(float((action.get("sleep") or {}).get("seconds") or 0))
+        await actions.sleep(action.get("sleep") or {})
         return None
-    if simulated:
+    if not target.runtime.runs_processes:
         return None
+    spec = target.spec
     if "exec" in action:
         argv = list((action.get("exec") or {}).get("command") or ())
         try:
-            code, output = await worker.kubelet.runtime.run(worker.sandbox, container, argv)
+            code, output = await actions.run_exec(target, argv)
         except (OSError, ValueError, NotImplementedError) as exc:
             error, output = str(exc) or type(exc).__name__, b""
         else:
@@ -46,27 +39,26 @@ async def run(worker: PodWorker, container: Container, spec: dict[str, Any], act
                 return None
             error = f"command '{' '.join(argv)}' exited with {code}: {output.decode(errors='replace')}"
         return (f"Exec lifecycle hook ([{' '.join(argv)}]) for Container {json.dumps(spec['name'])} in Pod "
-                f"{json.dumps(_pod_name(worker))} failed - error: {error}, "
+                f"{json.dumps(pod_name)} failed - error: {error}, "
                 f"message: {json.dumps(output.decode(errors='replace'))}")
     if "httpGet" in action:
-        return await _http(worker, spec, action["httpGet"])
+        return await _http(target, pod_name, action["httpGet"])
     return f"cannot run handler: unknown action {sorted(action)}"
 
 
-async def _http(worker: PodWorker, spec: dict[str, Any], action: dict[str, Any]) -> str | None:
-    host = action.get("host") or worker.ip or worker.kubelet.address
+async def _http(target: actions.Target, pod_name: str, action: dict[str, Any]) -> str | None:
     path = action.get("path") or "/"
     try:
-        port = _port(action.get("port"), spec)
-        url = f"{(action.get('scheme') or 'HTTP').lower()}://{host}:{port}{path}"
+        host, port = actions.address(target, action)
+        url = actions.url(action, host, port)
         async with asyncio.timeout(10):
-            await worker.probes.network_check({"httpGet": action}, host, port, action)
+            await actions.connect(target, host, port, action, http=True)
         return None
     except TimeoutError:
         error = f'Get "{url}": context deadline exceeded'
     except OSError as exc:
-        error = f'Get "{url}": dial tcp {host}:{port}: {_go_error(exc)}'
+        error = f'Get "{url}": dial tcp {host}:{port}: {actions.go_dial_error(exc)}'
     except ValueError as exc:
         error = str(exc)
-    return f"HTTP lifecycle hook ({path}) for Container \"{spec['name']}\" in Pod \"{_pod_name(worker)}\" failed - " \
+    return f"HTTP lifecycle hook ({path}) for Container \"{target.spec['name']}\" in Pod \"{pod_name}\" failed - " \
            f"error: {error}"

@@ -5,43 +5,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime as dt
 import logging
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mini_kube.client import AlreadyExists, ApiClient, ApiError, Conflict, NotFound, ResourceRef
+from mini_kube.client import AlreadyExists, ApiClient, ApiError, Conflict, NotFound
 from mini_kube.client.events import EventRecorder
 from mini_kube.client.informer import Informer
+from mini_kube.machinery.refs import LEASES, NODES, PODS, SERVICES
+from mini_kube.machinery.times import now_micro
 
+from .actions import Dialer
 from .deletion import final_delete
 from .ipam import Ipam
 from .node_status import default_capacity, node_object, node_status, status_events
 from .pod_worker import PodWorker
 from .runtime.base import Runtime
+from .server import KubeletServer
+from .worker_env import NodeEvents, WorkerEnv, WorkerSettings
 
 log = logging.getLogger("mini-kube.kubelet")
-NODES = ResourceRef("", "v1", "nodes", namespaced=False)
-PODS = ResourceRef("", "v1", "pods")
-SERVICES = ResourceRef("", "v1", "services")
-LEASES = ResourceRef("coordination.k8s.io", "v1", "leases")
-KINDS = {"configmaps": ResourceRef("", "v1", "configmaps"), "secrets": ResourceRef("", "v1", "secrets")}
-SERVICE_ACCOUNTS = ResourceRef("", "v1", "serviceaccounts")
-STANDIN = Path(__file__).with_name("standin.py")
-IMAGE_PORTS = {"nginx": 80, "httpd": 80, "caddy": 80, "traefik/whoami": 80, "hashicorp/http-echo": 5678}
-IMAGE_DOCROOTS = {"nginx": "/usr/share/nginx/html", "httpd": "/usr/local/apache2/htdocs", "caddy": "/usr/share/caddy"}
-"""Web server images whose stand-in serves files from the image's document root (a writable, initially empty
-directory of the container's own), as the real server would: 404 for what is not there."""
-
-
-def image_name(image: str) -> str:
-    """`docker.io/library/nginx:1.27@sha256:...` -> `nginx`."""
-    name = image.split("@")[0].rsplit(":", 1)[0] if ":" in image.rsplit("/", 1)[-1] else image.split("@")[0]
-    for prefix in ("docker.io/library/", "docker.io/", "library/"):
-        name = name.removeprefix(prefix)
-    return name
 
 
 @dataclass
@@ -65,102 +49,49 @@ class KubeletConfig:
     pod_pids_limit: int = -1  # podPidsLimit: the most processes a Pod may have (-1: no limit)
 
 
-class _Events:
-    def __init__(self, recorder: EventRecorder) -> None:
-        self.recorder = recorder
-
-    def emit(self, obj: dict[str, Any], reason: str, message: str, type_: str = "Normal", *,
-             field_path: str = "") -> None:
-        self.recorder.event(obj, type_, reason, message, field_path)
-
-
-def _micro_now() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
 class Kubelet:
+    """The node's agent. It owns every task it starts (lease, status, final deletes, workers being stopped) and
+    ends them on `stop`; each Pod's worker gets the node's `env`, never the kubelet itself."""
+
     def __init__(self, client: ApiClient, config: KubeletConfig, runtime: Runtime, *,
-                 dialer: Any = None, api_token: str = "", network_netns: str | None = None) -> None:
+                 dialer: Dialer | None = None, api_token: str = "", network_netns: str | None = None) -> None:
         self.client = client
         self.config = config
         self.runtime = runtime
         self.name = config.node_name
         self.address = config.address
         self.root = Path(config.root)
-        self.ipam = Ipam(config.pod_cidr)
-        self.backoff_base = config.backoff_base
-        self.config_retry = config.config_retry
-        self.allocatable = dict(config.capacity)
-        self.events = _Events(EventRecorder(client, "kubelet", config.node_name))
+        self.events = NodeEvents(EventRecorder(client, "kubelet", config.node_name))
         self.workers: dict[str, PodWorker] = {}
         self.node: dict[str, Any] | None = None
-        self._dialer = dialer
         self.api_token = api_token
         self.network_netns = network_netns
         self.pods = Informer(client, PODS, field_selector=f"spec.nodeName={config.node_name}")
         self.services_informer = Informer(client, SERVICES)
+        self.env = WorkerEnv(client=client, runtime=runtime, events=self.events, ipam=Ipam(config.pod_cidr),
+                             root=self.root, address=config.address, allocatable=dict(config.capacity),
+                             services=self.services_informer.list,
+                             settings=WorkerSettings(config.backoff_base, config.config_retry), dialer=dialer)
         self._tasks: list[asyncio.Task[None]] = []
         self._deletes: dict[str, asyncio.Task[None]] = {}  # final deletes of Pods that ended before this kubelet
-        self.server: Any = None
-
-    # -- helpers the pod workers use ---------------------------------------------------------------------------
-    def services(self) -> list[dict[str, Any]]:
-        return self.services_informer.list()
-
-    async def get_object(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
-        try:
-            return await self.client.get(KINDS[kind], name, namespace)
-        except NotFound:
-            return None
-
-    async def request_token(self, pod: dict[str, Any], source: dict[str, Any]) -> str:
-        account = (pod.get("spec") or {}).get("serviceAccountName") or "default"
-        body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
-                "spec": {"audiences": [source["audience"]] if source.get("audience") else None,
-                         "expirationSeconds": source.get("expirationSeconds", 3607),
-                         "boundObjectRef": {"apiVersion": "v1", "kind": "Pod", "name": pod["metadata"]["name"],
-                                            "uid": pod["metadata"]["uid"]}}}
-        try:
-            answer = await self.client.request("POST", SERVICE_ACCOUNTS.path(
-                pod["metadata"]["namespace"], account, "token"), body=body)
-            return answer["status"]["token"]
-        except ApiError as exc:
-            log.info("no token for %s/%s: %s", pod["metadata"]["namespace"], account, exc)
-            return ""
-
-    def standin_argv(self, image: str, ports: list[int]) -> list[str]:
-        """The program for a container with neither command nor args: HTTP on its ports (and its image's usual
-        port, e.g. 80 for nginx), or just staying up; web servers' images serve their document root."""
-        name = image_name(image)
-        every = list(ports)
-        if name in IMAGE_PORTS and IMAGE_PORTS[name] not in every:
-            every.append(IMAGE_PORTS[name])
-        docroot = ["--docroot", IMAGE_DOCROOTS[name]] if name in IMAGE_DOCROOTS else []
-        return [sys.executable, "-I", "-S", str(STANDIN), *docroot, *map(str, every)]
-
-    async def dial(self, host: str, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        """A TCP connection to a Pod (inside the cluster network when there is one)."""
-        if self._dialer is not None:
-            return await self._dialer(host, port)
-        return await asyncio.open_connection(host, port)
+        self._stopping: set[asyncio.Task[None]] = set()  # workers of Pods gone from the API, being stopped
+        self.server: KubeletServer | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------------------------
     async def start(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
         if self.api_token:
-            from .server import KubeletServer
-
-            self.server = KubeletServer(self, self.api_token)
+            self.server = KubeletServer(self.workers, self.runtime, self.api_token, self.network_netns)
             try:
                 self.config.port = await self.server.start(self.address, self.config.port)
             except OSError:  # the port is taken on this address: any free one (daemonEndpoints says which)
                 self.config.port = await self.server.start(self.address, 0)
         self.events.emit(self.node_ref, "Starting", "Starting kubelet.")
         await self.register()
-        unenforced = getattr(self.runtime, "unenforced", "")
-        if unenforced and self.node is not None:
+        if self.runtime.unenforced and self.node is not None:
             self.events.emit(self.node_ref, "ResourceLimitsNotEnforced",
-                             f"resources.limits of this node's Pods are not enforced: {unenforced}", "Warning")
+                             f"resources.limits of this node's Pods are not enforced: {self.runtime.unenforced}",
+                             "Warning")
         self.services_informer.start()
         self.pods.add_handler(self._pod_event)
         self.pods.start()
@@ -176,7 +107,8 @@ class Kubelet:
             task.cancel()
         await asyncio.gather(*self._deletes.values(), return_exceptions=True)
         await self.services_informer.stop()
-        await asyncio.gather(*(w.stop() for w in list(self.workers.values())), return_exceptions=True)
+        await asyncio.gather(*(w.stop() for w in list(self.workers.values())), *self._stopping,
+                             return_exceptions=True)
         self.workers.clear()
         if self.server is not None:
             await self.server.stop()
@@ -236,7 +168,7 @@ class Kubelet:
 
     async def _renew_once(self, lease: dict[str, Any] | None) -> dict[str, Any]:
         spec = {"holderIdentity": self.name, "leaseDurationSeconds": self.config.lease_seconds,
-                "renewTime": _micro_now()}
+                "renewTime": now_micro()}
         if lease is None:
             try:
                 lease = await self.client.get(LEASES, self.name, "kube-node-lease")
@@ -265,7 +197,9 @@ class Kubelet:
                 deleting.cancel()
             worker = self.workers.pop(uid, None)
             if worker is not None:
-                asyncio.create_task(worker.stop())
+                stopping = asyncio.create_task(worker.stop(), name=f"stop pod {uid}")
+                self._stopping.add(stopping)
+                stopping.add_done_callback(self._stopping.discard)
             return
         assert new is not None
         uid = new["metadata"]["uid"]
@@ -281,6 +215,7 @@ class Kubelet:
             return
         if phase in ("Succeeded", "Failed"):
             return  # finished before this kubelet started: never run again
-        self.workers[uid] = PodWorker(self, new)
+        worker = self.workers[uid] = PodWorker(new, self.env)
+        worker.start()
         if new["metadata"].get("deletionTimestamp"):
-            self.workers[uid].update(new)
+            worker.update(new)

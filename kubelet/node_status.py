@@ -9,7 +9,7 @@ import uuid
 from functools import cache
 from typing import Any
 
-from .records import now
+from mini_kube.machinery.times import now_rfc3339
 
 KUBELET_VERSION = "v1.32.0"
 ARCH = {"x86_64": "amd64", "aarch64": "arm64", "armv7l": "arm"}.get(platform.machine(), platform.machine())
@@ -76,7 +76,7 @@ def node_object(name: str, address: str, pod_cidr: str, port: int, capacity: dic
 def node_status(name: str, address: str, port: int, capacity: dict[str, str], runtime: str,
                 previous: dict[str, Any] | None) -> dict[str, Any]:
     """The status to post; condition transition times kept from `previous` when unchanged."""
-    stamp = now()
+    stamp = now_rfc3339()
     old = {c.get("type"): c for c in (previous or {}).get("conditions") or ()}
     conditions = []
     for kind, status, reason, message in CONDITIONS:

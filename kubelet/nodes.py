@@ -118,18 +118,18 @@ async def kubelet_api_token(client: Any) -> str:
     import base64
     import secrets
 
-    from mini_kube.client import AlreadyExists, NotFound, ResourceRef
+    from mini_kube.client import AlreadyExists, NotFound
+    from mini_kube.machinery.refs import SECRETS
 
-    ref = ResourceRef("", "v1", "secrets")
     try:
-        found = await client.get(ref, TOKEN_SECRET, "kube-system")
+        found = await client.get(SECRETS, TOKEN_SECRET, "kube-system")
         return base64.b64decode(found["data"]["token"]).decode()
     except NotFound:
         token = secrets.token_urlsafe(32)
         body = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": TOKEN_SECRET, "namespace": "kube-system"},
                 "type": "Opaque", "data": {"token": base64.b64encode(token.encode()).decode()}}
         try:
-            await client.create(ref, body, "kube-system")
+            await client.create(SECRETS, body, "kube-system")
             return token
         except AlreadyExists:
             return await kubelet_api_token(client)

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .records import ContainerRecord, now
+from mini_kube.machinery.times import now_rfc3339
+
+from .records import ContainerRecord
 
 OWN_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady")
 
@@ -84,7 +86,7 @@ def conditions(pod: dict[str, Any], current_phase: str, sandbox_ready: bool, ini
                    f"containers with incomplete status: [{' '.join(pending_inits)}]"),
         ready, ready_c,
     ]
-    stamp = now()
+    stamp = now_rfc3339()
     for cond in mine:
         old = existing.get(cond["type"])
         same = old is not None and old.get("status") == cond["status"] and old.get("reason") == cond.get("reason")

@@ -11,24 +11,26 @@ import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from mini_kube.client import ApiError, NotFound, ResourceRef
+from mini_kube.client import ApiError, NotFound
+from mini_kube.machinery.meta import meta
+from mini_kube.machinery.refs import PODS
+from mini_kube.machinery.times import now_rfc3339
 
 from . import hooks, pod_status
+from .actions import Target
 from .container_events import ensure_image, field_path
 from .deletion import final_delete
 from .env import EnvError, container_env, expand
+from .images import standin_argv
 from .probes import ProbeRunner
-from .records import ContainerRecord, now
-from .runtime.base import Container, ContainerSpec
+from .records import ContainerRecord
+from .runtime.base import Container, ContainerSpec, Sandbox
 from .volumes import VolumeError, container_mounts, make_volumes
-
-if TYPE_CHECKING:
-    from .kubelet import Kubelet
+from .worker_env import WorkerEnv
 
 log = logging.getLogger("mini-kube.kubelet")
-PODS = ResourceRef("", "v1", "pods")
 MAX_BACKOFF = 300.0
 BACKOFF_RESET = 600.0
 SANDBOX_RETRY, MAX_SANDBOX_RETRY = 1.0, 30.0  # seconds between attempts at a Pod's sandbox (doubling)
@@ -40,15 +42,12 @@ def _mount_failure(exc: Exception) -> str:
     return f'MountVolume.SetUp failed for volume "{volume}" : {exc}' if volume else f"MountVolume.SetUp failed: {exc}"
 
 
-def meta(obj: dict[str, Any]) -> dict[str, Any]:
-    return obj.get("metadata") or {}
-
-
 class PodWorker:
-    """Runs one Pod; `update` hands it newer versions of the Pod, `stop` ends it without a trace."""
+    """Runs one Pod on its node's `env` once started; `update` hands it newer versions of the Pod, `stop` ends it
+    without a trace."""
 
-    def __init__(self, kubelet: Kubelet, pod: dict[str, Any]) -> None:
-        self.kubelet = kubelet
+    def __init__(self, pod: dict[str, Any], env: WorkerEnv) -> None:
+        self.env = env
         self.pod = pod
         self.uid = meta(pod)["uid"]
         self.name = meta(pod)["name"]
@@ -66,9 +65,9 @@ class PodWorker:
         self.ephemerals: list[ContainerRecord] = []  # debug containers added through pods/ephemeralcontainers
         self._changed: set[str] = set()  # containers being stopped because their image changed: started again
         self._ephemeral_tasks: list[asyncio.Task[None]] = []
-        self.sandbox: Any = None
+        self.sandbox: Sandbox | None = None
         self.ip: str | None = None
-        self.start_time = (pod.get("status") or {}).get("startTime") or now()
+        self.start_time = (pod.get("status") or {}).get("startTime") or now_rfc3339()
         self.override: dict[str, str] | None = None
         self.volumes: dict[str, str] = {}
         self.terminating = False
@@ -79,8 +78,10 @@ class PodWorker:
         self._written: dict[str, Any] | None = None
         self._backoff = {r.name: 0.0 for r in self.containers + self.inits}
         self.probes = ProbeRunner(self)
-        self._main = asyncio.create_task(self._run(), name=f"pod {self.namespace}/{self.name}")
-        self._writer = asyncio.create_task(self._write_status(), name=f"pod status {self.namespace}/{self.name}")
+        self._main: asyncio.Task[None] | None = None  # the Pod's life, once started
+        self._writer: asyncio.Task[None] | None = None  # its status writes, once started
+        self._terminator: asyncio.Task[None] | None = None  # `terminate`, once begun by a deletion or the deadline
+        self._sandbox_settled = asyncio.Event()  # the sandbox is made, or never will be (the Pod ended first)
         self._supervisors: list[asyncio.Task[None]] = []
         self._deadline: asyncio.TimerHandle | None = None
         self._term_started = 0.0
@@ -89,8 +90,25 @@ class PodWorker:
         self._deleter: asyncio.Task[None] | None = None  # the final delete, once begun
         self._in_post_start: set[str] = set()  # containers started whose postStart hook has not returned
         self._kills: set[asyncio.Task[int | None]] = set()  # containers being stopped to be started again
+
+    def start(self) -> None:
+        """Begin running the Pod: its sandbox, volumes and containers, and the status writes."""
+        self._main = asyncio.create_task(self._run(), name=f"pod {self.namespace}/{self.name}")
+        self._writer = asyncio.create_task(self._write_status(), name=f"pod status {self.namespace}/{self.name}")
         self._add_ephemerals()
         self.mark_dirty()
+
+    @property
+    def pod_id(self) -> str:
+        """The Pod as upstream's messages name it (format.Pod)."""
+        return f"{self.name}_{self.namespace}({self.uid})"
+
+    def target(self, spec: dict[str, Any], container: Container | None = None) -> Target:
+        """The container `spec` (its current run unless `container` is given) as probes and hooks reach it."""
+        if container is None:
+            record = self.record(spec["name"])
+            container = record.container if record is not None else None
+        return Target(self.env.runtime, self.sandbox, container, spec, self.ip or self.env.address, self.env.dial)
 
     # -- inputs ------------------------------------------------------------------------------------------------
     def update(self, pod: dict[str, Any]) -> None:
@@ -106,7 +124,7 @@ class PodWorker:
         grace = meta(pod).get("deletionGracePeriodSeconds")
         grace = 30.0 if grace is None else float(grace)
         if not self.terminating:
-            asyncio.create_task(self.terminate(grace))
+            self._begin_termination(grace)
         elif self.terminated:
             self._delete_from_api()
         elif self._kill_at is not None and self._term_started + grace < self._kill_at:
@@ -121,7 +139,7 @@ class PodWorker:
 
     def container_event(self, record: ContainerRecord, reason: str, message: str, type_: str = "Normal") -> None:
         """An event about one of the Pod's containers (its fieldPath names the container)."""
-        self.kubelet.events.emit(self.pod, reason, message, type_, field_path=self._field_path(record))
+        self.env.events.emit(self.pod, reason, message, type_, field_path=self._field_path(record))
 
     def record(self, name: str) -> ContainerRecord | None:
         return next((r for r in self.containers + self.inits + self.ephemerals if r.name == name), None)
@@ -159,8 +177,7 @@ class PodWorker:
 
     async def _run_ephemeral(self, record: ContainerRecord) -> None:
         """Once the sandbox is there and while the Pod has not finished: start the container and wait for it."""
-        while self.sandbox is None and not self.terminating and not self.finished.is_set():
-            await asyncio.sleep(0.05)
+        await self._sandbox_settled.wait()
         if self.terminating or self.finished.is_set():
             return
         await self._run_once(record)
@@ -168,7 +185,7 @@ class PodWorker:
     # -- the pod's life ----------------------------------------------------------------------------------------
     @property
     def directory(self) -> Path:
-        return self.kubelet.root / "pods" / self.uid
+        return self.env.pod_directory(self.uid)
 
     async def _make_sandbox(self) -> bool:
         """The Pod's IP, directory and sandbox; a failure (no free IP, namespaces not made in time) is an event
@@ -177,15 +194,16 @@ class PodWorker:
         delay = SANDBOX_RETRY
         while not self.terminating:
             try:
-                self.ip = self.kubelet.ipam.allocate(self.uid) if not self._host_network else self.kubelet.address
+                self.ip = self.env.ipam.allocate(self.uid) if not self._host_network else self.env.address
                 self.directory.mkdir(parents=True, exist_ok=True)
-                self.sandbox = await self.kubelet.runtime.create_sandbox(self.pod, self.ip, str(self.directory))
+                self.sandbox = await self.env.runtime.create_sandbox(self.pod, self.ip, str(self.directory))
+                self._sandbox_settled.set()
                 self.mark_dirty()
                 return True
             except OSError as exc:
                 log.warning("pod %s/%s: no sandbox: %s", self.namespace, self.name, exc)
-                self.kubelet.events.emit(self.pod, "FailedCreatePodSandBox", f"Failed to create pod sandbox: {exc}",
-                                         "Warning")
+                self.env.events.emit(self.pod, "FailedCreatePodSandBox", f"Failed to create pod sandbox: {exc}",
+                                     "Warning")
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, MAX_SANDBOX_RETRY)
         return False
@@ -195,11 +213,11 @@ class PodWorker:
             return
         while not self.terminating:
             try:
-                self.volumes = await make_volumes(self.pod, self.directory, self.kubelet.get_object,
-                                                  self.kubelet.request_token, self.kubelet.root)
+                self.volumes = await make_volumes(self.pod, self.directory, self.env.get_object,
+                                                  self.env.request_token, self.env.root)
                 break
             except (VolumeError, ApiError) as exc:
-                self.kubelet.events.emit(self.pod, "FailedMount", _mount_failure(exc), "Warning")
+                self.env.events.emit(self.pod, "FailedMount", _mount_failure(exc), "Warning")
                 await asyncio.sleep(2.0)
         deadline = (self.pod.get("spec") or {}).get("activeDeadlineSeconds")
         if deadline is not None:
@@ -235,6 +253,7 @@ class PodWorker:
             self._deadline.cancel()
         self.mark_dirty()
         self.finished.set()
+        self._sandbox_settled.set()
 
     async def _supervise(self, record: ContainerRecord) -> None:
         while not self.terminating:
@@ -254,12 +273,12 @@ class PodWorker:
 
     async def _back_off(self, record: ContainerRecord, reason: str) -> None:
         delay = self._backoff[record.name]
-        self._backoff[record.name] = min(MAX_BACKOFF, delay * 2 if delay else self.kubelet.backoff_base)
+        self._backoff[record.name] = min(MAX_BACKOFF, delay * 2 if delay else self.env.settings.backoff_base)
         if delay:
             record.set_waiting(reason, f"back-off {int(delay)}s restarting failed container={record.name} "
-                                       f"pod={self.name}_{self.namespace}({self.uid})")
+                                       f"pod={self.pod_id}")
             self.container_event(record, "BackOff", "Back-off restarting failed container "
-                                 f"{record.name} in pod {self.name}_{self.namespace}({self.uid})", "Warning")
+                                 f"{record.name} in pod {self.pod_id}", "Warning")
             self.mark_dirty()
             await asyncio.sleep(delay)
         record.restart_count += 1
@@ -268,7 +287,7 @@ class PodWorker:
         """Start the container and wait for its exit code (None: it could not start before termination)."""
         spec = self.specs[record.name]
         while True:
-            await ensure_image(self.kubelet.events, self.pod, spec, self._field_path(record))
+            await ensure_image(self.env.events, self.pod, spec, self._field_path(record))
             if self.terminating:
                 return None
             try:
@@ -280,17 +299,17 @@ class PodWorker:
                 record.state = {"waiting": {"reason": "CreateContainerConfigError", "message": str(exc)}}
                 self.container_event(record, "Failed", f"Error: {exc}", "Warning")
                 self.mark_dirty()
-                await asyncio.sleep(self.kubelet.config_retry)
+                await asyncio.sleep(self.env.settings.config_retry)
                 if self.terminating:
                     return None
         if self.terminating:
             return None
         self.container_event(record, "Created", f"Created container: {record.name}")
         try:
-            container = await self.kubelet.runtime.start(self.sandbox, container_spec)
+            container = await self.env.runtime.start(self.sandbox, container_spec)
         except OSError as exc:
             record.state = {"terminated": {"exitCode": 128, "reason": "StartError", "message": str(exc),
-                                           "startedAt": now(), "finishedAt": now()}}
+                                           "startedAt": now_rfc3339(), "finishedAt": now_rfc3339()}}
             self.container_event(record, "Failed", f"Error: {exc}", "Warning")
             self.mark_dirty()
             return 128
@@ -316,7 +335,7 @@ class PodWorker:
         self.mark_dirty()
         code = await container.wait()
         self.probes.stop(record)
-        record.set_terminated(code, "OOMKilled" if getattr(container, "oom_killed", False) else "")
+        record.set_terminated(code, "OOMKilled" if container.oom_killed else "")
         self.mark_dirty()
         return code
 
@@ -328,7 +347,7 @@ class PodWorker:
         record.container = container  # a termination meanwhile stops it
         self._in_post_start.add(record.name)
         try:
-            failure = await hooks.run(self, container, spec, action)
+            failure = await hooks.run(self.target(spec, container), self.pod_id, action)
         finally:
             self._in_post_start.discard(record.name)
         if failure is None or self.terminating:
@@ -363,7 +382,7 @@ class PodWorker:
         pre_stop = hooks.handler(spec, "preStop")
         floor = 0.0
         if pre_stop is not None and kill_at() > loop.time():
-            hook = asyncio.ensure_future(hooks.run(self, container, spec, pre_stop))
+            hook = asyncio.ensure_future(hooks.run(self.target(spec, container), self.pod_id, pre_stop))
             try:
                 await asyncio.wait({hook}, timeout=kill_at() - loop.time())
             except asyncio.CancelledError:
@@ -379,32 +398,44 @@ class PodWorker:
             floor = loop.time() + hooks.MIN_GRACE
         container.signal(signal.SIGTERM)
         wait = asyncio.ensure_future(container.wait())
+        try:
+            await self._sigkill_at(container, wait, kill_at, floor)
+        finally:
+            if not wait.done():  # it did not exit even after SIGKILL, or this kill was cancelled (`stop`)
+                wait.cancel()
+        if wait.cancelled() or wait.exception() is not None:
+            return None
+        return wait.result()
+
+    async def _sigkill_at(self, container: Container, wait: asyncio.Future[int], kill_at: Callable[[], float],
+                          floor: float) -> None:
+        """Until the container exits, or SIGKILL at `kill_at()` (no sooner than `floor`) and 5 s more."""
+        loop = asyncio.get_running_loop()
         while not wait.done():
             self._sooner.clear()
             deadline = max(kill_at(), floor)
             if loop.time() >= deadline:
                 break
             sooner = asyncio.ensure_future(self._sooner.wait())
-            await asyncio.wait({wait, sooner}, timeout=deadline - loop.time(), return_when=asyncio.FIRST_COMPLETED)
-            sooner.cancel()
+            try:
+                await asyncio.wait({wait, sooner}, timeout=deadline - loop.time(),
+                                   return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                sooner.cancel()
         if not wait.done():
             container.signal(signal.SIGKILL)
             await asyncio.wait({wait}, timeout=5)
-        if not wait.done():
-            wait.cancel()
-            return None
-        return wait.result() if wait.exception() is None else None
 
     async def _container_spec(self, record: ContainerRecord, spec: dict[str, Any]) -> ContainerSpec:
-        env = await container_env(self._pod_with_ips(), spec, self.kubelet.get_object, self.kubelet.services(),
-                                  self.kubelet.allocatable)
+        env = await container_env(self._pod_with_ips(), spec, self.env.get_object, self.env.services(),
+                                  self.env.allocatable)
         command = [expand(a, env) for a in spec.get("command") or ()]
         args = [expand(a, env) for a in spec.get("args") or ()]
         argv = command + args if command else args
         ports = [p["containerPort"] for p in spec.get("ports") or () if p.get("protocol", "TCP") == "TCP"]
         mounts = container_mounts(spec, self.volumes)
         if not argv:
-            argv = self.kubelet.standin_argv(spec.get("image", ""), ports)
+            argv = standin_argv(spec.get("image", ""), ports)
             if "--docroot" in argv:  # the image's own files: empty, writable, fresh for each run of the container
                 docroot = self.directory / "docroots" / record.name / str(record.restart_count)
                 docroot.mkdir(parents=True, exist_ok=True)
@@ -424,7 +455,7 @@ class PodWorker:
     def _pod_with_ips(self) -> dict[str, Any]:
         pod = dict(self.pod)
         status = dict(pod.get("status") or {})
-        status.update({"hostIP": self.kubelet.address, "hostIPs": [{"ip": self.kubelet.address}]})
+        status.update({"hostIP": self.env.address, "hostIPs": [{"ip": self.env.address}]})
         if self.ip:
             status.update({"podIP": self.ip, "podIPs": [{"ip": self.ip}]})
         pod["status"] = status
@@ -435,10 +466,16 @@ class PodWorker:
             return
         self.override = {"phase": "Failed", "reason": "DeadlineExceeded",
                          "message": "Pod was active on the node longer than the specified deadline"}
-        self.kubelet.events.emit(self.pod, "DeadlineExceeded", self.override["message"])  # Normal, as upstream
-        asyncio.create_task(self.terminate(0.0))
+        self.env.events.emit(self.pod, "DeadlineExceeded", self.override["message"])  # Normal, as upstream
+        self._begin_termination(0.0)
 
     # -- ending ------------------------------------------------------------------------------------------------
+    def _begin_termination(self, grace: float) -> None:
+        """Terminate in a task of this worker's (once: a later deletion shortens its grace period instead)."""
+        if self._terminator is None:
+            self._terminator = asyncio.create_task(self.terminate(grace),
+                                                   name=f"terminate {self.namespace}/{self.name}")
+
     async def terminate(self, grace: float) -> None:
         """Stop every container (SIGTERM, then SIGKILL after `grace`), release the sandbox, and when the Pod is
         being deleted (from the start, or since: a deletion arriving meanwhile is not dropped) remove it from the
@@ -446,6 +483,7 @@ class PodWorker:
         if self.terminating:
             return
         self.terminating = True
+        self._sandbox_settled.set()
         if self._deadline is not None:
             self._deadline.cancel()
         running = [r for r in self.containers + self.inits + self.ephemerals if r.container is not None
@@ -456,12 +494,16 @@ class PodWorker:
         kills = [asyncio.ensure_future(self.kill(r, r.container, self._kill_time, f"Stopping container {r.name}"))
                  for r in running if r.container is not None]
         if kills:
-            await asyncio.wait(kills)
-        self._main.cancel()
-        for task in [*self._supervisors, *self._ephemeral_tasks]:
+            try:
+                await asyncio.wait(kills)
+            except asyncio.CancelledError:  # `stop`: the containers are being killed at once
+                for kill in kills:
+                    kill.cancel()
+                raise
+        for task in [*self._started_tasks(self._main), *self._supervisors, *self._ephemeral_tasks]:
             task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await self._main
+        if self._main is not None:
+            await self._ended(self._main)
         self.probes.stop_all()
         for record, kill in zip(running, kills, strict=True):
             if kill.exception() is None and kill.result() is not None:
@@ -470,7 +512,7 @@ class PodWorker:
             if "waiting" in record.state and record.restart_count == 0 and not record.last_state:
                 record.state = {"terminated": {"exitCode": 137, "reason": "ContainerStatusUnknown",
                                                "message": "The container could not be located when the pod was "
-                                                          "terminated", "startedAt": None, "finishedAt": now()}}
+                                                          "terminated", "startedAt": None, "finishedAt": now_rfc3339()}}
         self.finished.set()
         self.mark_dirty()
         await self._flush()
@@ -479,31 +521,49 @@ class PodWorker:
         if self._delete_wanted:
             self._delete_from_api()
 
+    @staticmethod
+    async def _ended(task: asyncio.Task[None]) -> None:
+        """Wait for a cancelled task to end, whatever it ended with; a cancellation of the caller's own (`stop`
+        cancelling `terminate`) is passed on."""
+        try:
+            await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise
+        except Exception:  # the Pod's life ended with an error: it is over either way
+            pass
+
     def _kill_time(self) -> float:
         return self._kill_at if self._kill_at is not None else 0.0
 
     def _delete_from_api(self) -> None:
         """The final, grace-0 delete (begun once, retried until done; `stop` ends it when the Pod is gone)."""
         if self._deleter is None:
-            self._deleter = asyncio.create_task(final_delete(self.kubelet.client, self.pod),
+            self._deleter = asyncio.create_task(final_delete(self.env.client, self.pod),
                                                 name=f"final delete {self.namespace}/{self.name}")
 
     async def _release(self) -> None:
         if self.sandbox is not None:
             sandbox, self.sandbox = self.sandbox, None
             with contextlib.suppress(Exception):
-                await self.kubelet.runtime.remove_sandbox(sandbox)
-        self.kubelet.ipam.release(self.uid)
+                await self.env.runtime.remove_sandbox(sandbox)
+        self.env.ipam.release(self.uid)
+
+    @staticmethod
+    def _started_tasks(*tasks: asyncio.Task[Any] | None) -> list[asyncio.Task[Any]]:
+        return [task for task in tasks if task is not None]
 
     async def stop(self) -> None:
         """The Pod is gone from the API (or the kubelet stops): kill everything at once, write nothing."""
         self.terminating = True
+        self._sandbox_settled.set()
         for record in self.containers + self.inits + self.ephemerals:
             if record.container is not None and (record.running or record.name in self._in_post_start):
                 record.container.signal(signal.SIGKILL)
         self.probes.stop_all()
-        tasks = [self._main, self._writer, *self._supervisors, *self._ephemeral_tasks, *self._kills,
-                 *([self._deleter] if self._deleter else [])]
+        tasks = [*self._started_tasks(self._main, self._writer, self._terminator, self._deleter),
+                 *self._supervisors, *self._ephemeral_tasks, *self._kills]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -515,7 +575,7 @@ class PodWorker:
         restart_policy = self.restart_policy
         if self.terminating and self.finished.is_set() and override is None:
             restart_policy = "Never"  # a deleted Pod's final phase: Succeeded if every container exited 0
-        return pod_status.status(self.pod, restart_policy=restart_policy, host_ip=self.kubelet.address,
+        return pod_status.status(self.pod, restart_policy=restart_policy, host_ip=self.env.address,
                                  pod_ip=self.ip if self.sandbox is not None or self._written else None,
                                  start_time=self.start_time, sandbox_ready=self.sandbox is not None,
                                  inits=self.inits, containers=self.containers, override=override,
@@ -533,7 +593,7 @@ class PodWorker:
         if status == self._written:
             return
         try:
-            await self.kubelet.client.patch(PODS, self.name, {"status": status}, self.namespace,
+            await self.env.client.patch(PODS, self.name, {"status": status}, self.namespace,
                                             subresource="status")
             self._written = status
         except NotFound:

@@ -6,37 +6,29 @@ ready at once. On the simulated runtime every probe succeeds."""
 from __future__ import annotations
 
 import asyncio
-import os
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from . import actions
 from .records import ContainerRecord
 
-if TYPE_CHECKING:
-    from .pod_worker import PodWorker
 
+class ProbedPod(Protocol):
+    """What probes use of their Pod's worker."""
 
-def _port(value: Any, container: dict[str, Any]) -> int:
-    if isinstance(value, int) or str(value).isdigit():
-        return int(value)
-    for port in container.get("ports") or ():
-        if port.get("name") == value:
-            return int(port["containerPort"])
-    raise ValueError(f"port {value} not found")
+    def target(self, spec: dict[str, Any]) -> actions.Target: ...
 
+    def mark_dirty(self) -> None: ...
 
-def _go_error(exc: OSError) -> str:
-    """A failed connection as Go's net package words it (`connect: connection refused`)."""
-    if exc.errno is None:
-        return str(exc) or type(exc).__name__
-    text = os.strerror(exc.errno)
-    return "connect: " + text[:1].lower() + text[1:]
+    def container_event(self, record: ContainerRecord, reason: str, message: str, type_: str = "Normal") -> None: ...
+
+    def restart(self, record: ContainerRecord, message: str) -> None: ...
 
 
 class ProbeRunner:
     """The probe loops of one Pod's containers."""
 
-    def __init__(self, worker: PodWorker) -> None:
-        self.worker = worker
+    def __init__(self, pod: ProbedPod) -> None:
+        self.pod = pod
         self.tasks: dict[str, asyncio.Task[None]] = {}
 
     def start(self, record: ContainerRecord, spec: dict[str, Any]) -> None:
@@ -54,7 +46,7 @@ class ProbeRunner:
         self.tasks.clear()
 
     async def _run(self, record: ContainerRecord, spec: dict[str, Any]) -> None:
-        simulated = self.worker.kubelet.runtime.name == "simulated"
+        simulated = not self.pod.target(spec).runtime.runs_processes  # nothing to probe: every probe succeeds
         startup = None if simulated else spec.get("startupProbe")
         liveness = None if simulated else spec.get("livenessProbe")
         readiness = None if simulated else spec.get("readinessProbe")
@@ -63,7 +55,7 @@ class ProbeRunner:
         record.started = True
         if not readiness:
             record.ready = True
-        self.worker.mark_dirty()
+        self.pod.mark_dirty()
         loops = []
         if liveness:
             loops.append(self._liveness(record, spec, liveness))
@@ -109,74 +101,52 @@ class ProbeRunner:
                 successes, failures = successes + 1, 0
                 if not record.ready and successes >= probe.get("successThreshold", 1):
                     record.ready = True
-                    self.worker.mark_dirty()
+                    self.pod.mark_dirty()
             else:
                 successes, failures = 0, failures + 1
                 self._unhealthy(record, "Readiness", why)
                 if record.ready and failures >= probe.get("failureThreshold", 3):
                     record.ready = False
-                    self.worker.mark_dirty()
+                    self.pod.mark_dirty()
             await asyncio.sleep(probe.get("periodSeconds", 10))
 
     def _unhealthy(self, record: ContainerRecord, kind: str, why: str) -> None:
-        self.worker.container_event(record, "Unhealthy", f"{kind} probe failed: {why}", "Warning")
+        self.pod.container_event(record, "Unhealthy", f"{kind} probe failed: {why}", "Warning")
 
     def _restart(self, record: ContainerRecord, message: str) -> None:
-        self.worker.restart(record, message)
+        self.pod.restart(record, message)
 
     async def check(self, spec: dict[str, Any], probe: dict[str, Any]) -> tuple[bool, str]:
         """One probe: (success, why it failed, in the words of upstream's prober)."""
         timeout = probe.get("timeoutSeconds", 1)
-        kubelet = self.worker.kubelet
+        target = self.pod.target(spec)
         if "exec" in probe:
-            record = self.worker.record(spec["name"])
-            if record is None or record.container is None:
+            command = probe["exec"].get("command") or []
+            if target.container is None:
                 return False, "container not running"
             try:
-                code, output = await asyncio.wait_for(
-                    kubelet.runtime.run(self.worker.sandbox, record.container, probe["exec"].get("command") or []),
-                    timeout)
+                code, output = await asyncio.wait_for(actions.run_exec(target, command), timeout)
             except TimeoutError:
-                return False, f'command "{" ".join(probe["exec"].get("command") or [])}" timed out'
+                return False, f'command "{" ".join(command)}" timed out'
             except (OSError, ValueError, NotImplementedError) as exc:
                 return False, str(exc) or type(exc).__name__
             return code == 0, output.decode(errors="replace")  # the command's output, as upstream (may be empty)
         action = probe.get("httpGet") or probe.get("tcpSocket") or probe.get("grpc") or {}
-        host = action.get("host") or self.worker.ip or kubelet.address
         try:
-            port = _port(action.get("port"), spec)
+            host, port = actions.address(target, action)
         except ValueError as exc:
             return False, str(exc)
-        address = f"{host}:{port}"
-        url = f"{(action.get('scheme') or 'HTTP').lower()}://{address}{action.get('path') or '/'}"
+        where = f"{host}:{port}"
+        url = actions.url(action, host, port)
         try:
             async with asyncio.timeout(timeout):  # the whole probe: connection, request and answer
-                return await self.network_check(probe, host, port, action)
+                return await actions.connect(target, host, port, action, http="httpGet" in probe)
         except TimeoutError:
             if "httpGet" in probe:
                 return False, f'Get "{url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)'
-            return False, f"dial tcp {address}: i/o timeout"
+            return False, f"dial tcp {where}: i/o timeout"
         except OSError as exc:
-            dial = f"dial tcp {address}: {_go_error(exc)}"
+            dial = f"dial tcp {where}: {actions.go_dial_error(exc)}"
             return False, f'Get "{url}": {dial}' if "httpGet" in probe else dial
         except (ValueError, NotImplementedError) as exc:
             return False, str(exc) or type(exc).__name__
-
-    async def network_check(self, probe: dict[str, Any], host: str, port: int,
-                             action: dict[str, Any]) -> tuple[bool, str]:
-        """An httpGet or tcpSocket (or grpc, as TCP) probe; its connection is closed however it ends (a timeout
-        cancels it at any await)."""
-        reader, writer = await self.worker.kubelet.dial(host, port)
-        try:
-            if "httpGet" not in probe:
-                return True, ""
-            path = action.get("path") or "/"
-            headers = "".join(f"{h['name']}: {h['value']}\r\n" for h in action.get("httpHeaders") or ())
-            writer.write(f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUser-Agent: kube-probe/1.32\r\n"
-                         f"Accept: */*\r\nConnection: close\r\n{headers}\r\n".encode())
-            line = await reader.readline()
-            parts = line.split()
-            code = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
-            return 200 <= code < 400, f"HTTP probe failed with statuscode: {code}"
-        finally:
-            writer.close()

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from mini_kube.machinery.times import now_rfc3339
+
 from .runtime.base import Container
-
-
-def now() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def image_ref(image: str) -> str:
@@ -59,15 +56,15 @@ class ContainerRecord:
     def set_running(self, container: Container, monotonic: float) -> None:
         self.container = container
         self.container_id = container.id
-        self.state = {"running": {"startedAt": now()}}
+        self.state = {"running": {"startedAt": now_rfc3339()}}
         self.started_monotonic = monotonic
         self.ready = False
         self.started = False
 
     def set_terminated(self, code: int, reason: str = "", message: str = "") -> None:
-        started = (self.state.get("running") or {}).get("startedAt") or now()
+        started = (self.state.get("running") or {}).get("startedAt") or now_rfc3339()
         term: dict[str, Any] = {"exitCode": code, "reason": reason or ("Completed" if code == 0 else "Error"),
-                                "startedAt": started, "finishedAt": now(), "containerID": self.container_id}
+                                "startedAt": started, "finishedAt": now_rfc3339(), "containerID": self.container_id}
         if message:
             term["message"] = message
         self.state = {"terminated": term}

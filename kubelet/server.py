@@ -17,18 +17,17 @@ import socket
 import struct
 import subprocess
 import termios
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import aiohttp
 from aiohttp import web
-from mini_kube.network.namespaces import _die_with_parent, open_connection_in, socket_in
+from mini_kube.network.namespaces import open_connection_in, socket_in
 
 from . import channels, logs
-
-if TYPE_CHECKING:
-    from .kubelet import Kubelet
-    from .pod_worker import PodWorker
+from .pod_worker import PodWorker
+from .runtime.base import Runtime
 
 
 def _flag(request: web.Request, name: str, default: bool = False) -> bool:
@@ -41,8 +40,14 @@ def _bad(message: str, code: int = 400) -> web.Response:
 
 
 class KubeletServer:
-    def __init__(self, kubelet: Kubelet, token: str) -> None:
-        self.kubelet = kubelet
+    """Serves the node's running Pods (`workers`, by uid, as the kubelet keeps them) through its `runtime`;
+    `network_netns`: the cluster network's namespace, where Pod IPs are reached."""
+
+    def __init__(self, workers: Mapping[str, PodWorker], runtime: Runtime, token: str,
+                 network_netns: str | None = None) -> None:
+        self.workers = workers
+        self.runtime = runtime
+        self.network_netns = network_netns
         self.token = token
         self.app = web.Application(middlewares=[self._auth], client_max_size=16 << 20)
         self.app.router.add_get("/healthz", self.healthz)
@@ -81,12 +86,12 @@ class KubeletServer:
         return web.Response(text="ok")
 
     async def pods(self, _: web.Request) -> web.Response:
-        items = [w.pod for w in self.kubelet.workers.values()]
+        items = [w.pod for w in self.workers.values()]
         return web.json_response({"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": items})
 
     def _worker(self, request: web.Request) -> PodWorker | None:
         ns, name = request.match_info["ns"], request.match_info["pod"]
-        return next((w for w in self.kubelet.workers.values() if w.namespace == ns and w.name == name), None)
+        return next((w for w in self.workers.values() if w.namespace == ns and w.name == name), None)
 
     def _container(self, request: web.Request) -> tuple[PodWorker | None, Any]:
         """The Pod's worker and the record of the container the request names (None where there is none)."""
@@ -133,7 +138,7 @@ class KubeletServer:
             done.set()
 
         watcher = asyncio.create_task(watch_exit())
-        writer = getattr(container, "log", None)
+        writer = container.log if container is not None else None
         try:
             async for chunk in logs.follow(str(path), writer, cut, timestamps=timestamps, done=done):
                 await response.write(chunk)
@@ -165,16 +170,14 @@ class KubeletServer:
     async def _exec(self, ws: web.WebSocketResponse, request: web.Request, worker: PodWorker, record: Any) -> None:
         argv = request.query.getall("command", [])
         tty = _flag(request, "tty")
-        runtime = self.kubelet.runtime
-        if not hasattr(runtime, "exec_command"):
+        runtime = self.runtime
+        if not runtime.runs_processes:
             await ws.send_bytes(channels.frame(channels.ERROR, channels.failure(
                 f"the {runtime.name} runtime runs no processes: exec is not possible")))
             return
-        started = getattr(record.container, "started", None)
-        if started is not None:
-            await started()  # not into a container whose root is still being built
+        await record.container.started()  # not into a container whose root is still being built
         command, env = runtime.exec_command(record.container, argv)
-        setup = runtime.exec_setup(record.container) if hasattr(runtime, "exec_setup") else _die_with_parent
+        setup = runtime.exec_setup(record.container)
         master = -1
         try:
             if tty:
@@ -242,10 +245,11 @@ class KubeletServer:
     async def _attach(self, ws: web.WebSocketResponse, request: web.Request, worker: PodWorker, record: Any) -> None:
         """Follow the container's output from now on; stdin goes to the container's own stdin."""
         container = record.container
-        path = Path(container.log.path) if hasattr(container, "log") else None
-        if path is None:
+        log = container.log
+        if log is None:
             await ws.send_bytes(channels.frame(channels.ERROR, channels.failure("attach is not possible here")))
             return
+        path = Path(log.path)
         done = asyncio.Event()
 
         async def feed() -> None:
@@ -263,7 +267,7 @@ class KubeletServer:
         tasks = [asyncio.create_task(feed()), asyncio.create_task(exited())]
         start = path.stat().st_size if path.exists() else 0
         try:
-            async for chunk in logs.follow(str(path), container.log, start, timestamps=False, done=done):
+            async for chunk in logs.follow(str(path), log, start, timestamps=False, done=done):
                 await ws.send_bytes(channels.frame(channels.STDOUT, chunk))
         finally:
             for task in tasks:
@@ -273,7 +277,8 @@ class KubeletServer:
     # -- port-forward and proxy --------------------------------------------------------------------------------
     async def _connect(self, worker: PodWorker, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         """A connection to localhost:port inside the Pod's network namespace (as upstream's port-forward)."""
-        return await open_connection_in(getattr(worker.sandbox, "netns", None), "127.0.0.1", port)
+        return await open_connection_in(worker.sandbox.netns if worker.sandbox is not None else None, "127.0.0.1",
+                                        port)
 
     async def port_forward(self, request: web.Request) -> web.StreamResponse:
         worker = self._worker(request)
@@ -329,7 +334,7 @@ class KubeletServer:
         if worker is None or not worker.ip:
             return _bad(f"pod {request.match_info['pod']} not found", 404)
         port = int(request.match_info["port"])
-        netns = self.kubelet.network_netns
+        netns = self.network_netns
 
         def make_socket(addr_info: Any) -> socket.socket:
             return socket_in(netns, addr_info[0], addr_info[1])

@@ -26,3 +26,42 @@ class ResourceRef:
         if subresource:
             base += f"/{subresource}"
         return base
+
+
+# The resources components reach, defined once (`from mini_kube.machinery.refs import PODS`).
+PODS = ResourceRef("", "v1", "pods")
+NODES = ResourceRef("", "v1", "nodes", namespaced=False)
+NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
+CONFIGMAPS = ResourceRef("", "v1", "configmaps")
+SECRETS = ResourceRef("", "v1", "secrets")
+SERVICES = ResourceRef("", "v1", "services")
+SERVICEACCOUNTS = ResourceRef("", "v1", "serviceaccounts")
+ENDPOINTS = ResourceRef("", "v1", "endpoints")
+EVENTS = ResourceRef("", "v1", "events")
+PERSISTENTVOLUMES = ResourceRef("", "v1", "persistentvolumes", namespaced=False)
+PERSISTENTVOLUMECLAIMS = ResourceRef("", "v1", "persistentvolumeclaims")
+REPLICATIONCONTROLLERS = ResourceRef("", "v1", "replicationcontrollers")
+LIMITRANGES = ResourceRef("", "v1", "limitranges")
+DEPLOYMENTS = ResourceRef("apps", "v1", "deployments")
+REPLICASETS = ResourceRef("apps", "v1", "replicasets")
+STATEFULSETS = ResourceRef("apps", "v1", "statefulsets")
+DAEMONSETS = ResourceRef("apps", "v1", "daemonsets")
+CONTROLLERREVISIONS = ResourceRef("apps", "v1", "controllerrevisions")
+JOBS = ResourceRef("batch", "v1", "jobs")
+CRONJOBS = ResourceRef("batch", "v1", "cronjobs")
+HORIZONTALPODAUTOSCALERS = ResourceRef("autoscaling", "v2", "horizontalpodautoscalers")
+PODDISRUPTIONBUDGETS = ResourceRef("policy", "v1", "poddisruptionbudgets")
+ENDPOINTSLICES = ResourceRef("discovery.k8s.io", "v1", "endpointslices")
+LEASES = ResourceRef("coordination.k8s.io", "v1", "leases")
+EVENTS_V1 = ResourceRef("events.k8s.io", "v1", "events")
+CERTIFICATESIGNINGREQUESTS = ResourceRef("certificates.k8s.io", "v1", "certificatesigningrequests", namespaced=False)
+CUSTOMRESOURCEDEFINITIONS = ResourceRef("apiextensions.k8s.io", "v1", "customresourcedefinitions", namespaced=False)
+ROLEBINDINGS = ResourceRef("rbac.authorization.k8s.io", "v1", "rolebindings")
+VALIDATINGWEBHOOKCONFIGURATIONS = ResourceRef("admissionregistration.k8s.io", "v1",
+                                              "validatingwebhookconfigurations", namespaced=False)
+MUTATINGWEBHOOKCONFIGURATIONS = ResourceRef("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations",
+                                            namespaced=False)
+VALIDATINGADMISSIONPOLICIES = ResourceRef("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies",
+                                          namespaced=False)
+VALIDATINGADMISSIONPOLICYBINDINGS = ResourceRef("admissionregistration.k8s.io", "v1",
+                                                "validatingadmissionpolicybindings", namespaced=False)

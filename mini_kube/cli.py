@@ -28,6 +28,8 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
     serve.add_argument("--token-auth-file", default=None,
                        help="static bearer tokens, upstream's CSV format: token,user,uid[,\"group1,group2\"]")
     serve.add_argument("--audit-log", default=None, help="write audit.k8s.io events to this file as JSON lines")
+    serve.add_argument("--admission-control-config-file", default=None,
+                       help="an AdmissionConfiguration file (the PodSecurity plugin's defaults and exemptions)")
     serve.add_argument("--service-cluster-ip-range", default="10.0.0.0/24",
                        help="CIDR that Service cluster IPs are allocated from (default 10.0.0.0/24)")
     serve.add_argument("--max-requests-inflight", type=int, default=400,
@@ -61,6 +63,7 @@ async def serve(args: argparse.Namespace) -> None:
     data_dir = args.data_dir if args.data_dir == ":memory:" else str(Path(args.data_dir).expanduser())
     config = ServerConfig(address=args.address, port=args.port, data_dir=data_dir, insecure_http=args.insecure_http,
                           token_auth_file=args.token_auth_file, audit_log=args.audit_log,
+                          admission_control_config_file=args.admission_control_config_file,
                           service_cidr=args.service_cluster_ip_range,
                           etcd_servers=[u for u in args.etcd_servers.split(",") if u], etcd_prefix=args.etcd_prefix,
                           etcd_cafile=args.etcd_cafile, etcd_certfile=args.etcd_certfile,

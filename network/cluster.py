@@ -11,11 +11,11 @@ import os
 import random
 from typing import Any
 
-from mini_kube.client import AlreadyExists, ApiClient, Conflict, NotFound, ResourceRef
+from mini_kube.client import AlreadyExists, ApiClient, Conflict, NotFound
+from mini_kube.machinery.refs import CONFIGMAPS
 
 from .namespaces import Holder, run_in
 
-CONFIGMAPS = ResourceRef("", "v1", "configmaps")
 CONFIGMAP = "mini-kube-network"
 BRIDGE = "mk0"
 CLUSTER_CIDR = "10.244.0.0/16"

@@ -28,7 +28,7 @@ PR_SET_PDEATHSIG = 1
 _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """preexec_fn: the child gets SIGKILL when the thread that forked it ends."""
     if _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
@@ -53,7 +53,7 @@ class Holder:
             ["--uts"] if uts else []) + (["--pid", "--fork", "--kill-child"] if pid else [])
         self.proc = subprocess.Popen([*args, "sleep", "infinity"], stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                     preexec_fn=_die_with_parent, close_fds=True)
+                                     preexec_fn=die_with_parent, close_fds=True)
         self.pid = self.proc.pid
         self.forks = pid
 

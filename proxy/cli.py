@@ -10,13 +10,12 @@ import asyncio
 import logging
 from typing import Any
 
-from mini_kube.client import ApiClient, NotFound, ResourceRef
+from mini_kube.client import ApiClient, NotFound
 from mini_kube.controllers.signals import until_signalled
+from mini_kube.machinery.refs import CONFIGMAPS, NODES
 
 from .server import ProxyServer
 
-NODES = ResourceRef("", "v1", "nodes", namespaced=False)
-CONFIGMAPS = ResourceRef("", "v1", "configmaps")
 NETWORK_CONFIGMAP = ("kube-system", "mini-kube-network")
 log = logging.getLogger("mini-kube.proxy")
 

@@ -29,8 +29,9 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
-from mini_kube.client import ApiClient, ResourceRef
+from mini_kube.client import ApiClient
 from mini_kube.client.informer import Informer, SharedInformerFactory, object_key
+from mini_kube.machinery.refs import ENDPOINTSLICES, NODES, SERVICES
 from mini_kube.network.connlog import ConnectionLog
 
 from .balancer import Balancer
@@ -50,9 +51,6 @@ from .tcp import TcpListener
 from .udp import UdpListener
 
 log = logging.getLogger("mini-kube.proxy")
-SERVICES = ResourceRef("", "v1", "services")
-SLICES = ResourceRef("discovery.k8s.io", "v1", "endpointslices")
-NODES = ResourceRef("", "v1", "nodes", namespaced=False)
 SLICE_INDEX = "proxy-service"
 RETRY_AFTER = 1.0
 API_SERVICE = "default/kubernetes"
@@ -152,7 +150,7 @@ class ProxyServer:
     async def start(self) -> None:
         """Start watching and wait until the Services known now are programmed."""
         self.services = self.factory.informer(SERVICES)
-        self.slices = self.factory.informer(SLICES)
+        self.slices = self.factory.informer(ENDPOINTSLICES)
         self.slices.add_index(SLICE_INDEX, _slice_service)
         self.nodes = self.factory.informer(NODES)
         self.services.add_handler(self._service_changed)

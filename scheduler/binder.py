@@ -4,26 +4,19 @@ fit (with `nominatedNodeName` after a preemption), and the eviction of preemptio
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 from typing import Any
 
-from mini_kube.client import ApiClient, Conflict, NotFound, ResourceRef
+from mini_kube.client import ApiClient, Conflict, NotFound
+from mini_kube.machinery.meta import meta as object_meta
+from mini_kube.machinery.refs import PODS
+from mini_kube.machinery.times import now_rfc3339
 
-PODS = ResourceRef("", "v1", "pods")
 SCHEDULER_NAME = "default-scheduler"
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _meta(pod: dict[str, Any]) -> dict[str, Any]:
-    return pod.get("metadata") or {}
 
 
 async def bind(client: ApiClient, pod: dict[str, Any], node: str) -> None:
     """POST a Binding of `pod` to `node` (raises ApiError as the server answers)."""
-    meta = _meta(pod)
+    meta = object_meta(pod)
     body = {"apiVersion": "v1", "kind": "Binding",
             "metadata": {"name": meta["name"], "namespace": meta["namespace"], "uid": meta.get("uid")},
             "target": {"apiVersion": "v1", "kind": "Node", "name": node}}
@@ -42,7 +35,7 @@ async def mark_unschedulable(client: ApiClient, pod: dict[str, Any], reason: str
     """PodScheduled=False with `reason`/`message` (a strategic merge patch of the status, as upstream's
     updatePod), unless it already says so; `nominated` sets (or, "", clears) `nominatedNodeName`. The patch is conditional on the resourceVersion seen, so it never
     lands on a Pod that was bound meanwhile."""
-    meta = _meta(pod)
+    meta = object_meta(pod)
     for _ in range(3):
         if (pod.get("spec") or {}).get("nodeName") or (not condition_changed(pod, reason, message) and
                                                        nominated is None):
@@ -52,10 +45,10 @@ async def mark_unschedulable(client: ApiClient, pod: dict[str, Any], reason: str
         since = current.get("lastTransitionTime") if current.get("status") == "False" else None
         status: dict[str, Any] = {"conditions": [{
             "type": "PodScheduled", "status": "False", "lastProbeTime": None,
-            "lastTransitionTime": since or _now(), "reason": reason, "message": message}]}
+            "lastTransitionTime": since or now_rfc3339(), "reason": reason, "message": message}]}
         if nominated is not None:
             status["nominatedNodeName"] = nominated or None  # "" clears it
-        patch = {"metadata": {"resourceVersion": _meta(pod).get("resourceVersion")}, "status": status}
+        patch = {"metadata": {"resourceVersion": object_meta(pod).get("resourceVersion")}, "status": status}
         try:
             await client.patch(PODS, meta["name"], patch, meta["namespace"],
                                patch_type="application/strategic-merge-patch+json", subresource="status")
@@ -72,7 +65,7 @@ async def mark_unschedulable(client: ApiClient, pod: dict[str, Any], reason: str
 async def evict_victim(client: ApiClient, victim_namespace: str, victim_name: str) -> None:
     """Delete a preemption victim (with a DisruptionTarget condition first, as upstream does)."""
     status = {"conditions": [{"type": "DisruptionTarget", "status": "True", "lastProbeTime": None,
-                              "lastTransitionTime": _now(), "reason": "PreemptionByScheduler",
+                              "lastTransitionTime": now_rfc3339(), "reason": "PreemptionByScheduler",
                               "message": f"{SCHEDULER_NAME}: preempting to accommodate a higher priority pod"}]}
     with contextlib.suppress(NotFound):
         await client.patch(PODS, victim_name, {"status": status}, victim_namespace,

@@ -15,10 +15,11 @@ import logging
 import random
 from typing import Any
 
-from mini_kube.client import ApiClient, ApiError, NotFound, ResourceRef
+from mini_kube.client import ApiClient, ApiError, NotFound
 from mini_kube.client.events import EventRecorder
 from mini_kube.client.informer import SharedInformerFactory
 from mini_kube.controllers.reconciler import Controller, Result
+from mini_kube.machinery.refs import NODES, PODS
 
 from . import binder, preemption
 from .cache import Cache, pod_key
@@ -28,8 +29,6 @@ from .queue import INITIAL_BACKOFF, MAX_BACKOFF, PriorityWorkQueue, SchedulingQu
 from .scores import select_host
 
 log = logging.getLogger("mini-kube.scheduler")
-PODS = ResourceRef("", "v1", "pods")
-NODES = ResourceRef("", "v1", "nodes", namespaced=False)
 HOUSEKEEPING = 5.0  # seconds between flushing long-parked Pods and expiring unconfirmed assumed ones
 MIN_FEASIBLE = 100  # upstream's minFeasibleNodesToFind
 

@@ -45,6 +45,10 @@ class StoreBase:
         if self._closed:
             raise StoreClosedError("store is closed")
 
+    async def health(self) -> None:
+        """Raise a StoreError unless the store can serve reads and writes now (the API server's etcd check)."""
+        self._check_usable()
+
     def _range_current(self, prefix: str, limit: int, start_after: str | None) -> RangeResult:
         """A range at the current revision, from memory (no I/O, consistent by construction)."""
         keys = self._sorted_keys

@@ -97,22 +97,22 @@ class EtcdClient:
         if self._session is not None:
             await self._session.close()
 
-    async def call(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        """POST one request, moving on to the next endpoint when one cannot be reached."""
+    async def call(self, path: str, body: dict[str, Any], timeout: float = 30) -> dict[str, Any]:
+        """POST one request, moving on to the next endpoint when one cannot be reached (`timeout` s each)."""
         data = orjson.dumps(body)
         last: Exception | None = None
         for attempt in range(len(self.endpoints)):
             endpoint = self.endpoints[(self._next + attempt) % len(self.endpoints)]
             try:
                 async with self.session.post(endpoint + path, data=data,
-                                             timeout=aiohttp.ClientTimeout(total=30)) as response:
+                                             timeout=aiohttp.ClientTimeout(total=timeout)) as response:
                     raw = await response.read()
                     answer = orjson.loads(raw) if raw else {}
                     if response.status >= 400:
                         raise _error(answer, response.status)
                     return answer
             except (aiohttp.ClientConnectionError, TimeoutError) as exc:
-                last = exc
+                last = exc if str(exc) else TimeoutError(f"no answer within {timeout:g} s")
                 self._next = (self._next + attempt + 1) % len(self.endpoints)
         raise EtcdError(f"no etcd endpoint answered: {last}")
 

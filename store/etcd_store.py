@@ -51,6 +51,7 @@ log = logging.getLogger(__name__)
 REVISION_SENTINEL = 1 << 62
 _SENTINEL_BYTES = str(REVISION_SENTINEL).encode()
 WRITE_VISIBLE_TIMEOUT = 30.0
+HEALTH_TIMEOUT = 2.0  # upstream's --etcd-healthcheck-timeout
 
 
 def _with_revision(value: bytes, revision: int) -> bytes:
@@ -123,6 +124,14 @@ class EtcdStore(StoreBase):
 
     def _current(self) -> dict[str, KeyValue]:
         return self._index
+
+    async def health(self, timeout: float = HEALTH_TIMEOUT) -> None:
+        """etcd answers a read of `<prefix>/health` within `timeout` seconds (kube-apiserver's etcd check)."""
+        self._check_usable()
+        try:
+            await self._client.call("/v3/kv/range", {"key": b64(self._prefix + "/health")}, timeout=timeout)
+        except EtcdError as exc:
+            raise StoreError(str(exc)) from None
 
     @property
     def revision(self) -> int:  # type: ignore[override]

@@ -37,6 +37,7 @@ from .errors import StoreError
 from .types import Event, KeyValue
 
 T = TypeVar("T")
+HEALTH_BUSY_MS = 1000  # how long the health check waits for the write lock
 
 Row = tuple[int, str, int, int, int, int, bytes]
 """(revision, key, create_revision, prev_revision, version, deleted, value), the column order of INSERT_SQL."""
@@ -130,6 +131,11 @@ class SqliteLog:
         """(revision, compact_revision, current live key versions) as stored."""
         return await self._call(self._writer, _load)
 
+    async def check_writable(self) -> None:
+        """Take the database's write lock and let it go (fails when it cannot be had within a second: another
+        process holds it, or the file cannot be written)."""
+        await self._call(self._writer, _check_writable)
+
     async def append(self, rows: Sequence[Row]) -> None:
         """Insert ``rows`` in one transaction and commit."""
         await self._call(self._writer, _append, rows)
@@ -171,6 +177,16 @@ def _setup(conn: sqlite3.Connection, memory: bool, create: bool) -> None:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+
+
+def _check_writable(conn: sqlite3.Connection) -> None:
+    (busy_ms,) = conn.execute("PRAGMA busy_timeout").fetchone()
+    conn.execute(f"PRAGMA busy_timeout = {HEALTH_BUSY_MS}")
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("ROLLBACK")
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
 
 
 def _load(conn: sqlite3.Connection) -> tuple[int, int, dict[str, KeyValue]]:

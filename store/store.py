@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sqlite3
 from collections.abc import Sequence
 
 from .base import StoreBase
@@ -164,6 +165,16 @@ class Store(StoreBase):
         kvs, count = await self._log.range(prefix, rev, limit, start_after)
         self._check_not_compacted(rev)
         return RangeResult(kvs, rev, count > len(kvs), count)
+
+    async def health(self) -> None:
+        """Writable: the writer runs, its last commit succeeded and it can take the database's write lock."""
+        self._check_usable()
+        if self._writer.last_error is not None:
+            raise StoreError(f"the last commit failed: {self._writer.last_error}")
+        try:
+            await self._writer.run_exclusive(self._log.check_writable)
+        except sqlite3.Error as exc:
+            raise StoreError(f"the database cannot be written: {exc}") from None
 
     async def sync(self) -> None:
         """Wait until every write committed before this call is visible to reads (always true here: one

@@ -70,6 +70,8 @@ class Writer:
         self._wakeup: asyncio.Future | None = None
         self._closing = False
         self._dead: BaseException | None = None
+        self.last_error: Exception | None = None
+        """Why the last commit failed (None once one succeeds)."""
         self._task = asyncio.get_running_loop().create_task(self._run(), name="store-writer")
 
     # --- submitting ----------------------------------------------------------------------------
@@ -211,11 +213,13 @@ class Writer:
             try:
                 await self._log.append(rows)
             except Exception as e:
+                self.last_error = e
                 log.error("store commit of %d writes failed: %r", len(rows), e)
                 for req in batch:
                     if not req.future.done():
                         req.future.set_exception(req.error or e)
                 return
+            self.last_error = None
             for key, new in overlay.items():
                 if new is None:
                     index.pop(key, None)

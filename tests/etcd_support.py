@@ -4,6 +4,7 @@ with a temporary data dir, always stopped. Tests that need it skip only where no
 from __future__ import annotations
 
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -54,6 +55,19 @@ class EtcdServer:
                 time.sleep(0.02)
         self.stop()
         raise RuntimeError("etcd did not start in 20 s")
+
+    def pause(self) -> None:
+        """Freeze etcd (SIGSTOP): connections are accepted but nothing answers."""
+        self._proc.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self._proc.send_signal(signal.SIGCONT)
+
+    def kill(self) -> None:
+        """Stop etcd, keeping its data dir (stop() removes it)."""
+        self._proc.send_signal(signal.SIGCONT)
+        self._proc.kill()
+        self._proc.wait()
 
     def stop(self) -> None:
         if self._proc.poll() is None:

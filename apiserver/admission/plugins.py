@@ -1,32 +1,59 @@
 """The default admission plugin list of a server, in upstream's order.
 
 Mutating: NamespaceLifecycle, ServiceAccount, DefaultTolerationSeconds, then MutatingAdmissionWebhook (webhooks
-run after the built-in mutators). Validating: the same built-ins, then ValidatingAdmissionPolicy, then ValidatingAdmissionWebhook.
+run after the built-in mutators). Validating: the same built-ins, PodSecurity, then ValidatingAdmissionPolicy, then
+ValidatingAdmissionWebhook.
 Plugins added after these (RBAC escalation checks) run after them.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from ..datadir import StartupError
 from ..registry.reader import ObjectReader
-from . import config_validation
+from . import config_validation, podsecurity
 from .chain import AdmissionPlugin
 from .default_tolerations import DefaultTolerationSeconds
 from .namespace_lifecycle import NamespaceLifecycle
+from .podsecurity import PodSecurity
 from .policy import ValidatingAdmissionPolicyPlugin
 from .service_account import ServiceAccountAdmission
 from .webhook_client import WebhookClient
 from .webhooks import MutatingWebhooks, ValidatingWebhooks
 
 
-def default_plugins(objects: ObjectReader, webhooks: WebhookClient, *,
-                    require_default_service_account: bool = False) -> list[AdmissionPlugin]:
-    """The built-in plugins, reading policies and webhook configurations through `objects` and calling webhooks
-    through `webhooks` (its owner closes it)."""
+def pod_security(objects: ObjectReader, config_file: str | None) -> PodSecurity:
+    """PodSecurity with the settings of --admission-control-config-file (`config_file`), reading Namespaces and
+    Pods through `objects`."""
+    try:
+        configuration = podsecurity.load(config_file)
+    except podsecurity.ConfigurationError as exc:
+        raise StartupError(f"failed to initialize admission: {exc}") from None
+    namespaces = objects.resources.lookup("", "v1", "namespaces")
+    pods = objects.resources.lookup("", "v1", "pods")
+    assert namespaces is not None and pods is not None
+
+    def namespace(name: str) -> dict[str, Any] | None:
+        entry = objects.find(namespaces, None, name)
+        return entry.obj if entry is not None else None
+
+    def pods_in(name: str) -> list[dict[str, Any]]:
+        return [entry.obj for entry in objects.cache.list(pods.key_prefix, name)]
+
+    return PodSecurity(configuration, namespace, pods_in)
+
+
+def default_plugins(objects: ObjectReader, webhooks: WebhookClient, *, require_default_service_account: bool = False,
+                    admission_control_config_file: str | None = None) -> list[AdmissionPlugin]:
+    """The built-in plugins, reading policies, webhook configurations, Namespaces and Pods through `objects` and
+    calling webhooks through `webhooks` (its owner closes it)."""
     config_validation.register()
     return [
         NamespaceLifecycle(),
         ServiceAccountAdmission(require_default=require_default_service_account),
         DefaultTolerationSeconds(),
+        pod_security(objects, admission_control_config_file),
         MutatingWebhooks(webhooks),
         ValidatingAdmissionPolicyPlugin(objects),
         ValidatingWebhooks(webhooks),

@@ -14,7 +14,7 @@ from aiohttp import web
 from mini_kube.apiserver.auth.audit import AuditLog, make_event
 from mini_kube.apiserver.auth.user import UserInfo
 from mini_kube.apiserver.errors import StatusError
-from mini_kube.apiserver.requestinfo import REQUEST_INFO_KEY
+from mini_kube.apiserver.requestinfo import AUDIT_ANNOTATIONS_KEY, REQUEST_INFO_KEY
 
 ORIGINAL_USER = web.RequestKey("mini-kube.auth.original-user", UserInfo)
 RECEIVED = web.RequestKey("mini-kube.auth.received", dt.datetime)
@@ -50,7 +50,7 @@ class Auditor:
             request_uri=str(request.rel_url), code=status, received=request.get(RECEIVED) or dt.datetime.now(dt.UTC),
             audit_id=request.headers.get("Audit-ID"), source_ips=[peer] if peer else [],
             user_agent=request.headers.get("User-Agent", ""), status_reason=error.reason if error else "",
-            status_message=error.message if error else ""))
+            status_message=error.message if error else "", annotations=request.get(AUDIT_ANNOTATIONS_KEY)))
 
     async def close(self) -> None:
         """Flush and close the log (off the event loop)."""

@@ -23,6 +23,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from mini_kube.apiserver.auth.user import SYSTEM_MASTERS
+from mini_kube.machinery import times
 
 ADMIN_USER = "kubernetes-admin"
 CA_DAYS = 3650
@@ -80,10 +81,6 @@ class Pki:
         return x509.load_pem_x509_certificate(self.serving_cert_path.read_bytes())
 
 
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
-
-
 def _write(path: Path, data: bytes, mode: int) -> None:
     """Write atomically with the given file mode (0600 for keys)."""
     tmp = path.with_name(path.name + ".tmp")
@@ -111,7 +108,7 @@ def _name(common_name: str, organizations: Iterable[str] = ()) -> x509.Name:
 def _new_ca() -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
     key = ec.generate_private_key(ec.SECP256R1())
     name = _name("mini-kube-ca")
-    now = _now()
+    now = times.now()
     cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
             .serial_number(x509.random_serial_number())
             .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + dt.timedelta(days=CA_DAYS))
@@ -156,7 +153,7 @@ def issue_cert(ca_cert: x509.Certificate, ca_key: ec.EllipticCurvePrivateKey, co
                days: int = LEAF_DAYS) -> tuple[bytes, bytes]:
     """Sign a new leaf certificate; return (cert PEM, key PEM)."""
     key = ec.generate_private_key(ec.SECP256R1())
-    now = _now()
+    now = times.now()
     usage = ExtendedKeyUsageOID.SERVER_AUTH if server else ExtendedKeyUsageOID.CLIENT_AUTH
     builder = (x509.CertificateBuilder().subject_name(_name(common_name, organizations))
                .issuer_name(ca_cert.subject).public_key(key.public_key())
@@ -204,7 +201,7 @@ def _fresh(cert: x509.Certificate | None, ca: x509.Certificate) -> bool:
         cert.verify_directly_issued_by(ca)
     except (InvalidSignature, ValueError, TypeError):
         return False
-    return cert.not_valid_after_utc - RENEW_BEFORE > _now()
+    return cert.not_valid_after_utc - RENEW_BEFORE > times.now()
 
 
 def _covers(cert: x509.Certificate, hosts: Iterable[str]) -> bool:
@@ -224,7 +221,7 @@ def ensure_pki(data_dir: Path, hosts: list[str]) -> Pki:
     ca_cert, ca_key = _load_cert(pki_dir / "ca.crt"), _load_key(pki_dir / "ca.key")
     renewed_ca = False
     if (ca_cert is None or not isinstance(ca_key, ec.EllipticCurvePrivateKey)
-            or ca_cert.not_valid_after_utc - RENEW_BEFORE <= _now()
+            or ca_cert.not_valid_after_utc - RENEW_BEFORE <= times.now()
             or ca_cert.public_key().public_numbers() != ca_key.public_key().public_numbers()):
         ca_cert, ca_key = _new_ca()
         _write(pki_dir / "ca.key", _key_pem(ca_key), 0o600)

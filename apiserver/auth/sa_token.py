@@ -57,10 +57,6 @@ def key_id(public_key: rsa.RSAPublicKey) -> str:
     return base64.urlsafe_b64encode(hashlib.sha256(der).digest()).rstrip(b"=").decode()
 
 
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
-
-
 class ServiceAccountTokens:
     """Issues and verifies service-account JWTs with one signing key (RS256)."""
 
@@ -77,7 +73,7 @@ class ServiceAccountTokens:
                     expiration_seconds: int = 3600, bound: BoundObject | None = None,
                     node: BoundObject | None = None, now: dt.datetime | None = None) -> IssuedToken:
         """Sign a token for the service account `namespace/name` (uid `uid`)."""
-        now = now or _now()
+        now = now or now()
         iat = int(now.timestamp())
         exp = iat + int(expiration_seconds)
         private: dict[str, Any] = {"namespace": namespace}

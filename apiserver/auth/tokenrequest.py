@@ -11,6 +11,7 @@ from mini_kube.apiserver.errors import FieldError, StatusError, bad_request, con
 from mini_kube.apiserver.registry.reader import ObjectReader
 from mini_kube.apiserver.schema import messages
 from mini_kube.apiserver.schema.fields import type_errors
+from mini_kube.machinery.times import format_time
 
 DEFAULT_EXPIRATION = 3600
 MIN_EXPIRATION = 600
@@ -29,10 +30,6 @@ def object_getter(objects: ObjectReader) -> ObjectGetter:
         return objects.object("", "v1", plurals.get(kind, ""), namespace, name)
 
     return get
-
-
-def _timestamp(t: dt.datetime) -> str:
-    return t.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _invalid(name: str, errors: list[FieldError]) -> StatusError:
@@ -114,7 +111,7 @@ def token_request(body: Mapping[str, Any], service_account: Mapping[str, Any], t
     issued = tokens.issue_token(namespace, name, sa_uid, audiences=audiences, expiration_seconds=seconds,
                                 bound=bound, node=node, now=now)
     metadata = {**(body.get("metadata") or {}), "name": name, "namespace": namespace,
-                "creationTimestamp": _timestamp(now)}
+                "creationTimestamp": format_time(now)}
     return {"kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1", "metadata": metadata,
             "spec": {"audiences": audiences, "expirationSeconds": seconds, "boundObjectRef": ref},
-            "status": {"token": issued.token, "expirationTimestamp": _timestamp(issued.expires_at)}}
+            "status": {"token": issued.token, "expirationTimestamp": format_time(issued.expires_at)}}

@@ -21,7 +21,7 @@ from mini_kube.apiserver.crd.cel_common import runtime_error
 from mini_kube.apiserver.crd.cel_compile import CompiledRule, compile_rule, escape
 from mini_kube.apiserver.crd.cel_engine import cel
 from mini_kube.apiserver.crd.listtype import map_key, map_list_index
-from mini_kube.apiserver.crd.openapi_validation import _strict_equal
+from mini_kube.apiserver.crd.openapi_validation import strict_equal
 from mini_kube.apiserver.crd.structural import MISSING, Node
 from mini_kube.apiserver.errors import FieldError
 
@@ -208,7 +208,7 @@ class _Anchor:
 
     def unchanged(self) -> bool:
         if self._equal is None:
-            self._equal = _strict_equal(self.new, self.old)
+            self._equal = strict_equal(self.new, self.old)
         return self._equal
 
 

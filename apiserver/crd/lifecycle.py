@@ -8,14 +8,11 @@ finalizer, and the CRD (and with it the API) goes away.
 
 from __future__ import annotations
 
-import datetime
 from typing import Any
 
+from mini_kube.machinery.times import now_rfc3339
+
 CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
-
-
-def _now() -> str:
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def set_condition(crd: dict[str, Any], type_: str, status: str, reason: str, message: str,
@@ -25,10 +22,10 @@ def set_condition(crd: dict[str, Any], type_: str, status: str, reason: str, mes
     for existing in conditions:
         if existing.get("type") == type_:
             if existing.get("status") != status or not existing.get("lastTransitionTime"):
-                existing["lastTransitionTime"] = now or _now()
+                existing["lastTransitionTime"] = now or now_rfc3339()
             existing.update(status=status, reason=reason, message=message)
             return
-    conditions.append({"type": type_, "status": status, "lastTransitionTime": now or _now(), "reason": reason,
+    conditions.append({"type": type_, "status": status, "lastTransitionTime": now or now_rfc3339(), "reason": reason,
                        "message": message})
 
 
@@ -40,7 +37,7 @@ def is_established(crd: dict[str, Any]) -> bool:
 def mark_for_deletion(crd: dict[str, Any], now: str | None = None) -> None:
     """What DELETE does to a CRD (in place): deletionTimestamp, cleanup finalizer, Terminating condition."""
     meta = crd.setdefault("metadata", {})
-    meta.setdefault("deletionTimestamp", now or _now())
+    meta.setdefault("deletionTimestamp", now or now_rfc3339())
     finalizers = meta.setdefault("finalizers", [])
     if CLEANUP_FINALIZER not in finalizers:
         finalizers.append(CLEANUP_FINALIZER)

@@ -36,14 +36,14 @@ def _go_format_of(value: Any) -> str:
     return ""
 
 
-def _strict_equal(a: Any, b: Any) -> bool:
+def strict_equal(a: Any, b: Any) -> bool:
     """Go's reflect.DeepEqual on JSON values: 1, 1.0 and true differ."""
     if type(a) is not type(b):
         return False
     if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_strict_equal(v, b[k]) for k, v in a.items())
+        return a.keys() == b.keys() and all(strict_equal(v, b[k]) for k, v in a.items())
     if isinstance(a, list):
-        return len(a) == len(b) and all(_strict_equal(x, y) for x, y in zip(a, b, strict=True))
+        return len(a) == len(b) and all(strict_equal(x, y) for x, y in zip(a, b, strict=True))
     return a == b
 
 
@@ -104,7 +104,7 @@ def _validate(node: Node, data: Any, path: str, ctx: _Ctx, old: Any) -> None:
             _enum_error(ctx, path, data, node.enum)
     else:
         _validate_value(node, data, path, ctx, old)
-    if old is not MISSING and len(ctx.errs) > start and _strict_equal(data, old):
+    if old is not MISSING and len(ctx.errs) > start and strict_equal(data, old):
         del ctx.errs[start:]
 
 
@@ -159,7 +159,7 @@ def _check_type(node: Node, data: Any, kind: str, path: str, ctx: _Ctx) -> None:
 
 def _in_enum(data: Any, enum: tuple[Any, ...]) -> bool:
     for candidate in enum:
-        if _strict_equal(data, candidate):
+        if strict_equal(data, candidate):
             return True
         if isinstance(candidate, float) and isinstance(data, int) and not isinstance(data, bool) \
                 and float(data) == candidate:
@@ -243,7 +243,7 @@ def _array(node: Node, data: list[Any], path: str, ctx: _Ctx, old: Any) -> None:
     if node.unique_items:
         seen: list[Any] = []
         for item in data:
-            if any(_strict_equal(item, s) for s in seen):
+            if any(strict_equal(item, s) for s in seen):
                 ctx.errs.append(gofmt.invalid(ctx.field(path), "", f"{_in(path)} shouldn't contain duplicates"))
                 break
             seen.append(item)

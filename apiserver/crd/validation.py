@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
@@ -24,6 +23,7 @@ from mini_kube.apiserver.crd.schema_checks import validation_errors
 from mini_kube.apiserver.crd.structural import compile_schema
 from mini_kube.apiserver.errors import FieldError
 from mini_kube.apiserver.gofmt import go_ptr, go_strings
+from mini_kube.machinery.times import now_rfc3339
 
 PRINTER_COLUMN_TYPES = ["boolean", "date", "integer", "number", "string"]
 PRINTER_COLUMN_FORMATS = ["byte", "date", "date-time", "double", "float", "int32", "int64", "password"]
@@ -510,10 +510,6 @@ def _update_errors(spec: dict[str, Any], old: dict[str, Any]) -> list[FieldError
 
 # --- status ----------------------------------------------------------------------------------------------
 
-def _now() -> str:
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def _set_condition(conditions: list[dict[str, Any]], new: dict[str, Any], now: str) -> None:
     for existing in conditions:
         if existing.get("type") == new["type"]:
@@ -531,7 +527,7 @@ def crd_status(crd: dict[str, Any], others: Iterable[dict[str, Any]] = (), now: 
     `others` are the other CRDs; names already accepted by one of the same group conflict. Established
     becomes True as soon as the names are accepted (the server serves the API at once).
     """
-    now = now or _now()
+    now = now or now_rfc3339()
     spec = crd.get("spec") or {}
     group = spec.get("group")
     requested = spec.get("names") or {}

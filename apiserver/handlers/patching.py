@@ -7,6 +7,7 @@ from typing import Any
 
 import orjson
 from aiohttp import web
+from mini_kube.machinery.times import now_rfc3339
 
 from .. import errors
 from ..http.limits import check_depth
@@ -16,7 +17,7 @@ from ..patch import json_patch, merge_patch, strategic_merge_patch
 from ..patch import server_side_apply as ssa
 from ..patch.gofmt import go_v
 from ..registry.cache import Entry
-from ..registry.generic import Registry, WriteOptions, now_rfc3339
+from ..registry.generic import Registry, WriteOptions
 from ..registry.managed_fields import schema_node
 from ..resources import ResourceType
 from ..schema import messages

@@ -10,11 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 from aiohttp import web
+from mini_kube.machinery.times import now_rfc3339
 
 from .. import errors
 from ..http import responses
 from ..http.negotiation import decode_body
-from ..registry.generic import Registry, WriteOptions, now_rfc3339
+from ..registry.generic import Registry, WriteOptions
 from ..requestinfo import RequestInfo
 from ..resources import ResourceType
 from .requests import read_body

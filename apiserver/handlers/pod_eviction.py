@@ -17,11 +17,11 @@ import asyncio
 import contextlib
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable
-from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 from aiohttp import web
+from mini_kube.machinery.times import now_rfc3339
 
 from .. import errors
 from ..http import responses
@@ -77,10 +77,6 @@ class _Retry(Exception):
         self.error = error
 
 
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def too_many_requests(message: str, retry_after: int = 0) -> errors.StatusError:
     """429 with a DisruptionBudget cause, as upstream's NewTooManyRequests (Retry-After when it suggests one)."""
     details: dict[str, Any] = {"causes": [{"reason": "DisruptionBudget", "message": message}]}
@@ -122,14 +118,14 @@ def set_condition(conditions: list[dict[str, Any]], condition: dict[str, Any]) -
     for existing in conditions:
         if existing.get("type") == condition["type"]:
             if existing.get("status") != condition["status"] or not existing.get("lastTransitionTime"):
-                existing["lastTransitionTime"] = condition.get("lastTransitionTime") or _now()
+                existing["lastTransitionTime"] = condition.get("lastTransitionTime") or now_rfc3339()
             existing["status"] = condition["status"]
             for key in ("reason", "message", "observedGeneration"):
                 existing[key] = condition.get(key, "" if key != "observedGeneration" else 0)
             return
     conditions.append({"type": condition["type"], "status": condition["status"],
                        "observedGeneration": condition.get("observedGeneration", 0),
-                       "lastTransitionTime": condition.get("lastTransitionTime") or _now(),
+                       "lastTransitionTime": condition.get("lastTransitionTime") or now_rfc3339(),
                        "reason": condition.get("reason", ""), "message": condition.get("message", "")})
 
 
@@ -276,7 +272,7 @@ class Eviction:
         if self.dry_run:
             return
         disrupted = status.get("disruptedPods") or {}
-        disrupted[self.name] = _now()
+        disrupted[self.name] = now_rfc3339()
         status["disruptedPods"] = disrupted
         pdb["status"] = {k: status[k] for k in STATUS_ORDER if k in status} | status
         opts = WriteOptions(field_manager=FIELD_MANAGER, subresource="status")
@@ -317,11 +313,11 @@ def _set_pod_condition(conditions: list[dict[str, Any]], condition: dict[str, An
     for existing in conditions:
         if existing.get("type") == condition["type"]:
             if existing.get("status") != condition["status"]:
-                existing["lastTransitionTime"] = _now()
+                existing["lastTransitionTime"] = now_rfc3339()
             existing.update({k: v for k, v in condition.items() if k != "type"})
             return
     conditions.append({"type": condition["type"], "status": condition["status"], "lastProbeTime": None,
-                       "lastTransitionTime": _now(), "reason": condition["reason"], "message": condition["message"]})
+                       "lastTransitionTime": now_rfc3339(), "reason": condition["reason"], "message": condition["message"]})
 
 
 def _success() -> tuple[dict[str, Any], int]:

@@ -11,7 +11,7 @@ from aiohttp import web
 from .. import errors
 from ..http.negotiation import MAX_BODY
 from ..registry.generic import WriteOptions
-from ..requestinfo import RequestInfo
+from ..requestinfo import AUDIT_ANNOTATIONS_KEY, RequestInfo
 
 
 async def read_body(request: web.Request) -> bytes:
@@ -49,8 +49,10 @@ def write_options(request: web.Request, info: RequestInfo, user: Any, operation:
         raise errors.invalid_object("", "", "", [errors.too_long("fieldManager", manager, 128)])
     if not manager and operation != "Apply":  # apply must name its manager; other writes default to the agent
         manager = manager_from_user_agent(request.headers.get("User-Agent", ""))
-    return WriteOptions(dry_run=bool(dry_run), field_manager=manager, user=user,
+    opts = WriteOptions(dry_run=bool(dry_run), field_manager=manager, user=user,
                         subresource=info.subresource, operation=operation)
+    request[AUDIT_ANNOTATIONS_KEY] = opts.audit_annotations  # the audit event carries what admission adds
+    return opts
 
 
 def manager_from_user_agent(user_agent: str) -> str:

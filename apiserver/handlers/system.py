@@ -10,15 +10,18 @@ from .. import errors
 from ..discovery import AGGREGATED_V2, AGGREGATED_V2BETA1, Discovery
 from ..http.responses import HEADERS
 from ..resources import ResourceRegistry
+from ..store_health import StoreHealth
 
 VERSION = {
     "major": "1", "minor": "32", "gitVersion": f"v1.32.0+mini-kube.{MINI_KUBE_VERSION}", "gitCommit": "", "gitTreeState": "clean",
     "buildDate": "2026-11-22T00:00:00Z", "goVersion": "python3.11", "compiler": "mini-kube",
     "platform": "linux/amd64",
 }
-CHECKS = ("ping", "log", "etcd", "informer-sync", "poststarthook/start-apiextensions-controllers",
-          "poststarthook/crd-informer-synced", "poststarthook/rbac/bootstrap-roles",
-          "poststarthook/bootstrap-controller")
+POST_START_HOOKS = ("poststarthook/start-apiextensions-controllers", "poststarthook/crd-informer-synced",
+                    "poststarthook/rbac/bootstrap-roles", "poststarthook/bootstrap-controller")
+LIVEZ_CHECKS = ("ping", "log", "etcd", *POST_START_HOOKS)  # /healthz and /livez
+READYZ_CHECKS = ("ping", "log", "etcd", "etcd-readiness", "informer-sync", *POST_START_HOOKS, "shutdown")
+STORE_CHECKS = ("etcd", "etcd-readiness")
 
 
 def _json(body: bytes, content_type: str = "application/json", extra: dict[str, str] | None = None) -> web.Response:
@@ -28,21 +31,50 @@ def _json(body: bytes, content_type: str = "application/json", extra: dict[str, 
     return web.Response(body=body, headers=headers)
 
 
-def health(ok: bool, request: web.Request, name: str) -> web.Response:
-    """`/healthz`, `/livez`, `/readyz` (`ok`: whether the server is ready), with `?verbose` and
-    `/<endpoint>/<check>`."""
+async def check_problem(store: StoreHealth, ready: bool, check: str) -> str | None:
+    """Why a health check fails, or None: the store's probe for `etcd`/`etcd-readiness`, the server being
+    stopped (not `ready`) for `shutdown`; the others pass once the server serves."""
+    if check in STORE_CHECKS:
+        return await store.check()
+    if check == "shutdown" and not ready:
+        return "process is shutting down"
+    return None
+
+
+async def health(store: StoreHealth, ready: bool, request: web.Request, name: str) -> web.Response:
+    """`/healthz`, `/livez`, `/readyz` as upstream's: `?verbose`, `?exclude=<check>`, `/<endpoint>/<check>`; a
+    failing check makes the answer 500 with every check listed and the failure's reason withheld."""
+    checks = READYZ_CHECKS if name == "/readyz" else LIVEZ_CHECKS
     headers = {**HEADERS, "Content-Type": "text/plain; charset=utf-8", "X-Content-Type-Options": "nosniff"}
     path = request.path.rstrip("/")
     single = path[len(name) + 1:].lstrip("/") if len(path) > len(name) + 1 else ""
     if single:
-        if single not in CHECKS:
+        if single not in checks:
             raise errors.not_found("", single)
+        problem = await check_problem(store, ready, single)
+        if problem is not None:
+            return web.Response(text=f"internal server error: {problem}\n", headers=headers, status=500)
         return web.Response(text="ok", headers=headers)
-    if "verbose" in request.query:
-        lines = [f"[+]{check} ok" for check in CHECKS]
-        lines.append(f"{name.strip('/')} check {'passed' if ok else 'failed'}")
-        return web.Response(text="\n".join(lines) + "\n", headers=headers, status=200 if ok else 500)
-    return web.Response(text="ok" if ok else "not ready", headers=headers, status=200 if ok else 500)
+    excluded = [e for value in request.query.getall("exclude", []) for e in value.split(",") if e]
+    lines, failed = [], False
+    for check in checks:
+        if check in excluded:
+            excluded = [e for e in excluded if e != check]
+            lines.append(f"[+]{check} excluded: ok")
+        elif await check_problem(store, ready, check) is not None:
+            failed = True
+            lines.append(f"[-]{check} failed: reason withheld")
+        else:
+            lines.append(f"[+]{check} ok")
+    if excluded:
+        quoted = ",".join(f'"{e}"' for e in sorted(set(excluded)))
+        lines.append(f"warn: some health checks cannot be excluded: no matches for {quoted}")
+    endpoint = name.strip("/")
+    if failed:
+        return web.Response(text="\n".join(lines) + f"\n{endpoint} check failed\n", headers=headers, status=500)
+    if "verbose" not in request.query:
+        return web.Response(text="ok", headers=headers)
+    return web.Response(text="\n".join(lines) + f"\n{endpoint} check passed\n", headers=headers)
 
 
 def discovery(disco: Discovery, request: web.Request) -> web.Response | None:

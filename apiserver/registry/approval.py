@@ -12,7 +12,7 @@ def prepare_approval_update(new: dict[str, Any], old: dict[str, Any]) -> None:
     conditions = [dict(c) for c in ((new.get("status") or {}).get("conditions") or []) if isinstance(c, dict)]
     managed = (new.get("metadata") or {}).get("managedFields")
     before = {c.get("type"): c for c in ((old.get("status") or {}).get("conditions") or [])}
-    from .generic import now_rfc3339  # generic imports the strategies, which import this
+    from mini_kube.machinery.times import now_rfc3339
 
     now = now_rfc3339()
     for cond in conditions:

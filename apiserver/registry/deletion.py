@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from mini_kube.machinery.times import format_time, parse_time
+
 from .. import errors
 
 
@@ -48,15 +50,15 @@ def before_delete(strategy: Any, obj: dict[str, Any], options: dict[str, Any]) -
             return Decision()  # at zero already (or never set): delete now, finalizers permitting
         if requested is None or requested >= current:
             return Decision(pending=True)  # only a shorter grace period may be asked for
-        start = _shift(_parse(meta["deletionTimestamp"]), -current)
+        start = _shift(parse_time(meta["deletionTimestamp"]), -current)
         end = _shift(start, requested)
         if end < now:  # the whole period has passed: as short as possible, yet still graceful unless zero
             end, requested = now, (1 if requested else 0)
-        return Decision(period=requested, timestamp=_format(end))
+        return Decision(period=requested, timestamp=format_time(end))
     period = strategy.grace_period(obj, requested)
     if period is None:
         return Decision()
-    return Decision(period=period, timestamp=_format(_shift(now, period)))
+    return Decision(period=period, timestamp=format_time(_shift(now, period)))
 
 
 def _shift(moment: datetime, seconds: int) -> datetime:
@@ -67,9 +69,3 @@ def _shift(moment: datetime, seconds: int) -> datetime:
         return datetime.max.replace(tzinfo=UTC) if seconds > 0 else datetime.min.replace(tzinfo=UTC)
 
 
-def _parse(value: str) -> datetime:
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
-
-
-def _format(value: datetime) -> str:
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import base64
 import secrets
-import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 import orjson
+from mini_kube.machinery.times import now_rfc3339
 from mini_kube.store import ConflictError, KeyExistsError, KeyNotFoundError, Store, ValueTooLargeError
 from mini_kube.store.errors import CompactedError, FutureRevisionError
 
@@ -38,15 +37,6 @@ DELETE_RETRIES = 10  # a delete raced by other writes tries again this often bef
 _now_cache: tuple[int, str] = (0, "")
 
 
-def now_rfc3339() -> str:
-    """The current time as Kubernetes writes timestamps (second precision), formatted once per second."""
-    global _now_cache
-    second = int(time.time())
-    if _now_cache[0] != second:
-        _now_cache = (second, datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
-    return _now_cache[1]
-
-
 @dataclass(slots=True)
 class WriteOptions:
     """Per-request write options (query parameters and the caller's identity)."""
@@ -57,6 +47,7 @@ class WriteOptions:
     subresource: str = ""
     operation: str = "Update"  # managedFields operation: Update or Apply
     warnings: list[str] = field(default_factory=list)
+    audit_annotations: dict[str, str] = field(default_factory=dict)  # admission's, for the request's audit event
 
 
 @dataclass(slots=True)
@@ -192,6 +183,7 @@ class Registry:
                                fields: FieldSelector, limit: int) -> ListResult:
         items: list[Entry] = []
         after = start
+        unfiltered = labels.empty and fields.empty
         try:
             while True:
                 page = await self.store.range(prefix, revision=revision, limit=max(limit, 500) if limit else 0,
@@ -202,8 +194,11 @@ class Registry:
                         items.append(Entry(kv.key, obj, kv.value, kv.mod_revision))
                         if limit and len(items) == limit:
                             more = kv is not page.kvs[-1] or page.more
-                            token = encode_continue(revision, kv.key) if more else ""
-                            return ListResult(items, revision, token)
+                            if not more:
+                                return ListResult(items, revision)
+                            # unfiltered, every key after `start` is an item: the rest is the count less this page
+                            remaining = page.count - limit if unfiltered and after == start else None
+                            return ListResult(items, revision, encode_continue(revision, kv.key), remaining)
                 if not page.more or not page.kvs:
                     return ListResult(items, revision)
                 after = page.kvs[-1].key

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from mini_kube.machinery.times import now_rfc3339
+
 from ..patch import update_managed_fields
 from ..patch.schema_walk import SchemaNode
 from ..resources import ResourceType
 from ..schema.definitions import definition_name
-from .generic import WriteOptions, now_rfc3339
+from .generic import WriteOptions
 
 
 def schema_node(res: ResourceType) -> Any:

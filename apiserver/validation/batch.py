@@ -34,7 +34,7 @@ from mini_kube.apiserver.validation.meta import (
 )
 from mini_kube.apiserver.validation.names import is_dns1123_label
 from mini_kube.apiserver.validation.pods import validate_pod_template_spec
-from mini_kube.apiserver.validation.workloads import NO_MATCH, _go_selector, _labels
+from mini_kube.apiserver.validation.workloads import NO_MATCH, go_label_selector, template_labels
 
 Obj = dict[str, Any]
 MAX_INDEXED_PARALLELISM = 100_000
@@ -153,8 +153,8 @@ def validate_job(obj: Obj) -> list[FieldError]:
     else:
         found = validate_label_selector(selector, "spec.selector")
         errs += found
-        if not found and not selector_matches(selector, _labels(spec.get("template"))):
-            errs.append(invalid("spec.template.metadata.labels", _labels(spec.get("template")), NO_MATCH))
+        if not found and not selector_matches(selector, template_labels(spec.get("template"))):
+            errs.append(invalid("spec.template.metadata.labels", template_labels(spec.get("template")), NO_MATCH))
     completions = spec.get("completions")
     if spec.get("completionMode") == "Indexed" and completions is not None and completions > 0:
         name = (obj.get("metadata") or {}).get("name") or ""
@@ -181,7 +181,7 @@ def validate_job_update(new: Obj, old: Obj) -> list[FieldError]:
     if spec.get("completions") != before.get("completions") and not elastic:
         errs.append(invalid("spec.completions", spec.get("completions"), IMMUTABLE))
     if spec.get("selector") != before.get("selector"):
-        errs.append(raw("FieldValueInvalid", "spec.selector", _go_selector(spec.get("selector") or {}), IMMUTABLE))
+        errs.append(raw("FieldValueInvalid", "spec.selector", go_label_selector(spec.get("selector") or {}), IMMUTABLE))
     if spec.get("template") != before.get("template"):
         errs.append(raw("FieldValueInvalid", "spec.template", "core.PodTemplateSpec{...}", IMMUTABLE))
     errs += _immutable("spec.completionMode", spec.get("completionMode"), before.get("completionMode"))
@@ -244,7 +244,7 @@ def validate_cron_job(obj: Obj) -> list[FieldError]:
     errs += validate_annotations(meta.get("annotations"), "spec.jobTemplate.metadata.annotations")
     errs += job_spec(template_spec, "spec.jobTemplate.spec")
     if template_spec.get("selector") is not None:
-        errs.append(raw("FieldValueInvalid", "spec.jobTemplate.spec.selector", _go_selector(template_spec["selector"]),
+        errs.append(raw("FieldValueInvalid", "spec.jobTemplate.spec.selector", go_label_selector(template_spec["selector"]),
                         "`selector` will be auto-generated"))
     if template_spec.get("manualSelector"):
         errs.append(not_supported("spec.jobTemplate.spec.manualSelector", True, ("nil", "false")))

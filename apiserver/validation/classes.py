@@ -21,7 +21,7 @@ from mini_kube.apiserver.validation.names import (
     regex_error,
 )
 from mini_kube.apiserver.validation.network import is_valid_cidr
-from mini_kube.apiserver.validation.pods import _quantity, _tolerations
+from mini_kube.apiserver.validation.pods import validate_resource_quantity, validate_tolerations
 
 Obj = dict[str, Any]
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -47,7 +47,7 @@ def validate_runtime_class(obj: Obj) -> list[FieldError]:
     errs = [invalid("handler", handler, problem) for problem in is_dns1123_label(handler)]
     scheduling = obj.get("scheduling") or {}
     errs += validate_labels(scheduling.get("nodeSelector"), "scheduling.nodeSelector")
-    return errs + _tolerations(scheduling.get("tolerations"), "scheduling.tolerations")
+    return errs + validate_tolerations(scheduling.get("tolerations"), "scheduling.tolerations")
 
 
 def _pod_cidrs(cidrs: list[str]) -> list[FieldError]:
@@ -104,7 +104,7 @@ def validate_resource_quota(obj: Obj) -> list[FieldError]:
     for section in ("spec", "status"):
         for key in ("hard", "used") if section == "status" else ("hard",):
             for name, value in ((obj.get(section) or {}).get(key) or {}).items():
-                errs += _quantity(name, value, f"{section}.{key}[{name}]")
+                errs += validate_resource_quantity(name, value, f"{section}.{key}[{name}]")
     return errs
 
 

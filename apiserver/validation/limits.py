@@ -9,7 +9,7 @@ from typing import Any
 from mini_kube.apiserver.errors import GoText
 from mini_kube.apiserver.validation.errs import FieldError, duplicate, each, forbidden, invalid, required
 from mini_kube.apiserver.validation.names import is_qualified_name
-from mini_kube.apiserver.validation.pods import _overcommit, _resource_name
+from mini_kube.apiserver.validation.pods import overcommit_allowed, validate_resource_name
 from mini_kube.apiserver.validation.quantity import Quantity, go_quantity, parse_quantity
 
 Obj = dict[str, Any]
@@ -32,7 +32,7 @@ def _type_name(value: str, path: str) -> list[FieldError]:
 
 def _resource(limit_type: str, name: str, path: str) -> list[FieldError]:
     if limit_type in ("Pod", "Container"):
-        return _resource_name(name, path)
+        return validate_resource_name(name, path)
     errs = each(path, name, is_qualified_name(name))
     standard = name in STANDARD_RESOURCES or name.startswith(("hugepages-", "requests.hugepages-"))
     if not errs and "/" not in name and not standard:
@@ -86,7 +86,7 @@ def _order(item: Obj, key: str, path: str) -> list[FieldError]:
         if value > limit:
             errs.append(_bad(f"{path}.maxLimitRequestRatio[{key}]", raw["maxLimitRequestRatio"],
                              f"ratio {ratio} is greater than max/min = {limit:f}"))
-    if not _overcommit(key) and dflt and request and dflt.value != request.value:
+    if not overcommit_allowed(key) and dflt and request and dflt.value != request.value:
         errs.append(_bad(f"{path}.defaultRequest[{key}]", raw["defaultRequest"],
                          f"default value {dflt} must equal to defaultRequest value {request} in {key}"))
     return errs

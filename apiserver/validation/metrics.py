@@ -9,7 +9,7 @@ from mini_kube.apiserver.errors import GoText
 from mini_kube.apiserver.validation.errs import FieldError, each, forbidden, invalid, not_supported, required
 from mini_kube.apiserver.validation.meta import validate_dns1123_label
 from mini_kube.apiserver.validation.names import path_segment_name
-from mini_kube.apiserver.validation.pods import _resource_name
+from mini_kube.apiserver.validation.pods import validate_resource_name
 from mini_kube.apiserver.validation.quantity import go_quantity, parse_quantity
 
 Obj = dict[str, Any]
@@ -62,7 +62,7 @@ def _source(field: str, source: Obj, path: str) -> list[FieldError]:
         errs += _reference(source.get("describedObject") or {}, f"{path}.describedObject")
     if field == "containerResource":
         name, container = source.get("name") or "", source.get("container") or ""
-        errs += _resource_name(name, f"{path}.name") if name else [required(f"{path}.name",
+        errs += validate_resource_name(name, f"{path}.name") if name else [required(f"{path}.name",
                                                                             "must specify a resource name")]
         errs += validate_dns1123_label(container, f"{path}.container") if container else [
             required(f"{path}.container", "must specify a container")]

@@ -165,19 +165,22 @@ def _volume_mounts(mounts: list[Obj] | None, volumes: set[str], path: str) -> li
     return errs
 
 
-def _resource_name(name: str, path: str) -> list[FieldError]:
+def validate_resource_name(name: str, path: str) -> list[FieldError]:
+    """A container resource name: qualified, and standard unless it has a domain (or is hugepages-*)."""
     errs = each(path, name, is_qualified_name(name))
     if "/" not in name and name not in STANDARD_CONTAINER_RESOURCES and not name.startswith("hugepages-"):
         errs.append(invalid(path, name, "must be a standard resource for containers"))
     return errs
 
 
-def _overcommit(name: str) -> bool:
+def overcommit_allowed(name: str) -> bool:
+    """Whether a resource's limit may exceed its request (upstream's IsOvercommitAllowed)."""
     native = "/" not in name or "kubernetes.io/" in name
     return native and not name.startswith("hugepages-")
 
 
-def _quantity(name: str, value: Any, path: str) -> list[FieldError]:
+def validate_resource_quantity(name: str, value: Any, path: str) -> list[FieldError]:
+    """One resource's quantity, as upstream's ValidateResourceQuantityValue."""
     quantity = parse_quantity(value)
     if quantity is None:
         return [invalid(path, value, "must be a valid quantity")]
@@ -195,18 +198,18 @@ def validate_resources(resources: Obj | None, path: str) -> list[FieldError]:
     limits, requests = resources.get("limits") or {}, resources.get("requests") or {}
     errs: list[FieldError] = []
     for name, value in limits.items():
-        errs += _resource_name(name, f"{path}.limits[{name}]") + _quantity(name, value, f"{path}.limits[{name}]")
+        errs += validate_resource_name(name, f"{path}.limits[{name}]") + validate_resource_quantity(name, value, f"{path}.limits[{name}]")
     for name, value in requests.items():
         at = f"{path}.requests[{name}]"
-        errs += _resource_name(name, at) + _quantity(name, value, at)
+        errs += validate_resource_name(name, at) + validate_resource_quantity(name, value, at)
         request, limit = parse_quantity(value), parse_quantity(limits.get(name)) if name in limits else None
         if name in limits and request is not None and limit is not None:
-            if request.value != limit.value and not _overcommit(name):
+            if request.value != limit.value and not overcommit_allowed(name):
                 errs.append(invalid(f"{path}.requests", str(request), f"must be equal to {name} limit of {limit}"))
             elif request.value > limit.value:
                 errs.append(invalid(f"{path}.requests", str(request),
                                     f"must be less than or equal to {name} limit of {limit}"))
-        elif name not in limits and not _overcommit(name):
+        elif name not in limits and not overcommit_allowed(name):
             errs.append(required(f"{path}.limits", "Limit must be set for non overcommitable resources"))
     return errs
 
@@ -409,7 +412,8 @@ def validate_volumes(volumes: list[Obj] | None, path: str) -> tuple[set[str], li
     return names, errs
 
 
-def _tolerations(tolerations: list[Obj] | None, path: str) -> list[FieldError]:
+def validate_tolerations(tolerations: list[Obj] | None, path: str) -> list[FieldError]:
+    """A Pod's (or RuntimeClass's) tolerations, as upstream's ValidateTolerations."""
     errs: list[FieldError] = []
     for i, toleration in enumerate(tolerations or ()):
         at = f"{path}[{i}]"
@@ -459,7 +463,7 @@ def validate_pod_spec(spec: Obj | None, path: str = "spec") -> list[FieldError]:
     for key in ("hostname", "subdomain"):
         if spec.get(key):
             errs += validate_dns1123_label(spec[key], f"{path}.{key}")
-    errs += _tolerations(spec.get("tolerations"), f"{path}.tolerations")
+    errs += validate_tolerations(spec.get("tolerations"), f"{path}.tolerations")
     return errs
 
 

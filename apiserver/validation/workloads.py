@@ -34,7 +34,8 @@ NO_MATCH = "`selector` does not match template `labels`"
 _PERCENT = re.compile(r"^[0-9]+%$")
 
 
-def _labels(template: Obj | None) -> dict[str, str]:
+def template_labels(template: Obj | None) -> dict[str, str]:
+    """The labels of a Pod template."""
     return ((template or {}).get("metadata") or {}).get("labels") or {}
 
 
@@ -78,12 +79,13 @@ def _selector(spec: Obj, path: str, kind: str) -> tuple[list[FieldError], bool]:
         return [required(f"{path}.selector")], True  # a nil selector selects nothing: the template mismatches too
     errs = validate_label_selector(selector, f"{path}.selector")
     if selector_is_empty(selector):
-        errs.append(raw("FieldValueInvalid", f"{path}.selector", _go_selector(selector),
+        errs.append(raw("FieldValueInvalid", f"{path}.selector", go_label_selector(selector),
                         f"empty selector is invalid for {kind}"))
     return errs, not errs
 
 
-def _go_selector(selector: Obj) -> str:
+def go_label_selector(selector: Obj) -> str:
+    """A label selector as Go prints a v1.LabelSelector with %v (in upstream's messages)."""
     labels = selector.get("matchLabels")
     shown = "map[string]string(nil)" if labels is None else \
         "map[string]string{" + ", ".join(f'"{k}":"{labels[k]}"' for k in sorted(labels)) + "}"
@@ -99,8 +101,8 @@ def _template_for_replicas(spec: Obj, path: str, usable: bool, kind: str) -> lis
     errs: list[FieldError] = []
     selector = spec.get("selector")
     if usable and (selector is None or not selector_is_empty(selector)) and not selector_matches(selector,
-                                                                                                _labels(template)):
-        errs.append(invalid(f"{at}.metadata.labels", _labels(template), NO_MATCH))
+                                                                                                template_labels(template)):
+        errs.append(invalid(f"{at}.metadata.labels", template_labels(template), NO_MATCH))
     errs += validate_pod_template_spec(template, at)
     if _restart_policy(template) != "Always":
         errs.append(not_supported(f"{at}.spec.restartPolicy", _restart_policy(template), ("Always",)))
@@ -192,8 +194,8 @@ def validate_stateful_set(obj: Obj) -> list[FieldError]:
     found, usable = _selector(spec, "spec", "statefulset")
     errs += found
     template = spec.get("template") or {}
-    if usable and not selector_matches(spec.get("selector"), _labels(template)):
-        errs.append(invalid("spec.template.metadata.labels", _labels(template), NO_MATCH))
+    if usable and not selector_matches(spec.get("selector"), template_labels(template)):
+        errs.append(invalid("spec.template.metadata.labels", template_labels(template), NO_MATCH))
     meta = template.get("metadata") or {}
     errs += validate_labels(meta.get("labels"), "spec.template.labels")
     errs += validate_annotations(meta.get("annotations"), "spec.template.annotations")
@@ -225,10 +227,10 @@ def validate_daemon_set(obj: Obj) -> list[FieldError]:
     errs = validate_label_selector(spec.get("selector"), "spec.selector")
     template = spec.get("template") or {}
     selector = spec.get("selector")
-    if not errs and not selector_matches(selector, _labels(template)):
-        errs.append(invalid("spec.template.metadata.labels", _labels(template), NO_MATCH))
+    if not errs and not selector_matches(selector, template_labels(template)):
+        errs.append(invalid("spec.template.metadata.labels", template_labels(template), NO_MATCH))
     if selector is not None and selector_is_empty(selector):
-        errs.append(raw("FieldValueInvalid", "spec.selector", _go_selector(selector),
+        errs.append(raw("FieldValueInvalid", "spec.selector", go_label_selector(selector),
                         "empty selector is invalid for daemonset"))
     errs += validate_pod_template_spec(template, "spec.template")
     if _restart_policy(template) != "Always":
@@ -266,14 +268,14 @@ def validate_replication_controller(obj: Obj) -> list[FieldError]:
     template = spec.get("template")
     selector = spec.get("selector")
     if selector is None:
-        selector = _labels(template)
+        selector = template_labels(template)
     errs = nonnegative("spec.minReadySeconds", spec.get("minReadySeconds"))
     if not selector:
         errs.append(required("spec.selector"))
     errs += nonnegative("spec.replicas", spec.get("replicas"))
     if template is None:
         return errs + [required("spec.template")]
-    labels = _labels(template)
+    labels = template_labels(template)
     if selector and any(labels.get(k) != v for k, v in selector.items()):
         errs.append(invalid("spec.template.metadata.labels", labels, NO_MATCH))
     errs += validate_pod_template_spec(template, "spec.template")

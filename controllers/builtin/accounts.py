@@ -6,14 +6,12 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from mini_kube.client import AlreadyExists, ApiClient, NotFound, ResourceRef
+from mini_kube.client import AlreadyExists, ApiClient, NotFound
 from mini_kube.client.informer import SharedInformerFactory
+from mini_kube.machinery.refs import CONFIGMAPS, NAMESPACES, SERVICEACCOUNTS
 
 from ..reconciler import Controller
 
-NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
-SERVICEACCOUNTS = ResourceRef("", "v1", "serviceaccounts")
-CONFIGMAPS = ResourceRef("", "v1", "configmaps")
 ROOT_CA = "kube-root-ca.crt"
 DESCRIPTION = ("Contains a CA bundle that can be used to verify the kube-apiserver when using internal "
                "endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed "

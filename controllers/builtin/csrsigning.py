@@ -14,14 +14,14 @@ from typing import Any
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.x509.oid import ExtendedKeyUsageOID
-from mini_kube.client import ApiClient, Conflict, NotFound, ResourceRef
+from mini_kube.client import ApiClient, Conflict, NotFound
 from mini_kube.client.informer import SharedInformerFactory
+from mini_kube.machinery.refs import CERTIFICATESIGNINGREQUESTS
+from mini_kube.machinery.times import now_rfc3339
 
 from ..reconciler import Controller
-from ..workloads.common import now
 from ..workloads.jobutil import is_true
 
-CSRS = ResourceRef("certificates.k8s.io", "v1", "certificatesigningrequests", namespaced=False)
 MAX_DURATION = dt.timedelta(days=365)  # upstream's --cluster-signing-duration default (8760h)
 BACKDATE = dt.timedelta(minutes=5)  # upstream backdates by 5 minutes for clock skew
 CLIENT_USAGES = {"client auth", "digital signature", "key encipherment"}
@@ -52,7 +52,7 @@ class CSRSigningController(Controller):
 
     def setup(self) -> None:
         if self.ca_cert is not None:
-            self.csrs = self.watch(CSRS)
+            self.csrs = self.watch(CERTIFICATESIGNINGREQUESTS)
 
     async def reconcile(self, key: Any) -> None:
         csr = self.csrs.get(key)
@@ -66,7 +66,7 @@ class CSRSigningController(Controller):
         allowed = SIGNERS[spec["signerName"]]
         usages = set(spec.get("usages") or ())
         if allowed is not None and not usages <= allowed:
-            stamp = now()
+            stamp = now_rfc3339()
             status["conditions"] = [*(status.get("conditions") or []), {
                 "type": "Failed", "status": "True", "reason": "SignerValidationFailure",
                 "message": f"invalid usage for client certificate: {', '.join(sorted(usages - allowed))}",
@@ -74,7 +74,7 @@ class CSRSigningController(Controller):
         else:
             status["certificate"] = base64.b64encode(self.sign(spec)).decode()
         try:
-            await self.client.replace_status(CSRS, {**csr, "status": status})
+            await self.client.replace_status(CERTIFICATESIGNINGREQUESTS, {**csr, "status": status})
         except (Conflict, NotFound):
             return  # changed or gone meanwhile: the informer brings it back if there is more to do
 

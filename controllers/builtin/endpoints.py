@@ -4,7 +4,8 @@ For every Service with a selector: the selected Pods that have an IP and are not
 its Ready condition is True (or the Service publishes not-ready addresses), terminating when it is being
 deleted. Target ports named in the Service resolve per Pod from its container ports. EndpointSlices carry the
 `kubernetes.io/service-name` and managed-by labels, hold at most 100 endpoints, group endpoints with the same
-ports, and are owned by the Service. Both are updated as soon as a Pod or the Service changes; the
+ports, and are owned by the Service. An Endpoints is deleted with its Service; one written without a Service
+is left alone. Both are updated as soon as a Pod or the Service changes; the
 `default/kubernetes` Service (no selector) is left alone: its endpoint is the API server's loopback address,
 which Endpoints validation refuses; the API server itself is the one to publish it.
 """
@@ -15,23 +16,17 @@ import contextlib
 import hashlib
 from typing import Any
 
-from mini_kube.client import AlreadyExists, NotFound, ResourceRef
+from mini_kube.client import AlreadyExists, NotFound
 from mini_kube.client.informer import object_key
+from mini_kube.machinery.meta import meta as object_meta
+from mini_kube.machinery.refs import ENDPOINTS, ENDPOINTSLICES, PODS, SERVICES
 
 from ..reconciler import Controller
 
-SERVICES = ResourceRef("", "v1", "services")
-PODS = ResourceRef("", "v1", "pods")
-ENDPOINTS = ResourceRef("", "v1", "endpoints")
-SLICES = ResourceRef("discovery.k8s.io", "v1", "endpointslices")
 SERVICE_NAME = "kubernetes.io/service-name"
 MANAGED_BY = "endpointslice.kubernetes.io/managed-by"
 SLICE_MANAGER = "endpointslice-controller.k8s.io"
 MAX_PER_SLICE = 100
-
-
-def _meta(obj: dict[str, Any]) -> dict[str, Any]:
-    return obj.get("metadata") or {}
 
 
 def selects(selector: dict[str, str], labels: dict[str, str] | None) -> bool:
@@ -87,9 +82,9 @@ class _ServiceEndpointsController(Controller):
         for pod in (old, new):
             if not pod:
                 continue
-            namespace = _meta(pod).get("namespace")
+            namespace = object_meta(pod).get("namespace")
             for service in self.services.list(namespace):
-                if selects((service.get("spec") or {}).get("selector") or {}, _meta(pod).get("labels")):
+                if selects((service.get("spec") or {}).get("selector") or {}, object_meta(pod).get("labels")):
                     self.queue.add(object_key(service))
 
     def members(self, service: dict[str, Any]) -> list[dict[str, Any]]:
@@ -98,15 +93,15 @@ class _ServiceEndpointsController(Controller):
         selector = spec.get("selector") or {}
         publish = bool(spec.get("publishNotReadyAddresses"))
         found = []
-        for pod in self.pods.list(_meta(service).get("namespace")):
+        for pod in self.pods.list(object_meta(service).get("namespace")):
             ip = _pod_ip(pod)
-            if not ip or not selects(selector, _meta(pod).get("labels")):
+            if not ip or not selects(selector, object_meta(pod).get("labels")):
                 continue
-            terminating = bool(_meta(pod).get("deletionTimestamp"))
+            terminating = bool(object_meta(pod).get("deletionTimestamp"))
             found.append({"pod": pod, "ip": ip, "ready": (pod_ready(pod) or publish) and not terminating,
                           "serving": pod_ready(pod) or publish, "terminating": terminating,
                           "ports": endpoint_ports(service, pod)})
-        return sorted(found, key=lambda m: (m["ip"], _meta(m["pod"]).get("name", "")))
+        return sorted(found, key=lambda m: (m["ip"], object_meta(m["pod"]).get("name", "")))
 
     def _managed(self, service: dict[str, Any] | None) -> bool:
         if service is None:
@@ -116,7 +111,7 @@ class _ServiceEndpointsController(Controller):
 
 
 def _target_ref(pod: dict[str, Any]) -> dict[str, Any]:
-    meta = _meta(pod)
+    meta = object_meta(pod)
     return {"kind": "Pod", "namespace": meta.get("namespace"), "name": meta.get("name"), "uid": meta.get("uid")}
 
 
@@ -127,7 +122,14 @@ class EndpointsController(_ServiceEndpointsController):
 
     def setup(self) -> None:
         super().setup()
-        self.endpoints = self.watch(ENDPOINTS)
+        self.endpoints = self.watch(ENDPOINTS, enqueue=False)
+        self.endpoints.add_handler(self._endpoints_deleted)
+
+    def _endpoints_deleted(self, event: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
+        """A deleted Endpoints is made again if its Service wants one. Only deletions count, as upstream's: an
+        Endpoints someone writes without a Service (mirrored to EndpointSlices) is theirs and stays."""
+        if event == "delete" and old:
+            self.queue.add(object_key(old))
 
     def desired(self, service: dict[str, Any]) -> list[dict[str, Any]]:
         groups: dict[tuple[tuple[str, int, str], ...], dict[str, list[dict[str, Any]]]] = {}
@@ -158,13 +160,13 @@ class EndpointsController(_ServiceEndpointsController):
                     await self.client.delete(ENDPOINTS, name, namespace)
             return
         subsets = self.desired(service)
-        labels = dict(_meta(service).get("labels") or {})
+        labels = dict(object_meta(service).get("labels") or {})
         if current is None:
             with _gone():
                 await self.client.create(ENDPOINTS, {"metadata": {"name": name, "labels": labels},
                                                      **({"subsets": subsets} if subsets else {})}, namespace)
-        elif (current.get("subsets") or []) != subsets or (_meta(current).get("labels") or {}) != labels:
-            body = {**current, "subsets": subsets or None, "metadata": {**_meta(current), "labels": labels}}
+        elif (current.get("subsets") or []) != subsets or (object_meta(current).get("labels") or {}) != labels:
+            body = {**current, "subsets": subsets or None, "metadata": {**object_meta(current), "labels": labels}}
             await self.client.replace(ENDPOINTS, body, namespace)
 
 
@@ -180,17 +182,17 @@ class EndpointSliceController(_ServiceEndpointsController):
 
     def setup(self) -> None:
         super().setup()
-        self.slices = self.watch(SLICES, enqueue=self._slice_owner)
-        self.slices.add_index("service", lambda s: (f"{_meta(s).get('namespace')}/"
-                                                    f"{(_meta(s).get('labels') or {}).get(SERVICE_NAME)}",)
-                              if (_meta(s).get("labels") or {}).get(MANAGED_BY) == SLICE_MANAGER else ())
+        self.slices = self.watch(ENDPOINTSLICES, enqueue=self._slice_owner)
+        self.slices.add_index("service", lambda s: (f"{object_meta(s).get('namespace')}/"
+                                                    f"{(object_meta(s).get('labels') or {}).get(SERVICE_NAME)}",)
+                              if (object_meta(s).get("labels") or {}).get(MANAGED_BY) == SLICE_MANAGER else ())
 
     @staticmethod
     def _slice_owner(obj: dict[str, Any]) -> str | None:
-        labels = _meta(obj).get("labels") or {}
+        labels = object_meta(obj).get("labels") or {}
         if labels.get(MANAGED_BY) != SLICE_MANAGER or not labels.get(SERVICE_NAME):
             return None
-        return f"{_meta(obj).get('namespace')}/{labels[SERVICE_NAME]}"
+        return f"{object_meta(obj).get('namespace')}/{labels[SERVICE_NAME]}"
 
     def desired(self, service: dict[str, Any]) -> list[dict[str, Any]]:
         """The slices' bodies (endpoints and ports), without names."""
@@ -201,7 +203,7 @@ class EndpointSliceController(_ServiceEndpointsController):
                 "ready": member["ready"], "serving": member["serving"], "terminating": member["terminating"]},
                 "targetRef": _target_ref(pod)}
             pod_spec = pod.get("spec") or {}
-            if pod_spec.get("hostname") and pod_spec.get("subdomain") == _meta(service).get("name"):
+            if pod_spec.get("hostname") and pod_spec.get("subdomain") == object_meta(service).get("name"):
                 endpoint["hostname"] = pod_spec["hostname"]  # <hostname>.<subdomain> names in DNS
             node = pod_spec.get("nodeName")
             if node:
@@ -221,10 +223,10 @@ class EndpointSliceController(_ServiceEndpointsController):
         if not self._managed(service):
             for old in existing:
                 with _gone():
-                    await self.client.delete(SLICES, _meta(old)["name"], namespace)
+                    await self.client.delete(ENDPOINTSLICES, object_meta(old)["name"], namespace)
             return
         wanted = self.desired(service) or [{"endpoints": [], "ports": []}]  # upstream keeps an empty slice
-        meta = _meta(service)
+        meta = object_meta(service)
         owner = {"apiVersion": "v1", "kind": "Service", "name": name, "uid": meta.get("uid"), "controller": True,
                  "blockOwnerDeletion": True}
         labels = {**(meta.get("labels") or {}), SERVICE_NAME: name, MANAGED_BY: SLICE_MANAGER}
@@ -234,13 +236,13 @@ class EndpointSliceController(_ServiceEndpointsController):
                 uid = meta.get("uid", "")
                 slice_name = f"{name}-{hashlib.sha256(f'{uid}{index}'.encode()).hexdigest()[:5]}"
                 with _gone():
-                    await self.client.create(SLICES, {"metadata": {"name": slice_name, "labels": labels,
+                    await self.client.create(ENDPOINTSLICES, {"metadata": {"name": slice_name, "labels": labels,
                                                                    "ownerReferences": [owner]},
                                                       "addressType": "IPv4", **body}, namespace)
             elif (current.get("endpoints") or []) != body["endpoints"] or \
-                    (current.get("ports") or []) != body["ports"] or (_meta(current).get("labels") or {}) != labels:
-                await self.client.replace(SLICES, {**current, **body, "metadata": {**_meta(current), "labels": labels}},
+                    (current.get("ports") or []) != body["ports"] or (object_meta(current).get("labels") or {}) != labels:
+                await self.client.replace(ENDPOINTSLICES, {**current, **body, "metadata": {**object_meta(current), "labels": labels}},
                                           namespace)
         for extra in existing[len(wanted):]:
             with _gone():
-                await self.client.delete(SLICES, _meta(extra)["name"], namespace)
+                await self.client.delete(ENDPOINTSLICES, object_meta(extra)["name"], namespace)

@@ -19,18 +19,15 @@ from typing import Any
 from mini_kube.client import ApiClient, ApiError, Conflict, NotFound, ResourceRef
 from mini_kube.client.discovery import served_resources
 from mini_kube.client.informer import Informer, SharedInformerFactory, object_key
+from mini_kube.machinery.meta import meta as object_meta
+from mini_kube.machinery.refs import CUSTOMRESOURCEDEFINITIONS
 
 from ..reconciler import Controller, Result
 
 log = logging.getLogger("mini-kube.gc")
 FOREGROUND, ORPHAN = "foregroundDeletion", "orphan"
 IGNORED = {("", "events"), ("events.k8s.io", "events")}
-CRDS = ResourceRef("apiextensions.k8s.io", "v1", "customresourcedefinitions", namespaced=False)
 REDISCOVER_AFTER = 0.5
-
-
-def _meta(obj: dict[str, Any]) -> dict[str, Any]:
-    return obj.get("metadata") or {}
 
 
 class GarbageCollector(Controller):
@@ -46,7 +43,7 @@ class GarbageCollector(Controller):
 
     # -- the graph ----------------------------------------------------------------------------------------
     def setup(self) -> None:
-        self.watch(CRDS, enqueue=False).add_handler(lambda *_: self._schedule_discovery())
+        self.watch(CUSTOMRESOURCEDEFINITIONS, enqueue=False).add_handler(lambda *_: self._schedule_discovery())
 
     async def start(self) -> None:
         await self._discover()
@@ -84,22 +81,22 @@ class GarbageCollector(Controller):
         obj = new if event != "delete" else old
         if not obj:
             return
-        uid = _meta(obj).get("uid")
+        uid = object_meta(obj).get("uid")
         if not uid:
             return
         if event == "delete":
             self.by_uid.pop(uid, None)
             for dependent in self._dependents(uid):
-                self.queue.add(("dependent", _meta(dependent).get("uid")))
+                self.queue.add(("dependent", object_meta(dependent).get("uid")))
             return
         self.by_uid[uid] = (informer, object_key(obj))
-        meta = _meta(obj)
+        meta = object_meta(obj)
         if meta.get("ownerReferences"):
             self.queue.add(("dependent", uid))
         if meta.get("deletionTimestamp") and {FOREGROUND, ORPHAN} & set(meta.get("finalizers") or ()):
             self.queue.add(("owner", uid))
-        if old is not None and _meta(old).get("ownerReferences") and event == "update":
-            for ref in _meta(old).get("ownerReferences") or ():  # an owner waiting in foreground re-checks
+        if old is not None and object_meta(old).get("ownerReferences") and event == "update":
+            for ref in object_meta(old).get("ownerReferences") or ():  # an owner waiting in foreground re-checks
                 self.queue.add(("owner", ref.get("uid")))
 
     def _lookup(self, uid: str) -> tuple[Informer, dict[str, Any]] | None:
@@ -108,7 +105,7 @@ class GarbageCollector(Controller):
             return None
         informer, key = found
         obj = informer.get(key)
-        return (informer, obj) if obj is not None and _meta(obj).get("uid") == uid else None
+        return (informer, obj) if obj is not None and object_meta(obj).get("uid") == uid else None
 
     def _dependents(self, uid: str) -> list[dict[str, Any]]:
         return [obj for informer in self.informers for obj in informer.by_index("owner-uid", uid)]
@@ -132,15 +129,15 @@ class GarbageCollector(Controller):
         resource = self.kinds.get((group, ref.get("kind", "")))
         if resource is None:
             return True  # an unknown kind: never delete on a guess
-        namespace = _meta(dependent).get("namespace") if resource.namespaced else None
+        namespace = object_meta(dependent).get("namespace") if resource.namespaced else None
         try:
             owner = await self.client.get(resource, ref.get("name", ""), namespace)
         except NotFound:
             return False
-        return _meta(owner).get("uid") == ref.get("uid")
+        return object_meta(owner).get("uid") == ref.get("uid")
 
     async def _check_owners(self, informer: Informer, obj: dict[str, Any]) -> Result | None:
-        meta = _meta(obj)
+        meta = object_meta(obj)
         refs = list(meta.get("ownerReferences") or ())
         if not refs or meta.get("deletionTimestamp"):
             return None
@@ -160,28 +157,28 @@ class GarbageCollector(Controller):
         return None
 
     async def _set_owner_refs(self, ref: ResourceRef, obj: dict[str, Any], refs: list[dict[str, Any]]) -> None:
-        meta = _meta(obj)
+        meta = object_meta(obj)
         patch = {"metadata": {"ownerReferences": refs or None, "uid": meta["uid"],
                               "resourceVersion": meta["resourceVersion"]}}
         with contextlib.suppress(NotFound):
             await self.client.patch(ref, meta["name"], patch, meta.get("namespace"))
 
     async def _finish_owner(self, informer: Informer, owner: dict[str, Any]) -> Result | None:
-        meta = _meta(owner)
+        meta = object_meta(owner)
         finalizers = list(meta.get("finalizers") or ())
         uid = meta["uid"]
         dependents = self._dependents(uid)
         if ORPHAN in finalizers:
             for dependent in dependents:
-                found = self._lookup(_meta(dependent).get("uid", ""))
+                found = self._lookup(object_meta(dependent).get("uid", ""))
                 if found is not None:
-                    refs = [r for r in _meta(dependent).get("ownerReferences") or () if r.get("uid") != uid]
+                    refs = [r for r in object_meta(dependent).get("ownerReferences") or () if r.get("uid") != uid]
                     await self._set_owner_refs(found[0].ref, dependent, refs)
             return await self._remove_finalizer(informer, owner, ORPHAN)
         if FOREGROUND in finalizers:
             blocking = 0
             for dependent in dependents:
-                dmeta = _meta(dependent)
+                dmeta = object_meta(dependent)
                 ref = next((r for r in dmeta.get("ownerReferences") or () if r.get("uid") == uid), {})
                 blocking += bool(ref.get("blockOwnerDeletion"))
                 found = self._lookup(dmeta.get("uid", ""))
@@ -195,7 +192,7 @@ class GarbageCollector(Controller):
         return None
 
     async def _remove_finalizer(self, informer: Informer, owner: dict[str, Any], finalizer: str) -> Result | None:
-        meta = _meta(owner)
+        meta = object_meta(owner)
         rest = [f for f in meta.get("finalizers") or () if f != finalizer]
         patch = {"metadata": {"finalizers": rest or None, "resourceVersion": meta["resourceVersion"]}}
         try:

@@ -5,26 +5,21 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from mini_kube.client import ApiClient, ApiError, ResourceRef
+from mini_kube.client import ApiClient, ApiError
 from mini_kube.client.discovery import namespaced_resources
 from mini_kube.client.informer import Informer, SharedInformerFactory
+from mini_kube.machinery.refs import NAMESPACES
+from mini_kube.machinery.times import now_rfc3339
 
 from ..reconciler import Controller
 
-NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
 FINALIZER = "kubernetes"
 
 
 def _condition(kind: str, true: bool, reason_true: str, message_true: str, reason_false: str,
                message_false: str) -> dict[str, Any]:
-    return {"type": kind, "status": "True" if true else "False", "lastTransitionTime": _now(),
+    return {"type": kind, "status": "True" if true else "False", "lastTransitionTime": now_rfc3339(),
             "reason": reason_true if true else reason_false, "message": message_true if true else message_false}
-
-
-def _now() -> str:
-    import datetime as dt
-
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class NamespaceController(Controller):

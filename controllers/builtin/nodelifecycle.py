@@ -11,28 +11,16 @@ import contextlib
 import datetime as dt
 from typing import Any
 
-from mini_kube.client import ApiClient, Conflict, NotFound, ResourceRef
+from mini_kube.client import ApiClient, Conflict, NotFound
 from mini_kube.client.informer import SharedInformerFactory
+from mini_kube.machinery import times
+from mini_kube.machinery.refs import LEASES, NODES, PODS
+from mini_kube.machinery.times import format_time, parse_time
 
 from ..reconciler import Controller, Result
 
-NODES = ResourceRef("", "v1", "nodes", namespaced=False)
-LEASES = ResourceRef("coordination.k8s.io", "v1", "leases")
-PODS = ResourceRef("", "v1", "pods")
 UNREACHABLE = "node.kubernetes.io/unreachable"
 CONDITIONS = ("Ready", "MemoryPressure", "DiskPressure", "PIDPressure")
-
-
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
-
-
-def _time(text: str | None) -> dt.datetime | None:
-    return dt.datetime.fromisoformat(text.replace("Z", "+00:00")) if text else None
-
-
-def _stamp(t: dt.datetime) -> str:
-    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def toleration_seconds(pod: dict[str, Any], default: float) -> float | None:
@@ -64,25 +52,25 @@ class NodeLifecycleController(Controller):
 
     def _heartbeat(self, node: dict[str, Any]) -> dt.datetime | None:
         lease = self.leases.get(f"kube-node-lease/{node['metadata']['name']}")
-        renewed = _time(((lease or {}).get("spec") or {}).get("renewTime"))
+        renewed = parse_time(((lease or {}).get("spec") or {}).get("renewTime"))
         ready = next((c for c in (node.get("status") or {}).get("conditions") or () if c.get("type") == "Ready"), {})
-        reported = _time(ready.get("lastHeartbeatTime"))
+        reported = parse_time(ready.get("lastHeartbeatTime"))
         known = [t for t in (renewed, reported) if t is not None]
-        return max(known) if known else _time(node["metadata"].get("creationTimestamp"))
+        return max(known) if known else parse_time(node["metadata"].get("creationTimestamp"))
 
     async def reconcile(self, key: Any) -> Result | None:
         node = self.nodes.get(key)
         if node is None:
             return None
         heartbeat = self._heartbeat(node)
-        silent = (_now() - heartbeat).total_seconds() if heartbeat else float("inf")
+        silent = (times.now() - heartbeat).total_seconds() if heartbeat else float("inf")
         taints = (node.get("spec") or {}).get("taints") or []
         tainted = next((t for t in taints if t.get("key") == UNREACHABLE and t.get("effect") == "NoExecute"), None)
         if silent > self.grace_period:
             if tainted is None:
                 await self._mark_unreachable(node)
                 return Result(requeue=True)
-            return await self._evict(node, _time(tainted.get("timeAdded")) or _now())
+            return await self._evict(node, parse_time(tainted.get("timeAdded")) or times.now())
         if tainted is not None and self._reports_ready(node):
             await self._set_taints(node, [t for t in taints if t.get("key") != UNREACHABLE])
         return Result(requeue_after=max(self.grace_period - silent, 0.05) + 0.05)
@@ -93,7 +81,7 @@ class NodeLifecycleController(Controller):
                    for c in (node.get("status") or {}).get("conditions") or ())
 
     async def _mark_unreachable(self, node: dict[str, Any]) -> None:
-        now = _stamp(_now())
+        now = format_time(times.now())
         conditions = []
         for condition in (node.get("status") or {}).get("conditions") or ():
             if condition.get("type") in CONDITIONS and condition.get("status") != "Unknown":
@@ -121,7 +109,7 @@ class NodeLifecycleController(Controller):
 
     async def _evict(self, node: dict[str, Any], tainted_at: dt.datetime) -> Result | None:
         """Delete the node's Pods whose toleration has run out; come back when the next one runs out."""
-        elapsed = (_now() - tainted_at).total_seconds()
+        elapsed = (times.now() - tainted_at).total_seconds()
         next_due: float | None = None
         for pod in self.pods.by_index("node", node["metadata"]["name"]):
             if (pod.get("metadata") or {}).get("deletionTimestamp"):

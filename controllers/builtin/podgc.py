@@ -16,28 +16,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime as dt
 import time
 from typing import Any
 
-from mini_kube.client import ApiClient, NotFound, ResourceRef
+from mini_kube.client import ApiClient, NotFound
 from mini_kube.client.events import EventRecorder
 from mini_kube.client.informer import SharedInformerFactory
+from mini_kube.machinery.meta import meta as object_meta
+from mini_kube.machinery.refs import NODES, PODS
+from mini_kube.machinery.times import now_rfc3339
 
 from ..reconciler import Controller, Result
 
-PODS = ResourceRef("", "v1", "pods")
-NODES = ResourceRef("", "v1", "nodes", namespaced=False)
 GC_KEY = "podgc"
 FIELD_MANAGER = "PodGC"
 OUT_OF_SERVICE = "node.kubernetes.io/out-of-service"
 TERMINATED_POD_GC_THRESHOLD = 12500  # kube-controller-manager's --terminated-pod-gc-threshold default
 GC_CHECK_PERIOD = 20.0
 QUARANTINE_TIME = 40.0
-
-
-def _meta(obj: dict[str, Any]) -> dict[str, Any]:
-    return obj.get("metadata") or {}
 
 
 def _phase(pod: dict[str, Any]) -> str:
@@ -54,7 +50,7 @@ def is_evicted(pod: dict[str, Any]) -> bool:
 
 def gc_order(pod: dict[str, Any]) -> tuple[bool, str, str]:
     """Evicted Pods first, then by creation time, then by name (upstream's byEvictionAndCreationTimestamp)."""
-    return not is_evicted(pod), _meta(pod).get("creationTimestamp") or "", _meta(pod).get("name") or ""
+    return not is_evicted(pod), object_meta(pod).get("creationTimestamp") or "", object_meta(pod).get("name") or ""
 
 
 def node_ready(node: dict[str, Any]) -> bool:
@@ -102,7 +98,7 @@ class PodGCController(Controller):
     async def _gc_terminating(self, pods: list[dict[str, Any]]) -> None:
         victims = []
         for pod in pods:
-            if not _meta(pod).get("deletionTimestamp"):
+            if not object_meta(pod).get("deletionTimestamp"):
                 continue
             node = self.nodes.get((pod.get("spec") or {}).get("nodeName") or "")
             if node is not None and not node_ready(node) and any(
@@ -113,7 +109,7 @@ class PodGCController(Controller):
 
     async def _gc_orphaned(self, pods: list[dict[str, Any]]) -> None:
         now = time.monotonic()
-        existing = {_meta(n)["name"] for n in self.nodes.list()}
+        existing = {object_meta(n)["name"] for n in self.nodes.list()}
         for pod in pods:
             node = (pod.get("spec") or {}).get("nodeName")
             if node and node not in existing:
@@ -139,17 +135,17 @@ class PodGCController(Controller):
 
     async def _gc_unscheduled_terminating(self, pods: list[dict[str, Any]]) -> None:
         for pod in pods:
-            if _meta(pod).get("deletionTimestamp") and not (pod.get("spec") or {}).get("nodeName"):
+            if object_meta(pod).get("deletionTimestamp") and not (pod.get("spec") or {}).get("nodeName"):
                 await self._fail_and_delete(pod)
 
     async def _fail_and_delete(self, pod: dict[str, Any], condition: dict[str, Any] | None = None) -> None:
         """Set a non-terminal Pod Failed (with `condition`), then delete it with no grace period."""
-        meta = _meta(pod)
+        meta = object_meta(pod)
         with contextlib.suppress(NotFound):
             if _phase(pod) not in ("Succeeded", "Failed"):
                 status: dict[str, Any] = {"phase": "Failed"}
                 if condition is not None:
-                    status["conditions"] = [{**condition, "lastTransitionTime": _now()}]
+                    status["conditions"] = [{**condition, "lastTransitionTime": now_rfc3339()}]
                 await self.client.apply(PODS, {"apiVersion": "v1", "kind": "Pod", "metadata": {
                     "name": meta["name"], "namespace": meta["namespace"]}, "status": status}, meta["namespace"],
                     field_manager=FIELD_MANAGER, force=True, subresource="status")
@@ -157,5 +153,3 @@ class PodGCController(Controller):
                 "kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0})
 
 
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

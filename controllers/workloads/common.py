@@ -9,21 +9,11 @@ from typing import Any
 
 import orjson
 from mini_kube.machinery import labels as labelselector
+from mini_kube.machinery.meta import meta
+from mini_kube.machinery.times import parse_time
 
 SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 EXPECTATIONS_TIMEOUT = 300.0
-
-
-def meta(obj: dict[str, Any]) -> dict[str, Any]:
-    return obj.get("metadata") or {}
-
-
-def now() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_time(text: str | None) -> dt.datetime | None:
-    return dt.datetime.fromisoformat(text.replace("Z", "+00:00")) if text else None
 
 
 def selector_matches(selector: dict[str, Any] | None, labels: dict[str, str] | None) -> bool:

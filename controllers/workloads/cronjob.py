@@ -17,16 +17,17 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from mini_kube.client import AlreadyExists, NotFound, ResourceRef
+from mini_kube.client import AlreadyExists, NotFound
 from mini_kube.client.informer import SharedInformerFactory
+from mini_kube.machinery.meta import meta
+from mini_kube.machinery.refs import CRONJOBS, JOBS
+from mini_kube.machinery.times import format_time, parse_time
 
 from ..reconciler import Controller, Result
-from .common import controller_of, meta, parse_time
+from .common import controller_of
 from .cronschedule import Schedule, ScheduleError, zone
-from .jobutil import OwnWrites, finished_condition, fmt_time, is_finished, is_true
+from .jobutil import OwnWrites, finished_condition, is_finished, is_true
 
-CRONJOBS = ResourceRef("batch", "v1", "cronjobs")
-JOBS = ResourceRef("batch", "v1", "jobs")
 SCHEDULED_ANNOTATION = "batch.kubernetes.io/cronjob-scheduled-timestamp"
 TOO_MANY_MISSED = 100
 BACKGROUND = {"propagationPolicy": "Background"}
@@ -128,7 +129,7 @@ class CronJobController(Controller):
                 done = parse_time((job.get("status") or {}).get("completionTime"))
                 last = parse_time(status.get("lastSuccessfulTime"))
                 if done is not None and (last is None or done > last):
-                    status["lastSuccessfulTime"] = fmt_time(done)
+                    status["lastSuccessfulTime"] = format_time(done)
                     changed = True
         uids = {meta(j)["uid"] for j in children}
         for ref in list(active):
@@ -209,7 +210,7 @@ class CronJobController(Controller):
             self.events.event(cronjob, "Normal", "SuccessfulCreate", f"Created job {name}")
         if not any(r.get("uid") == meta(job)["uid"] for r in active):
             active.append(job_reference(job))
-        status["lastScheduleTime"] = fmt_time(scheduled)
+        status["lastScheduleTime"] = format_time(scheduled)
         return True, wait
 
     @staticmethod

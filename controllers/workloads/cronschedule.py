@@ -49,7 +49,7 @@ class Schedule:
             self.every = max(round(go_duration(text[len("@every "):].strip())), 1)
             self.expr = ""
             return
-        self.expr = MACROS.get(text, text)
+        self.expr = MACROS.get(text, text).replace("?", "*")  # robfig/cron reads `?` as `*` in every field
         if self.expr.startswith("@"):
             raise ScheduleError(f"unrecognized descriptor: {text}")
         try:

@@ -24,8 +24,10 @@ import math
 import time
 from typing import Any
 
-from mini_kube.client import AlreadyExists, ApiClient, Conflict, NotFound, ResourceRef
+from mini_kube.client import AlreadyExists, ApiClient, Conflict, NotFound
 from mini_kube.client.informer import SharedInformerFactory
+from mini_kube.machinery.meta import meta
+from mini_kube.machinery.refs import CONTROLLERREVISIONS, DAEMONSETS, NODES, PODS
 
 from ..reconciler import Controller, Result
 from . import history
@@ -36,15 +38,11 @@ from .common import (
     controller_ref,
     is_available,
     is_ready,
-    meta,
     selector_matches,
     template_hash,
 )
 from .nodes import should_run
 
-DAEMONSETS = ResourceRef("apps", "v1", "daemonsets")
-PODS = ResourceRef("", "v1", "pods")
-NODES = ResourceRef("", "v1", "nodes", namespaced=False)
 GENERATION_ANNOTATION = "deprecated.daemonset.template.generation"
 GENERATION_LABEL = "pod-template-generation"
 BURST = 250
@@ -146,7 +144,7 @@ class DaemonSetController(Controller):
         self.pods.add_handler(self._pod_changed)
         self.nodes = self.watch(NODES, enqueue=False)
         self.nodes.add_handler(self._node_changed)
-        self.revisions = self.watch(history.REVISIONS, enqueue=self.enqueue_owner("DaemonSet"))
+        self.revisions = self.watch(CONTROLLERREVISIONS, enqueue=self.enqueue_owner("DaemonSet"))
 
     def _pod_changed(self, event: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
         pod = new if event != "delete" else old
@@ -201,7 +199,7 @@ class DaemonSetController(Controller):
             if history.revision_number(cur) < number:
                 cur = await history.set_revision_number(self.client, cur, number)
         if history.REVISION_HASH not in (meta(cur).get("labels") or {}):
-            cur = await self.client.patch(history.REVISIONS, meta(cur)["name"], {"metadata": {"labels": {
+            cur = await self.client.patch(CONTROLLERREVISIONS, meta(cur)["name"], {"metadata": {"labels": {
                 history.REVISION_HASH: meta(cur)["name"]}}}, meta(cur)["namespace"])
         return cur, old
 
@@ -214,9 +212,9 @@ class DaemonSetController(Controller):
         body = history.new_revision(ds, name, labels, data, number)
         namespace = meta(ds)["namespace"]
         try:
-            return await self.client.create(history.REVISIONS, body, namespace)
+            return await self.client.create(CONTROLLERREVISIONS, body, namespace)
         except AlreadyExists:
-            existing = await self.client.get(history.REVISIONS, name, namespace)
+            existing = await self.client.get(CONTROLLERREVISIONS, name, namespace)
             if history.same_data(existing, data):
                 return existing
             latest = await self.client.get(DAEMONSETS, meta(ds)["name"], namespace)

@@ -19,13 +19,14 @@ import datetime as dt
 import math
 from typing import Any
 
-from mini_kube.client import AlreadyExists, Conflict, NotFound, ResourceRef
+from mini_kube.client import AlreadyExists, Conflict, NotFound
+from mini_kube.machinery.meta import meta
+from mini_kube.machinery.refs import DEPLOYMENTS, REPLICASETS
+from mini_kube.machinery.times import now_rfc3339, parse_time
 
 from ..reconciler import Controller, Result
-from .common import controller_of, controller_ref, meta, now, parse_time, selector_matches, template_hash
+from .common import controller_of, controller_ref, selector_matches, template_hash
 
-DEPLOYMENTS = ResourceRef("apps", "v1", "deployments")
-REPLICASETS = ResourceRef("apps", "v1", "replicasets")
 REVISION = "deployment.kubernetes.io/revision"
 REVISION_HISTORY = "deployment.kubernetes.io/revision-history"
 DESIRED = "deployment.kubernetes.io/desired-replicas"
@@ -90,7 +91,7 @@ def new_replicaset_annotations(d: dict[str, Any], rs: dict[str, Any], next_revis
 
 
 def _condition(kind: str, status: str, reason: str, message: str, old: dict[str, Any] | None) -> dict[str, Any]:
-    stamp = now()
+    stamp = now_rfc3339()
     transition = old.get("lastTransitionTime") if old and old.get("status") == status else stamp
     update = old.get("lastUpdateTime") if old and old.get("reason") == reason and old.get("message") == message \
         else stamp
@@ -282,7 +283,7 @@ class DeploymentController(Controller):
                       or status["availableReplicas"] > was("availableReplicas"))
         if progressed or current is None or (current.get("status") != "True" and not resumed
                                              and current.get("reason") != "ProgressDeadlineExceeded"):
-            stamp = now()
+            stamp = now_rfc3339()
             transition = current.get("lastTransitionTime") if current and current.get("status") == "True" else stamp
             return {"type": "Progressing", "status": "True", "lastUpdateTime": stamp,
                     "lastTransitionTime": transition, "reason": "ReplicaSetUpdated",

@@ -22,16 +22,20 @@ from mini_kube.client.discovery import group_version_resources
 from mini_kube.client.events import EventRecorder
 from mini_kube.client.informer import SharedInformerFactory
 from mini_kube.machinery import labels as labelselector
+from mini_kube.machinery.meta import meta
+from mini_kube.machinery.refs import (
+    DEPLOYMENTS,
+    PODDISRUPTIONBUDGETS,
+    PODS,
+    REPLICASETS,
+    REPLICATIONCONTROLLERS,
+    STATEFULSETS,
+)
+from mini_kube.machinery.times import now_rfc3339, parse_time
 
 from ..reconciler import Controller, Result
-from .common import controller_of, is_ready, meta, now, parse_time
+from .common import controller_of, is_ready
 
-PDBS = ResourceRef("policy", "v1", "poddisruptionbudgets")
-PODS = ResourceRef("", "v1", "pods")
-REPLICASETS = ResourceRef("apps", "v1", "replicasets")
-DEPLOYMENTS = ResourceRef("apps", "v1", "deployments")
-STATEFULSETS = ResourceRef("apps", "v1", "statefulsets")
-REPLICATION_CONTROLLERS = ResourceRef("", "v1", "replicationcontrollers")
 DELETION_TIMEOUT = 120.0  # seconds an approved eviction may take before the Pod counts again (upstream: 2 min)
 STATUS_ORDER = ("observedGeneration", "disruptedPods", "disruptionsAllowed", "currentHealthy", "desiredHealthy",
                 "expectedPods", "conditions")
@@ -84,12 +88,12 @@ def set_condition(conditions: list[dict[str, Any]], condition: dict[str, Any]) -
     for existing in conditions:
         if existing.get("type") == condition["type"]:
             if existing.get("status") != condition["status"] or not existing.get("lastTransitionTime"):
-                existing["lastTransitionTime"] = now()
+                existing["lastTransitionTime"] = now_rfc3339()
             existing.update({k: condition.get(k, "") for k in ("status", "reason", "message")})
             existing["observedGeneration"] = condition.get("observedGeneration", 0)
             return
     conditions.append({"type": condition["type"], "status": condition["status"],
-                       "observedGeneration": condition.get("observedGeneration", 0), "lastTransitionTime": now(),
+                       "observedGeneration": condition.get("observedGeneration", 0), "lastTransitionTime": now_rfc3339(),
                        "reason": condition.get("reason", ""), "message": condition.get("message", "")})
 
 
@@ -129,13 +133,13 @@ class DisruptionController(Controller):
         self._scale_kinds: dict[str, dict[str, str]] = {}  # apiVersion -> kind -> plural (scale subresource)
 
     def setup(self) -> None:
-        self.pdbs = self.watch(PDBS)
+        self.pdbs = self.watch(PODDISRUPTIONBUDGETS)
         self.pods = self.watch(PODS, enqueue=False)
         self.pods.add_handler(self._pod_changed)
         self.replicasets = self.watch(REPLICASETS, enqueue=False)
         self.deployments = self.watch(DEPLOYMENTS, enqueue=False)
         self.statefulsets = self.watch(STATEFULSETS, enqueue=False)
-        self.rcs = self.watch(REPLICATION_CONTROLLERS, enqueue=False)
+        self.rcs = self.watch(REPLICATIONCONTROLLERS, enqueue=False)
 
     def _pod_changed(self, event: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
         for pod in (new, old) if event == "update" else (new or old,):
@@ -173,7 +177,7 @@ class DisruptionController(Controller):
             return Result(requeue_after=wait)
         await self.client.apply(PODS, {"apiVersion": "v1", "kind": "Pod", "metadata": {
             "name": meta(pod)["name"], "namespace": meta(pod)["namespace"]}, "status": {"conditions": [{
-                "type": "DisruptionTarget", "status": "False", "lastTransitionTime": now()}]}},
+                "type": "DisruptionTarget", "status": "False", "lastTransitionTime": now_rfc3339()}]}},
             meta(pod)["namespace"], field_manager=STALE_FIELD_MANAGER, force=True, subresource="status")
         return None
 
@@ -361,7 +365,7 @@ class DisruptionController(Controller):
                   "currentHealthy": healthy, "desiredHealthy": desired, "expectedPods": expected,
                   "conditions": [dict(c) for c in current.get("conditions") or ()]}
         set_condition(status["conditions"], allowed_condition(status))
-        await self.client.replace_status(PDBS, {**pdb, "status": ordered_status(status)}, meta(pdb)["namespace"])
+        await self.client.replace_status(PODDISRUPTIONBUDGETS, {**pdb, "status": ordered_status(status)}, meta(pdb)["namespace"])
 
     async def _fail_safe(self, pdb: dict[str, Any], message: str) -> None:
         """No disruptions while the budget cannot be computed: disruptionsAllowed 0, condition SyncFailed."""
@@ -372,7 +376,7 @@ class DisruptionController(Controller):
                                              "message": message,
                                              "observedGeneration": status.get("observedGeneration", 0)})
         with contextlib.suppress(NotFound, Conflict):
-            await self.client.replace_status(PDBS, {**pdb, "status": ordered_status(status)}, meta(pdb)["namespace"])
+            await self.client.replace_status(PODDISRUPTIONBUDGETS, {**pdb, "status": ordered_status(status)}, meta(pdb)["namespace"])
 
 
 def _go_selector(pdb: dict[str, Any]) -> str:

@@ -10,12 +10,13 @@ import copy
 import json
 from typing import Any
 
-from mini_kube.client import ApiClient, NotFound, ResourceRef
+from mini_kube.client import ApiClient, NotFound
+from mini_kube.machinery.meta import meta
+from mini_kube.machinery.refs import CONTROLLERREVISIONS
 
 from .claims import claim
-from .common import SAFE_ALPHABET, controller_ref, meta, selector_matches
+from .common import SAFE_ALPHABET, controller_ref, selector_matches
 
-REVISIONS = ResourceRef("apps", "v1", "controllerrevisions")
 HASH_LABEL = "controller.kubernetes.io/hash"  # StatefulSet revisions
 REVISION_HASH = "controller-revision-hash"  # DaemonSet revisions and the Pods of both
 
@@ -92,7 +93,7 @@ async def claim_revisions(client: ApiClient, owner: dict[str, Any],
                           revisions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The owner's revisions: those it controls (and still selects) plus matching orphans, which it adopts."""
     selector = (owner.get("spec") or {}).get("selector")
-    return await claim(client, REVISIONS, owner, revisions, release=False,
+    return await claim(client, CONTROLLERREVISIONS, owner, revisions, release=False,
                        selects=lambda rev: selector_matches(selector, meta(rev).get("labels")))
 
 
@@ -108,9 +109,9 @@ def new_revision(owner: dict[str, Any], name: str, labels: dict[str, str], data:
 
 async def set_revision_number(client: ApiClient, revision: dict[str, Any], number: int) -> dict[str, Any]:
     """Move an existing revision to the top of the history (a rollback to it)."""
-    return await client.patch(REVISIONS, meta(revision)["name"], {"revision": number}, meta(revision)["namespace"])
+    return await client.patch(CONTROLLERREVISIONS, meta(revision)["name"], {"revision": number}, meta(revision)["namespace"])
 
 
 async def delete_revision(client: ApiClient, revision: dict[str, Any]) -> None:
     with contextlib.suppress(NotFound):
-        await client.delete(REVISIONS, meta(revision)["name"], meta(revision)["namespace"])
+        await client.delete(CONTROLLERREVISIONS, meta(revision)["name"], meta(revision)["namespace"])

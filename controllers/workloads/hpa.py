@@ -12,27 +12,23 @@ get|describe hpa` read as they do on such a real cluster.
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 from typing import Any
 
 from mini_kube.client import ApiClient, ApiError, Conflict, NotFound, ResourceRef
 from mini_kube.client.discovery import group_version_resources
 from mini_kube.client.events import EventRecorder
 from mini_kube.client.informer import SharedInformerFactory
+from mini_kube.machinery.meta import meta
+from mini_kube.machinery.refs import HORIZONTALPODAUTOSCALERS
+from mini_kube.machinery.times import now_rfc3339
 
 from ..reconciler import Controller, Result, generation_changed
-from .common import meta
 
-HPAS = ResourceRef("autoscaling", "v2", "horizontalpodautoscalers")
 SYNC_PERIOD = 15.0  # --horizontal-pod-autoscaler-sync-period
 RESOURCE_API = "the server could not find the requested resource (get pods.metrics.k8s.io)"
 CUSTOM_API = "no custom metrics API (custom.metrics.k8s.io) registered"
 EXTERNAL_API = "no external metrics API (external.metrics.k8s.io) registered"
 Obj = dict[str, Any]
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def set_condition(conditions: list[Obj], kind: str, status: str, reason: str, message: str) -> None:
@@ -42,7 +38,7 @@ def set_condition(conditions: list[Obj], kind: str, status: str, reason: str, me
         current = {"type": kind}
         conditions.append(current)
     if current.get("status") != status:
-        current["lastTransitionTime"] = _now()
+        current["lastTransitionTime"] = now_rfc3339()
     current.update(status=status, reason=reason, message=message)
     conditions[conditions.index(current)] = {k: current[k] for k in (
         "type", "status", "lastTransitionTime", "reason", "message") if k in current}
@@ -89,7 +85,7 @@ class HorizontalPodAutoscalerController(Controller):
     def setup(self) -> None:
         # spec changes only: the controller's own status writes do not call for another round (upstream
         # processes an HPA at most once per sync period)
-        self.hpas = self.watch(HPAS, predicate=generation_changed)
+        self.hpas = self.watch(HORIZONTALPODAUTOSCALERS, predicate=generation_changed)
 
     async def _plural(self, api_version: str, kind: str) -> str | None:
         known = self._plurals.get(api_version)
@@ -172,7 +168,7 @@ class HorizontalPodAutoscalerController(Controller):
             set_condition(conditions, "AbleToScale", "True", "SucceededRescale",
                           f"the HPA controller was able to update the target scale to {desired}")
             self.events.event(hpa, "Normal", "SuccessfulRescale", f"New size: {desired}; reason: {reason}")
-            status["lastScaleTime"] = _now()
+            status["lastScaleTime"] = now_rfc3339()
         status["desiredReplicas"] = desired
         status.pop("currentMetrics", None)
         await self._write(hpa, {**status, "conditions": conditions})
@@ -186,4 +182,4 @@ class HorizontalPodAutoscalerController(Controller):
         if status == (hpa.get("status") or {}):
             return
         with contextlib.suppress(NotFound, Conflict):  # gone, or changed meanwhile: the watch brings it back
-            await self.client.replace_status(HPAS, {**hpa, "status": status}, meta(hpa)["namespace"])
+            await self.client.replace_status(HORIZONTALPODAUTOSCALERS, {**hpa, "status": status}, meta(hpa)["namespace"])

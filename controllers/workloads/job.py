@@ -26,18 +26,12 @@ from typing import Any
 
 from mini_kube.client import ApiError, Conflict, NotFound
 from mini_kube.client.informer import SharedInformerFactory
+from mini_kube.machinery.meta import meta
+from mini_kube.machinery.refs import JOBS, PODS
+from mini_kube.machinery.times import format_time, parse_time
 
 from ..reconciler import Controller, Result
-from .common import (
-    Expectations,
-    controller_of,
-    deletion_rank,
-    is_active,
-    is_ready,
-    meta,
-    parse_time,
-    selector_matches,
-)
+from .common import Expectations, controller_of, deletion_rank, is_active, is_ready, selector_matches
 from .jobindex import (
     delayed_pods,
     failed_indexes,
@@ -46,16 +40,7 @@ from .jobindex import (
     index_backoff,
     match_success_policy,
 )
-from .jobtracking import (
-    JOBS,
-    MAX_PER_SYNC,
-    PODS,
-    REMOVE_FINALIZER,
-    STRATEGIC,
-    StatusTracking,
-    SyncContext,
-    valid_index,
-)
+from .jobtracking import MAX_PER_SYNC, REMOVE_FINALIZER, STRATEGIC, StatusTracking, SyncContext, valid_index
 from .jobutil import (
     INDEX_ANNOTATION,
     INDEX_ENV,
@@ -67,7 +52,6 @@ from .jobutil import (
     completion_index,
     condition,
     ensure_condition,
-    fmt_time,
     has_finalizer,
     is_finished,
     is_pod_failed,
@@ -224,7 +208,7 @@ class JobController(StatusTracking, Controller):
         ctx.failed = int(status.get("failed") or 0) + len(counted) + len(ctx.uncounted_failed)
         suspended = bool(ctx.spec.get("suspend"))
         if not status.get("startTime") and not suspended:
-            status["startTime"] = fmt_time(now)
+            status["startTime"] = format_time(now)
         ctx.backoff = self.backoffs.get(key, Backoff()).after(new_succeeded, new_failed)
         requeue: list[float] = []
 
@@ -283,7 +267,7 @@ class JobController(StatusTracking, Controller):
                         self.events.event(job, "Normal", "Suspended", "Job suspended")
                 elif ensure_condition(status, "Suspended", "False", "JobResumed", "Job resumed", now):
                     self.events.event(job, "Normal", "Resumed", "Job resumed")
-                    status["startTime"] = fmt_time(now)  # the deadline counts from the resume
+                    status["startTime"] = format_time(now)  # the deadline counts from the resume
         status["active"] = active_count
         status["ready"] = ctx.ready
         status["terminating"] = ctx.terminating

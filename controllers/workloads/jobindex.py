@@ -14,7 +14,8 @@ import datetime as dt
 import re
 from typing import Any
 
-from .common import meta
+from mini_kube.machinery.meta import meta
+
 from .jobutil import (
     Backoff,
     completion_index,

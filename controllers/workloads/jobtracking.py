@@ -10,10 +10,11 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from mini_kube.client import ApiError, NotFound, ResourceRef
+from mini_kube.client import ApiError, NotFound
 from mini_kube.client.events import EventRecorder
+from mini_kube.machinery.meta import meta
+from mini_kube.machinery.refs import JOBS, PODS
 
-from .common import meta
 from .jobutil import (
     TRACKING_FINALIZER,
     Backoff,
@@ -29,8 +30,6 @@ from .jobutil import (
     phase,
 )
 
-JOBS = ResourceRef("batch", "v1", "jobs")
-PODS = ResourceRef("", "v1", "pods")
 MAX_PER_SYNC = 500  # Pods created or deleted, and Pods counted, in one sync (upstream's limits)
 STRATEGIC = "application/strategic-merge-patch+json"
 REMOVE_FINALIZER = {"metadata": {"$deleteFromPrimitiveList/finalizers": [TRACKING_FINALIZER]}}

@@ -9,17 +9,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .common import meta, parse_time
+from mini_kube.machinery.meta import meta
+from mini_kube.machinery.times import format_time, parse_time
 
 TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
 INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
 INDEX_ENV = "JOB_COMPLETION_INDEX"
 JOB_CONTROLLER = "kubernetes.io/job-controller"
-
-
-def fmt_time(when: dt.datetime) -> str:
-    return when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # -- conditions ------------------------------------------------------------------------------------------------
@@ -47,7 +44,7 @@ def finished_condition(job: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def new_condition(kind: str, status: str, reason: str, message: str, now: dt.datetime) -> dict[str, Any]:
-    stamp = fmt_time(now)
+    stamp = format_time(now)
     return {"type": kind, "status": status, "lastProbeTime": stamp, "lastTransitionTime": stamp,
             "reason": reason, "message": message}
 

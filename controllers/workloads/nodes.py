@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .common import meta
+from mini_kube.machinery.meta import meta
 
 
 def tolerates(toleration: dict[str, Any], taint: dict[str, Any]) -> bool:

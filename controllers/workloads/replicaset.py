@@ -13,8 +13,10 @@ import asyncio
 import contextlib
 from typing import Any
 
-from mini_kube.client import ApiClient, Conflict, NotFound, ResourceRef
+from mini_kube.client import ApiClient, Conflict, NotFound
 from mini_kube.client.informer import SharedInformerFactory
+from mini_kube.machinery.meta import meta
+from mini_kube.machinery.refs import PODS, REPLICASETS
 
 from ..reconciler import Controller, Result
 from .claims import claim
@@ -26,12 +28,9 @@ from .common import (
     is_active,
     is_available,
     is_ready,
-    meta,
     selector_matches,
 )
 
-REPLICASETS = ResourceRef("apps", "v1", "replicasets")
-PODS = ResourceRef("", "v1", "pods")
 BURST = 100  # creations or deletions started at once (upstream's burstReplicas is 500, in growing batches)
 
 

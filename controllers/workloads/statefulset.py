@@ -21,15 +21,14 @@ import re
 from typing import Any
 
 from mini_kube.client import AlreadyExists, Conflict, NotFound, ResourceRef
+from mini_kube.machinery.meta import meta
+from mini_kube.machinery.refs import CONTROLLERREVISIONS, PERSISTENTVOLUMECLAIMS, PODS, STATEFULSETS
 
 from ..reconciler import Controller, Result
 from . import history
 from .claims import claim
-from .common import controller_of, controller_ref, is_available, is_ready, meta, selector_matches
+from .common import controller_of, controller_ref, is_available, is_ready, selector_matches
 
-STATEFULSETS = ResourceRef("apps", "v1", "statefulsets")
-PODS = ResourceRef("", "v1", "pods")
-CLAIMS = ResourceRef("", "v1", "persistentvolumeclaims")
 POD_NAME = "statefulset.kubernetes.io/pod-name"
 POD_INDEX = "apps.kubernetes.io/pod-index"
 ORDINAL = re.compile(r"^(.*)-([0-9]+)$")
@@ -84,8 +83,8 @@ class StatefulSetController(Controller):
         self.sets = self.watch(STATEFULSETS)
         self.pods = self.watch(PODS, enqueue=False)
         self.pods.add_handler(self._pod_changed)
-        self.revisions = self.watch(history.REVISIONS, enqueue=self.enqueue_owner("StatefulSet"))
-        self.claims = self.watch(CLAIMS, enqueue=False)
+        self.revisions = self.watch(CONTROLLERREVISIONS, enqueue=self.enqueue_owner("StatefulSet"))
+        self.claims = self.watch(PERSISTENTVOLUMECLAIMS, enqueue=False)
 
     def _pod_changed(self, event: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
         for pod in (new, old) if event == "update" else (new or old,):
@@ -146,9 +145,9 @@ class StatefulSetController(Controller):
             name = history.revision_name(meta(sts)["name"], digest)
             body = history.new_revision(sts, name, {**labels, history.HASH_LABEL: digest}, data, number)
             try:
-                return await self.client.create(history.REVISIONS, body, namespace), collisions
+                return await self.client.create(CONTROLLERREVISIONS, body, namespace), collisions
             except AlreadyExists:
-                existing = await self.client.get(history.REVISIONS, name, namespace)
+                existing = await self.client.get(CONTROLLERREVISIONS, name, namespace)
                 if history.same_data(existing, data):
                     return existing, collisions
                 collisions += 1
@@ -204,7 +203,7 @@ class StatefulSetController(Controller):
                 "ownerReferences": self._claim_refs(sts, {}, None, False) or None},
                 "spec": copy.deepcopy(template.get("spec") or {})}
             try:
-                await self.client.create(CLAIMS, body, namespace)
+                await self.client.create(PERSISTENTVOLUMECLAIMS, body, namespace)
                 self.events.event(sts, "Normal", "SuccessfulCreate",
                                   f"create Claim {name} Pod {pod_name} in StatefulSet {meta(sts)['name']} success")
             except AlreadyExists:
@@ -223,7 +222,7 @@ class StatefulSetController(Controller):
                 continue
             refs = self._claim_refs(sts, claim, pod, scaled_down)
             if refs != list(meta(claim).get("ownerReferences") or ()):
-                await self._patch_meta(CLAIMS, claim, {"ownerReferences": refs or None})
+                await self._patch_meta(PERSISTENTVOLUMECLAIMS, claim, {"ownerReferences": refs or None})
 
     async def _fix_identity(self, sts: dict[str, Any], pod: dict[str, Any], ordinal: int) -> None:
         """Restore the identity labels of a member that lost them (identityMatches / UpdateStatefulPod)."""

@@ -8,14 +8,14 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
-from mini_kube.client import Conflict, NotFound, ResourceRef
+from mini_kube.client import Conflict, NotFound
 from mini_kube.client.informer import SharedInformerFactory
+from mini_kube.machinery.meta import meta
+from mini_kube.machinery.refs import JOBS
+from mini_kube.machinery.times import parse_time
 
 from ..reconciler import Controller, Result
-from .common import meta, parse_time
 from .jobutil import finished_condition
-
-JOBS = ResourceRef("batch", "v1", "jobs")
 
 
 def expires_in(job: dict[str, Any], now: dt.datetime) -> float | None:

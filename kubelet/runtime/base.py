@@ -1,11 +1,18 @@
-"""What the kubelet needs of a runtime: a sandbox per Pod (its network), and containers that start, run,
-exit with a code, and can be signalled."""
+"""What the kubelet needs of a runtime (the shape of CRI's RuntimeService): a sandbox per Pod (its network), and
+containers that start, run, exit with a code, and can be signalled; for runtimes whose containers are processes,
+commands run in them (exec probes and hooks: ExecSync; `kubectl exec`: Exec). What a runtime lacks has a default
+here, so the kubelet never asks a runtime what it has."""
 
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from mini_kube.network.namespaces import die_with_parent
+
+from ..logs import LogWriter
 
 
 @dataclass
@@ -42,6 +49,13 @@ class Container(abc.ABC):
 
     id: str
     pid: int | None = None
+    log: LogWriter | None = None  # its log, while it runs (followed by `kubectl logs -f` and attach)
+    oom_killed = False  # it was killed for going over its memory limit
+
+    async def started(self) -> str:
+        """Wait until the container's command runs (a process exec'd before would not be in its root); why it
+        could not be run, or "" once it runs."""
+        return ""
 
     @abc.abstractmethod
     async def wait(self) -> int:
@@ -62,6 +76,8 @@ class Runtime(abc.ABC):
     """A way of running Pods."""
 
     name = "runtime"
+    runs_processes = False  # containers are processes: exec, exec probes and hooks, httpGet/tcpSocket reach them
+    unenforced = ""  # why this node cannot enforce resources.limits ("" when it can)
 
     @abc.abstractmethod
     async def create_sandbox(self, pod: dict[str, Any], ip: str, directory: str) -> Sandbox: ...
@@ -76,6 +92,18 @@ class Runtime(abc.ABC):
                    env: dict[str, str]) -> Any:
         """A process started inside a running container (for `kubectl exec`)."""
         raise NotImplementedError(f"the {self.name} runtime cannot exec")
+
+    async def run(self, sandbox: Sandbox | None, container: Container, argv: list[str]) -> tuple[int, bytes]:
+        """Run a command in the container to its end (CRI's ExecSync): its exit code and output."""
+        raise NotImplementedError(f"the {self.name} runtime cannot exec")
+
+    def exec_command(self, container: Container, argv: list[str]) -> tuple[list[str], dict[str, str]]:
+        """The command line and environment of a process inside `container` (for `kubectl exec`)."""
+        raise NotImplementedError(f"the {self.name} runtime cannot exec")
+
+    def exec_setup(self, container: Container) -> Callable[[], None]:
+        """The preexec_fn of a process exec'd into `container`: by default it dies with the kubelet."""
+        return die_with_parent
 
     async def close(self) -> None:  # noqa: B027 - nothing to release by default
         """Release what the runtime holds (namespaces, processes)."""

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mini_kube.network.namespaces import Holder, _die_with_parent, run_in
+from mini_kube.network.namespaces import Holder, die_with_parent, run_in
 
 from ..cgroups.tree import PodCgroups
 from ..logs import LogWriter
@@ -110,6 +110,7 @@ class ProcessRuntime(Runtime):
     """Pods as processes in namespaces on the cluster network `network` (a ClusterNetwork)."""
 
     name = "process"
+    runs_processes = True
 
     def __init__(self, network: Any, cgroups: PodCgroups | None = None, *, unenforced: str = "") -> None:
         self.network = network
@@ -162,7 +163,7 @@ class ProcessRuntime(Runtime):
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv, stdin=asyncio.subprocess.PIPE if spec.stdin else asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, preexec_fn=_die_with_parent,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, preexec_fn=die_with_parent,
                 start_new_session=True, limit=1 << 20, pass_fds=(started_w,))
         except BaseException:
             os.close(started_r)
@@ -218,7 +219,7 @@ class ProcessRuntime(Runtime):
         files = self.cgroups.join_files(cgroup) if self.cgroups is not None and cgroup else []
 
         def setup() -> None:
-            _die_with_parent()
+            die_with_parent()
             for name in files:
                 fd = os.open(name, os.O_WRONLY)
                 try:
@@ -228,7 +229,7 @@ class ProcessRuntime(Runtime):
 
         return setup
 
-    async def run(self, sandbox: Sandbox, container: Container, argv: list[str]) -> tuple[int, bytes]:
+    async def run(self, sandbox: Sandbox | None, container: Container, argv: list[str]) -> tuple[int, bytes]:
         proc = await self.exec(sandbox, container, argv, tty=False)
         try:
             out, err = await proc.communicate()

@@ -12,11 +12,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from mini_kube.client import ApiError, ResourceRef
+from mini_kube.client import ApiError
+from mini_kube.machinery.refs import NAMESPACES
 
 from .cluster import MiniKube
-
-NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
 
 
 @pytest.fixture

@@ -33,8 +33,6 @@ MUTATING = ResourceRef(ADM, "v1", "mutatingwebhookconfigurations", namespaced=Fa
 VALIDATING = ResourceRef(ADM, "v1", "validatingwebhookconfigurations", namespaced=False)
 POLICIES = ResourceRef(ADM, "v1", "validatingadmissionpolicies", namespaced=False)
 BINDINGS = ResourceRef(ADM, "v1", "validatingadmissionpolicybindings", namespaced=False)
-CONFIGMAPS = ResourceRef("", "v1", "configmaps")
-NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
 
 
 def _pem_key(key: ec.EllipticCurvePrivateKey) -> bytes:

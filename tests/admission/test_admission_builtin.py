@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from mini_kube.client import ApiError, ResourceRef
+from mini_kube.client import ApiError
+from mini_kube.machinery.refs import CONFIGMAPS, PODS, SERVICEACCOUNTS
 
 from mini_kube.testing import MiniKube
-from tests.admission.hooks import CONFIGMAPS, VALIDATING, allow, client_config, configuration, webhook
+from tests.admission.hooks import VALIDATING, allow, client_config, configuration, webhook
 from tests.helpers import kubectl
 
-PODS = ResourceRef("", "v1", "pods")
-ACCOUNTS = ResourceRef("", "v1", "serviceaccounts")
 MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
 
 
@@ -25,7 +24,7 @@ def test_pods_get_the_default_service_account_and_its_token(mini_kube):
     first = mini_kube.client.get(PODS, "first", "default")["spec"]
     assert first["serviceAccountName"] == first["serviceAccount"] == "default"
     assert "volumes" not in first  # no `default` account yet (no token controller): nothing to mount
-    mini_kube.client.create(ACCOUNTS, {"metadata": {"name": "default"}, "imagePullSecrets": [{"name": "reg"}]},
+    mini_kube.client.create(SERVICEACCOUNTS, {"metadata": {"name": "default"}, "imagePullSecrets": [{"name": "reg"}]},
                             "default")
     kubectl(mini_kube, "run", "second", "--image=nginx")
     spec = mini_kube.client.get(PODS, "second", "default")["spec"]
@@ -41,9 +40,9 @@ def test_pods_get_the_default_service_account_and_its_token(mini_kube):
 
 
 def test_automount_can_be_turned_off_by_account_or_pod(mini_kube):
-    mini_kube.client.create(ACCOUNTS, {"metadata": {"name": "quiet"}, "automountServiceAccountToken": False},
+    mini_kube.client.create(SERVICEACCOUNTS, {"metadata": {"name": "quiet"}, "automountServiceAccountToken": False},
                             "default")
-    mini_kube.client.create(ACCOUNTS, {"metadata": {"name": "default"}}, "default")
+    mini_kube.client.create(SERVICEACCOUNTS, {"metadata": {"name": "default"}}, "default")
     quiet = mini_kube.client.create(PODS, pod("q", serviceAccountName="quiet"), "default")["spec"]
     assert quiet["serviceAccountName"] == "quiet" and "volumes" not in quiet
     off = mini_kube.client.create(PODS, pod("o", automountServiceAccountToken=False), "default")["spec"]

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 from mini_kube.client import ApiError, ResourceRef
+from mini_kube.machinery.refs import CONFIGMAPS, DEPLOYMENTS, NAMESPACES
 
-from tests.admission.hooks import BINDINGS, CONFIGMAPS, NAMESPACES, POLICIES
+from tests.admission.hooks import BINDINGS, POLICIES
 from tests.helpers import kubectl
 
-DEPLOYMENTS = ResourceRef("apps", "v1", "deployments")
 DEPLOYMENT_RULES = {"resourceRules": [{"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
                                        "resources": ["deployments"]}]}
 CONFIGMAP_RULES = {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],

@@ -10,24 +10,18 @@ import time
 import orjson
 import pytest
 from mini_kube.client import ApiError, ResourceRef
-
-from tests.admission.hooks import (
+from mini_kube.machinery.refs import (
     CONFIGMAPS,
-    MUTATING,
+    CUSTOMRESOURCEDEFINITIONS,
+    DEPLOYMENTS,
+    ENDPOINTS,
+    ENDPOINTSLICES,
     NAMESPACES,
-    VALIDATING,
-    allow,
-    client_config,
-    configuration,
-    make_ca,
-    webhook,
+    SERVICES,
 )
-from tests.helpers import kubectl
 
-DEPLOYMENTS = ResourceRef("apps", "v1", "deployments")
-SERVICES = ResourceRef("", "v1", "services")
-ENDPOINTS = ResourceRef("", "v1", "endpoints")
-SLICES = ResourceRef("discovery.k8s.io", "v1", "endpointslices")
+from tests.admission.hooks import MUTATING, VALIDATING, allow, client_config, configuration, make_ca, webhook
+from tests.helpers import kubectl
 
 CM = """apiVersion: v1
 kind: ConfigMap
@@ -212,7 +206,7 @@ def test_service_reference_reaches_the_webhook_through_its_endpoint_slices(mini_
         pytest.skip("no non-loopback address to put in an EndpointSlice")
     path = webhook_server.handle("by-slices", deny_labelled)
     _service(mini_kube, webhook_server, {"ports": [{"port": 8443, "targetPort": 9443}]})
-    mini_kube.client.create(SLICES, {"metadata": {"name": "hooks-abc", "labels": {
+    mini_kube.client.create(ENDPOINTSLICES, {"metadata": {"name": "hooks-abc", "labels": {
         "kubernetes.io/service-name": "hooks"}}, "addressType": "IPv4", "endpoints": [
         {"addresses": [webhook_server.host_ip], "conditions": {"ready": True}}],
         "ports": [{"name": "", "port": webhook_server.port, "protocol": "TCP"}]}, "default")
@@ -464,13 +458,12 @@ def test_webhook_configuration_changes_apply_to_the_next_request(mini_kube, webh
         mini_kube.client.create(CONFIGMAPS, {"metadata": {"name": "t2", "labels": {"forbidden": "1"}}}, "default")
 
 
-CRDS = ResourceRef("apiextensions.k8s.io", "v1", "customresourcedefinitions", namespaced=False)
 WIDGETS_V2 = ResourceRef("example.com", "v2", "widgets")
 
 
 def _two_version_crd(kube) -> None:
     schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
-    kube.client.create(CRDS, {"metadata": {"name": "widgets.example.com"}, "spec": {
+    kube.client.create(CUSTOMRESOURCEDEFINITIONS, {"metadata": {"name": "widgets.example.com"}, "spec": {
         "group": "example.com", "scope": "Namespaced", "names": {"plural": "widgets", "kind": "Widget"},
         "versions": [{"name": "v1", "served": True, "storage": True, "schema": schema},
                      {"name": "v2", "served": True, "storage": False, "schema": schema}]}})

@@ -6,9 +6,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from mini_kube.client import ApiError, ResourceRef
-
-PODS = ResourceRef("", "v1", "pods")
+from mini_kube.client import ApiError
+from mini_kube.machinery.refs import PODS
 
 
 @pytest.fixture(scope="module")

@@ -10,11 +10,7 @@ import urllib.request
 import kubernetes
 import orjson
 import pytest
-from mini_kube.client import ResourceRef
-
-CONFIGMAPS = ResourceRef("", "v1", "configmaps")
-SECRETS = ResourceRef("", "v1", "secrets")
-NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
+from mini_kube.machinery.refs import CONFIGMAPS, NAMESPACES, SECRETS
 
 
 @pytest.fixture

@@ -13,12 +13,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from mini_kube.client import ResourceRef
+from mini_kube.machinery.refs import CONFIGMAPS, SERVICEACCOUNTS
 
 from mini_kube.testing import MiniKube
-
-SERVICEACCOUNTS = ResourceRef("", "v1", "serviceaccounts")
-CONFIGMAPS = ResourceRef("", "v1", "configmaps")
 
 
 @pytest.fixture(scope="module")

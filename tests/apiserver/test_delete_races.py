@@ -7,9 +7,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from mini_kube.client import Conflict, NotFound, ResourceRef
-
-CONFIGMAPS = ResourceRef("", "v1", "configmaps")
+from mini_kube.client import Conflict, NotFound
+from mini_kube.machinery.refs import CONFIGMAPS
 
 
 @pytest.fixture(scope="module")

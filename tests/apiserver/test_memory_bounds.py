@@ -7,10 +7,9 @@ import urllib.request
 
 from mini_kube.apiserver.registry import cache as cache_module
 from mini_kube.apiserver.registry.cache import ObjectCache
-from mini_kube.client import ResourceRef
+from mini_kube.machinery.refs import CONFIGMAPS
 from mini_kube.store import Event, KeyValue
 
-CONFIGMAPS = ResourceRef("", "v1", "configmaps")
 BIG = "x" * (256 << 10)
 
 

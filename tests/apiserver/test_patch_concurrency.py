@@ -7,9 +7,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from mini_kube.client import Conflict, ResourceRef
-
-CONFIGMAPS = ResourceRef("", "v1", "configmaps")
+from mini_kube.client import Conflict
+from mini_kube.machinery.refs import CONFIGMAPS
 
 
 def test_concurrent_patches_all_land(mini_kube):

@@ -10,12 +10,11 @@ import datetime as dt
 import json
 
 import pytest
-from mini_kube.client import NotFound, ResourceRef
+from mini_kube.client import NotFound
+from mini_kube.machinery.refs import PODS
 
 from tests.helpers import kubectl
 
-PODS = ResourceRef("", "v1", "pods")
-NODES = ResourceRef("", "v1", "nodes", namespaced=False)
 DEFAULT_TOLERATIONS = [
     {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
     {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}]

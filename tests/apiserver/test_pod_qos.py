@@ -4,9 +4,7 @@ requests summed over containers and defaulted from limits, zero quantities as un
 from __future__ import annotations
 
 import pytest
-from mini_kube.client import ResourceRef
-
-PODS = ResourceRef("", "v1", "pods")
+from mini_kube.machinery.refs import PODS
 
 
 def _pod(name: str, *resources: dict) -> dict:

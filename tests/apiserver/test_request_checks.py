@@ -8,12 +8,9 @@ import urllib.request
 
 import orjson
 import pytest
-from mini_kube.client import ResourceRef
+from mini_kube.machinery.refs import CONFIGMAPS, PODS
 
 from tests.helpers import kubectl
-
-PODS = ResourceRef("", "v1", "pods")
-CONFIGMAPS = ResourceRef("", "v1", "configmaps")
 
 
 def _get(kube, path: str) -> tuple[int, dict]:

@@ -6,9 +6,8 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 
-from mini_kube.client import ApiClient, Connection, ResourceRef
-
-SERVICES = ResourceRef("", "v1", "services")
+from mini_kube.client import ApiClient, Connection
+from mini_kube.machinery.refs import SERVICES
 
 
 def test_many_services_in_a_large_range():

@@ -5,11 +5,9 @@ from __future__ import annotations
 import aiohttp
 import orjson
 from mini_kube.client import ResourceRef
+from mini_kube.machinery.refs import CONFIGMAPS
 
 from tests.helpers import eventually
-
-CM = ResourceRef("", "v1", "configmaps")
-
 
 MARKER = "zz-end-of-watch"
 
@@ -28,7 +26,7 @@ def watch_lines(kube, namespace: str, *, marker: dict | None = None, count: int 
     This ends as soon as the events are in, not when the server ends the watch (timeoutSeconds is whole seconds)."""
     async def run() -> list[dict]:
         async with aiohttp.ClientSession() as session:
-            url = f"{kube.url}{CM.path(namespace)}"
+            url = f"{kube.url}{CONFIGMAPS.path(namespace)}"
             async with session.get(url, params={"watch": "1", "timeoutSeconds": "10", **params},
                                    headers=headers or {}) as response:
                 assert response.status == 200
@@ -58,10 +56,10 @@ def names(events: list[dict]) -> list[tuple[str, str]]:
 
 def test_watch_from_resource_version_replays_history(mini_kube_session, kube_namespace):
     client = mini_kube_session.client
-    rv = client.list(CM, kube_namespace)["metadata"]["resourceVersion"]
-    client.create(CM, {"metadata": {"name": "a"}, "data": {"v": "1"}}, kube_namespace)
-    client.patch(CM, "a", {"data": {"v": "2"}}, kube_namespace)
-    client.delete(CM, "a", kube_namespace)
+    rv = client.list(CONFIGMAPS, kube_namespace)["metadata"]["resourceVersion"]
+    client.create(CONFIGMAPS, {"metadata": {"name": "a"}, "data": {"v": "1"}}, kube_namespace)
+    client.patch(CONFIGMAPS, "a", {"data": {"v": "2"}}, kube_namespace)
+    client.delete(CONFIGMAPS, "a", kube_namespace)
     events = watch_lines(mini_kube_session, kube_namespace, marker={}, resourceVersion=rv)
     assert names(events) == [("ADDED", "a"), ("MODIFIED", "a"), ("DELETED", "a")]
     revisions = [int(e["object"]["metadata"]["resourceVersion"]) for e in events]
@@ -69,24 +67,24 @@ def test_watch_from_resource_version_replays_history(mini_kube_session, kube_nam
 
 
 def test_watch_without_resource_version_starts_with_current_state(mini_kube_session, kube_namespace):
-    mini_kube_session.client.create(CM, {"metadata": {"name": "existing"}}, kube_namespace)
+    mini_kube_session.client.create(CONFIGMAPS, {"metadata": {"name": "existing"}}, kube_namespace)
     events = watch_lines(mini_kube_session, kube_namespace, marker={})
     assert names(events) == [("ADDED", "existing")]
 
 
 def test_label_selector_leaving_selection_is_deleted(mini_kube_session, kube_namespace):
     client = mini_kube_session.client
-    client.create(CM, {"metadata": {"name": "sel", "labels": {"tier": "web"}}}, kube_namespace)
-    rv = client.list(CM, kube_namespace)["metadata"]["resourceVersion"]
-    client.patch(CM, "sel", {"metadata": {"labels": {"tier": "db"}}}, kube_namespace)
-    client.patch(CM, "sel", {"metadata": {"labels": {"tier": "web"}}}, kube_namespace)
+    client.create(CONFIGMAPS, {"metadata": {"name": "sel", "labels": {"tier": "web"}}}, kube_namespace)
+    rv = client.list(CONFIGMAPS, kube_namespace)["metadata"]["resourceVersion"]
+    client.patch(CONFIGMAPS, "sel", {"metadata": {"labels": {"tier": "db"}}}, kube_namespace)
+    client.patch(CONFIGMAPS, "sel", {"metadata": {"labels": {"tier": "web"}}}, kube_namespace)
     events = watch_lines(mini_kube_session, kube_namespace, marker={"labels": {"tier": "web"}}, resourceVersion=rv,
                          labelSelector="tier=web")
     assert names(events) == [("DELETED", "sel"), ("ADDED", "sel")]
 
 
 def test_send_initial_events_ends_with_bookmark(mini_kube_session, kube_namespace):
-    mini_kube_session.client.create(CM, {"metadata": {"name": "init"}}, kube_namespace)
+    mini_kube_session.client.create(CONFIGMAPS, {"metadata": {"name": "init"}}, kube_namespace)
     events = watch_lines(mini_kube_session, kube_namespace, count=2, sendInitialEvents="true",
                          resourceVersionMatch="NotOlderThan", allowWatchBookmarks="true")
     assert names(events)[0] == ("ADDED", "init")
@@ -99,7 +97,7 @@ def test_send_initial_events_requires_not_older_than(mini_kube_session, kube_nam
     from mini_kube.client import ApiError
 
     try:
-        mini_kube_session.client.request("GET", CM.path(kube_namespace),
+        mini_kube_session.client.request("GET", CONFIGMAPS.path(kube_namespace),
                                          params={"watch": "1", "sendInitialEvents": "true"})
     except ApiError as err:
         assert err.status == 422
@@ -112,9 +110,9 @@ def test_watch_from_compacted_revision_is_410():
 
     with MiniKube(controllers=False, watch_history=2) as kube:
         client = kube.client
-        client.create(CM, {"metadata": {"name": "c"}}, "default")
+        client.create(CONFIGMAPS, {"metadata": {"name": "c"}}, "default")
         for i in range(5):
-            client.patch(CM, "c", {"data": {"i": str(i)}}, "default")
+            client.patch(CONFIGMAPS, "c", {"data": {"i": str(i)}}, "default")
         kube.run(kube.server.store.compact(kube.server.store.revision))
         events = watch_lines(kube, "default", resourceVersion="2", timeoutSeconds="60")  # ends at the ERROR
     assert len(events) == 1 and events[0]["type"] == "ERROR"
@@ -128,10 +126,10 @@ def test_watch_older_than_the_cache_reads_store_history():
 
     with MiniKube(controllers=False, watch_history=2) as kube:
         client = kube.client
-        rv = client.list(CM, "default")["metadata"]["resourceVersion"]
-        client.create(CM, {"metadata": {"name": "h"}}, "default")
+        rv = client.list(CONFIGMAPS, "default")["metadata"]["resourceVersion"]
+        client.create(CONFIGMAPS, {"metadata": {"name": "h"}}, "default")
         for i in range(4):
-            client.patch(CM, "h", {"data": {"i": str(i)}}, "default")
+            client.patch(CONFIGMAPS, "h", {"data": {"i": str(i)}}, "default")
         events = watch_lines(kube, "default", marker={}, resourceVersion=rv)
         assert names(events) == [("ADDED", "h")] + [("MODIFIED", "h")] * 4
         assert [e["object"].get("data", {}).get("i") for e in events[1:]] == ["0", "1", "2", "3"]
@@ -139,8 +137,8 @@ def test_watch_older_than_the_cache_reads_store_history():
 
 def test_watch_as_table_sends_one_row_tables(mini_kube_session, kube_namespace):
     """What `kubectl get -w` asks for: Table events, column definitions only in the first."""
-    mini_kube_session.client.create(CM, {"metadata": {"name": "tw1"}, "data": {"a": "1"}}, kube_namespace)
-    mini_kube_session.client.create(CM, {"metadata": {"name": "tw2"}}, kube_namespace)
+    mini_kube_session.client.create(CONFIGMAPS, {"metadata": {"name": "tw1"}, "data": {"a": "1"}}, kube_namespace)
+    mini_kube_session.client.create(CONFIGMAPS, {"metadata": {"name": "tw2"}}, kube_namespace)
 
     events = watch_lines(mini_kube_session, kube_namespace, marker={},
                          headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"})
@@ -166,17 +164,17 @@ def test_a_watch_whose_client_has_gone_is_ended():
         sockets = []
         for _ in range(3):
             sock = socket.create_connection((url.hostname, url.port), timeout=5)
-            sock.sendall(f"GET {CM.path('default')}?watch=1&fieldSelector=metadata.name%3Dnever HTTP/1.1\r\n"
+            sock.sendall(f"GET {CONFIGMAPS.path('default')}?watch=1&fieldSelector=metadata.name%3Dnever HTTP/1.1\r\n"
                          f"Host: {url.netloc}\r\n\r\n".encode())
             assert sock.recv(4096).startswith(b"HTTP/1.1 200 OK")
             sockets.append(sock)
-        assert len(reaper) == 3 and kube.run(_watchers_of(kube, CM)) == 3
+        assert len(reaper) == 3 and kube.run(_watchers_of(kube, CONFIGMAPS)) == 3
         kept = sockets.pop()
         for sock in sockets:
             sock.close()
         eventually(lambda: len(reaper) == 1)
-        assert kube.run(_watchers_of(kube, CM)) == 1  # the cache no longer feeds the ended watches
-        kube.client.create(CM, {"metadata": {"name": "never"}}, "default")  # the open one is still served
+        assert kube.run(_watchers_of(kube, CONFIGMAPS)) == 1  # the cache no longer feeds the ended watches
+        kube.client.create(CONFIGMAPS, {"metadata": {"name": "never"}}, "default")  # the open one is still served
         assert b'"ADDED"' in kept.recv(65536)
         kept.close()
         eventually(lambda: len(reaper) == 0)

@@ -7,12 +7,9 @@ import urllib.error
 import urllib.request
 
 import pytest
-from mini_kube.client import ResourceRef
+from mini_kube.machinery.refs import NAMESPACES, ROLEBINDINGS
 
 from mini_kube.testing import MiniKube
-
-NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
-ROLEBINDINGS = ResourceRef("rbac.authorization.k8s.io", "v1", "rolebindings")
 
 
 @pytest.fixture(scope="module")

@@ -14,11 +14,9 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
-from mini_kube.client import ResourceRef
+from mini_kube.machinery.refs import CERTIFICATESIGNINGREQUESTS
 
 from tests.helpers import eventually, kubectl, kubectl_binary
-
-CSRS = ResourceRef("certificates.k8s.io", "v1", "certificatesigningrequests", namespaced=False)
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +43,7 @@ def _request(user: str, group: str, usages: list[str]) -> tuple[ec.EllipticCurve
 def test_an_approved_request_becomes_a_working_client_certificate(secure, tmp_path):
     key, csr = _request("jane", "devs", ["client auth"])
     kubectl(secure, "create", "-f", "-", input=json.dumps(csr))
-    assert not (secure.client.get(CSRS, "jane").get("status") or {}).get("certificate")  # not before approval
+    assert not (secure.client.get(CERTIFICATESIGNINGREQUESTS, "jane").get("status") or {}).get("certificate")  # not before approval
     kubectl(secure, "certificate", "approve", "jane")
     issued = eventually(lambda: kubectl(secure, "get", "csr", "jane", "-o",
                                         "jsonpath={.status.certificate}").stdout)
@@ -78,7 +76,7 @@ def test_usages_the_signer_may_not_issue_fail_the_request(secure):
     _, csr = _request("mallory", "devs", ["client auth", "server auth"])
     kubectl(secure, "create", "-f", "-", input=json.dumps(csr))
     kubectl(secure, "certificate", "approve", "mallory")
-    failed = eventually(lambda: [c for c in (secure.client.get(CSRS, "mallory").get("status") or {}).get(
+    failed = eventually(lambda: [c for c in (secure.client.get(CERTIFICATESIGNINGREQUESTS, "mallory").get("status") or {}).get(
         "conditions") or () if c["type"] == "Failed"])
     assert failed[0]["reason"] == "SignerValidationFailure" and "server auth" in failed[0]["message"]
-    assert not secure.client.get(CSRS, "mallory")["status"].get("certificate")
+    assert not secure.client.get(CERTIFICATESIGNINGREQUESTS, "mallory")["status"].get("certificate")

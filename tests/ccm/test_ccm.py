@@ -18,13 +18,11 @@ import time
 import urllib.request
 
 import pytest
-from mini_kube.client import ApiError, ResourceRef
+from mini_kube.client import ApiError
+from mini_kube.machinery.refs import EVENTS, NODES, SERVICES
 
 from tests.helpers import eventually, kubectl, new_namespace
 
-NODES = ResourceRef("", "v1", "nodes", namespaced=False)
-SERVICES = ResourceRef("", "v1", "services")
-EVENTS = ResourceRef("", "v1", "events")
 FINALIZER = "service.kubernetes.io/load-balancer-cleanup"
 BLOCK = f"127.{random.randint(100, 250)}.{random.randint(0, 255)}"
 

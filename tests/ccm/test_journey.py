@@ -15,13 +15,11 @@ import urllib.request
 import dns.message
 import dns.query
 import pytest
-from mini_kube.client import ResourceRef
+from mini_kube.machinery.refs import PODS, SERVICES
 
 from tests.helpers import eventually as _eventually
 from tests.helpers import kubectl
 
-SERVICES = ResourceRef("", "v1", "services")
-PODS = ResourceRef("", "v1", "pods")
 eventually = functools.partial(_eventually, timeout=30.0, interval=0.05)
 
 

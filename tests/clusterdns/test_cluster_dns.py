@@ -16,11 +16,10 @@ import dns.rdatatype
 import dns.reversename
 import pytest
 from mini_kube.client import ResourceRef
+from mini_kube.machinery.refs import PODS, SERVICES
 
 from tests.helpers import eventually, kubectl, new_namespace
 
-PODS = ResourceRef("", "v1", "pods")
-SERVICES = ResourceRef("", "v1", "services")
 BLOCK = f"127.{random.randint(100, 250)}.{random.randint(0, 255)}"
 
 

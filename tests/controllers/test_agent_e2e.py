@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from mini_kube.client import ResourceRef
+from mini_kube.machinery.refs import NAMESPACES
 
 from tests.controllers.test_workloads import StandInKubelet, eventually
 from tests.helpers import kubectl
@@ -26,7 +26,6 @@ from tests.helpers import kubectl
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "agent-operator"
 EXAMPLES = DEPLOY / "examples"
 SA = "system:serviceaccount:agent-operator:agent-operator"
-NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
 
 
 @pytest.fixture(scope="module")

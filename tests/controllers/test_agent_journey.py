@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 from mini_kube.client import ResourceRef
+from mini_kube.machinery.refs import DEPLOYMENTS, EVENTS, LEASES, PODS, REPLICASETS
 
 from tests.controllers.test_workloads import eventually
 from tests.helpers import kubectl
@@ -24,11 +25,6 @@ from tests.timeline import Timeline
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "agent-operator"
 EXAMPLES = DEPLOY / "examples"
 AGENTS = ResourceRef("mini-kube.dev", "v1alpha1", "agents")
-DEPLOYMENTS = ResourceRef("apps", "v1", "deployments")
-REPLICASETS = ResourceRef("apps", "v1", "replicasets")
-PODS = ResourceRef("", "v1", "pods")
-LEASES = ResourceRef("coordination.k8s.io", "v1", "leases")
-EVENTS = ResourceRef("", "v1", "events")
 
 
 @pytest.fixture(scope="module")

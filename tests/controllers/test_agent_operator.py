@@ -12,33 +12,24 @@ from pathlib import Path
 import pytest
 import yaml
 from mini_kube.agent_operator import render
-from mini_kube.agent_operator.api import (
-    AGENTS,
-    API_VERSION,
-    CLUSTER_SERVING_RUNTIMES,
-    CONFIGMAPS,
-    DEPLOYMENTS,
-    SERVICES,
-    SERVING_RUNTIMES,
-)
+from mini_kube.agent_operator.api import AGENTS, API_VERSION, CLUSTER_SERVING_RUNTIMES, SERVING_RUNTIMES
 from mini_kube.agent_operator.controller import BY_RUNTIME
 from mini_kube.agent_operator.operator import Operator
 from mini_kube.client import ApiClient, ApiError, ResourceRef
+from mini_kube.machinery.refs import CONFIGMAPS, CUSTOMRESOURCEDEFINITIONS, DEPLOYMENTS, NAMESPACES, SERVICES
 
 from tests.controllers.test_workloads import StandInKubelet, eventually
 from tests.helpers import kubectl
 
 CRDS = Path(__file__).resolve().parents[2] / "deploy" / "agent-operator" / "00-crds.yaml"
-CRD_REF = ResourceRef("apiextensions.k8s.io", "v1", "customresourcedefinitions", namespaced=False)
-NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
 
 
 def install_crds(kube) -> None:
     for doc in yaml.safe_load_all(CRDS.read_text()):
-        kube.client.create(CRD_REF, doc)
+        kube.client.create(CUSTOMRESOURCEDEFINITIONS, doc)
     eventually(lambda: all(
         any(c["type"] == "Established" and c["status"] == "True" for c in
-            (kube.client.get(CRD_REF, doc["metadata"]["name"]).get("status") or {}).get("conditions") or ())
+            (kube.client.get(CUSTOMRESOURCEDEFINITIONS, doc["metadata"]["name"]).get("status") or {}).get("conditions") or ())
         for doc in yaml.safe_load_all(CRDS.read_text())))
 
 

@@ -8,16 +8,10 @@ import time
 
 import pytest
 from mini_kube.client import ApiError, ResourceRef
+from mini_kube.machinery.refs import CONFIGMAPS, ENDPOINTS, ENDPOINTSLICES, PODS, SECRETS, SERVICES
 
 from mini_kube.testing import MiniKube
 from tests.helpers import kubectl
-
-CONFIGMAPS = ResourceRef("", "v1", "configmaps")
-SECRETS = ResourceRef("", "v1", "secrets")
-PODS = ResourceRef("", "v1", "pods")
-SERVICES = ResourceRef("", "v1", "services")
-SLICES = ResourceRef("discovery.k8s.io", "v1", "endpointslices")
-ENDPOINTS = ResourceRef("", "v1", "endpoints")
 
 
 def eventually(check, timeout: float = 10.0):
@@ -109,7 +103,7 @@ def _set_status(kube, ns: str, name: str, ip: str, ready: bool) -> None:
 
 
 def _slice(kube, ns: str) -> dict:
-    listed = kube.client.list(SLICES, ns, labelSelector="kubernetes.io/service-name=web")["items"]
+    listed = kube.client.list(ENDPOINTSLICES, ns, labelSelector="kubernetes.io/service-name=web")["items"]
     assert len(listed) == 1
     return listed[0]
 
@@ -160,3 +154,22 @@ def test_namespace_deletion_reports_its_conditions(mini_kube_session):
         "Some content in the namespace has finalizers remaining: example.com/hold in 1 resource instances"
     kube.client.patch(CONFIGMAPS, "stuck", {"metadata": {"finalizers": None}}, "held")
     eventually(lambda: "held" not in [n["metadata"]["name"] for n in kube.client.list(namespaces)["items"]])
+
+
+def test_endpoints_without_a_service_are_left_alone(mini_kube_session, kube_namespace):
+    """Endpoints written by hand, with no Service, are the writer's (upstream mirrors them to EndpointSlices);
+    those of a Service go with it, and one deleted under its Service comes back."""
+    kube, ns = mini_kube_session, kube_namespace
+    mine = {"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "by-hand"},
+            "subsets": [{"addresses": [{"ip": "10.1.2.3"}], "ports": [{"port": 80}]}]}
+    kubectl(kube, "-n", ns, "create", "-f", "-", input=json.dumps(mine))
+    kubectl(kube, "-n", ns, "label", "endpoints", "by-hand", "touched=yes")
+    kube.client.create(SERVICES, {"metadata": {"name": "later"}, "spec": {"selector": {"app": "x"}, "ports": [
+        {"port": 80}]}}, ns)
+    eventually(lambda: _exists(kube, ENDPOINTS, "later", ns))  # the controller has seen everything before it
+    assert kube.client.get(ENDPOINTS, "by-hand", ns)["subsets"][0]["addresses"][0]["ip"] == "10.1.2.3"
+    kube.client.delete(ENDPOINTS, "later", ns)
+    eventually(lambda: _exists(kube, ENDPOINTS, "later", ns))
+    kube.client.delete(SERVICES, "later", ns)
+    eventually(lambda: not _exists(kube, ENDPOINTS, "later", ns))
+    assert _exists(kube, ENDPOINTS, "by-hand", ns)

@@ -12,17 +12,12 @@ import time
 import uuid
 
 import pytest
-from mini_kube.client import ResourceRef
+from mini_kube.machinery.refs import CRONJOBS, EVENTS, JOBS, NAMESPACES, PODS
 
 from tests.helpers import eventually as _eventually
 from tests.helpers import kubectl
 
 eventually = functools.partial(_eventually, timeout=15.0, interval=0.03)
-PODS = ResourceRef("", "v1", "pods")
-JOBS = ResourceRef("batch", "v1", "jobs")
-CRONJOBS = ResourceRef("batch", "v1", "cronjobs")
-EVENTS = ResourceRef("", "v1", "events")
-NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
 SCHEDULED = "batch.kubernetes.io/cronjob-scheduled-timestamp"
 
 
@@ -153,6 +148,16 @@ def test_each_schedule_time_creates_one_job(cluster, clock, ns):
                         cronjob(kube, ns, "tick")["status"])
     assert "active" not in status
     eventually(lambda: {"SuccessfulCreate", "SawCompletedJob"} <= set(reasons(kube, ns)))
+
+
+def test_a_question_mark_schedules_as_a_star(cluster, clock, ns):
+    """robfig/cron, which upstream's controller uses, reads `?` as `*`: `*/1 * * * ?` runs every minute."""
+    kube = cluster
+    start = make(kube, clock, ns, "quiz", schedule="*/1 * * * ?")
+    clock.set(start + dt.timedelta(seconds=60))
+    due = minute(start + dt.timedelta(seconds=60))
+    assert [j["metadata"]["name"] for j in eventually(lambda: jobs(kube, ns))] == [f"quiz-{int(due.timestamp()) // 60}"]
+    assert "FailedNeedsStart" not in reasons(kube, ns) and "UnparseableSchedule" not in reasons(kube, ns)
 
 
 def test_forbid_waits_while_a_job_runs(cluster, clock, ns):

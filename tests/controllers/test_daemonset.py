@@ -10,13 +10,11 @@ import uuid
 
 import pytest
 from mini_kube.client import NotFound, ResourceRef
+from mini_kube.machinery.refs import DAEMONSETS, NODES, PODS
 
 from tests.controllers.test_workloads import StandInKubelet, eventually
 from tests.helpers import kubectl
 
-PODS = ResourceRef("", "v1", "pods")
-NODES = ResourceRef("", "v1", "nodes", namespaced=False)
-DAEMONSETS = ResourceRef("apps", "v1", "daemonsets")
 STANDARD_TOLERATIONS = [
     {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"},
     {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"},

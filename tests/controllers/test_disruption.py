@@ -15,15 +15,9 @@ import uuid
 
 import pytest
 from mini_kube.client import ApiError, ResourceRef
+from mini_kube.machinery.refs import DEPLOYMENTS, EVENTS, NAMESPACES, NODES, PODDISRUPTIONBUDGETS, PODS
 
 from tests.helpers import kubectl, kubectl_binary
-
-PODS = ResourceRef("", "v1", "pods")
-NODES = ResourceRef("", "v1", "nodes", namespaced=False)
-PDBS = ResourceRef("policy", "v1", "poddisruptionbudgets")
-DEPLOYMENTS = ResourceRef("apps", "v1", "deployments")
-NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
-EVENTS = ResourceRef("", "v1", "events")
 
 
 class StandInKubelet:
@@ -128,7 +122,7 @@ def ready_pods(kube, ns: str, selector: str = "") -> list[dict]:
 def pdb_status(kube, ns: str, name: str, **wanted) -> dict:
     """The budget's status once it has the wanted values."""
     def check():
-        status = kube.client.get(PDBS, name, ns).get("status") or {}
+        status = kube.client.get(PODDISRUPTIONBUDGETS, name, ns).get("status") or {}
         return status if all(status.get(k) == v for k, v in wanted.items()) else None
     return eventually(check)
 
@@ -227,14 +221,14 @@ def _try(make):
 
 def test_no_pods_unmanaged_pods_and_fail_safe(cluster, ns):
     kube = cluster
-    kube.client.create(PDBS, {"metadata": {"name": "empty"}, "spec": {
+    kube.client.create(PODDISRUPTIONBUDGETS, {"metadata": {"name": "empty"}, "spec": {
         "minAvailable": 1, "selector": {"matchLabels": {"app": "none"}}}}, ns)
     status = pdb_status(kube, ns, "empty", observedGeneration=1)
     assert (status["expectedPods"], status["disruptionsAllowed"]) == (0, 0)
     # a bare Pod under a percentage: counted as unmanaged (expected stays 0), with a warning event
     kube.client.create(PODS, {"metadata": {"name": "bare", "labels": {"app": "bare"}}, "spec": {
         "containers": [{"name": "c", "image": "i"}]}}, ns)
-    kube.client.create(PDBS, {"metadata": {"name": "bare"}, "spec": {
+    kube.client.create(PODDISRUPTIONBUDGETS, {"metadata": {"name": "bare"}, "spec": {
         "minAvailable": "50%", "selector": {"matchLabels": {"app": "bare"}}}}, ns)
     status = pdb_status(kube, ns, "bare", observedGeneration=1, currentHealthy=1)
     assert (status["expectedPods"], status["desiredHealthy"], status["disruptionsAllowed"]) == (0, 0, 0)
@@ -243,11 +237,11 @@ def test_no_pods_unmanaged_pods_and_fail_safe(cluster, ns):
     kube.client.create(PODS, {"metadata": {"name": "lost", "labels": {"app": "lost"}, "ownerReferences": [{
         "apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner["metadata"]["uid"],
         "controller": True}]}, "spec": {"containers": [{"name": "c", "image": "i"}]}}, ns)
-    kube.client.create(PDBS, {"metadata": {"name": "lost"}, "spec": {
+    kube.client.create(PODDISRUPTIONBUDGETS, {"metadata": {"name": "lost"}, "spec": {
         "maxUnavailable": 1, "selector": {"matchLabels": {"app": "lost"}}}}, ns)
 
     def failed():
-        status = kube.client.get(PDBS, "lost", ns).get("status") or {}
+        status = kube.client.get(PODDISRUPTIONBUDGETS, "lost", ns).get("status") or {}
         return next((c for c in status.get("conditions") or () if c["reason"] == "SyncFailed"), None)
     cond = eventually(failed)
     assert cond["status"] == "False" and cond["message"] == "configmaps does not implement the scale subresource"
@@ -281,7 +275,7 @@ def test_eviction_through_the_python_client(cluster, ns, core):
     # dry run: allowed, but nothing is deleted or spent
     core.create_namespaced_pod_eviction(first, ns, _eviction(first, ns), dry_run="All")
     assert kube.client.get(PODS, first, ns)["metadata"]["name"] == first
-    assert kube.client.get(PDBS, "db", ns)["status"]["disruptionsAllowed"] == 1
+    assert kube.client.get(PODDISRUPTIONBUDGETS, "db", ns)["status"]["disruptionsAllowed"] == 1
 
     # a real eviction spends the budget (compare-and-swap on the status) and deletes the Pod
     answer = core.create_namespaced_pod_eviction(first, ns, _eviction(first, ns), _preload_content=False)
@@ -319,7 +313,7 @@ def test_eviction_rules(cluster, ns, core):
         kube.client.create(PODS, {"metadata": {"name": name, "labels": labels}, "spec": {
             "containers": [{"name": "c", "image": "i"}]}}, ns)
     eventually(lambda: len(ready_pods(kube, ns, "app=x")) >= 2)
-    kube.client.create(PDBS, {"metadata": {"name": "x"}, "spec": {
+    kube.client.create(PODDISRUPTIONBUDGETS, {"metadata": {"name": "x"}, "spec": {
         "minAvailable": 10, "selector": {"matchLabels": {"app": "x"}}}}, ns)
     pdb_status(kube, ns, "x", observedGeneration=1)
 
@@ -344,7 +338,7 @@ def test_eviction_rules(cluster, ns, core):
     assert json.loads(mismatch.value.body)["message"] == "name in URL does not match name in Eviction object"
 
     # two budgets over one Pod: 500, as upstream
-    kube.client.create(PDBS, {"metadata": {"name": "x2"}, "spec": {
+    kube.client.create(PODDISRUPTIONBUDGETS, {"metadata": {"name": "x2"}, "spec": {
         "maxUnavailable": 1, "selector": {"matchLabels": {"app": "x"}}}}, ns)
     with pytest.raises(ApiException) as twice:
         core.create_namespaced_pod_eviction("run1", ns, _eviction("run1", ns))
@@ -354,7 +348,7 @@ def test_eviction_rules(cluster, ns, core):
     assert kube.client.get(PODS, "run1", ns)["metadata"]["uid"] == pod["metadata"]["uid"]
 
     # a not-ready Pod spends no budget: refused while the budget is not met (IfHealthyBudget, the default) ...
-    kube.client.create(PDBS, {"metadata": {"name": "y"}, "spec": {
+    kube.client.create(PODDISRUPTIONBUDGETS, {"metadata": {"name": "y"}, "spec": {
         "minAvailable": 2, "selector": {"matchLabels": {"app": "y"}}}}, ns)
     pdb_status(kube, ns, "y", observedGeneration=1, expectedPods=3, currentHealthy=1)
     with pytest.raises(ApiException) as blocked:
@@ -375,7 +369,7 @@ def test_eviction_rules(cluster, ns, core):
     core.create_namespaced_pod_eviction("sick2", ns, _eviction("sick2", ns))
     with pytest.raises(ApiError):
         kube.client.get(PODS, "sick2", ns)
-    assert not kube.client.get(PDBS, "y", ns)["status"].get("disruptedPods")
+    assert not kube.client.get(PODDISRUPTIONBUDGETS, "y", ns)["status"].get("disruptedPods")
 
 
 def test_eviction_passes_admission(cluster, core):
@@ -426,7 +420,7 @@ def test_pending_pods_are_evicted_freely(cluster, core):
     kube.client.create(NAMESPACES, {"metadata": {"name": ns}})
     kube.client.create(PODS, {"metadata": {"name": "waiting", "labels": {"app": "p"}}, "spec": {
         "containers": [{"name": "c", "image": "i"}]}}, ns)
-    kube.client.create(PDBS, {"metadata": {"name": "p"}, "spec": {
+    kube.client.create(PODDISRUPTIONBUDGETS, {"metadata": {"name": "p"}, "spec": {
         "minAvailable": 5, "selector": {"matchLabels": {"app": "p"}}}}, ns)
     pdb_status(kube, ns, "p", observedGeneration=1)
     core.create_namespaced_pod_eviction("waiting", ns, _eviction("waiting", ns))

@@ -10,16 +10,12 @@ import time
 import uuid
 
 import pytest
-from mini_kube.client import ResourceRef
+from mini_kube.machinery.refs import JOBS, NAMESPACES, PODS
 
 from tests.helpers import eventually as _eventually
 from tests.helpers import kubectl
 
 eventually = functools.partial(_eventually, timeout=15.0, interval=0.03)
-PODS = ResourceRef("", "v1", "pods")
-JOBS = ResourceRef("batch", "v1", "jobs")
-CRONJOBS = ResourceRef("batch", "v1", "cronjobs")
-NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
 FINALIZER = "batch.kubernetes.io/job-tracking"
 BACKOFF = 0.3  # seconds before the first replacement of a failed Pod (upstream: 10 s)
 

@@ -3,18 +3,17 @@ within the lease duration (and only then acts)."""
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import subprocess
 import sys
 import time
 
-from mini_kube.client import ResourceRef
+from mini_kube.client import ApiClient
+from mini_kube.client.leaderelection import LeaderElector
+from mini_kube.machinery.refs import LEASES, NAMESPACES, SERVICEACCOUNTS
 
 from mini_kube.testing import MiniKube
-
-LEASES = ResourceRef("coordination.k8s.io", "v1", "leases")
-SERVICEACCOUNTS = ResourceRef("", "v1", "serviceaccounts")
-NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
 
 
 def _manager(kubeconfig: str, identity_hint: str) -> subprocess.Popen[str]:
@@ -91,3 +90,23 @@ def _exists(kube, namespace: str) -> bool:
         return True
     except Exception:
         return False
+
+
+def test_a_leader_whose_work_ends_gives_the_lease_up_at_once(mini_kube):
+    """The renewal loop waits on the leading task, not a retry period: `run` returns as soon as `lead` does."""
+    async def scenario() -> float:
+        client = ApiClient.from_kubeconfig(mini_kube.kubeconfig)
+        elector = LeaderElector(client, "short-lived", "me", retry_period=5.0)
+        loop = asyncio.get_running_loop()
+
+        async def lead() -> None:
+            await asyncio.sleep(0.1)
+
+        started = loop.time()
+        await asyncio.wait_for(elector.run(lead), 10)
+        took = loop.time() - started
+        await client.close()
+        return took
+
+    assert mini_kube.run(scenario()) < 2.0
+    assert mini_kube.client.get(LEASES, "short-lived", "kube-system")["spec"]["holderIdentity"] == ""

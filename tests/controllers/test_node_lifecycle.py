@@ -6,14 +6,11 @@ from __future__ import annotations
 import datetime as dt
 import time
 
-from mini_kube.client import ApiClient, Connection, ResourceRef
+from mini_kube.client import ApiClient, Connection
 from mini_kube.controllers.kube_controller_manager import KubeControllerManager
+from mini_kube.machinery.refs import LEASES, NODES, PODS
 
 from mini_kube.testing import MiniKube
-
-NODES = ResourceRef("", "v1", "nodes", namespaced=False)
-LEASES = ResourceRef("coordination.k8s.io", "v1", "leases")
-PODS = ResourceRef("", "v1", "pods")
 
 
 def _stamp(t: dt.datetime) -> str:

@@ -7,14 +7,12 @@ from __future__ import annotations
 import time
 
 import pytest
-from mini_kube.client import ApiClient, ApiError, Connection, ResourceRef
+from mini_kube.client import ApiClient, ApiError, Connection
 from mini_kube.controllers.kube_controller_manager import KubeControllerManager
+from mini_kube.machinery.refs import NAMESPACES, NODES, PODS
 
 from mini_kube.testing import MiniKube
 
-NODES = ResourceRef("", "v1", "nodes", namespaced=False)
-PODS = ResourceRef("", "v1", "pods")
-NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
 FINALIZER = "example.com/hold"
 
 

@@ -4,6 +4,7 @@ after a server restart without re-listing), typed errors and server-side apply i
 from __future__ import annotations
 
 import asyncio
+import logging
 import signal
 import socket
 import subprocess
@@ -11,11 +12,11 @@ import sys
 import time
 
 import pytest
-from mini_kube.client import AlreadyExists, ApiClient, Connection, Gone, NotFound, ResourceRef
+from mini_kube.client import AlreadyExists, ApiClient, Connection, Gone, NotFound
 from mini_kube.client.informer import Informer, SharedInformerFactory
 from mini_kube.client.workqueue import RateLimiter, WorkQueue
-
-CONFIGMAPS = ResourceRef("", "v1", "configmaps")
+from mini_kube.controllers.reconciler import Controller
+from mini_kube.machinery.refs import CONFIGMAPS
 
 
 async def test_queue_dedupes_and_never_hands_a_key_to_two_workers():
@@ -53,6 +54,29 @@ async def test_drain_waits_for_work_in_flight():
     await queue.drain(2)
     queue.add("y")
     assert len(queue) == 0  # shut down: nothing new is taken
+
+
+async def test_a_failed_reconcile_is_a_warning_naming_the_key_and_its_traceback_is_debug(caplog):
+    class Failing(Controller):
+        name = "failing"
+        workers = 1
+
+        async def reconcile(self, key: str) -> None:
+            raise ValueError(f"no such thing as {key}")
+
+    controller = Failing(ApiClient(Connection("http://127.0.0.1:9")))  # nothing is watched: no request made
+    caplog.set_level(logging.DEBUG, logger="mini-kube.controller")
+    await controller.start()
+    controller.queue.add("ns/broken")
+    for _ in range(100):
+        if any(r.levelno == logging.WARNING for r in caplog.records):
+            break
+        await asyncio.sleep(0.01)
+    await controller.stop()
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings and warnings[0].getMessage() == "failing: reconcile ns/broken failed: no such thing as ns/broken"
+    assert warnings[0].exc_info is None
+    assert any(r.levelno == logging.DEBUG and r.exc_info for r in caplog.records)
 
 
 def test_informers_share_index_and_report_changes(mini_kube, tmp_path):

@@ -14,14 +14,10 @@ import uuid
 import kubernetes
 import pytest
 from mini_kube.client import ResourceRef
+from mini_kube.machinery.refs import CONTROLLERREVISIONS, PERSISTENTVOLUMECLAIMS, PODS, STATEFULSETS
 
 from tests.controllers.test_workloads import StandInKubelet, eventually
 from tests.helpers import kubectl
-
-PODS = ResourceRef("", "v1", "pods")
-CLAIMS = ResourceRef("", "v1", "persistentvolumeclaims")
-STATEFULSETS = ResourceRef("apps", "v1", "statefulsets")
-REVISIONS = ResourceRef("apps", "v1", "controllerrevisions")
 
 MANIFEST = """
 apiVersion: apps/v1
@@ -102,7 +98,7 @@ def test_ordered_ready_creates_one_pod_at_a_time_and_scales_down_in_reverse(clus
         eventually(lambda i=i: names(kube, ns) == [f"web-{j}" for j in range(i + 1)])
         time.sleep(0.4)  # the successor must not appear while this Pod is not Ready
         assert names(kube, ns) == [f"web-{j}" for j in range(i + 1)]
-        assert kube.client.get(CLAIMS, f"data-web-{i}", ns)["metadata"]["labels"] == {"app": "web"}
+        assert kube.client.get(PERSISTENTVOLUMECLAIMS, f"data-web-{i}", ns)["metadata"]["labels"] == {"app": "web"}
         set_ready(kube, ns, f"web-{i}")
     pod = kube.client.get(PODS, "web-1", ns)
     labels = pod["metadata"]["labels"]
@@ -123,7 +119,7 @@ def test_ordered_ready_creates_one_pod_at_a_time_and_scales_down_in_reverse(clus
     kubectl(kube, "-n", ns, "label", "pod", "web-1", "statefulset.kubernetes.io/pod-name-")  # identity restored
     eventually(lambda: kube.client.get(PODS, "web-1", ns)["metadata"]["labels"].get(
         "statefulset.kubernetes.io/pod-name") == "web-1")
-    revisions = kube.client.list(REVISIONS, ns)["items"]
+    revisions = kube.client.list(CONTROLLERREVISIONS, ns)["items"]
     assert [(r["metadata"]["name"], r["revision"]) for r in revisions] == [(revision, 1)]
     assert revisions[0]["metadata"]["labels"]["controller.kubernetes.io/hash"] == revision.removeprefix("web-")
 
@@ -140,7 +136,7 @@ def test_ordered_ready_creates_one_pod_at_a_time_and_scales_down_in_reverse(clus
     eventually(lambda: len(deletions.order) == 2)
     deletions.stop()
     assert deletions.order == ["web-2", "web-1"]
-    assert {c["metadata"]["name"] for c in kube.client.list(CLAIMS, ns)["items"]} == {
+    assert {c["metadata"]["name"] for c in kube.client.list(PERSISTENTVOLUMECLAIMS, ns)["items"]} == {
         "data-web-0", "data-web-1", "data-web-2"}  # Retain: claims outlive their Pods
     eventually(lambda: kube.client.get(STATEFULSETS, "web", ns)["status"]["replicas"] == 1)
     events = kubectl(kube, "-n", ns, "get", "events", "-o",
@@ -209,12 +205,12 @@ def test_claim_retention_policy_deletes_claims_with_their_pods(cluster, namespac
     with StandInKubelet(kube, ns):
         kubectl(kube, "-n", ns, "apply", "-f", "-", input=manifest)
         kubectl(kube, "-n", ns, "rollout", "status", "sts/kv", "--timeout=20s")
-        claim = kube.client.get(CLAIMS, "data-kv-0", ns)
+        claim = kube.client.get(PERSISTENTVOLUMECLAIMS, "data-kv-0", ns)
         assert [(r["kind"], r["name"]) for r in claim["metadata"]["ownerReferences"]] == [("StatefulSet", "kv")]
         kubectl(kube, "-n", ns, "scale", "sts/kv", "--replicas=1")
-        eventually(lambda: {c["metadata"]["name"] for c in kube.client.list(CLAIMS, ns)["items"]} == {"data-kv-0"})
+        eventually(lambda: {c["metadata"]["name"] for c in kube.client.list(PERSISTENTVOLUMECLAIMS, ns)["items"]} == {"data-kv-0"})
         kubectl(kube, "-n", ns, "delete", "sts", "kv")
-        eventually(lambda: not kube.client.list(CLAIMS, ns)["items"])
+        eventually(lambda: not kube.client.list(PERSISTENTVOLUMECLAIMS, ns)["items"])
 
 
 def test_ordered_rollout_on_real_nodes_with_the_scheduler_and_kubelets():

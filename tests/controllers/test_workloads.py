@@ -12,14 +12,12 @@ import time
 
 import pytest
 from mini_kube.client import ApiError, ResourceRef
+from mini_kube.machinery.refs import DEPLOYMENTS, PODS, REPLICASETS
 
 from tests.helpers import eventually as _eventually
 from tests.helpers import kubectl
 
 eventually = functools.partial(_eventually, timeout=20.0, interval=0.05)
-PODS = ResourceRef("", "v1", "pods")
-REPLICASETS = ResourceRef("apps", "v1", "replicasets")
-DEPLOYMENTS = ResourceRef("apps", "v1", "deployments")
 
 
 class StandInKubelet:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from mini_kube.machinery.refs import CUSTOMRESOURCEDEFINITIONS, NAMESPACES
 
 from mini_kube.testing import MiniKube
-from mini_kube.testing.pytest_plugin import NAMESPACES
-from tests.crd_api.support import AGENT_CRD, CRDS, WIDGET_CRD, Cluster
+from tests.crd_api.support import AGENT_CRD, WIDGET_CRD, Cluster
 
 
 @pytest.fixture
@@ -21,7 +21,7 @@ def cluster(mini_kube: MiniKube, tmp_path: Path) -> Cluster:
 @pytest.fixture
 def agents(cluster: Cluster) -> Cluster:
     """The reference's Agent CRD (established on create) and namespace demo."""
-    cluster.client.create(CRDS, yaml.safe_load(AGENT_CRD))
+    cluster.client.create(CUSTOMRESOURCEDEFINITIONS, yaml.safe_load(AGENT_CRD))
     cluster.client.create(NAMESPACES, {"metadata": {"name": "demo"}})
     return cluster
 
@@ -29,7 +29,7 @@ def agents(cluster: Cluster) -> Cluster:
 @pytest.fixture
 def widgets(cluster: Cluster) -> Cluster:
     """The Widget CRD: two versions, status and scale, a selectable field, CEL rules."""
-    cluster.client.create(CRDS, yaml.safe_load(WIDGET_CRD))
+    cluster.client.create(CUSTOMRESOURCEDEFINITIONS, yaml.safe_load(WIDGET_CRD))
     return cluster
 
 

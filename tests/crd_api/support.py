@@ -13,12 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mini_kube.client import ResourceRef
-
 from mini_kube.testing import MiniKube
 from tests.helpers import kubectl
-
-CRDS = ResourceRef("apiextensions.k8s.io", "v1", "customresourcedefinitions", namespaced=False)
 
 AGENT_CRD = """\
 apiVersion: apiextensions.k8s.io/v1

@@ -8,9 +8,10 @@ import json
 import pytest
 import yaml
 from mini_kube.client import ApiError, ResourceRef
+from mini_kube.machinery.refs import CUSTOMRESOURCEDEFINITIONS
 
 from mini_kube.testing import MiniKube
-from tests.crd_api.support import AGENT, AGENT_CRD, CRDS, WIDGET_CRD, Cluster, eventually
+from tests.crd_api.support import AGENT, AGENT_CRD, WIDGET_CRD, Cluster, eventually
 
 AGENTS = ResourceRef("example.com", "v1", "agents")
 
@@ -76,7 +77,7 @@ def test_invalid_crd_is_refused_and_nothing_is_served(cluster: Cluster) -> None:
 
 def test_custom_resources_are_served_as_soon_as_the_crd_is_created(cluster: Cluster) -> None:
     crd = yaml.safe_load(AGENT_CRD)
-    created = cluster.client.create(CRDS, crd)
+    created = cluster.client.create(CUSTOMRESOURCEDEFINITIONS, crd)
     listed = cluster.client.list(AGENTS, "default")  # the very next request already reaches the new API
     assert conditions(created)["Established"] == ("True", "InitialNamesAccepted")
     assert listed["kind"] == "AgentList" and listed["items"] == []

@@ -14,13 +14,12 @@ import time
 from pathlib import Path
 
 import pytest
-from mini_kube.client import ApiError, ResourceRef
+from mini_kube.client import ApiError
+from mini_kube.machinery.refs import CONFIGMAPS, SERVICES
 
 from mini_kube.testing import MiniKube
 from tests.helpers import kubectl
 
-CONFIGMAPS = ResourceRef("", "v1", "configmaps")
-SERVICES = ResourceRef("", "v1", "services")
 _prefixes = itertools.count()
 
 

@@ -8,12 +8,12 @@ import functools
 from collections.abc import Callable, Iterator
 
 import pytest
-from mini_kube.client import NotFound, ResourceRef
+from mini_kube.client import NotFound
+from mini_kube.machinery.refs import PODS
 from mini_kube.network.namespaces import can_make_namespaces
 
 from tests import helpers
 
-PODS = ResourceRef("", "v1", "pods")
 NODE = "mini-kube"
 eventually = functools.partial(helpers.eventually, timeout=20.0, interval=0.05)
 
@@ -29,9 +29,8 @@ def process_cluster():
     process_cluster_or_skip()
     from mini_kube.testing import MiniKube
 
-    with MiniKube(nodes=1, node_runtime="process") as kube:
-        kube.nodes.kubelets[0].backoff_base = 0.3  # crash-loop back-off in tenths of seconds, not tens
-        kube.nodes.kubelets[0].config_retry = 0.2  # a missing ConfigMap is looked for again sooner than 2 s
+    # crash-loop back-off in tenths of seconds, not tens; a missing ConfigMap looked for again sooner than 2 s
+    with MiniKube(nodes=1, node_runtime="process", node_options={"backoff_base": 0.3, "config_retry": 0.2}) as kube:
         yield kube
 
 

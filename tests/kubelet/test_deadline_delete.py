@@ -8,7 +8,9 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from .conftest import NODE, PODS, eventually, gone, pod, status_of, validating_webhook
+from mini_kube.machinery.refs import PODS
+
+from .conftest import NODE, eventually, gone, pod, status_of, validating_webhook
 
 
 def test_delete_during_the_deadline_termination_is_honoured(process_cluster, process_namespace, webhook_server):

@@ -4,7 +4,9 @@ API server answer 500 to the first attempts."""
 
 from __future__ import annotations
 
-from .conftest import PODS, eventually, gone, pod, status_of, validating_webhook
+from mini_kube.machinery.refs import PODS
+
+from .conftest import eventually, gone, pod, status_of, validating_webhook
 
 
 def test_final_delete_is_retried_after_api_errors(process_cluster, process_namespace, webhook_server):

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import time
 
+from mini_kube.machinery.refs import PODS
+
 from tests.helpers import kubectl
 
-from .conftest import PODS, eventually, new_namespace, pod, status_of
+from .conftest import eventually, new_namespace, pod, status_of
 
 
 def running(kube, ns: str, name: str) -> bool:

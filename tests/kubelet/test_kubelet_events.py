@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import re
 
-from mini_kube.client import ResourceRef
+from mini_kube.machinery.refs import EVENTS, PODS
 
 from tests.helpers import kubectl
 
-from .conftest import PODS, eventually, new_namespace, pod, status_of
+from .conftest import eventually, new_namespace, pod, status_of
 
-EVENTS = ResourceRef("", "v1", "events")
 SIM_EXIT = {"sim.mini-kube.dev/run-seconds": "0.05", "sim.mini-kube.dev/exit-code": "1"}
 
 

@@ -5,13 +5,11 @@ succeed at once and sleep is honoured."""
 
 from __future__ import annotations
 
-from mini_kube.client import ResourceRef
+from mini_kube.machinery.refs import EVENTS, PODS
 
 from tests.helpers import kubectl
 
-from .conftest import PODS, container_state, eventually, gone, new_namespace, pod, status_of
-
-EVENTS = ResourceRef("", "v1", "events")
+from .conftest import container_state, eventually, gone, new_namespace, pod, status_of
 
 
 def events(kube, ns: str, name: str) -> list[tuple[str, str, str]]:

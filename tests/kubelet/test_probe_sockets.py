@@ -12,9 +12,10 @@ import warnings
 from pathlib import Path
 
 import pytest
+from mini_kube.machinery.refs import PODS
 from mini_kube.network.namespaces import open_connection_in
 
-from .conftest import NODE, PODS, eventually, new_namespace, pod, status_of
+from .conftest import NODE, eventually, new_namespace, pod, status_of
 
 SILENT = "import socket, time; s = socket.socket(); s.bind(('0.0.0.0', 8080)); s.listen(128); time.sleep(1e6)"
 SYN_SENT = "02"

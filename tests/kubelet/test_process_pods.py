@@ -14,14 +14,12 @@ from pathlib import Path
 
 import pytest
 from mini_kube.client import ResourceRef
+from mini_kube.machinery.refs import CONFIGMAPS, PODS, SECRETS, SERVICES
 
 from tests.helpers import kubectl
 
-from .conftest import PODS, container_state, eventually, new_namespace, pod, status_of
+from .conftest import container_state, eventually, new_namespace, pod, status_of
 
-CONFIGMAPS = ResourceRef("", "v1", "configmaps")
-SECRETS = ResourceRef("", "v1", "secrets")
-SERVICES = ResourceRef("", "v1", "services")
 READY_ON_80 = {"tcpSocket": {"port": 80}, "periodSeconds": 1}
 
 

@@ -11,14 +11,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from mini_kube.client import ResourceRef
+from mini_kube.machinery.refs import EVENTS, PODS
 
 from tests.helpers import kubectl
 
-from .conftest import PODS, container_state, eventually, new_namespace, status_of
+from .conftest import container_state, eventually, new_namespace, status_of
 
 MARK = str(random.randint(10**8, 10**9))
-EVENTS = ResourceRef("", "v1", "events")
 
 
 @pytest.fixture(scope="module")

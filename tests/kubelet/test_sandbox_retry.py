@@ -4,12 +4,10 @@ is free."""
 
 from __future__ import annotations
 
-from mini_kube.client import ResourceRef
 from mini_kube.kubelet.ipam import Ipam
+from mini_kube.machinery.refs import EVENTS, PODS
 
-from .conftest import PODS, eventually, new_namespace, pod, status_of
-
-EVENTS = ResourceRef("", "v1", "events")
+from .conftest import eventually, new_namespace, pod, status_of
 
 
 def reasons(kube, ns: str, name: str) -> list[str]:
@@ -21,8 +19,8 @@ def test_a_pod_without_a_sandbox_says_why_and_runs_once_there_is_room(simulated_
     kubelet = kube.nodes.kubelets[0]
     ns = new_namespace(kube)
     container = {"name": "main", "image": "busybox"}
-    own = kubelet.ipam
-    kubelet.ipam = Ipam("10.244.250.0/30")  # one address for Pods (the first is the node's)
+    own = kubelet.env.ipam
+    kubelet.env.ipam = Ipam("10.244.250.0/30")  # one address for Pods (the first is the node's)
     try:
         kube.client.create(PODS, pod("first", container, node=kubelet.name), ns)
         eventually(lambda: status_of(kube, ns, "first").get("phase") == "Running")
@@ -33,4 +31,4 @@ def test_a_pod_without_a_sandbox_says_why_and_runs_once_there_is_room(simulated_
         eventually(lambda: status_of(kube, ns, "second").get("phase") == "Running")
         assert status_of(kube, ns, "second")["podIP"] == "10.244.250.2"
     finally:
-        kubelet.ipam = own
+        kubelet.env.ipam = own

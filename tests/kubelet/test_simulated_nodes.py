@@ -7,14 +7,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from mini_kube.client import ResourceRef
+from mini_kube.machinery.refs import LEASES, NODES, PODS
 
 from tests.helpers import kubectl
 
-from .conftest import PODS, eventually, new_namespace
-
-LEASES = ResourceRef("coordination.k8s.io", "v1", "leases")
-NODES = ResourceRef("", "v1", "nodes", namespaced=False)
+from .conftest import eventually, new_namespace
 
 
 @pytest.fixture(scope="module")

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import pytest
 from mini_kube.apiserver.http.negotiation import decode_yaml, plain_json
-from mini_kube.client import ApiError, ResourceRef
-
-CONFIGMAPS = ResourceRef("", "v1", "configmaps")
+from mini_kube.client import ApiError
+from mini_kube.machinery.refs import CONFIGMAPS
 
 
 def test_plain_json_decodes_only_json_without_repeated_keys():

@@ -12,14 +12,7 @@ import subprocess
 import threading
 from typing import Any
 
-from mini_kube.client import ResourceRef
-
 from tests.helpers import eventually  # noqa: F401 - the proxy tests import it from here
-
-SERVICES = ResourceRef("", "v1", "services")
-SLICES = ResourceRef("discovery.k8s.io", "v1", "endpointslices")
-NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
-NODES = ResourceRef("", "v1", "nodes", namespaced=False)
 
 
 def loopback_block() -> str:

@@ -15,12 +15,11 @@ import urllib.request
 
 import pytest
 from mini_kube.client import ApiClient, Connection
+from mini_kube.machinery.refs import NODES, SERVICES
 from mini_kube.proxy.server import ProxyServer
 
 from tests.helpers import kubectl, new_namespace
 from tests.proxy.support import (
-    NODES,
-    SERVICES,
     SLICES,
     ClusterNetns,
     TcpBackend,

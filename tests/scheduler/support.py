@@ -11,13 +11,10 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from mini_kube.client import ResourceRef
+from mini_kube.machinery.refs import EVENTS, NODES, PODS
 
 from tests.helpers import kubectl
 
-PODS = ResourceRef("", "v1", "pods")
-NODES = ResourceRef("", "v1", "nodes", namespaced=False)
-EVENTS = ResourceRef("", "v1", "events")
 CONTROLLERS = "namespace,garbagecollector,replicaset,deployment"
 QUICK_RETRIES = {"initial_backoff": 0.1, "max_backoff": 1.0}
 """The scheduler's back-off for these clusters: an unschedulable Pod is retried after 0.1 s, doubling up to 1 s

@@ -8,12 +8,10 @@ import uuid
 
 import kubernetes
 import pytest
-from mini_kube.client import ApiError, ResourceRef
+from mini_kube.client import ApiError
+from mini_kube.machinery.refs import NAMESPACES, PODS
 
 from tests.helpers import kubectl
-
-PODS = ResourceRef("", "v1", "pods")
-NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False)
 
 
 @pytest.fixture(scope="module")

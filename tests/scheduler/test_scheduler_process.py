@@ -8,12 +8,11 @@ import subprocess
 import sys
 
 import pytest
-from mini_kube.client import NotFound, ResourceRef
+from mini_kube.client import NotFound
+from mini_kube.machinery.refs import LEASES
 
 from tests.helpers import kubectl
 from tests.scheduler.support import add_node, events_for, eventually, placement, unschedulable_message
-
-LEASES = ResourceRef("coordination.k8s.io", "v1", "leases")
 
 
 @pytest.fixture

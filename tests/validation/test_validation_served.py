@@ -5,24 +5,25 @@ from __future__ import annotations
 
 import pytest
 from mini_kube.client import Invalid, NotFound, ResourceRef
-
-PVS = ResourceRef("", "v1", "persistentvolumes", namespaced=False)
-LIMIT_RANGES = ResourceRef("", "v1", "limitranges")
-CSRS = ResourceRef("certificates.k8s.io", "v1", "certificatesigningrequests", namespaced=False)
-HPAS = ResourceRef("autoscaling", "v2", "horizontalpodautoscalers")
-NODES = ResourceRef("", "v1", "nodes", namespaced=False)
+from mini_kube.machinery.refs import (
+    CERTIFICATESIGNINGREQUESTS,
+    HORIZONTALPODAUTOSCALERS,
+    LIMITRANGES,
+    NODES,
+    PERSISTENTVOLUMES,
+)
 
 
 def _cases(name: str) -> list[tuple[ResourceRef, dict, str]]:
     return [
-        (PVS, {"spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/x"},
+        (PERSISTENTVOLUMES, {"spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/x"},
                         "persistentVolumeReclaimPolicy": "Keep"}}, "spec.persistentVolumeReclaimPolicy"),
-        (LIMIT_RANGES, {"spec": {"limits": [{"type": "Container", "min": {"cpu": "2"}, "max": {"cpu": "1"}}]}},
+        (LIMITRANGES, {"spec": {"limits": [{"type": "Container", "min": {"cpu": "2"}, "max": {"cpu": "1"}}]}},
          # defaulting sets default (from max) and defaultRequest (from default), both below min, as upstream does
          "spec.limits[0].min[cpu] spec.limits[0].defaultRequest[cpu] spec.limits[0].default[cpu]"),
-        (CSRS, {"spec": {"request": "aGk=", "signerName": "example.com/x", "usages": ["client auth"]}},
+        (CERTIFICATESIGNINGREQUESTS, {"spec": {"request": "aGk=", "signerName": "example.com/x", "usages": ["client auth"]}},
          "spec.request"),
-        (HPAS, {"spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "maxReplicas": 2, "behavior": {
+        (HORIZONTALPODAUTOSCALERS, {"spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "maxReplicas": 2, "behavior": {
             "scaleUp": {"policies": [{"type": "Pods", "value": 1, "periodSeconds": 7200}]}}}},
          "spec.behavior.scaleUp.policies[0].periodSeconds"),
         (NODES, {"spec": {"podCIDR": "10.244.0.0"}}, "spec.podCIDRs[0]"),

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from mini_kube.machinery.times import now_rfc3339
+
 from ...resources import ResourceType
-from ..generic import now_rfc3339
 from ..strategy import Strategy
 
 

@@ -1,0 +1,10 @@
+"""Object metadata accessors, as apimachinery's meta.Accessor reads a decoded object."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def meta(obj: dict[str, Any]) -> dict[str, Any]:
+    """The object's metadata (an empty dict when it has none)."""
+    return obj.get("metadata") or {}
