@@ -133,8 +133,7 @@ async def assemble(config: ServerConfig, lifecycle: Lifecycle, ready: Callable[[
         resources = ResourceRegistry(builtin_resources())
         objects = ObjectReader(resources, cache)
         security = build_security(config, objects)
-        if security.auditor is not None:
-            lifecycle.on_stop(security.auditor.close)
+        lifecycle.on_stop(security.close)
         admission = build_admission(config, objects, security, lifecycle)
         registry = build_registry(store, cache, resources, admission, service_cidr=config.service_cidr,
                                   node_port_range=config.node_port_range)

@@ -13,6 +13,7 @@ from typing import Any
 
 from mini_kube.client import ApiClient, NotFound
 from mini_kube.client.informer import SharedInformerFactory
+from mini_kube.client.node_token import node_token
 from mini_kube.controllers.manager import ControllerTable, select
 from mini_kube.machinery.refs import CONFIGMAPS
 
@@ -81,7 +82,8 @@ class CloudControllerManager:
                 pause = min(pause * 2, 10.0)
         host = self.cloud.pool[0].rsplit(".", 1)[0] + ".1"
         try:
-            self._status = await serve_status(self.cloud, host, self.status_port or 0)
+            token = await node_token(self.client, create=True)
+            self._status = await serve_status(self.cloud, host, self.status_port or 0, token)
             self.status_address = (host, self._status.addresses[0][1])
         except OSError as exc:
             log.warning("cloud-controller-manager: cannot serve its status on %s:%s: %s", host, self.status_port, exc)

@@ -1,5 +1,6 @@
 """The cloud-controller-manager's own HTTP endpoint (upstream's port 10258), on the cluster's loopback block at
-127.A.B.1: `/healthz`, and the fake cloud's view for tools and tracing: `/loadbalancers` (each with its address,
+127.A.B.1: `/healthz` to anyone, and the fake cloud's view for tools and tracing, only to requests bearing the
+control plane's node token (client/node_token.py; 401 otherwise): `/loadbalancers` (each with its address,
 Service, ports, backends and their health) and `/connections` (the latest connections its load balancers
 relayed: client, listener, backend, and the load balancer's own address towards the backend)."""
 
@@ -9,6 +10,7 @@ from typing import Any
 
 import orjson
 from aiohttp import web
+from mini_kube.client.node_token import bears
 
 from .cloud import FakeCloud
 
@@ -29,14 +31,23 @@ def load_balancers(cloud: FakeCloud) -> list[dict[str, Any]]:
             for lb in cloud.load_balancers.values()]
 
 
-async def serve_status(cloud: FakeCloud, host: str, port: int) -> web.AppRunner:
+UNAUTHORIZED = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                "message": "Unauthorized", "reason": "Unauthorized", "code": 401}
+
+
+async def serve_status(cloud: FakeCloud, host: str, port: int, token: str | None) -> web.AppRunner:
+    """Serve the status on host:port; the records only to requests bearing `token` (to none when None)."""
     async def healthz(_: web.Request) -> web.Response:
         return web.Response(text="ok")
 
-    async def lbs(_: web.Request) -> web.Response:
+    async def lbs(request: web.Request) -> web.Response:
+        if not bears(request.headers.get("Authorization"), token):
+            return web.Response(status=401, body=orjson.dumps(UNAUTHORIZED), content_type="application/json")
         return _json(load_balancers(cloud))
 
-    async def connections(_: web.Request) -> web.Response:
+    async def connections(request: web.Request) -> web.Response:
+        if not bears(request.headers.get("Authorization"), token):
+            return web.Response(status=401, body=orjson.dumps(UNAUTHORIZED), content_type="application/json")
         return _json(cloud.trace.records())
 
     app = web.Application()

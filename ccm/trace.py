@@ -6,6 +6,8 @@
    node and NodePort it chose, and its own address towards that node;
 4. the node's kube-proxy (`/connections` on <node InternalIP>:10256), which saw that address as its client:
    the endpoint it chose;
+(both records are served only with the control plane's node token, which trace reads through the API: an
+admin's kubeconfig can, others see no records)
 5. the Pod with that address (the API).
 """
 
@@ -23,6 +25,7 @@ import dns.asyncquery
 import dns.message
 import dns.rdatatype
 from mini_kube.client import ApiClient, NotFound
+from mini_kube.client.node_token import node_token
 from mini_kube.machinery.refs import CONFIGMAPS, NODES, PODS
 
 from .status import STATUS_PORT
@@ -45,9 +48,13 @@ def _is_ip(host: str) -> bool:
         return False
 
 
-async def _records(session: aiohttp.ClientSession, url: str) -> list[dict[str, Any]]:
+async def _records(session: aiohttp.ClientSession, url: str, token: str | None) -> list[dict[str, Any]]:
+    """A component's records, asked with the node token (which only admins can read through the API)."""
+    if token is None:
+        return []
     try:
-        async with session.get(url, timeout=aiohttp.ClientTimeout(total=3)) as answer:
+        async with session.get(url, headers={"Authorization": f"Bearer {token}"},
+                               timeout=aiohttp.ClientTimeout(total=3)) as answer:
             return list(await answer.json()) if answer.status == 200 else []
     except (aiohttp.ClientError, TimeoutError, ValueError):
         return []
@@ -91,9 +98,11 @@ async def trace(client: ApiClient, url: str, *, dns_server: str = "", ccm_status
         hops.append(Hop("dns", f"{host} -> {ip} (cluster DNS {server}:{dns_port})"))
     source, result = await _request(ip, port, host, parsed.path or "/")
     hops.append(Hop("client", f"{source} -> {ip}:{port}"))
+    token = await node_token(client)
     async with aiohttp.ClientSession() as session:
         status = ccm_status or f"{block}.1:{STATUS_PORT}"
-        relayed = [r for r in await _records(session, f"http://{status}/connections") if r.get("client") == source]
+        relayed = [r for r in await _records(session, f"http://{status}/connections", token)
+                   if r.get("client") == source]
         node_address, proxy_client = f"{ip}:{port}", source
         if relayed:
             lb = relayed[-1]
@@ -104,7 +113,7 @@ async def trace(client: ApiClient, url: str, *, dns_server: str = "", ccm_status
         nodes = (await client.list(NODES)).get("items") or []
         node = next((n["metadata"]["name"] for n in nodes for a in (n.get("status") or {}).get("addresses") or ()
                      if a.get("address") == node_ip), node_ip)
-        proxied = [r for r in await _records(session, f"http://{node_ip}:{PROXY_PORT}/connections")
+        proxied = [r for r in await _records(session, f"http://{node_ip}:{PROXY_PORT}/connections", token)
                    if r.get("client") == proxy_client]
         if proxied:
             hop = proxied[-1]

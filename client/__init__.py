@@ -11,6 +11,7 @@ from .rest import (
     Forbidden,
     Gone,
     Invalid,
+    KubeconfigError,
     NotFound,
     ResourceRef,
     TooManyRequests,
@@ -18,4 +19,4 @@ from .rest import (
 )
 
 __all__ = ["AlreadyExists", "ApiClient", "ApiError", "BadRequest", "Conflict", "Connection", "Forbidden", "Gone",
-           "Invalid", "NotFound", "ResourceRef", "TooManyRequests", "Unauthorized"]
+           "Invalid", "KubeconfigError", "NotFound", "ResourceRef", "TooManyRequests", "Unauthorized"]

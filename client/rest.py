@@ -24,7 +24,11 @@ import yaml
 from mini_kube.machinery.refs import ResourceRef
 
 __all__ = ["AlreadyExists", "ApiClient", "ApiError", "BadRequest", "Conflict", "Connection", "Forbidden", "Gone",
-           "Invalid", "NotFound", "ResourceRef", "TooManyRequests", "Unauthorized"]
+           "Invalid", "KubeconfigError", "NotFound", "ResourceRef", "TooManyRequests", "Unauthorized"]
+
+
+class KubeconfigError(ValueError):
+    """A kubeconfig that cannot be read or used (missing, not YAML, no such context, unreadable certificates)."""
 
 
 class ApiError(Exception):
@@ -111,15 +115,20 @@ class TokenBucket:
             await asyncio.sleep((1 - self._tokens) / self.qps)
 
 
-def _materialize(data_b64: str | None, path: str | None, suffix: str) -> str | None:
-    if path:
-        return path
-    if not data_b64:
-        return None
-    handle = tempfile.NamedTemporaryFile("wb", suffix=suffix, delete=False)  # noqa: SIM115 - kept for ssl
-    handle.write(base64.b64decode(data_b64))
-    handle.close()
-    return handle.name
+def _load_client_certificate(ctx: ssl.SSLContext, user: dict[str, Any]) -> None:
+    """The user's client certificate and key into `ctx`; inline data goes through a private temporary directory
+    removed at once (ssl reads only files), so no key is left on disk."""
+    with tempfile.TemporaryDirectory(prefix="mini-kube-client-") as folder:
+        paths = []
+        for name, suffix in (("client-certificate", ".crt"), ("client-key", ".key")):
+            if user.get(name):
+                paths.append(user[name])
+            elif user.get(f"{name}-data"):
+                target = Path(folder) / f"{name}{suffix}"
+                target.write_bytes(base64.b64decode(user[f"{name}-data"]))
+                paths.append(str(target))
+        if len(paths) == 2:
+            ctx.load_cert_chain(*paths)
 
 
 @dataclass
@@ -133,6 +142,17 @@ class Connection:
 
     @classmethod
     def from_kubeconfig(cls, path: str | Path, context: str | None = None) -> Connection:
+        """The kubeconfig's current (or named) context; KubeconfigError, saying why, when it cannot be used."""
+        try:
+            return cls._from_kubeconfig(path, context)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, StopIteration, yaml.YAMLError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else (
+                f"no such context, cluster or entry {exc}" if isinstance(exc, KeyError | StopIteration) else exc)
+            raise KubeconfigError(f"cannot use kubeconfig {path}: {' '.join(str(why).split()) or type(exc).__name__}"
+                                  ) from exc
+
+    @classmethod
+    def _from_kubeconfig(cls, path: str | Path, context: str | None) -> Connection:
         config = yaml.safe_load(Path(path).read_text())
         ctx_name = context or config.get("current-context")
         ctx = next(c["context"] for c in config["contexts"] if c["name"] == ctx_name)
@@ -144,13 +164,11 @@ class Connection:
             if cluster.get("insecure-skip-tls-verify"):
                 ssl_ctx = False
             else:
+                ca_data = cluster.get("certificate-authority-data")
                 ssl_ctx = ssl.create_default_context(
-                    cafile=_materialize(cluster.get("certificate-authority-data"),
-                                        cluster.get("certificate-authority"), ".crt"))
-            cert = _materialize(user.get("client-certificate-data"), user.get("client-certificate"), ".crt")
-            key = _materialize(user.get("client-key-data"), user.get("client-key"), ".key")
-            if cert and key and isinstance(ssl_ctx, ssl.SSLContext):
-                ssl_ctx.load_cert_chain(cert, key)
+                    cadata=base64.b64decode(ca_data).decode() if ca_data else None,
+                    cafile=None if ca_data else cluster.get("certificate-authority"))
+                _load_client_certificate(ssl_ctx, user)
         ca = cluster.get("certificate-authority-data")
         ca_pem = base64.b64decode(ca) if ca else (Path(cluster["certificate-authority"]).read_bytes()
                                                    if cluster.get("certificate-authority") else None)

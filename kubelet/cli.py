@@ -13,6 +13,7 @@ from mini_kube.controllers.signals import until_signalled
 from .nodes import NodeSet, node_names
 
 UNINITIALIZED = "node.cloudprovider.kubernetes.io/uninitialized"
+IN_PROCESS_PIDS_LIMIT = 1024  # nodes in the API server's process: a fork bomb in a Pod must not starve it
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -33,6 +34,10 @@ def add_node_options(parser: argparse.ArgumentParser) -> None:
                              "processes (simulated), or process where namespaces can be made (auto, the default)")
     parser.add_argument("--node-root-dir", default=None,
                         help="where the kubelets keep pod files (default: a temporary directory)")
+    parser.add_argument("--pod-pids-limit", type=int, default=None,
+                        help="the most processes a Pod may have (podPidsLimit; -1: no limit; default -1 for "
+                             f"`mini-kube node`, as upstream's kubelet, and {IN_PROCESS_PIDS_LIMIT} for the nodes "
+                             "`serve` runs in its own process)")
 
 
 class InProcessNodes:
@@ -55,11 +60,15 @@ class InProcessNodes:
 async def start_in_process(client_factory: Any, names: list[str], *, runtime: str = "auto",
                            root: str | None = None, proxy: bool = True, service_cidr: str = "10.0.0.0/24",
                            first_index: int = 0, external_cloud: bool = False,
-                           kubelet_options: dict[str, Any] | None = None) -> InProcessNodes:
+                           kubelet_options: dict[str, Any] | None = None,
+                           hidden: list[str] | None = None) -> InProcessNodes:
     """Start a kubelet (and kube-proxy) for each name. With `external_cloud` (a cloud-controller-manager runs),
     nodes register with the `node.cloudprovider.kubernetes.io/uninitialized` taint, as upstream's kubelet with
-    `--cloud-provider=external`, for the ccm to initialise and remove."""
+    `--cloud-provider=external`, for the ccm to initialise and remove. `hidden`: directories no Pod may see
+    (the server's data dir). Nodes get a pids limit per Pod of IN_PROCESS_PIDS_LIMIT unless told otherwise."""
     nodes = await NodeSet.create(client_factory, runtime=runtime, root=root, service_cidr=service_cidr)
+    nodes.hidden = list(hidden or ())
+    kubelet_options = {"pod_pids_limit": IN_PROCESS_PIDS_LIMIT, **(kubelet_options or {})}
     proxies = []
     taints = [{"key": UNINITIALIZED, "value": "true", "effect": "NoSchedule"}] if external_cloud else []
     for offset, name in enumerate(names):
@@ -77,7 +86,9 @@ async def run(args: argparse.Namespace) -> None:
     def client() -> ApiClient:
         return ApiClient.from_kubeconfig(args.kubeconfig, user_agent=f"kubelet/{args.name}")
 
+    pids = -1 if args.pod_pids_limit is None else args.pod_pids_limit
     running = await start_in_process(client, [args.name], runtime=args.node_runtime, root=args.node_root_dir,
+                                     kubelet_options={"pod_pids_limit": pids},
                                      proxy=not args.no_proxy, first_index=args.index,
                                      external_cloud=args.cloud_provider == "external")
     kubelet = running.kubelets[0]

@@ -1,11 +1,20 @@
-"""A container's first moments, inside its own mount namespace (started under `unshare --mount`): build its root
-(a tmpfs with the host's top-level directories bound in read-only, and a /tmp of its own), mount its volumes at their mountPath (an overlay with
-a tmpfs upper layer on the nearest existing directory when a path does not exist, so the host never changes),
-put the Pod's /etc/hosts and /etc/resolv.conf in place, chroot, chdir and exec the command (whose exec closes the
-pipe the kubelet waits on: until then, nothing may be run "in the container", whose root is not built yet). With a PID namespace,
-the command runs as a child in it and this process stays outside as its parent, passing signals on. The process
-that becomes the command joins the container's cgroups first thing (the supervisor stays out of them, as a
-runtime's shim does), so the command never runs outside its limits.
+"""A container's first moments, inside its own mount namespace (started under `unshare --mount`), as a container
+runtime makes a container: its root is a directory of its own (its writable layer, on the node's disk so its
+size can be measured) holding read-only binds of the host's system directories (/usr, /etc, /bin, /lib...) and
+of mini-kube's own installation and interpreter (the stand-in images run from them), all nosuid and nodev, and
+nothing else of the host: no home directories, no /tmp, no data dir, no node root dir, no other Pod's files. It
+gets a /proc of the Pod's PID namespace with the runtime's masked and read-only paths, a read-only /sys, and a
+private /dev with the standard devices. Volumes appear at their mountPath (an overlay with an upper layer of
+the container's own where a path does not exist in a read-only directory, so the host never changes), the
+Pod's /etc/hosts and /etc/resolv.conf too; then pivot_root into it (the host's root is unmounted: unlike a
+chroot there is nothing to climb out to), the user, groups and capability bounding set of the container's
+securityContext (containerd's default set unless it says otherwise), no_new_privs when asked, and exec of the
+command (whose exec closes the pipe the kubelet waits on: until then, nothing may be run "in the container",
+whose root is not built yet). Without CAP_SYS_ADMIN the container can neither mount nor unmount, so none of
+this can be undone from inside. With a PID namespace, the command runs as a child in it and this process stays
+outside as its parent, passing signals on. The process that becomes the command joins the container's cgroups
+first thing (the supervisor stays out of them, as a runtime's shim does), so the command never runs outside its
+limits.
 
 Standard library only, run as `python -I -S containerinit.py SPEC.json`; exits 128 when the command cannot
 start (as a runtime's StartError). It starts no process but the command: the kubelet finds the command as this
@@ -15,12 +24,29 @@ import ctypes
 import json
 import os
 import signal
+import stat
 import sys
+import warnings  # noqa: F401 - os.execvpe imports it, when the host's root (and stdlib) is gone
 
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC = 1, 2, 4, 8, 32, 4096, 16384
+MNT_DETACH = 2
+PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 24, 38
+SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}.get(os.uname().machine, 155)
+LOCKED = MS_NOSUID | MS_NODEV  # what comes from the host: no setuid programs, no device files
 # libc's functions from this process's own symbols: ctypes.util.find_library would run `ldconfig -p` as a child,
 # which the kubelet could take for the container's command (the first child of this process), and did for an exec
 libc = ctypes.CDLL(None, use_errno=True)
+
+SYSTEM = ("bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc")  # the "image": the host's, read-only
+EMPTY = {"dev": 0o755, "proc": 0o555, "sys": 0o555, "tmp": 0o1777, "var": 0o755, "var/tmp": 0o1777, "run": 0o755,
+         "home": 0o755, "root": 0o700, "srv": 0o755, "mnt": 0o755, "media": 0o755, "opt": 0o755}
+# the runtime's defaults (Kubernetes' DefaultProcMount: masked paths get /dev/null or an empty read-only tmpfs)
+MASKED = ("/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
+          "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware", "/sys/devices/virtual/powercap")
+READ_ONLY = ("/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger")
+DEVICES = {"null": (1, 3), "zero": (1, 5), "full": (1, 7), "random": (1, 8), "urandom": (1, 9), "tty": (5, 0)}
+DEVICE_LINKS = {"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1",
+                "stderr": "/proc/self/fd/2", "ptmx": "pts/ptmx"}
 
 
 def mount(source, target, fstype, flags, data=None):
@@ -30,43 +56,102 @@ def mount(source, target, fstype, flags, data=None):
         raise OSError(err, f"mount {source} on {target}: {os.strerror(err)}")
 
 
-WRITABLE = {"proc", "sys", "dev", "tmp"}  # kernel interfaces, and /tmp (replaced by a tmpfs of its own)
+def bind(source, target, flags, recursive=False):
+    """Bind `source` on `target`, then set the mount's flags (a bind takes its source's until remounted)."""
+    mount(source, target, None, MS_BIND | (MS_REC if recursive else 0))
+    mount(None, target, None, MS_BIND | MS_REMOUNT | flags)
+
+
+def under(path, directories):
+    return any(path == d or path.startswith(d.rstrip("/") + "/") for d in directories)
 
 
 class Root:
     """The container's root directory under construction."""
 
-    def __init__(self, path, scratch, keep=()):
+    def __init__(self, path, scratch, keep=(), hide=(), privileged=False):
         self.path = path
-        self.keep = keep  # host directories that stay visible (read-only) under the container's own /tmp
-        self.scratch = scratch  # a tmpfs for overlay layers
+        self.keep = keep  # host directories that stay visible, read-only (mini-kube and its interpreter)
+        self.hide = hide  # host directories never visible (the node's root dir...), even under a kept one
+        self.privileged = privileged
+        self.scratch = scratch  # where overlay layers go
         self.overlays = 0
         self.overlaid = set()  # directories already under a writable overlay of ours
+        self.read_only = []  # directories (under path) where nothing can be made: overlaid when needed
+
+    def at(self, path):
+        return os.path.join(self.path, path.lstrip("/"))
 
     def build(self):
-        mount("tmpfs", self.path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
-        for entry in sorted(os.listdir("/")):
-            src, dst = "/" + entry, os.path.join(self.path, entry)
+        bind(self.path, self.path, LOCKED)  # a mount of its own, for pivot_root
+        for entry in SYSTEM:
+            src, dst = "/" + entry, self.at(entry)
             if os.path.islink(src):
                 os.symlink(os.readlink(src), dst)
             elif os.path.isdir(src):
                 os.mkdir(dst)
-                mount(src, dst, None, MS_BIND | MS_REC)
-                if entry not in WRITABLE:  # the host's files are read-only to a container
-                    mount(None, dst, None, MS_BIND | MS_REMOUNT | MS_RDONLY)
-            elif os.path.isfile(src):
-                open(dst, "w").close()
-                mount(src, dst, None, MS_BIND)
-        mount("tmpfs", self.scratch, "tmpfs", 0, "mode=0755")
-        tmp = os.path.join(self.path, "tmp")
-        if os.path.isdir(tmp) and not os.path.islink(tmp):
-            mount("tmpfs", tmp, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")  # a /tmp of its own, as in an image
-            for kept in self.keep:  # e.g. mini-kube itself, installed under /tmp: the stand-in images run from it
-                if kept.startswith("/tmp/") and os.path.isdir(kept):
-                    path = os.path.join(self.path, kept.lstrip("/"))
-                    os.makedirs(path, exist_ok=True)
-                    mount(kept, path, None, MS_BIND | MS_REC)
-                    mount(None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY)
+                bind(src, dst, LOCKED | MS_RDONLY)
+                self.read_only.append(dst)
+        for entry, mode in EMPTY.items():
+            path = self.at(entry)
+            if not os.path.lexists(path):
+                os.mkdir(path)
+                os.chmod(path, mode)
+        for kept in self.keep:
+            path = self.inside(kept)
+            if not os.path.isdir(kept) or under(path, self.read_only):
+                continue
+            os.makedirs(path, exist_ok=True)
+            bind(kept, path, LOCKED | MS_RDONLY, recursive=True)
+            self.read_only.append(path)
+        for hidden in self.hide:
+            path = self.inside(hidden)
+            if os.path.isdir(path) and under(path, self.read_only):
+                mount("tmpfs", path, "tmpfs", LOCKED | MS_NOEXEC | MS_RDONLY, "size=4k,mode=0555")
+        self.kernel_filesystems()
+
+    def kernel_filesystems(self):
+        """/proc of the Pod's PID namespace, /sys read-only, a private /dev (privileged: the host's devices)."""
+        mount("proc", self.at("proc"), "proc", LOCKED | MS_NOEXEC)
+        mount("sysfs", self.at("sys"), "sysfs", LOCKED | MS_NOEXEC | (0 if self.privileged else MS_RDONLY))
+        self.read_only += [self.at("proc"), self.at("sys")]
+        dev = self.at("dev")
+        if self.privileged:
+            bind("/dev", dev, MS_NOSUID, recursive=True)
+            return
+        mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=755,size=65536k")
+        for name, (major, minor) in DEVICES.items():
+            os.mknod(os.path.join(dev, name), 0o666 | stat.S_IFCHR, os.makedev(major, minor))
+            os.chmod(os.path.join(dev, name), 0o666)
+        for name, target in DEVICE_LINKS.items():
+            os.symlink(target, os.path.join(dev, name))
+        for name in ("pts", "shm"):
+            os.mkdir(os.path.join(dev, name))
+        mount("devpts", os.path.join(dev, "pts"), "devpts", MS_NOSUID | MS_NOEXEC,
+              "newinstance,ptmxmode=0666,mode=0620")
+        mount("shm", os.path.join(dev, "shm"), "tmpfs", LOCKED | MS_NOEXEC, "mode=1777,size=65536k")
+
+    def mask(self):
+        """The runtime's masked and read-only paths of /proc and /sys (not for privileged containers)."""
+        if self.privileged:
+            return
+        for path in MASKED:
+            target = self.at(path)
+            if os.path.isdir(target):
+                mount("tmpfs", target, "tmpfs", LOCKED | MS_NOEXEC | MS_RDONLY, "size=0")
+            elif os.path.exists(target):
+                bind("/dev/null", target, MS_NOSUID | MS_NOEXEC | MS_RDONLY)  # a device: not nodev
+        for path in READ_ONLY:
+            target = self.at(path)
+            if os.path.exists(target):
+                bind(target, target, LOCKED | MS_NOEXEC | MS_RDONLY)
+
+    def finish(self, read_only_root):
+        """/dev can no longer change (no device node can be made there); the root is read-only when asked."""
+        if not self.privileged:
+            mount(None, self.at("dev"), None, MS_REMOUNT | MS_NOSUID | MS_NOEXEC | MS_RDONLY, "mode=755")
+        if read_only_root:
+            mount(None, self.path, None, MS_BIND | MS_REMOUNT | LOCKED | MS_RDONLY)
 
     def inside(self, target):
         """`target` as a path under the root, its symlinks resolved as they will be after the chroot."""
@@ -91,22 +176,22 @@ class Root:
         return os.path.join(self.path, *done)
 
     def ensure(self, target, directory):
-        """Make `target` exist (a directory or an empty file), through an overlay where the host has no such path."""
+        """Make `target` exist (a directory or an empty file), through an overlay where the nearest existing
+        directory is read-only (the host's, which never changes)."""
         path = self.inside(target)
         if os.path.lexists(path):
             return path
         ancestor = os.path.dirname(path)
         while not os.path.isdir(ancestor):
             ancestor = os.path.dirname(ancestor)
-        under_overlay = any(ancestor == d or ancestor.startswith(d + "/") for d in self.overlaid)
-        if ancestor != self.path and not under_overlay:
+        if under(ancestor, self.read_only) and not under(ancestor, self.overlaid):
             self.overlaid.add(ancestor)
             self.overlays += 1
             upper = os.path.join(self.scratch, f"o{self.overlays}", "upper")
             work = os.path.join(self.scratch, f"o{self.overlays}", "work")
             os.makedirs(upper)
             os.makedirs(work)
-            mount("overlay", ancestor, "overlay", 0, f"lowerdir={ancestor},upperdir={upper},workdir={work}")
+            mount("overlay", ancestor, "overlay", LOCKED, f"lowerdir={ancestor},upperdir={upper},workdir={work}")
         if directory:
             os.makedirs(path, exist_ok=True)
         else:
@@ -115,10 +200,40 @@ class Root:
         return path
 
     def bind(self, source, target, read_only):
+        """A volume (or a file of the Pod's) at `target`: nosuid, nodev, read-only when asked."""
         path = self.ensure(target, os.path.isdir(source))
-        mount(source, path, None, MS_BIND | MS_REC)
-        if read_only:
-            mount(None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY)
+        bind(source, path, LOCKED | (MS_RDONLY if read_only else 0), recursive=True)
+
+    def enter(self, workdir):
+        """pivot_root into the root and let go of the host's (unmounted: nothing of it stays reachable)."""
+        os.chdir(self.path)
+        if libc.syscall(SYS_PIVOT_ROOT, b".", b".") != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"pivot_root {self.path}: {os.strerror(err)}")
+        if libc.umount2(b".", MNT_DETACH) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"unmount the host's root: {os.strerror(err)}")
+        os.chdir(workdir)
+
+
+def drop_privileges(security, last_cap):
+    """The container's identity: capability bounding set (a root process gets exactly it at exec, any other
+    user none), supplementary groups, gid, uid, and no_new_privs when asked."""
+    if not security:
+        return
+    if not security.get("privileged"):
+        wanted = set(security.get("bounding") or ())
+        for cap in range(last_cap + 1):
+            if cap not in wanted and libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+                err = ctypes.get_errno()
+                raise OSError(err, f"drop capability {cap}: {os.strerror(err)}")
+    os.setgroups(security.get("groups") or [])
+    gid, uid = security.get("gid", 0), security.get("uid", 0)
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+    if security.get("noNewPrivs") and libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"no_new_privs: {os.strerror(err)}")
 
 
 CLONE_NEWPID = 0x20000000
@@ -182,18 +297,22 @@ def main():
         for signum in FORWARDED:
             signal.signal(signum, signal.SIG_DFL)
     join_cgroups(spec.get("cgroups") or ())
-    root = Root(spec["root"], spec["scratch"], spec.get("keep") or ())
+    security = spec.get("security") or {}
+    with open("/proc/sys/kernel/cap_last_cap") as handle:
+        last_cap = int(handle.read())
+    root = Root(spec["root"], spec["scratch"], spec.get("keep") or (), spec.get("hide") or (),
+                bool(security.get("privileged")))
     root.build()
     for m in spec.get("mounts") or ():
         root.bind(m["source"], m["target"], m.get("readOnly", False))
     for target, source in (spec.get("files") or {}).items():
         root.bind(source, target, False)
-    os.chroot(root.path)
-    try:
-        os.chdir(spec.get("workdir") or "/")
-    except OSError:
-        os.makedirs(spec["workdir"], exist_ok=True)
-        os.chdir(spec["workdir"])
+    root.mask()
+    workdir = spec.get("workdir") or "/"
+    root.ensure(workdir, True)
+    root.finish(bool(security.get("readOnlyRoot")))
+    root.enter(workdir)
+    drop_privileges(security, last_cap)
     argv, env = spec["argv"], spec["env"]
     try:
         os.execvpe(argv[0], argv, env)

@@ -12,6 +12,8 @@ import aiohttp
 from mini_kube.client import ApiClient, ApiError, Conflict, NotFound
 from mini_kube.machinery.refs import PODS
 
+from .inflight import to_the_end
+
 log = logging.getLogger("mini-kube.kubelet")
 FIRST_RETRY, MAX_RETRY = 0.2, 10.0  # seconds between attempts (doubling)
 
@@ -23,8 +25,8 @@ async def final_delete(client: ApiClient, pod: dict[str, Any]) -> None:
     delay = FIRST_RETRY
     while True:
         try:
-            await client.delete(PODS, meta["name"], meta["namespace"],
-                                body={"gracePeriodSeconds": 0, "preconditions": {"uid": meta["uid"]}})
+            await to_the_end(client.delete(PODS, meta["name"], meta["namespace"], body={
+                "gracePeriodSeconds": 0, "preconditions": {"uid": meta["uid"]}}))
             return
         except NotFound:
             return

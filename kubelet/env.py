@@ -9,9 +9,10 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from .images import image_environment
+
 Getter = Callable[[str, str, str], Awaitable[dict[str, Any] | None]]  # (kind, namespace, name) -> object
 EXPAND = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
-BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
 class EnvError(Exception):
@@ -98,8 +99,8 @@ async def container_env(pod: dict[str, Any], container: dict[str, Any], get: Get
     """The whole environment of one container."""
     namespace = pod["metadata"]["namespace"]
     spec = pod.get("spec") or {}
-    env: dict[str, str] = {"PATH": BASE_PATH, "HOSTNAME": spec.get("hostname") or pod["metadata"]["name"],
-                           "HOME": "/root"}
+    env: dict[str, str] = {**image_environment(container.get("image") or ""),
+                           "HOSTNAME": spec.get("hostname") or pod["metadata"]["name"], "HOME": "/root"}
     links = [s for s in services if s["metadata"]["namespace"] == namespace] if spec.get(
         "enableServiceLinks", True) else []
     links += [s for s in services if s["metadata"]["namespace"] == "default" and

@@ -1,11 +1,20 @@
-"""What runs for a container that names no command: a stand-in (kubelet/standin.py) serving HTTP on its ports and
-its image's usual port, and, for web servers' images, the image's document root."""
+"""What an image means to a node without a container runtime or images.
+
+- mini-kube's own image (`mini-kube/mini-kube`, any tag) is the installation that serves the node: its scripts
+  and interpreter directories come first on PATH, so `mini-kube` and `python3` are the very ones serving the
+  cluster (whatever venv that is). Every other image starts from the host's standard PATH.
+- A container that names no command runs a stand-in (kubelet/standin.py) serving HTTP on its ports and its
+  image's usual port, and, for web servers' images, the image's document root."""
 
 from __future__ import annotations
 
+import os
 import sys
+import sysconfig
 from pathlib import Path
 
+BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+MINI_KUBE_IMAGE = "mini-kube/mini-kube"
 STANDIN = Path(__file__).with_name("standin.py")
 IMAGE_PORTS = {"nginx": 80, "httpd": 80, "caddy": 80, "traefik/whoami": 80, "hashicorp/http-echo": 5678}
 IMAGE_DOCROOTS = {"nginx": "/usr/share/nginx/html", "httpd": "/usr/local/apache2/htdocs", "caddy": "/usr/share/caddy"}
@@ -19,6 +28,19 @@ def image_name(image: str) -> str:
     for prefix in ("docker.io/library/", "docker.io/", "library/"):
         name = name.removeprefix(prefix)
     return name
+
+
+def installation_path() -> str:
+    """PATH with the serving installation first: the directory of its `mini-kube` script, then its interpreter's."""
+    first = [sysconfig.get_path("scripts"), os.path.dirname(sys.executable)]
+    return ":".join(dict.fromkeys([d for d in first if d] + BASE_PATH.split(":")))
+
+
+def image_environment(image: str) -> dict[str, str]:
+    """The environment an image gives its containers before the Pod's own variables."""
+    if image_name(image) == MINI_KUBE_IMAGE:
+        return {"PATH": installation_path()}
+    return {"PATH": BASE_PATH}
 
 
 def standin_argv(image: str, ports: list[int]) -> list[str]:

@@ -47,6 +47,7 @@ class KubeletConfig:
     config_retry: float = 2.0  # seconds between tries of a container whose ConfigMap/Secret is missing
     cgroups: bool = True  # process runtime: Pods and containers in cgroups with their limits, where writable
     pod_pids_limit: int = -1  # podPidsLimit: the most processes a Pod may have (-1: no limit)
+    housekeeping_interval: float = 10.0  # seconds between measures of Pods' local storage against their limits
 
 
 class Kubelet:
@@ -71,7 +72,8 @@ class Kubelet:
         self.env = WorkerEnv(client=client, runtime=runtime, events=self.events, ipam=Ipam(config.pod_cidr),
                              root=self.root, address=config.address, allocatable=dict(config.capacity),
                              services=self.services_informer.list,
-                             settings=WorkerSettings(config.backoff_base, config.config_retry), dialer=dialer)
+                             settings=WorkerSettings(config.backoff_base, config.config_retry,
+                                                     config.housekeeping_interval), dialer=dialer)
         self._tasks: list[asyncio.Task[None]] = []
         self._deletes: dict[str, asyncio.Task[None]] = {}  # final deletes of Pods that ended before this kubelet
         self._stopping: set[asyncio.Task[None]] = set()  # workers of Pods gone from the API, being stopped

@@ -5,6 +5,7 @@ and gives each node its loopback address and podCIDR."""
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import shutil
 import tempfile
@@ -50,6 +51,7 @@ class NodeSet:
         self.owns_root = owns_root
         self.kubelets: list[Kubelet] = []
         self.token = ""
+        self.hidden: list[str] = []  # directories no Pod may see besides the nodes' own (the server's data dir)
 
     @classmethod
     async def create(cls, client_factory: Any, *, runtime: str = "auto", root: str | None = None,
@@ -71,10 +73,21 @@ class NodeSet:
         if self.runtime != "process":
             return SimulatedRuntime()
         cgroups, why = pod_cgroups(config)
-        return ProcessRuntime(self.network, cgroups, unenforced=why)
+        node_ip = str(next(ipaddress.ip_network(config.pod_cidr).hosts()))  # kept for the node by its IPAM
+        return ProcessRuntime(self.network, cgroups, unenforced=why, node_name=config.node_name, node_ip=node_ip,
+                              hide=tuple(str(Path(p).resolve()) for p in (self.root, *self.hidden)))
 
-    async def _dial(self, host: str, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        return await open_connection_in(self.network.netns, host, port)
+    def _dialer(self, runtime: Runtime, address: str) -> Any:
+        """How the kubelet reaches its Pods: in the cluster network, or for its own address (hostNetwork Pods)
+        in the node's network namespace."""
+
+        async def dial(host: str, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+            node = getattr(runtime, "node", None)
+            if host == address and node is not None and node.netns is not None:
+                return await open_connection_in(node.netns, "127.0.0.1", port)
+            return await open_connection_in(self.network.netns, host, port)
+
+        return dial
 
     async def add(self, name: str, index: int, **overrides: Any) -> Kubelet:
         """Start the kubelet of node `name` (the index-th node: its address and podCIDR follow)."""
@@ -83,8 +96,10 @@ class NodeSet:
             shutil.rmtree(directory, ignore_errors=True)  # left by a crash: its pods are gone
         config = KubeletConfig(node_name=name, address=self.network.node_address(index),
                                pod_cidr=self.network.pod_cidr(index), root=str(directory), **overrides)
-        kubelet = Kubelet(self.client_factory(), config, self._runtime(config),
-                          dialer=self._dial if self.runtime == "process" else None, api_token=self.token,
+        runtime = self._runtime(config)
+        kubelet = Kubelet(self.client_factory(), config, runtime,
+                          dialer=self._dialer(runtime, config.address) if self.runtime == "process" else None,
+                          api_token=self.token,
                           network_netns=self.network.netns)
         await kubelet.start()
         self.kubelets.append(kubelet)
@@ -110,29 +125,17 @@ def pod_cgroups(config: KubeletConfig) -> tuple[PodCgroups | None, str]:
             log.warning("resources.limits are not enforced: %s", why)
         return None, why
     pids = config.pod_pids_limit if config.pod_pids_limit > 0 else None
-    return PodCgroups(driver, config.node_name, pids), ""
+    return PodCgroups(driver, config.node_name, pids, allocatable=config.capacity), ""
 
 
 async def kubelet_api_token(client: Any) -> str:
     """The bearer token the API server shows the kubelets (Secret kube-system/mini-kube-kubelet-api)."""
-    import base64
-    import secrets
+    from mini_kube.client.node_token import node_token
 
-    from mini_kube.client import AlreadyExists, NotFound
-    from mini_kube.machinery.refs import SECRETS
-
-    try:
-        found = await client.get(SECRETS, TOKEN_SECRET, "kube-system")
-        return base64.b64decode(found["data"]["token"]).decode()
-    except NotFound:
-        token = secrets.token_urlsafe(32)
-        body = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": TOKEN_SECRET, "namespace": "kube-system"},
-                "type": "Opaque", "data": {"token": base64.b64encode(token.encode()).decode()}}
-        try:
-            await client.create(SECRETS, body, "kube-system")
-            return token
-        except AlreadyExists:
-            return await kubelet_api_token(client)
+    token = await node_token(client, create=True)
+    if token is None:
+        raise RuntimeError(f"cannot read or create Secret kube-system/{TOKEN_SECRET}")
+    return token
 
 
 def node_names(count: int) -> list[str]:

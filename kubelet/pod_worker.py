@@ -18,15 +18,17 @@ from mini_kube.machinery.meta import meta
 from mini_kube.machinery.refs import PODS
 from mini_kube.machinery.times import now_rfc3339
 
-from . import hooks, pod_status
+from . import eviction, hooks, pod_status
 from .actions import Target
 from .container_events import ensure_image, field_path
 from .deletion import final_delete
 from .env import EnvError, container_env, expand
 from .images import standin_argv
+from .inflight import to_the_end
 from .probes import ProbeRunner
 from .records import ContainerRecord
 from .runtime.base import Container, ContainerSpec, Sandbox
+from .security import SecurityError, container_security
 from .volumes import VolumeError, container_mounts, make_volumes
 from .worker_env import WorkerEnv
 
@@ -90,6 +92,7 @@ class PodWorker:
         self._deleter: asyncio.Task[None] | None = None  # the final delete, once begun
         self._in_post_start: set[str] = set()  # containers started whose postStart hook has not returned
         self._kills: set[asyncio.Task[int | None]] = set()  # containers being stopped to be started again
+        self._storage: asyncio.Task[None] | None = None  # local storage measured against its limits (eviction.py)
 
     def start(self) -> None:
         """Begin running the Pod: its sandbox, volumes and containers, and the status writes."""
@@ -214,11 +217,13 @@ class PodWorker:
         while not self.terminating:
             try:
                 self.volumes = await make_volumes(self.pod, self.directory, self.env.get_object,
-                                                  self.env.request_token, self.env.root)
+                                                  self.env.request_token, self.env.root,
+                                                  memory=self.sandbox.memory if self.sandbox is not None else None)
                 break
             except (VolumeError, ApiError) as exc:
                 self.env.events.emit(self.pod, "FailedMount", _mount_failure(exc), "Warning")
                 await asyncio.sleep(2.0)
+        self._storage = eviction.watch(self, self.env.settings.housekeeping_interval)
         deadline = (self.pod.get("spec") or {}).get("activeDeadlineSeconds")
         if deadline is not None:
             self._deadline = asyncio.get_running_loop().call_later(float(deadline), self._deadline_exceeded)
@@ -293,7 +298,7 @@ class PodWorker:
             try:
                 container_spec = await self._container_spec(record, spec)
                 break
-            except EnvError as exc:
+            except (EnvError, SecurityError) as exc:
                 if "terminated" in record.state:
                     record.last_state = {"terminated": record.state["terminated"]}
                 record.state = {"waiting": {"reason": "CreateContainerConfigError", "message": str(exc)}}
@@ -433,7 +438,7 @@ class PodWorker:
         args = [expand(a, env) for a in spec.get("args") or ()]
         argv = command + args if command else args
         ports = [p["containerPort"] for p in spec.get("ports") or () if p.get("protocol", "TCP") == "TCP"]
-        mounts = container_mounts(spec, self.volumes)
+        mounts = container_mounts(spec, self.volumes, self.sandbox.memory if self.sandbox is not None else None)
         if not argv:
             argv = standin_argv(spec.get("image", ""), ports)
             if "--docroot" in argv:  # the image's own files: empty, writable, fresh for each run of the container
@@ -446,7 +451,8 @@ class PodWorker:
                              mounts=mounts,
                              log_path=str(log_dir / f"{record.restart_count}.log"), tty=bool(spec.get("tty")),
                              stdin=bool(spec.get("stdin")), ports=ports, hostname=self._hostname(),
-                             init=record.init, resources=spec.get("resources") or {})
+                             init=record.init, resources=spec.get("resources") or {},
+                             security=container_security(self.pod, spec))
 
     def _hostname(self) -> str:
         spec = self.pod.get("spec") or {}
@@ -468,6 +474,15 @@ class PodWorker:
                          "message": "Pod was active on the node longer than the specified deadline"}
         self.env.events.emit(self.pod, "DeadlineExceeded", self.override["message"])  # Normal, as upstream
         self._begin_termination(0.0)
+
+    def evict(self, message: str) -> None:
+        """Evict the Pod as upstream's eviction manager does: a Warning event, the containers stopped with a 1 s
+        grace period, the Pod Failed with reason Evicted and `message`."""
+        if self.terminating or self.finished.is_set():
+            return
+        self.override = {"phase": "Failed", "reason": "Evicted", "message": message}
+        self.env.events.emit(self.pod, "Evicted", message, "Warning")
+        self._begin_termination(eviction.GRACE)
 
     # -- ending ------------------------------------------------------------------------------------------------
     def _begin_termination(self, grace: float) -> None:
@@ -502,6 +517,8 @@ class PodWorker:
                 raise
         for task in [*self._started_tasks(self._main), *self._supervisors, *self._ephemeral_tasks]:
             task.cancel()
+        if self._storage is not None and self._storage is not asyncio.current_task():
+            self._storage.cancel()
         if self._main is not None:
             await self._ended(self._main)
         self.probes.stop_all()
@@ -562,7 +579,7 @@ class PodWorker:
             if record.container is not None and (record.running or record.name in self._in_post_start):
                 record.container.signal(signal.SIGKILL)
         self.probes.stop_all()
-        tasks = [*self._started_tasks(self._main, self._writer, self._terminator, self._deleter),
+        tasks = [*self._started_tasks(self._main, self._writer, self._terminator, self._deleter, self._storage),
                  *self._supervisors, *self._ephemeral_tasks, *self._kills]
         for task in tasks:
             task.cancel()
@@ -593,8 +610,8 @@ class PodWorker:
         if status == self._written:
             return
         try:
-            await self.env.client.patch(PODS, self.name, {"status": status}, self.namespace,
-                                            subresource="status")
+            await to_the_end(self.env.client.patch(PODS, self.name, {"status": status}, self.namespace,
+                                                   subresource="status"))
             self._written = status
         except NotFound:
             return

@@ -181,7 +181,8 @@ class KubeletServer:
         master = -1
         try:
             if tty:
-                master, slave = pty.openpty()
+                opener = getattr(runtime, "open_pty", None)  # a terminal of the container's own /dev/pts
+                master, slave = opener(record.container) if opener is not None else pty.openpty()
 
                 def child_setup() -> None:
                     setup()

@@ -1,7 +1,10 @@
-"""A Pod's volumes made as directories of its own (`<pod dir>/volumes/<name>`): emptyDir, configMap, secret,
-downwardAPI, projected (service-account token, ConfigMap, Secret, downward API), hostPath, and
-persistentVolumeClaim as node-local storage. The runtime mounts them at each container's `mountPath` inside
-the container's own mount namespace; nothing on the host outside the kubelet's directory changes."""
+"""A Pod's volumes made as directories of its own: emptyDir (`<pod dir>/volumes/<name>`), configMap, secret,
+downwardAPI, projected (service-account token, ConfigMap, Secret, downward API) on the Pod's own tmpfs where the
+runtime gives one (`memory`: mounted only in the Pod's mount namespace, so no other Pod and nothing on the node's
+disk holds them), hostPath, and persistentVolumeClaim as node-local storage. With the Pod's `fsGroup`, the
+volumes that support ownership get that group, group read (and write for emptyDir), and set-gid directories,
+as upstream's SetVolumeOwnership. The runtime mounts them at each container's `mountPath` inside the
+container's own mount namespace; nothing on the host outside the kubelet's directory changes."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .env import Getter, field_value, resource_value
+from .security import SecurityError
 
 TokenRequester = Callable[[dict[str, Any], dict[str, Any]], Awaitable[str]]  # (pod, source) -> token
 
@@ -79,25 +83,59 @@ def _downward(pod: dict[str, Any], items: list[dict[str, Any]], default_mode: in
     return out
 
 
+RW_MASK, RO_MASK, EXEC_MASK = 0o660, 0o440, 0o110
+OWNED = ("emptyDir", "configMap", "secret", "downwardAPI", "projected")  # the kinds fsGroup applies to
+
+
+def set_ownership(path: Path, group: int, read_only: bool) -> None:
+    """fsGroup on a volume: every file gets the group and group read (write unless read-only), directories
+    set-gid and group search, as upstream's SetVolumeOwnership."""
+    mask = RO_MASK if read_only else RW_MASK
+    for root, dirs, files in os.walk(path):
+        for name in [None, *dirs, *files]:
+            item = Path(root) if name is None else Path(root) / name
+            info = item.lstat()
+            os.lchown(item, -1, group)
+            if item.is_symlink():
+                continue
+            extra = mask | (0o2000 | EXEC_MASK if item.is_dir() else 0)
+            os.chmod(item, (info.st_mode & 0o7777) | extra)
+
+
 async def make_volumes(pod: dict[str, Any], pod_dir: Path, get: Getter, token: TokenRequester,
-                       node_root: Path) -> dict[str, str]:
-    """Make every volume of `pod`; returns volume name -> host path to mount. A VolumeError names its volume."""
+                       node_root: Path, memory: tuple[str, str] | None = None) -> dict[str, str]:
+    """Make every volume of `pod`; returns volume name -> host path to mount. `memory`: the Pod's tmpfs, as
+    the kubelet writes it and as the Pod's mount namespace has it. A VolumeError names its volume."""
     paths: dict[str, str] = {}
+    group = ((pod.get("spec") or {}).get("securityContext") or {}).get("fsGroup")
     for volume in (pod.get("spec") or {}).get("volumes") or ():
         try:
-            paths[volume["name"]] = await _make_volume(pod, volume, pod_dir, get, token, node_root)
+            paths[volume["name"]] = await _make_volume(pod, volume, pod_dir, get, token, node_root, memory)
+            kind = next((k for k in OWNED if k in volume), None)
+            if group is not None and kind is not None:
+                written = _written_at(pod_dir, volume["name"], kind, memory)
+                set_ownership(written, int(group), read_only=kind != "emptyDir")
         except VolumeError as exc:
             exc.volume = volume["name"]
             raise
     return paths
 
 
+def _written_at(pod_dir: Path, name: str, kind: str, memory: tuple[str, str] | None) -> Path:
+    if memory is not None and kind != "emptyDir":
+        return Path(memory[0]) / name
+    return pod_dir / "volumes" / name
+
+
 async def _make_volume(pod: dict[str, Any], volume: dict[str, Any], pod_dir: Path, get: Getter,
-                       token: TokenRequester, node_root: Path) -> str:
-    """Make one volume; returns the host path to mount."""
+                       token: TokenRequester, node_root: Path, memory: tuple[str, str] | None) -> str:
+    """Make one volume; returns the path to mount (as the Pod's mount namespace sees it)."""
     namespace = pod["metadata"]["namespace"]
     name = volume["name"]
     target = pod_dir / "volumes" / name
+    mounted = target
+    if memory is not None and "emptyDir" not in volume:
+        target, mounted = Path(memory[0]) / name, Path(memory[1]) / name
     files: dict[str, tuple[bytes, int]] | None = None
     if "emptyDir" in volume:
         target.mkdir(parents=True, exist_ok=True)
@@ -136,19 +174,31 @@ async def _make_volume(pod: dict[str, Any], volume: dict[str, Any], pod_dir: Pat
         target.mkdir(parents=True, exist_ok=True)
         for rel, (data, mode) in files.items():
             _write(target, {rel: data}, mode)
-    return str(target)
+    return str(mounted)
 
 
-def container_mounts(container: dict[str, Any], volumes: dict[str, str]) -> list[dict[str, Any]]:
-    """The bind mounts of one container: source (host path, subPath applied), target, readOnly."""
+def container_mounts(container: dict[str, Any], volumes: dict[str, str],
+                     memory: tuple[str, str] | None = None) -> list[dict[str, Any]]:
+    """The bind mounts of one container: source (host path, subPath applied), target, readOnly. The volumes on
+    the Pod's tmpfs (ConfigMap, Secret, downward API, projected) are always read-only, as upstream mounts them;
+    a subPath must stay inside its volume (a symlink a container made there cannot lead the bind elsewhere)."""
     mounts = []
     for mount in container.get("volumeMounts") or ():
         source = volumes.get(mount["name"])
         if source is None:
             continue
+        in_memory = memory is not None and (source == memory[1] or source.startswith(memory[1] + "/"))
         if mount.get("subPath"):
+            base = source
             source = os.path.join(source, mount["subPath"])
-            if not os.path.exists(source):
-                os.makedirs(source, exist_ok=True)
-        mounts.append({"source": source, "target": mount["mountPath"], "readOnly": bool(mount.get("readOnly"))})
+            written = memory[0] + source[len(memory[1]):] if in_memory and memory is not None else source
+            if not in_memory:
+                real, top = os.path.realpath(source), os.path.realpath(base)
+                if real != top and not real.startswith(top.rstrip("/") + "/"):
+                    raise SecurityError(f'failed to prepare subPath for volumeMount "{mount["name"]}" of container '
+                                        f'"{container.get("name", "")}"')
+            if not os.path.exists(written):
+                os.makedirs(written, exist_ok=True)
+        mounts.append({"source": source, "target": mount["mountPath"],
+                       "readOnly": bool(mount.get("readOnly")) or in_memory})
     return mounts

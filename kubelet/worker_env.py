@@ -41,6 +41,7 @@ class WorkerSettings:
 
     backoff_base: float = 10.0
     config_retry: float = 2.0
+    housekeeping_interval: float = 10.0  # seconds between measures of Pods' local storage against their limits
 
 
 @dataclass

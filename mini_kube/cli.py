@@ -13,7 +13,7 @@ from typing import Any
 from mini_kube.apiserver.datadir import StartupError
 from mini_kube.apiserver.kubeconfig import write_kubeconfig
 from mini_kube.apiserver.server import ApiServer, ServerConfig
-from mini_kube.client import ApiClient
+from mini_kube.client import ApiClient, KubeconfigError
 from mini_kube.client.leaderelection import add_timing_flags
 from mini_kube.controllers.signals import until_signalled
 
@@ -22,8 +22,10 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
     serve = sub.add_parser("serve", help="run the API server")
     serve.add_argument("--address", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=6443, help="port to listen on (default 6443; 0: any free port)")
-    serve.add_argument("--data-dir", default="~/.mini-kube", help="state directory, or :memory:")
-    serve.add_argument("--kubeconfig", default=None, help="where to write the kubeconfig (default DATA_DIR/kubeconfig)")
+    serve.add_argument("--data-dir", default="~/.mini-kube", help="state directory (default ~/.mini-kube), or "
+                       ":memory: for state that goes with the server")
+    serve.add_argument("--kubeconfig", default=None, help="where to write the kubeconfig (default DATA_DIR/kubeconfig; "
+                       "with --data-dir :memory:, ~/.mini-kube/kubeconfig)")
     serve.add_argument("--insecure-http", action="store_true", help="serve plain HTTP with no authentication")
     serve.add_argument("--token-auth-file", default=None,
                        help="static bearer tokens, upstream's CSV format: token,user,uid[,\"group1,group2\"]")
@@ -60,6 +62,11 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
 
 
 async def serve(args: argparse.Namespace) -> None:
+    from mini_kube.serve_options import kubeconfig_path, memory_kubeconfig_problem, serve_args_problem
+
+    problem = serve_args_problem(args) or memory_kubeconfig_problem(args)
+    if problem:
+        raise SystemExit(f"mini-kube: {problem}")
     data_dir = args.data_dir if args.data_dir == ":memory:" else str(Path(args.data_dir).expanduser())
     config = ServerConfig(address=args.address, port=args.port, data_dir=data_dir, insecure_http=args.insecure_http,
                           token_auth_file=args.token_auth_file, audit_log=args.audit_log,
@@ -76,9 +83,8 @@ async def serve(args: argparse.Namespace) -> None:
         await server.stop()  # close what was opened (the store's threads would keep the process alive)
         raise SystemExit(f"mini-kube: {exc}") from None
     try:
-        kubeconfig = args.kubeconfig or (str(Path(data_dir) / "kubeconfig") if data_dir != ":memory:" else None)
-        if kubeconfig:
-            write_kubeconfig(kubeconfig, server.admin_kubeconfig())
+        kubeconfig = kubeconfig_path(args, data_dir)
+        write_kubeconfig(kubeconfig, server.admin_kubeconfig())
         if not args.no_controllers:
             await start_controllers(server, args.controllers)
         if not args.no_scheduler:
@@ -86,14 +92,14 @@ async def serve(args: argparse.Namespace) -> None:
         if args.nodes > 0:
             root = args.node_root_dir or (str(Path(data_dir) / "nodes") if data_dir != ":memory:" else None)
             await start_nodes(server, args.nodes, runtime=args.node_runtime, root=root,
-                              external_cloud=not args.no_ccm)
+                              external_cloud=not args.no_ccm, kubelet_options=(
+                                  {} if args.pod_pids_limit is None else {"pod_pids_limit": args.pod_pids_limit}))
         if not args.no_ccm:
             await start_ccm(server, lb_pool=args.lb_pool or None)
         if not args.no_dns:
             await start_dns(server, port=args.dns_port)
         logging.getLogger("mini-kube").info("serving on %s (kubeconfig %s)", server.url, kubeconfig)
-        print(f"mini-kube API server ready at {server.url}" + (f", kubeconfig: {kubeconfig}" if kubeconfig else ""),
-              flush=True)
+        print(f"mini-kube API server ready at {server.url}, kubeconfig: {kubeconfig}", flush=True)
         await until_signalled()
     finally:
         await server.stop()  # also when a component fails to start: nothing may keep the process alive
@@ -141,8 +147,10 @@ async def start_nodes(server: ApiServer, count: int, **options: Any) -> Any:
     """Run `count` nodes (kubelet + kube-proxy each) in-process; returns them."""
     from mini_kube.kubelet.cli import node_names, start_in_process
 
+    data_dir = server.config.data_dir
     nodes = await start_in_process(lambda: client_for(server), node_names(count),
-                                   service_cidr=server.config.service_cidr, **options)
+                                   service_cidr=server.config.service_cidr,
+                                   hidden=[data_dir] if data_dir != ":memory:" else [], **options)
     server.lifecycle.on_stop(nodes.stop, first=True)
     return nodes
 
@@ -358,7 +366,10 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     module, _, function = RUNNERS[args.command].partition(":")
     run = getattr(importlib.import_module(module), function) if module else globals()[function]
-    asyncio.run(run(args))
+    try:
+        asyncio.run(run(args))
+    except KubeconfigError as exc:  # as kubectl: one line saying which file and why
+        raise SystemExit(f"mini-kube: {exc}") from None
     return 0
 
 if __name__ == "__main__":

@@ -46,11 +46,17 @@ def setns(path: str, nstype: int = CLONE_NEWNET) -> None:
 
 
 class Holder:
-    """A process that keeps new namespaces alive: `unshare --net [--mount] sleep infinity`."""
+    """A process that keeps namespaces alive: `unshare --net [--mount] [--uts] [--ipc] [--pid] sleep infinity`,
+    or one that joins existing ones first (`join`: kind -> /proc/<pid>/ns/<kind> path, entered by nsenter, which
+    then execs unshare: the holder is still one process)."""
 
-    def __init__(self, *, mount: bool = False, uts: bool = False, pid: bool = False) -> None:
-        args = ["unshare", "--net"] + (["--mount", "--propagation", "private"] if mount else []) + (
-            ["--uts"] if uts else []) + (["--pid", "--fork", "--kill-child"] if pid else [])
+    def __init__(self, *, mount: bool = False, uts: bool = False, pid: bool = False, ipc: bool = False,
+                 net: bool = True, join: dict[str, str] | None = None) -> None:
+        args = (["unshare"] + (["--net"] if net else []) + (["--mount", "--propagation", "private"] if mount else [])
+                + (["--uts"] if uts else []) + (["--ipc"] if ipc else [])
+                + (["--pid", "--fork", "--kill-child"] if pid else []))
+        if join:
+            args = ["nsenter", *(f"--{kind}={path}" for kind, path in join.items()), "--", *args]
         self.proc = subprocess.Popen([*args, "sleep", "infinity"], stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      preexec_fn=die_with_parent, close_fds=True)

@@ -4,7 +4,8 @@
   node has ready endpoints of the Service (and the proxy is healthy), else 503, with the count in the body and
   in `X-Load-Balancing-Endpoint-Weight`;
 - the proxy's own `/healthz` and `/livez` (port 10256 upstream): 200 once it has programmed its first sync;
-  and (mini-kube's own) `/connections`: the latest forwarded connections as JSON, for tracing a request's hops."""
+  and (mini-kube's own) `/connections`: the latest forwarded connections as JSON, for tracing a request's hops,
+  served only to requests bearing the control plane's node token (client/node_token.py)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
+from mini_kube.client.node_token import bears
 
 
 def service_payload(namespace: str, name: str, local_endpoints: int, proxy_healthy: bool) -> str:
@@ -75,11 +77,13 @@ def _stamp(value: dt.datetime | None) -> str:
 
 
 def proxy_healthz(last_synced: Callable[[], dt.datetime | None],
-                  records: Callable[[], list[dict[str, Any]]] = list) -> Callable[[web.BaseRequest], web.Response]:
+                  records: Callable[[], list[dict[str, Any]]] = list,
+                  token: Callable[[], str | None] = lambda: None) -> Callable[[web.BaseRequest], web.Response]:
     """kube-proxy's own /healthz and /livez: 200 after the first sync, with the times as upstream reports;
-    /connections: `records()`."""
+    /connections: `records()`, only to a request bearing the control plane's node token (to anyone else the port
+    serves health only, as upstream's, and /connections is 404 like any other path)."""
     def answer(request: web.BaseRequest) -> web.Response:
-        if request.path == "/connections":
+        if request.path == "/connections" and bears(request.headers.get("Authorization"), token()):
             return _json(200, json.dumps(records()))
         if request.path not in ("/healthz", "/livez"):
             return web.Response(status=404, text="404 page not found\n")

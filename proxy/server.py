@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 
 from mini_kube.client import ApiClient
 from mini_kube.client.informer import Informer, SharedInformerFactory, object_key
+from mini_kube.client.node_token import node_token
 from mini_kube.machinery.refs import ENDPOINTSLICES, NODES, SERVICES
 from mini_kube.network.connlog import ConnectionLog
 
@@ -139,6 +140,7 @@ class ProxyServer:
         self._states: dict[str, dict[tuple[str, str], PortState]] = {}
         self._health: dict[str, ServiceHealth] = {}
         self._healthz: HttpListener | None = None
+        self._records_token: str | None = None  # /connections is served to requests bearing it
         self._dirty: set[str] = set()
         self._wake = asyncio.Event()
         self._idle = asyncio.Event()
@@ -169,7 +171,9 @@ class ProxyServer:
                 log.warning("kube-proxy %s: healthz on %s:%s: %s", self.node_name, self.node_ip, self.healthz_port,
                             exc)
             else:
-                self._healthz = HttpListener(sock, proxy_healthz(lambda: self.last_synced, lambda: self.records))
+                self._records_token = await node_token(self.client, create=True)
+                self._healthz = HttpListener(sock, proxy_healthz(lambda: self.last_synced, lambda: self.records,
+                                                                 lambda: self._records_token))
                 await self._healthz.start()
         log.info("kube-proxy %s: programmed %d services on %s%s", self.node_name, len(self._states), self.node_ip,
                  f" and in {self.netns}" if self.netns else " (no cluster network: ClusterIPs not served)")

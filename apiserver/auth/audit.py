@@ -1,4 +1,4 @@
-"""The audit log: one audit.k8s.io/v1 Event per request (level Metadata), as JSON lines.
+"""The audit log: one audit.k8s.io/v1 Event per request (level Metadata), as JSON lines, in a file created 0600.
 
 Off unless a path is given. Writing happens on a background thread, so request handling never waits on disk.
 """
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import os
 import queue
 import threading
 import uuid
@@ -71,6 +72,11 @@ def make_event(*, user: UserInfo, attrs: AttributesLike, request_uri: str, code:
     return event
 
 
+def open_private(path: Path) -> Any:
+    """Open `path` for appending, creating it 0600 (owner only, as upstream's audit log) when it is new."""
+    return os.fdopen(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab", buffering=0)
+
+
 class AuditLog:
     """Appends events to `path` from a writer thread; a no-op when `path` is None.
 
@@ -118,7 +124,7 @@ class AuditLog:
             events = [i for i in batch if i is not _STOP]
             if events:
                 try:
-                    handle = handle or self.path.open("ab", buffering=0)
+                    handle = handle or open_private(self.path)
                     handle.write(b"".join(orjson.dumps(i) + b"\n" for i in events))
                 except OSError as exc:
                     self._drop(len(events), f"cannot write {self.path}: {exc.strerror or exc}")

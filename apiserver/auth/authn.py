@@ -62,12 +62,31 @@ def bearer_token(authorization: str | None) -> str | None:
 
 
 class X509Authenticator:
-    """Client certificates signed by the cluster CA: CN is the user, each O a group."""
+    """Client certificates signed by the cluster CA: CN is the user, each O a group. A certificate verified
+    once is remembered (its user and validity window, up to CACHE_SIZE certificates), so the clients that
+    send the same certificate on every request cost one signature check, not one per request."""
+
+    CACHE_SIZE = 1024
 
     def __init__(self, ca_cert: x509.Certificate) -> None:
         self.ca_cert = ca_cert
+        self._verified: dict[bytes, tuple[UserInfo, dt.datetime, dt.datetime]] = {}
 
     def authenticate(self, der: bytes, now: dt.datetime | None = None) -> UserInfo:
+        now = now or dt.datetime.now(dt.UTC)
+        known = self._verified.get(der)
+        if known is None:
+            known = self._verify(der)
+            if len(self._verified) >= self.CACHE_SIZE:
+                del self._verified[next(iter(self._verified))]
+            self._verified[der] = known
+        user, not_before, not_after = known
+        if not not_before <= now <= not_after:
+            raise AuthenticationError("x509: certificate has expired or is not yet valid")
+        return user
+
+    def _verify(self, der: bytes) -> tuple[UserInfo, dt.datetime, dt.datetime]:
+        """The certificate's user and validity window, once its issuer, signature and usages are checked."""
         try:
             cert = x509.load_der_x509_certificate(der)
         except ValueError as e:
@@ -78,9 +97,6 @@ class X509Authenticator:
             cert.verify_directly_issued_by(self.ca_cert)
         except (InvalidSignature, ValueError, TypeError) as e:
             raise AuthenticationError("x509: certificate signed by unknown authority") from e
-        now = now or dt.datetime.now(dt.UTC)
-        if not cert.not_valid_before_utc <= now <= cert.not_valid_after_utc:
-            raise AuthenticationError("x509: certificate has expired or is not yet valid")
         try:
             usages = cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
             if ExtendedKeyUsageOID.CLIENT_AUTH not in usages and ExtendedKeyUsageOID.ANY_EXTENDED_KEY_USAGE not in usages:
@@ -92,7 +108,7 @@ class X509Authenticator:
         if not name:
             raise AuthenticationError("x509: certificate has no common name")
         groups = tuple(str(a.value) for a in cert.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME))
-        return UserInfo(name, groups=groups)
+        return UserInfo(name, groups=groups), cert.not_valid_before_utc, cert.not_valid_after_utc
 
 
 class TokenFileAuthenticator:

@@ -18,7 +18,6 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from mini_kube.apiserver.auth.user import UserInfo, service_account_groups, service_account_username
-from mini_kube.machinery import times
 
 DEFAULT_ISSUER = "https://kubernetes.default.svc.cluster.local"
 LEEWAY_SECONDS = 60
@@ -74,7 +73,7 @@ class ServiceAccountTokens:
                     expiration_seconds: int = 3600, bound: BoundObject | None = None,
                     node: BoundObject | None = None, now: dt.datetime | None = None) -> IssuedToken:
         """Sign a token for the service account `namespace/name` (uid `uid`)."""
-        now = now or times.now()
+        now = now or dt.datetime.now(dt.UTC)
         iat = int(now.timestamp())
         exp = iat + int(expiration_seconds)
         private: dict[str, Any] = {"namespace": namespace}

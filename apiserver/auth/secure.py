@@ -92,4 +92,5 @@ def secure(config: ServerConfig, objects: ObjectReader, *, pki_hosts: list[str] 
     return Security(authenticate, authorize, rbac, kinds,
                     admin_kubeconfig=lambda url: kubeconfig_yaml(url, pki, namespace="default"),
                     ssl_context=server_ssl_context(pki), pki=pki, tokens=tokens,
-                    auditor=auditor if auditor.log.enabled else None)
+                    auditor=auditor if auditor.log.enabled else None,
+                    throwaway_dir=data_dir if config.data_dir == ":memory:" else None)

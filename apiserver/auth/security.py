@@ -8,9 +8,12 @@ the real thing (a separate module, so insecure mode never imports JWT and x509 c
 
 from __future__ import annotations
 
+import asyncio
+import shutil
 import ssl
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
@@ -65,6 +68,14 @@ class Security:
     pki: Pki | None = None  # the cluster CA, serving and admin certificates, service-account signing key
     tokens: ServiceAccountTokens | None = None  # issues and checks service-account tokens
     auditor: Auditor | None = None  # set when an audit log is written
+    throwaway_dir: Path | None = None  # a :memory: server's PKI: its CA key goes with the server
+
+    async def close(self) -> None:
+        """Flush the audit log; remove a throw-away PKI."""
+        if self.auditor is not None:
+            await self.auditor.close()
+        if self.throwaway_dir is not None:
+            await asyncio.to_thread(shutil.rmtree, self.throwaway_dir, True)
 
 
 def insecure(objects: ObjectReader) -> Security:

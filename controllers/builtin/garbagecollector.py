@@ -30,6 +30,19 @@ IGNORED = {("", "events"), ("events.k8s.io", "events")}
 REDISCOVER_AFTER = 0.5
 
 
+LIVE_INDEX = "gc-owner-uid-undeleted"  # owners' uids, of dependents not being deleted yet
+BLOCKING_INDEX = "gc-owner-uid-blocking"  # owners' uids whose references have blockOwnerDeletion
+
+
+def _live_owners(obj: dict[str, Any]) -> tuple[str, ...]:
+    meta = object_meta(obj)
+    return () if meta.get("deletionTimestamp") else tuple(r.get("uid", "") for r in meta.get("ownerReferences") or ())
+
+
+def _blocked_owners(obj: dict[str, Any]) -> tuple[str, ...]:
+    return tuple(r.get("uid", "") for r in object_meta(obj).get("ownerReferences") or () if r.get("blockOwnerDeletion"))
+
+
 class GarbageCollector(Controller):
     name = "garbagecollector"
     workers = 4
@@ -38,6 +51,7 @@ class GarbageCollector(Controller):
         super().__init__(client, informers, **kwargs)
         self.kinds: dict[tuple[str, str], ResourceRef] = {}  # (apiVersion group, kind) -> resource
         self.by_uid: dict[str, tuple[Informer, str]] = {}
+        self.waiting: set[str] = set()  # owners being deleted in foreground or orphaning their dependents
         self._watched: set[ResourceRef] = set()
         self._rediscover: asyncio.TimerHandle | None = None
 
@@ -71,6 +85,8 @@ class GarbageCollector(Controller):
                 continue
             self._watched.add(ref)
             informer = self.factory.informer(ref)
+            informer.add_index(LIVE_INDEX, _live_owners)
+            informer.add_index(BLOCKING_INDEX, _blocked_owners)
             informer.add_handler(lambda event, old, new, inf=informer: self._observe(inf, event, old, new))
             if informer not in self.informers:
                 self.informers.append(informer)
@@ -78,26 +94,35 @@ class GarbageCollector(Controller):
 
     def _observe(self, informer: Informer, event: str, old: dict[str, Any] | None,
                  new: dict[str, Any] | None) -> None:
+        """Queue what this change may require, in work proportional to it: a dependent is checked when it
+        appears or its references change, an owner when it waits for its dependents (foreground or orphan) and
+        one of them changes, the dependents of what was deleted."""
         obj = new if event != "delete" else old
         if not obj:
             return
-        uid = object_meta(obj).get("uid")
+        meta = object_meta(obj)
+        uid = meta.get("uid")
         if not uid:
             return
         if event == "delete":
             self.by_uid.pop(uid, None)
+            self.waiting.discard(uid)
             for dependent in self._dependents(uid):
                 self.queue.add(("dependent", object_meta(dependent).get("uid")))
-            return
-        self.by_uid[uid] = (informer, object_key(obj))
-        meta = object_meta(obj)
-        if meta.get("ownerReferences"):
-            self.queue.add(("dependent", uid))
-        if meta.get("deletionTimestamp") and {FOREGROUND, ORPHAN} & set(meta.get("finalizers") or ()):
-            self.queue.add(("owner", uid))
-        if old is not None and object_meta(old).get("ownerReferences") and event == "update":
-            for ref in object_meta(old).get("ownerReferences") or ():  # an owner waiting in foreground re-checks
-                self.queue.add(("owner", ref.get("uid")))
+        else:
+            self.by_uid[uid] = (informer, object_key(obj))
+            refs = meta.get("ownerReferences")
+            if refs and (old is None or object_meta(old).get("ownerReferences") != refs):
+                self.queue.add(("dependent", uid))
+            if meta.get("deletionTimestamp") and {FOREGROUND, ORPHAN} & set(meta.get("finalizers") or ()):
+                self.waiting.add(uid)
+                self.queue.add(("owner", uid))
+            else:
+                self.waiting.discard(uid)
+        for changed in (old, new):  # an owner waiting in foreground re-checks
+            for ref in (object_meta(changed).get("ownerReferences") or ()) if changed else ():
+                if ref.get("uid") in self.waiting:
+                    self.queue.add(("owner", ref["uid"]))
 
     def _lookup(self, uid: str) -> tuple[Informer, dict[str, Any]] | None:
         found = self.by_uid.get(uid)
@@ -107,8 +132,10 @@ class GarbageCollector(Controller):
         obj = informer.get(key)
         return (informer, obj) if obj is not None and object_meta(obj).get("uid") == uid else None
 
-    def _dependents(self, uid: str) -> list[dict[str, Any]]:
-        return [obj for informer in self.informers for obj in informer.by_index("owner-uid", uid)]
+    def _dependents(self, uid: str, index: str = "owner-uid") -> list[dict[str, Any]]:
+        """The objects whose `index` (any reference, LIVE_INDEX or BLOCKING_INDEX) names owner `uid`."""
+        return [obj for informer in self.informers if informer.index_keys(index, uid)
+                for obj in informer.by_index(index, uid)]
 
     # -- reconcile ----------------------------------------------------------------------------------------
     async def reconcile(self, key: Any) -> Result | None:
@@ -164,29 +191,27 @@ class GarbageCollector(Controller):
             await self.client.patch(ref, meta["name"], patch, meta.get("namespace"))
 
     async def _finish_owner(self, informer: Informer, owner: dict[str, Any]) -> Result | None:
+        """An owner being deleted in foreground or orphaning: act on the dependents this still requires (those
+        not yet deleted, or still referencing it), then remove the finalizer once none blocks it."""
         meta = object_meta(owner)
-        finalizers = list(meta.get("finalizers") or ())
+        finalizers = meta.get("finalizers") or ()
         uid = meta["uid"]
-        dependents = self._dependents(uid)
         if ORPHAN in finalizers:
-            for dependent in dependents:
+            for dependent in self._dependents(uid):
                 found = self._lookup(object_meta(dependent).get("uid", ""))
                 if found is not None:
                     refs = [r for r in object_meta(dependent).get("ownerReferences") or () if r.get("uid") != uid]
                     await self._set_owner_refs(found[0].ref, dependent, refs)
             return await self._remove_finalizer(informer, owner, ORPHAN)
         if FOREGROUND in finalizers:
-            blocking = 0
-            for dependent in dependents:
+            for dependent in self._dependents(uid, LIVE_INDEX):
                 dmeta = object_meta(dependent)
-                ref = next((r for r in dmeta.get("ownerReferences") or () if r.get("uid") == uid), {})
-                blocking += bool(ref.get("blockOwnerDeletion"))
                 found = self._lookup(dmeta.get("uid", ""))
                 if found is not None and not dmeta.get("deletionTimestamp"):
                     with contextlib.suppress(NotFound):
                         await self.client.delete(found[0].ref, dmeta["name"], dmeta.get("namespace"), body={
                             "kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Foreground"})
-            if blocking:
+            if any(i.index_keys(BLOCKING_INDEX, uid) for i in self.informers):
                 return Result(requeue_after=0.5)  # dependents' deletions wake this too; this is a safety net
             return await self._remove_finalizer(informer, owner, FOREGROUND)
         return None

@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from ..session import Session, UsageError
+from ..transport import ApiError
 
 
 def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -81,15 +82,54 @@ def _exit_code(status: dict[str, Any]) -> int:
     return 1
 
 
+EXEC_FLAGS = argparse.ArgumentParser(add_help=False, argument_default=argparse.SUPPRESS, exit_on_error=False)
+EXEC_FLAGS.add_argument("-c", "--container")
+EXEC_FLAGS.add_argument("-i", "--stdin", action="store_true")
+EXEC_FLAGS.add_argument("-t", "--tty", action="store_true")
+EXEC_FLAGS.add_argument("-n", "--namespace")
+
+
+def exec_command(args: argparse.Namespace) -> list[str]:
+    """The command after `--`; flags between the pod and `--` (`exec POD -c C -it -- cmd`, as kubectl takes them)
+    are set on `args`."""
+    words = list(args.argv)
+    if "--" not in words:
+        return words
+    cut = words.index("--")
+    try:
+        flags, extra = EXEC_FLAGS.parse_known_args(words[:cut])
+    except argparse.ArgumentError as exc:
+        raise UsageError(str(exc)) from None
+    if extra:
+        raise UsageError(f"exec expects one pod name, then the command after --: unexpected {' '.join(extra)}")
+    for key, value in vars(flags).items():
+        setattr(args, key, value)
+    return words[cut + 1:]
+
+
+def _upgrade_error(exc: Exception) -> ApiError:
+    """The API server's refusal of the exec upgrade (404 for a missing pod, 400 for a missing container) as the
+    Status it sent."""
+    response = exc.response  # type: ignore[attr-defined]
+    try:
+        body = json.loads(response.body or b"{}")
+    except ValueError:
+        body = {}
+    if not isinstance(body, dict) or not body.get("message"):
+        body = {"message": (response.body or b"").decode(errors="replace").strip() or
+                f"unable to upgrade connection: {response.status_code} {response.reason_phrase}"}
+    return ApiError(response.status_code, body)
+
+
 def run_exec(session: Session) -> int:
     """Run a command in a container over the exec WebSocket; stdin (with -i) is sent as channel 0."""
-    import threading
     from urllib.parse import urlencode
 
+    from websockets.exceptions import InvalidStatus
     from websockets.sync.client import connect
 
     args = session.args
-    argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+    argv = exec_command(args)
     if not argv:
         raise UsageError("you must specify at least one command for the container")
     query = [("command", word) for word in argv] + [("stdout", "true"), ("stderr", "true")]
@@ -106,27 +146,38 @@ def run_exec(session: Session) -> int:
     headers = transport._headers("*/*", None)
     headers.pop("Accept", None)
     ssl_context = transport._ssl_context() if scheme == "wss" else None
-    with connect(url, subprotocols=["v5.channel.k8s.io", "v4.channel.k8s.io"], additional_headers=headers,
-                 ssl=ssl_context, max_size=None, open_timeout=30) as ws:
-        if args.stdin:
-            def pump() -> None:
-                for chunk in iter(lambda: sys.stdin.buffer.read1(32768), b""):
-                    ws.send(b"\x00" + chunk)
-                if ws.subprotocol == "v5.channel.k8s.io":
-                    ws.send(b"\xff\x00")  # v5: close stdin
-            threading.Thread(target=pump, daemon=True).start()
-        code = 0
-        for message in ws:
-            data = message if isinstance(message, bytes) else message.encode()
-            if not data:
-                continue
-            channel, payload = data[0], data[1:]
-            if channel == 1:
-                sys.stdout.buffer.write(payload)
-                sys.stdout.flush()
-            elif channel == 2:
-                sys.stderr.buffer.write(payload)
-                sys.stderr.flush()
-            elif channel == 3 and payload:
-                code = _exit_code(json.loads(payload))
-        return code
+    try:
+        ws = connect(url, subprotocols=["v5.channel.k8s.io", "v4.channel.k8s.io"], additional_headers=headers,
+                     ssl=ssl_context, max_size=None, open_timeout=30)
+    except InvalidStatus as exc:
+        raise _upgrade_error(exc) from None
+    with ws:
+        return _stream(ws, stdin=args.stdin)
+
+
+def _stream(ws: Any, *, stdin: bool) -> int:
+    """Copy the exec channels to this process's stdout and stderr (and stdin in); the command's exit code."""
+    import threading
+
+    if stdin:
+        def pump() -> None:
+            for chunk in iter(lambda: sys.stdin.buffer.read1(32768), b""):
+                ws.send(b"\x00" + chunk)
+            if ws.subprotocol == "v5.channel.k8s.io":
+                ws.send(b"\xff\x00")  # v5: close stdin
+        threading.Thread(target=pump, daemon=True).start()
+    code = 0
+    for message in ws:
+        data = message if isinstance(message, bytes) else message.encode()
+        if not data:
+            continue
+        channel, payload = data[0], data[1:]
+        if channel == 1:
+            sys.stdout.buffer.write(payload)
+            sys.stdout.flush()
+        elif channel == 2:
+            sys.stderr.buffer.write(payload)
+            sys.stderr.flush()
+        elif channel == 3 and payload:
+            code = _exit_code(json.loads(payload))
+    return code

@@ -92,6 +92,16 @@ def pod_limits(pod: dict[str, Any], pids: int | None = None) -> Limits:
                   cpu_shares=milli_cpu_to_shares(cpu_request), pids=pids)
 
 
+def node_limits(allocatable: dict[str, Any], pod_pids: int | None = None) -> Limits:
+    """The `kubepods` cgroup, which holds every Pod of the node, as upstream's node allocatable enforcement sets
+    it: memory limited to the node's allocatable memory, cpu shares from its allocatable cpu; processes limited
+    to `pod_pids` (the per-Pod limit) times the Pods the node may run."""
+    memory, cpu = _amount(allocatable, "memory"), _amount(allocatable, "cpu")
+    pods = _amount(allocatable, "pods")
+    return Limits(memory=memory or None, cpu_shares=milli_cpu_to_shares(cpu) if cpu else None,
+                  pids=pod_pids * pods if pod_pids and pods else None)
+
+
 def qos_class(pod: dict[str, Any]) -> str:
     """status.qosClass as the API server set it, else computed the same way."""
     known = (pod.get("status") or {}).get("qosClass")

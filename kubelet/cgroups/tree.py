@@ -15,7 +15,7 @@ from typing import Any
 
 from . import ROOT, detect
 from .driver import Driver
-from .limits import MIN_SHARES, Limits, container_limits, pod_limits, qos_class
+from .limits import MIN_SHARES, Limits, container_limits, node_limits, pod_limits, qos_class
 
 log = logging.getLogger("mini-kube.kubelet")
 OWNER = re.compile(r"^proc-(\d+)-(\d+)$")
@@ -54,7 +54,8 @@ def sweep(driver: Driver, timeout: float = 5.0) -> list[str]:
 class PodCgroups:
     """The cgroups of one node's Pods and containers."""
 
-    def __init__(self, driver: Driver, node: str, pids_limit: int | None = None) -> None:
+    def __init__(self, driver: Driver, node: str, pids_limit: int | None = None,
+                 allocatable: dict[str, str] | None = None) -> None:
         self.driver = driver
         self.pids_limit = pids_limit
         name, n = node, 1
@@ -64,7 +65,7 @@ class PodCgroups:
         self.base = f"{ROOT}/{owner()}/{name}"
         _claimed.add(self.base)
         driver.remove(self.base)  # left by an earlier kubelet of this process that did not stop
-        driver.create(f"{self.base}/kubepods")
+        driver.create(f"{self.base}/kubepods", node_limits(allocatable or {}, pids_limit))
         driver.create(f"{self.base}/kubepods/burstable")
         driver.create(f"{self.base}/kubepods/besteffort", Limits(cpu_shares=MIN_SHARES))
 

@@ -23,6 +23,7 @@ class Sandbox:
     ip: str
     directory: str
     netns: str | None = None  # /proc/<pid>/ns/net, when the Pod has its own network namespace
+    memory: tuple[str, str] | None = None  # a tmpfs only the Pod mounts, for its secret volumes: (written, mounted)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -42,6 +43,7 @@ class ContainerSpec:
     hostname: str = ""
     init: bool = False  # an init container: runs to completion
     resources: dict[str, Any] = field(default_factory=dict)  # the container's `resources` (requests, limits)
+    security: dict[str, Any] = field(default_factory=dict)  # user, groups, capabilities... (kubelet/security.py)
 
 
 class Container(abc.ABC):

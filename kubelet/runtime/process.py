@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import json
 import os
+import shlex
 import shutil
 import signal
+import struct
 import sys
 import uuid
 from collections.abc import Callable
@@ -24,18 +27,26 @@ from mini_kube.network.namespaces import Holder, die_with_parent, run_in
 
 from ..cgroups.tree import PodCgroups
 from ..logs import LogWriter
+from ..security import CAPABILITIES, setpriv_argv
 from .base import Container, ContainerSpec, Runtime, Sandbox
+from .node_namespaces import NodeNamespaces
 
 INIT = Path(__file__).resolve().parent.parent / "containerinit.py"
-# what a container must still see where its /tmp hides the host's: the interpreter and mini-kube (the stand-in images)
-KEEP = sorted({os.path.realpath(sys.prefix), str(INIT.parent.parent)})
+# what a container sees of the host besides its system directories (read-only): the interpreter and mini-kube
+# itself (the stand-in images, and Pods that run mini-kube's own programs, run from them)
+KEEP = sorted({os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix), str(INIT.parent.parent)})
+SETPRIV = shutil.which("setpriv") or "setpriv"
+TIOCGPTPEER = 0x5441  # the slave of a pty master, opened without a path lookup (Linux 4.13)
+TIOCSPTLCK = 0x40045431  # unlock the pty slave
+VOLUME_TMPFS = "memory"  # under a Pod's directory: where its token, Secret and ConfigMap volumes live (a tmpfs)
 
 
 class ProcessContainer(Container):
     def __init__(self, proc: asyncio.subprocess.Process, log: LogWriter, pumps: list[asyncio.Task[None]],
                  container_id: str, cgroups: PodCgroups | None = None, cgroup: str = "",
-                 started: asyncio.Future[bytes] | None = None) -> None:
+                 started: asyncio.Future[bytes] | None = None, security: dict[str, Any] | None = None) -> None:
         self.id = f"mini-kube://{container_id}"
+        self.security = security or {}  # the identity and capabilities processes exec'd into it get too
         self._started = started  # done once the command is exec'd (or could not be: then why)
         self.cgroups = cgroups
         self.cgroup = cgroup  # its cgroup path ("" without cgroups)
@@ -112,32 +123,57 @@ class ProcessRuntime(Runtime):
     name = "process"
     runs_processes = True
 
-    def __init__(self, network: Any, cgroups: PodCgroups | None = None, *, unenforced: str = "") -> None:
+    def __init__(self, network: Any, cgroups: PodCgroups | None = None, *, unenforced: str = "",
+                 node_name: str = "", node_ip: str = "", hide: tuple[str, ...] = ()) -> None:
         self.network = network
         self.cgroups = cgroups
         self.unenforced = unenforced  # without cgroups: why resources.limits are not enforced
+        self.hide = hide  # host directories no container may see (the node's root dir, the data dir)
+        self.node = NodeNamespaces(network, node_name, node_ip)  # what hostNetwork/hostPID/hostIPC Pods share
 
     async def create_sandbox(self, pod: dict[str, Any], ip: str, directory: str) -> Sandbox:
-        holder = Holder(uts=True, pid=True)
+        """The Pod's namespaces: network (a veth on the cluster bridge with the Pod's IP), UTS, IPC, PID and a
+        mount namespace holding a tmpfs for its secret volumes, or the node's network, UTS, PID and IPC
+        namespaces where the spec asks (hostNetwork, hostPID, hostIPC)."""
+        spec = pod.get("spec") or {}
+        host_network, host_pid, host_ipc = (bool(spec.get(k)) for k in ("hostNetwork", "hostPID", "hostIPC"))
+        join: dict[str, str] = {}
+        if host_network or host_pid or host_ipc:
+            node = await asyncio.get_running_loop().run_in_executor(None, self.node.ensure)
+            join = {**({"net": node.netns, "uts": f"/proc/{node.pid}/ns/uts"} if host_network else {}),
+                    **({"ipc": f"/proc/{node.pid}/ns/ipc"} if host_ipc else {})}
+        holder = Holder(net=not host_network, uts=not host_network, ipc=not host_ipc, pid=not host_pid, mount=True,
+                        join=join)
         uid = pod["metadata"]["uid"]
         host_side = f"v{uid.replace('-', '')[:12]}"
         net = self.network
+        hostname = spec.get("hostname") or pod["metadata"]["name"]
+        memory = Path(directory) / VOLUME_TMPFS
+        memory.mkdir(parents=True, exist_ok=True)
         try:  # a failure leaves nothing behind (the kubelet tries again): the holder takes its namespaces along
             await asyncio.get_running_loop().run_in_executor(None, holder.wait_ready)
-            await _ip(net.netns, f"link add {host_side} type veth peer name eth0 netns {holder.pid}\n"
-                                 f"link set {host_side} master mk0 up\n")
-            await _ip(holder.netns, f"link set lo up\naddr add {ip}/{net.prefix_length} dev eth0\n"
-                                    f"link set eth0 up\nroute add default via {net.gateway}\n")
-            hostname = (pod.get("spec") or {}).get("hostname") or pod["metadata"]["name"]
-            await _run("nsenter", f"--uts=/proc/{holder.pid}/ns/uts", "hostname", hostname[:63])
+            if not host_network:
+                await _ip(net.netns, f"link add {host_side} type veth peer name eth0 netns {holder.pid}\n"
+                                     f"link set {host_side} master mk0 up\n")
+                await _ip(holder.netns, f"link set lo up\naddr add {ip}/{net.prefix_length} dev eth0\n"
+                                        f"link set eth0 up\nroute add default via {net.gateway}\n")
+            setup = f"mount -t tmpfs -o mode=0755,nosuid,nodev,noexec,size=64m tmpfs {memory}"
+            if not host_network:
+                setup = f"hostname {shlex.quote(hostname[:63])} && {setup}"
+            await _run("nsenter", f"--uts=/proc/{holder.pid}/ns/uts", f"--mount=/proc/{holder.pid}/ns/mnt", "--",
+                       "sh", "-c", setup)
         except BaseException:
             holder.close()
             raise
         base = Path(directory)
         (base / "etc").mkdir(parents=True, exist_ok=True)
-        (base / "etc" / "hosts").write_text(_hosts(pod, ip, hostname))
+        (base / "etc" / "hosts").write_text(_hosts(pod, ip, hostname if not host_network else self.node.name))
         (base / "etc" / "resolv.conf").write_text(_resolv(pod, net.dns_ip))
-        return Sandbox(uid=uid, ip=ip, directory=directory, netns=holder.netns, extra={"holder": holder, "pod": pod})
+        extra: dict[str, Any] = {"holder": holder, "pod": pod}
+        if host_pid:
+            extra["pidns"] = self.node.pidns
+        return Sandbox(uid=uid, ip=ip, directory=directory, netns=holder.netns, extra=extra,
+                       memory=(f"/proc/{holder.pid}/root{memory}", str(memory)))
 
     async def start(self, sandbox: Sandbox, spec: ContainerSpec) -> Container:
         holder: Holder = sandbox.extra["holder"]
@@ -151,13 +187,19 @@ class ProcessRuntime(Runtime):
         files = {"/etc/hosts": str(base / "etc" / "hosts"), "/etc/resolv.conf": str(base / "etc" / "resolv.conf")}
         spec_file = base / f"container-{run_id}.json"
         started_r, started_w = os.pipe()
+        security = dict(spec.security)
+        if security.get("capabilities") is not None:
+            security["bounding"] = [CAPABILITIES.index(c) for c in security["capabilities"]]
+        hide = sorted({*self.hide, str(Path(sandbox.directory).parent.parent)})  # the node's root dir
         spec_file.write_text(json.dumps({"root": str(root), "scratch": str(scratch), "mounts": spec.mounts,
                                          "files": files, "workdir": spec.workdir, "argv": spec.argv,
-                                         "pidns": holder.pidns, "env": spec.env, "started_fd": started_w,
-                                         "keep": KEEP,
+                                         "pidns": sandbox.extra.get("pidns") or holder.pidns, "env": spec.env,
+                                         "started_fd": started_w, "keep": KEEP, "hide": hide,
+                                         "security": security,
                                          "cgroups": self.cgroups.join_files(cgroup) if self.cgroups else []}))
         log = LogWriter(spec.log_path)
-        argv = ["nsenter", f"--net={holder.netns}", f"--uts=/proc/{holder.pid}/ns/uts", "--",
+        argv = ["nsenter", f"--net={holder.netns}", f"--uts=/proc/{holder.pid}/ns/uts",
+                f"--ipc=/proc/{holder.pid}/ns/ipc", f"--mount=/proc/{holder.pid}/ns/mnt", "--",
                 "unshare", "--mount", "--propagation", "private", "--",
                 sys.executable, "-I", "-S", str(INIT), str(spec_file)]
         try:
@@ -174,7 +216,7 @@ class ProcessRuntime(Runtime):
         pumps = [asyncio.create_task(log.pump(proc.stdout, "stdout")),
                  asyncio.create_task(log.pump(proc.stderr, "stderr"))]
         container = ProcessContainer(proc, log, pumps, container_id, self.cgroups, cgroup,
-                                     started=asyncio.ensure_future(_closed(started_r)))
+                                     started=asyncio.ensure_future(_closed(started_r)), security=spec.security)
         try:
             failure = await container.started()
             if failure:  # as a runtime's StartContainer fails: the container never ran
@@ -209,8 +251,25 @@ class ProcessRuntime(Runtime):
     def exec_command(self, container: Container, argv: list[str]) -> tuple[list[str], dict[str, str]]:
         """The command line and environment of a process inside `container` (for `kubectl exec`)."""
         pid = getattr(container, "main_pid", container.pid)
-        return (["nsenter", "-t", str(pid), "--net", "--uts", "--pid", "--mount", "--root", "--wd", "--", *argv],
-                _environ(pid))
+        security = getattr(container, "security", None) or {}
+        identity = setpriv_argv(security) if security else []
+        if identity:
+            identity[0] = SETPRIV
+        return (["nsenter", "-t", str(pid), "--net", "--uts", "--ipc", "--pid", "--mount", "--root", "--wd", "--",
+                 *identity, *argv], _environ(pid))
+
+    def open_pty(self, container: Container) -> tuple[int, int]:
+        """A terminal (master, slave) from the container's own /dev/pts, as a runtime's console is: inside, `tty`
+        names it /dev/pts/N."""
+        pid = getattr(container, "main_pid", container.pid)
+        master = os.open(f"/proc/{pid}/root/dev/ptmx", os.O_RDWR | os.O_NOCTTY | os.O_CLOEXEC)
+        try:
+            fcntl.ioctl(master, TIOCSPTLCK, struct.pack("i", 0))
+            slave = fcntl.ioctl(master, TIOCGPTPEER, os.O_RDWR | os.O_NOCTTY)
+        except BaseException:
+            os.close(master)
+            raise
+        return master, slave
 
     def exec_setup(self, container: Container) -> Callable[[], None]:
         """For the preexec_fn of an exec'd process: it dies with the kubelet, and joins the container's cgroups
@@ -240,7 +299,8 @@ class ProcessRuntime(Runtime):
         return proc.returncode or 0, out + err
 
     async def close(self) -> None:
-        """Remove the node's cgroups."""
+        """Remove the node's cgroups and namespaces."""
+        self.node.close()
         if self.cgroups is not None:
             await self.cgroups.close()
 

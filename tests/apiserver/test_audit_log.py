@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import stat
 import time
 
 from mini_kube.testing import MiniKube
@@ -30,6 +31,16 @@ def test_audit_log_records_requests(tmp_path):
     assert created[0]["objectRef"]["resource"] == "configmaps"
     missing = [e for e in events if e.get("verb") == "get" and (e.get("objectRef") or {}).get("name") == "nope"]
     assert missing and missing[0]["responseStatus"]["code"] == 404
+
+
+def test_the_audit_log_is_created_owner_only(tmp_path):
+    """It names every user and request (upstream creates it 0600); the umask would have made it 0644."""
+    log = tmp_path / "audit.log"
+    with MiniKube(insecure_http=False, controllers=False, audit_log=str(log)) as kube:
+        kubectl(kube, "get", "configmaps", "-n", "default")
+        kube.server.config.extra["auditor"].log.close()
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600
+    assert log.read_text()
 
 
 def test_audit_log_is_off_by_default(tmp_path):

@@ -99,6 +99,19 @@ def test_x509_rejects_other_ca_and_expired(pki, tmp_path: Path) -> None:
         auth.authenticate(b"not a certificate")
 
 
+def test_x509_a_certificate_verified_once_still_expires(pki) -> None:
+    """The authenticator remembers verified certificates (one signature check per certificate, not per
+    request), but not past their validity: the same certificate is refused once it has expired."""
+    good, _ = issue_client_cert(pki, "jane")
+    auth = X509Authenticator(pki.ca_cert)
+    assert auth.authenticate(_der(good)).name == "jane"
+    assert auth.authenticate(_der(good)).name == "jane"
+    with pytest.raises(AuthenticationError, match="expired"):
+        auth.authenticate(_der(good), now=dt.datetime.now(dt.UTC) + dt.timedelta(days=400))
+    with pytest.raises(AuthenticationError, match="not yet valid"):
+        auth.authenticate(_der(good), now=dt.datetime.now(dt.UTC) - dt.timedelta(days=400))
+
+
 def test_x509_rejects_a_serving_only_certificate(pki) -> None:
     with pytest.raises(AuthenticationError, match="key usage"):
         X509Authenticator(pki.ca_cert).authenticate(pki.serving_cert().public_bytes(serialization.Encoding.DER))

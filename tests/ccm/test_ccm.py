@@ -7,6 +7,7 @@ balancer's address must come back from those servers."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import errno
 import json
@@ -15,11 +16,12 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 
 import pytest
 from mini_kube.client import ApiError
-from mini_kube.machinery.refs import EVENTS, NODES, SERVICES
+from mini_kube.machinery.refs import EVENTS, NODES, SECRETS, SERVICES
 
 from tests.helpers import eventually, kubectl, new_namespace
 
@@ -175,12 +177,24 @@ def test_load_balancer_spreads_traffic_over_the_nodes(cluster, servers, namespac
     out = kubectl(cluster, "-n", namespace, "get", "service", "web").stdout
     assert ip in out
 
-    # the cloud's own view: the load balancer, its backends' health, the connections it relayed
+    # the cloud's own view: the load balancer, its backends' health, the connections it relayed; only to a
+    # request bearing the node token (which only admins can read through the API)
     status = "http://{}:{}".format(*eventually(lambda: cluster.ccm.status_address))
-    lbs = json.loads(urllib.request.urlopen(f"{status}/loadbalancers", timeout=5).read())
+    assert urllib.request.urlopen(f"{status}/healthz", timeout=5).read() == b"ok"
+    for path in ("/loadbalancers", "/connections"):
+        for headers in ({}, {"Authorization": "Bearer guess"}):
+            with pytest.raises(urllib.error.HTTPError) as refused_records:
+                urllib.request.urlopen(urllib.request.Request(status + path, headers=headers), timeout=5)
+            assert refused_records.value.code == 401
+            assert json.loads(refused_records.value.read())["reason"] == "Unauthorized"
+    token = base64.b64decode(cluster.client.get(SECRETS, "mini-kube-kubelet-api", "kube-system")["data"]["token"])
+    bearer = {"Authorization": f"Bearer {token.decode()}"}
+    lbs = json.loads(urllib.request.urlopen(urllib.request.Request(f"{status}/loadbalancers", headers=bearer),
+                                            timeout=5).read())
     mine = next(lb for lb in lbs if lb["service"] == f"{namespace}/web")
     assert mine["ip"] == ip and all(b["healthy"] for b in mine["backends"]) and len(mine["backends"]) == 3
-    relayed = json.loads(urllib.request.urlopen(f"{status}/connections", timeout=5).read())
+    relayed = json.loads(urllib.request.urlopen(urllib.request.Request(f"{status}/connections", headers=bearer),
+                                                timeout=5).read())
     assert {r["backend"] for r in relayed if r["listener"] == f"{ip}:8080"} == {
         f"{BLOCK}.{10 + i}:{node_port}" for i in range(3)}
 

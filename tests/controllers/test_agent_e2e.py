@@ -96,7 +96,7 @@ def test_agent_journey(cluster, ns):
                                                                               agent["metadata"]["uid"], True)
     d = get_json(kube, "-n", ns, "get", "deployment", "hello")
     [c] = d["spec"]["template"]["spec"]["containers"]
-    assert c["image"] == "python:3.12-slim" and c["command"] == ["python3", "-m", "mini_kube.agent_operator.server"]
+    assert c["image"] == "mini-kube/mini-kube:0.1.0" and c["command"] == ["python3", "-m", "mini_kube.agent_operator.server"]
     assert c["ports"][0]["containerPort"] == 8080 and c["readinessProbe"]["httpGet"]["port"] == "http"
     with StandInKubelet(kube, ns):
         kubectl(kube, "-n", ns, "wait", "--for=condition=Ready", "agent/hello", "--timeout=30s")

@@ -9,12 +9,10 @@ deleted: another replica takes the Lease over and acts."""
 from __future__ import annotations
 
 import json
-import sys
 import urllib.request
 from pathlib import Path
 
 import pytest
-import yaml
 from mini_kube.client import ResourceRef
 from mini_kube.machinery.refs import DEPLOYMENTS, EVENTS, LEASES, PODS, REPLICASETS
 
@@ -41,22 +39,10 @@ def cluster(tmp_path_factory):
     data = tmp_path_factory.mktemp("journey") / "data"
     with MiniKube(insecure_http=False, data_dir=str(data), nodes=1, node_runtime="process",
                   ccm={"health_interval": 0.2, "status_port": 0}) as kube:
-        kubectl(kube, "apply", "-f", str(DEPLOY / "00-crds.yaml"), "-f", str(DEPLOY / "01-rbac.yaml"))
-        # the node's python3 need not have mini-kube installed: the operator's pods run this interpreter
-        operator = yaml.safe_load((DEPLOY / "02-operator.yaml").read_text())
-        container = operator["spec"]["template"]["spec"]["containers"][0]
-        container["command"][:1] = [sys.executable, "-m", "mini_kube.cli"]
-        container["command"] += ["--leader-elect-lease-duration=4", "--leader-elect-renew-deadline=3",
-                                 "--leader-elect-retry-period=0.5"]  # a quicker take-over than 15 s
-        container["readinessProbe"]["periodSeconds"] = 1  # ready a probe period after the process listens
-        kubectl(kube, "apply", "-f", "-", input=yaml.safe_dump(operator))
+        # as the README says, byte for byte: the image mini-kube/mini-kube is this installation (this venv)
+        kubectl(kube, "apply", "-f", f"{DEPLOY}/")
         kubectl(kube, "-n", "agent-operator", "rollout", "status", "deployment/agent-operator", "--timeout=60s")
         yield kube
-
-
-RUNTIME_PATCH = [  # the node's python3 need not have mini-kube installed: run the agent server with this interpreter
-    {"op": "replace", "path": "/spec/command/0", "value": sys.executable},
-    {"op": "replace", "path": "/spec/readinessProbe/periodSeconds", "value": 1}]  # ready sooner after a start
 
 
 def _ready(obj: dict) -> bool:
@@ -130,7 +116,6 @@ def _try(url: str) -> dict | None:
 def test_the_full_example_answers_through_the_load_balancer(cluster):
     kube = cluster
     kubectl(kube, "apply", "-f", str(EXAMPLES / "runtime.yaml"))
-    kubectl(kube, "patch", "servingruntime", "python-agent", "--type=json", "-p", json.dumps(RUNTIME_PATCH))
     kubectl(kube, "apply", "-f", str(EXAMPLES / "agent-full.yaml"))
     kubectl(kube, "wait", "--for=condition=Ready", "agent/support", "--timeout=60s")
     url = eventually(lambda: kube.client.get(ResourceRef("mini-kube.dev", "v1alpha1", "agents"), "support",
@@ -164,7 +149,6 @@ def test_the_full_example_answers_through_the_load_balancer(cluster):
 def test_the_standby_takes_over_when_the_leader_goes(cluster):
     kube = cluster
     kubectl(kube, "apply", "-f", str(EXAMPLES / "runtime.yaml"))
-    kubectl(kube, "patch", "servingruntime", "python-agent", "--type=json", "-p", json.dumps(RUNTIME_PATCH))
     kubectl(kube, "apply", "-f", str(EXAMPLES / "agent-minimal.yaml"))
     kubectl(kube, "wait", "--for=condition=Ready", "agent/hello", "--timeout=60s")
     holder = lambda: kubectl(kube, "-n", "agent-operator", "get", "lease", "agent-operator", "-o",  # noqa: E731
@@ -187,5 +171,5 @@ def test_the_standby_takes_over_when_the_leader_goes(cluster):
     pod = kubectl(kube, "get", "pods", "-l", "mini-kube.dev/agent=hello", "-o", "jsonpath={.items[0].metadata.name}"
                   ).stdout
     script = f"import urllib.request; print(urllib.request.urlopen('http://{ip}:80/', timeout=5).read().decode())"
-    body = json.loads(kubectl(kube, "exec", pod, "--", sys.executable, "-c", script).stdout)
+    body = json.loads(kubectl(kube, "exec", pod, "--", "python3", "-c", script).stdout)
     assert body["agent"] == "hello" and body["config"] == {}

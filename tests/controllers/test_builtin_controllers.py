@@ -79,6 +79,53 @@ def test_an_owner_that_still_exists_keeps_its_dependents(mini_kube_session, kube
     eventually(lambda: kube.client.get(SECRETS, "two-owners", ns)["metadata"]["ownerReferences"] == [live_ref])
 
 
+def test_foreground_waits_for_blocking_dependents_only_until_they_are_gone(mini_kube_session, kube_namespace):
+    """A terminating dependent with blockOwnerDeletion (held by its own finalizer) keeps the owner; one without
+    it is deleted and not waited for; the owner goes once the blocking one is gone."""
+    kube, ns = mini_kube_session, kube_namespace
+    owner = kube.client.create(CONFIGMAPS, {"metadata": {"name": "owner"}}, ns)
+    ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner["metadata"]["uid"]}
+    kube.client.create(SECRETS, {"metadata": {"name": "held", "finalizers": ["example.com/hold"],
+                                              "ownerReferences": [{**ref, "blockOwnerDeletion": True}]}}, ns)
+    kube.client.create(SECRETS, {"metadata": {"name": "free", "finalizers": ["example.com/hold"],
+                                              "ownerReferences": [ref]}}, ns)
+    kubectl(kube, "-n", ns, "delete", "configmap", "owner", "--cascade=foreground", "--wait=false")
+    eventually(lambda: kube.client.get(SECRETS, "held", ns)["metadata"].get("deletionTimestamp")
+               and kube.client.get(SECRETS, "free", ns)["metadata"].get("deletionTimestamp"))
+    kube.client.patch(SECRETS, "free", {"metadata": {"finalizers": None}}, ns)
+    eventually(lambda: not _exists(kube, SECRETS, "free", ns))
+    time.sleep(1)  # the GC's safety-net requeue (0.5 s) ran at least once: the owner still waits for "held"
+    assert kube.client.get(CONFIGMAPS, "owner", ns)["metadata"]["finalizers"] == ["foregroundDeletion"]
+    kube.client.patch(SECRETS, "held", {"metadata": {"finalizers": None}}, ns)
+    eventually(lambda: not _exists(kube, CONFIGMAPS, "owner", ns))
+
+
+def test_orphaning_many_dependents_keeps_them_all(mini_kube_session, kube_namespace):
+    kube, ns = mini_kube_session, kube_namespace
+    owner = kube.client.create(CONFIGMAPS, {"metadata": {"name": "owner"}}, ns)
+    names = [f"kept-{i}" for i in range(20)]
+    _owned(kube, ns, owner, names, block=True)
+    kubectl(kube, "-n", ns, "delete", "configmap", "owner", "--cascade=orphan", "--timeout=20s")
+    assert not _exists(kube, CONFIGMAPS, "owner", ns)
+    for name in names:
+        assert not kube.client.get(SECRETS, name, ns)["metadata"].get("ownerReferences")
+
+
+def test_a_dependent_whose_references_change_to_a_gone_owner_is_deleted(mini_kube_session, kube_namespace):
+    """Updates that keep the references change nothing; one that points the references at an owner that is
+    gone makes the object garbage."""
+    kube, ns = mini_kube_session, kube_namespace
+    live = kube.client.create(CONFIGMAPS, {"metadata": {"name": "live"}}, ns)
+    live_ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "live", "uid": live["metadata"]["uid"]}
+    kube.client.create(SECRETS, {"metadata": {"name": "dep", "ownerReferences": [live_ref]}}, ns)
+    kube.client.patch(SECRETS, "dep", {"metadata": {"labels": {"touched": "yes"}}}, ns)
+    time.sleep(0.5)
+    assert _exists(kube, SECRETS, "dep", ns)
+    gone_ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "gone", "uid": "00000000-gone"}
+    kube.client.patch(SECRETS, "dep", {"metadata": {"ownerReferences": [gone_ref]}}, ns)
+    eventually(lambda: not _exists(kube, SECRETS, "dep", ns))
+
+
 def test_a_new_namespace_gets_its_service_account_and_ca(tmp_path):
     with MiniKube(insecure_http=False, data_dir=str(tmp_path)) as kube:
         kubectl(kube, "create", "namespace", "fresh")

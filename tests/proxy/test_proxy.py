@@ -6,6 +6,7 @@ Services made with real kubectl."""
 
 from __future__ import annotations
 
+import base64
 import json
 import socket
 import threading
@@ -15,12 +16,11 @@ import urllib.request
 
 import pytest
 from mini_kube.client import ApiClient, Connection
-from mini_kube.machinery.refs import NODES, SERVICES
+from mini_kube.machinery.refs import ENDPOINTSLICES, NODES, SECRETS, SERVICES
 from mini_kube.proxy.server import ProxyServer
 
 from tests.helpers import kubectl, new_namespace
 from tests.proxy.support import (
-    SLICES,
     ClusterNetns,
     TcpBackend,
     UdpBackend,
@@ -85,12 +85,12 @@ def publish(cluster, ns: str, service: str, endpoints: list[dict], port: int, pr
     name = name or f"{service}-manual"
     body = slice_body(service, name, endpoints, port, protocol)
     try:
-        current = cluster.client.get(SLICES, name, ns)
+        current = cluster.client.get(ENDPOINTSLICES, name, ns)
     except Exception:
-        cluster.client.create(SLICES, body, ns)
+        cluster.client.create(ENDPOINTSLICES, body, ns)
         return
     body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
-    cluster.client.replace(SLICES, body, ns)
+    cluster.client.replace(ENDPOINTSLICES, body, ns)
 
 
 @pytest.fixture
@@ -290,7 +290,15 @@ def test_external_traffic_policy_local_and_health_check(cluster, proxy, ns, flee
     assert refused((proxy.node_ip, port))  # endpoints elsewhere only: this node refuses
     with urllib.request.urlopen(f"http://{proxy.node_ip}:10256/healthz", timeout=2) as answer:
         assert answer.status == 200 and json.loads(answer.read())["nodeEligible"] is True
-    with urllib.request.urlopen(f"http://{proxy.node_ip}:10256/connections", timeout=2) as answer:
+    # the connection records: to an unauthenticated client the port serves health only (as upstream's 10256)
+    url = f"http://{proxy.node_ip}:10256/connections"
+    for headers in ({}, {"Authorization": "Bearer guess"}):
+        with pytest.raises(urllib.error.HTTPError) as refused_records:
+            urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=2)
+        assert refused_records.value.code == 404 and refused_records.value.read() == b"404 page not found\n"
+    token = base64.b64decode(cluster.client.get(SECRETS, "mini-kube-kubelet-api", "kube-system")["data"]["token"])
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token.decode()}"})
+    with urllib.request.urlopen(request, timeout=2) as answer:
         last = [r for r in json.loads(answer.read()) if r["service"] == f"{ns}/local"][-1]
         assert last["via"] == "NodePort" and last["endpoint"] == f"{here.address[0]}:{here.address[1]}"
 
@@ -312,9 +320,9 @@ def test_kubectl_create_service_nodeport(cluster, proxy, ns, fleet):
     publish(cluster, ns, "web", [endpoint(b.address[0]) for b in backends], target, name="web-pods")
     # the slice's port name must match the Service port's name kubectl gave it
     port_name = cluster.client.get(SERVICES, "web", ns)["spec"]["ports"][0].get("name", "")
-    body = cluster.client.get(SLICES, "web-pods", ns)
+    body = cluster.client.get(ENDPOINTSLICES, "web-pods", ns)
     body["ports"][0]["name"] = port_name
-    cluster.client.replace(SLICES, body, ns)
+    cluster.client.replace(ENDPOINTSLICES, body, ns)
     wait_listening(proxy, port)
     assert {ask_name((proxy.node_ip, port)) for _ in range(4)} == {"b0", "b1"}
     kubectl(cluster, "delete", "service", "web", "-n", ns)

@@ -1,0 +1,119 @@
+"""Local storage limits as upstream's eviction manager enforces them (localStorageEviction): a Pod whose emptyDir
+volume grows past its `sizeLimit`, or whose ephemeral storage (its containers' writable layers, emptyDir
+volumes and logs: everything under its directory on the node's disk) grows past the sum of its containers'
+`ephemeral-storage` limits, is evicted: a Warning event `Evicted`, its containers killed with a 1 s grace
+period, and the Pod Failed with reason Evicted and upstream's message. Only Pods with such limits are measured,
+every `housekeeping_interval` seconds, off the event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mini_kube.machinery.quantity import parse_quantity, scaled_value
+
+if TYPE_CHECKING:
+    from .pod_worker import PodWorker
+
+log = logging.getLogger("mini-kube.kubelet")
+GRACE = 1.0  # immediateEvictionGracePeriodSeconds
+POD_MESSAGE = "Pod ephemeral local storage usage exceeds the total limit of containers {}. "
+EMPTY_DIR_MESSAGE = 'Usage of EmptyDir volume "{}" exceeds the limit "{}". '
+
+
+def disk_usage(path: Path) -> int:
+    """Bytes allocated under `path` (as du counts them: blocks), not following links nor crossing mounts."""
+    total = 0
+    try:
+        device = path.lstat().st_dev
+    except OSError:
+        return 0
+    stack = [str(path)]
+    while stack:
+        with contextlib.suppress(OSError), os.scandir(stack.pop()) as entries:
+            for entry in entries:
+                with contextlib.suppress(OSError):
+                    info = entry.stat(follow_symlinks=False)
+                    total += info.st_blocks * 512
+                    if entry.is_dir(follow_symlinks=False) and info.st_dev == device:
+                        stack.append(entry.path)
+    return total
+
+
+def _quantity(text: Any) -> tuple[int, str] | None:
+    """(bytes, the quantity as the API server stored it, canonical) of a limit, None when absent or unreadable."""
+    if text is None:
+        return None
+    try:
+        value = parse_quantity(str(text))
+    except ValueError:
+        return None
+    return scaled_value(value, 0), str(text)
+
+
+def _format(total: int, binary: bool) -> str:
+    """A byte count as a quantity prints it: the largest suffix that divides it (binary or decimal)."""
+    suffixes = ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei") if binary else ("k", "M", "G", "T", "P", "E")
+    base = 1024 if binary else 1000
+    shown, suffix = total, ""
+    for candidate in suffixes:
+        if shown == 0 or shown % base:
+            break
+        shown, suffix = shown // base, candidate
+    return f"{shown}{suffix}"
+
+
+def limits(pod: dict[str, Any]) -> tuple[tuple[int, str] | None, dict[str, tuple[int, str]]]:
+    """The Pod's ephemeral-storage limit (the sum over its containers that set one) and its emptyDir size limits."""
+    spec = pod.get("spec") or {}
+    found = []
+    for container in spec.get("containers") or ():
+        limit = _quantity(((container.get("resources") or {}).get("limits") or {}).get("ephemeral-storage"))
+        if limit is not None:
+            found.append(limit)
+    pod_limit = None
+    if len(found) == 1:
+        pod_limit = found[0]
+    elif found:
+        total = sum(b for b, _ in found)
+        pod_limit = (total, _format(total, found[0][1].endswith("i") or found[0][1].isdigit()))
+    empty_dirs = {}
+    for volume in spec.get("volumes") or ():
+        size = _quantity((volume.get("emptyDir") or {}).get("sizeLimit"))
+        if size is not None and size[0] > 0 and (volume.get("emptyDir") or {}).get("medium") != "Memory":
+            empty_dirs[volume["name"]] = size
+    return pod_limit, empty_dirs
+
+
+def violation(pod: dict[str, Any], directory: Path) -> str:
+    """Upstream's eviction message when the Pod's storage is over a limit, else ''."""
+    pod_limit, empty_dirs = limits(pod)
+    for name, (size, text) in empty_dirs.items():
+        if disk_usage(directory / "volumes" / name) > size:
+            return EMPTY_DIR_MESSAGE.format(name, text)
+    if pod_limit is not None and disk_usage(directory) > pod_limit[0]:
+        return POD_MESSAGE.format(pod_limit[1])
+    return ""
+
+
+def watch(worker: PodWorker, interval: float) -> asyncio.Task[None] | None:
+    """Measure the Pod's storage every `interval` seconds while it runs, when it has limits (None otherwise)."""
+    pod_limit, empty_dirs = limits(worker.pod)
+    if pod_limit is None and not empty_dirs:
+        return None
+    return asyncio.create_task(_watch(worker, interval), name=f"storage {worker.namespace}/{worker.name}")
+
+
+async def _watch(worker: PodWorker, interval: float) -> None:
+    loop = asyncio.get_running_loop()
+    while not worker.terminating and not worker.finished.is_set():
+        await asyncio.sleep(interval)
+        message = await loop.run_in_executor(None, violation, worker.pod, worker.directory)
+        if message:
+            log.info("evicting pod %s/%s: %s", worker.namespace, worker.name, message)
+            worker.evict(message)
+            return

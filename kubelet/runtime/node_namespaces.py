@@ -1,0 +1,60 @@
+"""A node's own namespaces, which Pods with `hostNetwork`, `hostPID` or `hostIPC` share, as they share a real
+node's: network, UTS (the node's name as hostname), IPC and PID, held by a pause process made at the first Pod
+that asks. Following the networking rule, the machine's own namespace is never given to a Pod: the node's
+network namespace has its own loopback (the node's 127.x address answers there) and a veth on the cluster
+bridge with the node's address in its podCIDR (the first one, which IPAM keeps for the node), so its Pods reach
+Pods, Services and cluster DNS as any Pod does, and are reached at that address."""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+from typing import Any
+
+from mini_kube.network.namespaces import Holder, run_in
+
+
+class NodeNamespaces:
+    def __init__(self, network: Any, name: str, ip: str) -> None:
+        self.network = network
+        self.name = name  # the node's name: its hostname
+        self.ip = ip  # its address on the cluster network
+        self.holder: Holder | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def netns(self) -> str | None:
+        return self.holder.netns if self.holder is not None else None
+
+    @property
+    def pidns(self) -> str:
+        assert self.holder is not None
+        return self.holder.pidns
+
+    def ensure(self) -> Holder:
+        """The node's namespaces, made on first use (blocking: run it in an executor)."""
+        with self._lock:
+            if self.holder is not None and self.holder.alive():
+                return self.holder
+            holder = Holder(uts=True, ipc=True, pid=True)
+            try:
+                holder.wait_ready()
+                host_side = f"n{self.ip.replace('.', '')[-12:]}"
+                net = self.network
+                run_in(net.netns, f"link add {host_side} type veth peer name eth0 netns {holder.pid}\n"
+                                  f"link set {host_side} master mk0 up\n")
+                run_in(holder.netns, f"link set lo up\naddr add {self.ip}/{net.prefix_length} dev eth0\n"
+                                     f"link set eth0 up\nroute add default via {net.gateway}\n")
+                subprocess.run(["nsenter", f"--uts=/proc/{holder.pid}/ns/uts", "hostname", self.name[:63]],
+                               check=True, capture_output=True)
+            except BaseException:
+                holder.close()
+                raise
+            self.holder = holder
+            return holder
+
+    def close(self) -> None:
+        with self._lock:
+            if self.holder is not None:
+                self.holder.close()
+                self.holder = None

@@ -1,0 +1,52 @@
+"""The README's throw-away state, `mini-kube serve --data-dir :memory:`: it writes the kubeconfig that kubectl
+then uses (`~/.mini-kube/kubeconfig`, or --kubeconfig), and after the server exits nothing of it is left on disk
+but that file (no CA key in the temp dir)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.helpers import kubectl_binary
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _files(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*")}
+
+
+def test_memory_state_writes_the_kubeconfig_and_leaves_nothing_else(tmp_path):
+    command = shlex.split(re.search(r"Throw-away state: `(mini-kube serve [^`]*)`", README.read_text()).group(1))
+    assert command == ["mini-kube", "serve", "--data-dir", ":memory:"]
+    home, temp = tmp_path / "home", tmp_path / "tmp"
+    home.mkdir()
+    temp.mkdir()
+    env = {**os.environ, "HOME": str(home), "TMPDIR": str(temp)}
+    proc = subprocess.Popen([sys.executable, "-m", "mini_kube.cli", *command[1:], "--port", str(_free_port())],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    try:
+        line = proc.stdout.readline()
+        kubeconfig = home / ".mini-kube" / "kubeconfig"
+        assert f"kubeconfig: {kubeconfig}" in line, line
+        got = subprocess.run([kubectl_binary(), "--kubeconfig", str(kubeconfig), "get", "ns", "kube-system", "-o",
+                              "name"], capture_output=True, text=True, timeout=60)
+        assert got.stdout == "namespace/kube-system\n", got.stderr
+        assert _files(temp)  # while it runs, its CA and nodes live here
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+    assert _files(temp) == set()
+    assert _files(home) == {".mini-kube", ".mini-kube/kubeconfig"}
