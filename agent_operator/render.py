@@ -7,8 +7,7 @@ import hashlib
 from typing import Any
 
 import orjson
-from mini_kube.controllers.workloads.common import controller_ref
-from mini_kube.machinery.meta import meta
+from mini_kube.machinery.meta import controller_ref, meta
 
 from .api import (
     AGENT_LABEL,

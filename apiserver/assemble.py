@@ -38,9 +38,12 @@ from .http.inflight import InflightLimiter
 from .lifecycle import Lifecycle
 from .registry.cache import ObjectCache
 from .registry.generic import Registry
+from .registry.kinds import builtin_resources
 from .registry.reader import ObjectReader
+from .registry.rest.binding import BindingREST
+from .registry.rest.eviction import EvictionREST
 from .registry.setup import build_registry
-from .resources import ResourceRegistry, builtin_resources
+from .resources import ResourceRegistry
 from .store_health import StoreHealth
 
 
@@ -109,10 +112,10 @@ def build_admission(config: ServerConfig, objects: ObjectReader, security: Secur
 def build_subresources(registry: Registry, objects: ObjectReader, security: Security,
                        kubelets: KubeletClient) -> SubresourceTable:
     """Subresources beyond status and scale, and the request-only kinds."""
-    binding = PodBinding(registry)
+    binding = PodBinding(BindingREST(registry))
     table = SubresourceTable()
     table.subresources.update(PodStreams(registry, objects, kubelets).handlers())
-    table.subresources[("", "pods", "eviction")] = PodEviction(registry)
+    table.subresources[("", "pods", "eviction")] = PodEviction(EvictionREST(registry))
     table.subresources[("", "pods", "binding")] = binding.subresource
     table.kinds[("", "Binding")] = binding.legacy
     table.kinds.update(security.review_kinds)
@@ -130,13 +133,12 @@ async def assemble(config: ServerConfig, lifecycle: Lifecycle, ready: Callable[[
         if config.data_dir != ":memory:":
             datadir.secure_files(config.data_dir)
         cache, stop_feeding_cache = await load_cache(store, config)
-        resources = ResourceRegistry(builtin_resources())
+        resources = ResourceRegistry(builtin_resources(config.service_cidr, config.node_port_range))
         objects = ObjectReader(resources, cache)
         security = build_security(config, objects)
         lifecycle.on_stop(security.close)
         admission = build_admission(config, objects, security, lifecycle)
-        registry = build_registry(store, cache, resources, admission, service_cidr=config.service_cidr,
-                                  node_port_range=config.node_port_range)
+        registry = build_registry(store, cache, resources, admission)
         crds = CrdController(registry)
         crds.start()  # serve the stored CRDs; follow every CRD write from here on
         lifecycle.on_stop(crds.stop)

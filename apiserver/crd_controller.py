@@ -5,7 +5,7 @@ patch, apply, status, the end of a deletion) and, at start-up, every stored CRD,
 group/plural in line before the write is answered: an Established CRD is served, others are not.
 
 - Rows are rebuilt (schemas compiled) only when what they are made of changes: spec, accepted names,
-  deletion. `extra["fresh_after"]` is the CRD revision they were built at: objects written later were
+  deletion. `fresh_after` is the CRD revision they were built at: objects written later were
   pruned and defaulted with these schemas and are served from their stored bytes.
 - A CRD marked for deletion (cleanup finalizer) gets its custom resources deleted; once none is left the
   finalizer is removed, the CRD leaves the store and its API goes away.
@@ -23,10 +23,11 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from .crd import crd_status, lifecycle, resource_rows
+from .crd import crd_status, lifecycle
 from .crd.rows import names_of
 from .errors import StatusError
 from .registry.generic import Registry, WriteOptions
+from .registry.kinds import custom_resources
 from .resources import ResourceType
 
 if TYPE_CHECKING:
@@ -115,12 +116,12 @@ class CrdController:
             return
         resources = self.resources
         rows = []
-        for row in resource_rows(crd):
+        for row in custom_resources(crd):
             existing = resources.lookup(row.group, row.version, row.plural)
             if existing is not None and existing.crd is None:
                 log.warning("CRD %s would replace the built-in %s; not served", name, row.group_resource)
                 continue
-            row.extra["fresh_after"] = revision
+            row.fresh_after = revision
             rows.append(row)
         if current is not None:
             resources.remove(current[1], current[2])

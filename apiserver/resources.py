@@ -1,19 +1,71 @@
 """The one table of resources: it drives routing, discovery, OpenAPI, storage keys and Table output.
 
-A kind is a row here. Built-in rows are parsed from `BUILTIN_TABLE`; CustomResourceDefinitions add rows at
-run time through `ResourceRegistry.add`. Nothing else in the server branches on a kind's name to decide how
-to route or describe it.
+A kind is a row here, and the row carries what the server does with the kind: its `strategy` (how the registry
+writes it), its `validator` and its `printer` (Table output), typed by the protocols below. Built-in rows are
+parsed from `BUILTIN_TABLE` and given their parts by `registry/kinds.py`; CustomResourceDefinitions add rows,
+parts included, at run time through `ResourceRegistry.add` (`crd/rows.py`). Nothing else in the server branches
+on a kind's name to decide how to route, store, validate or print it.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import datetime
+from typing import Any, Protocol
+
+from .errors import FieldError
 
 CRUD_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 SUB_RW = ("get", "patch", "update")
+Obj = dict[str, Any]
+
+
+class KindStrategy(Protocol):
+    """What the generic registry asks of a kind (upstream's rest.RESTCreateStrategy and friends); `ctx` is the
+    registry's WriteContext. `registry/strategy.py`'s Strategy is the implementation every kind extends."""
+
+    returns_deleted_object: bool  # a DELETE answers the deleted object, not a Status (upstream's ReturnDeletedObject)
+
+    def read(self, res: ResourceType, obj: Obj) -> Obj: ...
+    def default(self, ctx: Any, obj: Obj) -> None: ...
+    def prepare_for_create(self, ctx: Any, obj: Obj) -> None: ...
+    def prepare_for_update(self, ctx: Any, new: Obj, old: Obj) -> None: ...
+    def validate(self, ctx: Any, obj: Obj) -> list[FieldError]: ...
+    def validate_update(self, ctx: Any, new: Obj, old: Obj) -> list[FieldError]: ...
+    async def before_write(self, ctx: Any, new: Obj, old: Obj | None) -> None: ...
+    async def after_delete(self, ctx: Any, obj: Obj) -> None: ...
+    def grace_period(self, obj: Obj, requested: int | None) -> int | None: ...
+    def deletion_finalizers(self, obj: Obj) -> tuple[str, ...]: ...
+    def waits_for_finalization(self, obj: Obj) -> bool: ...
+    def finalized(self, obj: Obj) -> bool: ...
+    def mark_deleting(self, obj: Obj) -> None: ...
+
+
+class KindValidator(Protocol):
+    """A kind's validation (`validation/kinds.py`'s Rules): its metadata rules and its own."""
+
+    def metadata_errors(self, obj: Obj, old: Obj | None, namespaced: bool) -> list[FieldError]: ...
+    def errors(self, obj: Obj, old: Obj | None) -> list[FieldError]: ...
+
+
+class ObjectSchema(Protocol):
+    """A custom resource version's compiled schema (`crd/schema_validation.py`'s VersionSchema)."""
+
+    def decode(self, obj: Obj) -> list[str]: ...
+    def apply_defaults(self, obj: Obj) -> None: ...
+    def unknown_fields(self, obj: Obj) -> list[str]: ...
+    def convert(self, obj: Obj) -> Obj: ...
+    def validate(self, obj: Obj, old: Obj | None = None) -> list[FieldError]: ...
+    def validate_status(self, obj: Obj, old: Obj) -> list[FieldError]: ...
+
+
+class KindPrinter(Protocol):
+    """A kind's Table output (`printers/` for built-in kinds, a CRD's printer columns for custom resources)."""
+
+    def table(self, objs: Iterable[Obj], now: datetime, include_object: str = "Metadata",
+              list_meta: Mapping[str, Any] | None = None, headers: bool = True, version: str = "v1") -> Obj: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +101,13 @@ class ResourceType:
     storage_group: str | None = None  # another group's storage this resource shares (events.k8s.io -> core)
     printer_columns: tuple[dict[str, Any], ...] = ()
     selectable_fields: tuple[str, ...] = ()
-    extra: dict[str, Any] = field(default_factory=dict)
+    strategy: KindStrategy | None = None  # set for every served row (registry/kinds.py, crd/rows.py)
+    validator: KindValidator | None = None
+    printer: KindPrinter | None = None
+    object_schema: ObjectSchema | None = None  # custom resources: this version's compiled schema
+    scale: dict[str, Any] | None = None  # custom resources: the CRD's scale subresource (its JSON paths)
+    fresh_after: int = 0  # custom resources: the CRD revision the row was built at (crd_controller.py)
+    extra: dict[str, Any] = field(default_factory=dict)  # custom resources: discovery's version facts
 
     def __post_init__(self) -> None:
         if not self.singular:
@@ -251,8 +309,8 @@ class ResourceRegistry:
             self._set(tuple(r for r in self._rows if not (r.group == group and r.plural == plural)))
 
 
-def builtin_resources() -> list[ResourceType]:
-    """Fresh built-in rows (each server gets its own registry)."""
+def builtin_rows() -> list[ResourceType]:
+    """Fresh built-in rows without their parts (`registry.kinds.builtin_resources` gives them theirs)."""
     rows = parse_table(BUILTIN_TABLE)
     # Several versions of one resource share storage; the first listed is the storage version.
     first: dict[tuple[str, str], str] = {}

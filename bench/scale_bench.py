@@ -110,7 +110,8 @@ def run_nodes(kubeconfig: str, count: int) -> None:
     sys.path.insert(0, str(ROOT))
     from mini_kube.client import ApiClient
     from mini_kube.controllers.signals import until_signalled
-    from mini_kube.kubelet.cli import node_names, start_in_process
+
+    from mini_kube.node import node_names, start_in_process
 
     async def main() -> None:
         def client() -> ApiClient:

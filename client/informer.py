@@ -4,7 +4,9 @@ every object (the lister) and telling handlers about adds, updates and deletes.
 - A watch that ends (timeout, server restart, broken connection) resumes from the last resourceVersion seen
   (bookmarks included); only a 410 Gone re-lists. A re-list reports what disappeared meanwhile as a delete
   whose object is a `DeletedFinalStateUnknown` (the last state seen, which may be stale).
-- Indexers: "namespace" and "owner-uid" always, others with `add_index(name, fn)`; `by_index` reads the cache.
+- Indexers: "namespace" and "owner-uid" always, others with `add_index(name, fn)`; `by_index` reads the cache,
+  `index_keys` only the keys. Views (`add_view(name, fn)`): a small value derived from each object when it is
+  stored (say the few fields a controller counts), so a controller can go over many objects without decoding one.
 - Optional periodic resync re-delivers every object as an update.
 - `SharedInformerFactory` gives one informer per (resource, namespace, label selector) to every controller in
   a process.
@@ -90,6 +92,8 @@ class Informer:
         self.lists = 0  # full lists made (1 normally; more only after 410 Gone)
         self._indexers: dict[str, IndexFunc] = {"namespace": _namespace_index, "owner-uid": _owner_index}
         self._indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._indexers}
+        self._viewers: dict[str, Callable[[dict[str, Any]], Any]] = {}
+        self._views: dict[str, dict[str, Any]] = {}
         self._task: asyncio.Task[None] | None = None
         self._resync_task: asyncio.Task[None] | None = None
 
@@ -110,6 +114,20 @@ class Informer:
             for value in fn(obj):
                 index.setdefault(value, set()).add(key)
         self._indices[name] = index
+
+    def add_view(self, name: str, fn: Callable[[dict[str, Any]], Any]) -> None:
+        """Keep `fn(obj)` for every object (computed when it is stored); `view(name, key)` and `views(name)` read
+        them. `fn` must return a value its readers do not change (a tuple, a frozen dataclass)."""
+        self._viewers[name] = fn
+        self._views[name] = {key: fn(obj) for key, obj in self.objects.items()}
+
+    def view(self, name: str, key: str) -> Any:
+        """The `name` view of the object at `key` (None when there is none)."""
+        return self._views[name].get(key)
+
+    def views(self, name: str) -> dict[str, Any]:
+        """key -> the `name` view of every object (the informer's own mapping: read, do not change)."""
+        return self._views[name]
 
     def index_keys(self, name: str, value: str) -> list[str]:
         """The keys of the objects whose `name` index holds `value` (no object decoded)."""
@@ -153,12 +171,16 @@ class Informer:
         old = self.objects.get(key) if key in self.objects else None
         self.objects[key] = obj
         self._index(key, old, obj)
+        for name, fn in self._viewers.items():
+            self._views[name][key] = fn(obj)
         return old
 
     def _remove(self, key: str) -> dict[str, Any] | None:
         old = self.objects.pop(key, None)
         if old is not None:
             self._index(key, old, None)
+        for views in self._views.values():
+            views.pop(key, None)
         return old
 
     # -- lifecycle -----------------------------------------------------------------------------------------

@@ -78,13 +78,13 @@ def field_value(pod: dict[str, Any], path: str) -> str:
 
 def resource_value(container: dict[str, Any], ref: dict[str, Any], allocatable: dict[str, str]) -> str:
     """A resourceFieldRef: the container's limit (else the node's allocatable) or request, in `divisor` units."""
-    from mini_kube.machinery.quantity import parse_quantity
+    from mini_kube.machinery.quantity import decimal_value
 
     kind, _, name = ref["resource"].partition(".")
     values = (container.get("resources") or {}).get(kind) or {}
     raw = values.get(name) or (allocatable.get(name, "0") if kind == "limits" else "0")
-    divisor = parse_quantity(str(ref.get("divisor") or "1"))
-    value = parse_quantity(str(raw)) / divisor
+    divisor = decimal_value(str(ref.get("divisor") or "1"))
+    value = decimal_value(str(raw)) / divisor
     return str(max(1, -int(-value // 1)) if value else 0)
 
 

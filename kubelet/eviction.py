@@ -12,12 +12,9 @@ import contextlib
 import logging
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from mini_kube.machinery.quantity import parse_quantity, scaled_value
-
-if TYPE_CHECKING:
-    from .pod_worker import PodWorker
 
 log = logging.getLogger("mini-kube.kubelet")
 GRACE = 1.0  # immediateEvictionGracePeriodSeconds
@@ -100,7 +97,22 @@ def violation(pod: dict[str, Any], directory: Path) -> str:
     return ""
 
 
-def watch(worker: PodWorker, interval: float) -> asyncio.Task[None] | None:
+class MeasuredPod(Protocol):
+    """What the storage watch uses of a Pod's worker."""
+
+    pod: dict[str, Any]
+    name: str
+    namespace: str
+    terminating: bool
+    finished: asyncio.Event
+
+    @property
+    def directory(self) -> Path: ...
+
+    def evict(self, message: str) -> None: ...
+
+
+def watch(worker: MeasuredPod, interval: float) -> asyncio.Task[None] | None:
     """Measure the Pod's storage every `interval` seconds while it runs, when it has limits (None otherwise)."""
     pod_limit, empty_dirs = limits(worker.pod)
     if pod_limit is None and not empty_dirs:
@@ -108,7 +120,7 @@ def watch(worker: PodWorker, interval: float) -> asyncio.Task[None] | None:
     return asyncio.create_task(_watch(worker, interval), name=f"storage {worker.namespace}/{worker.name}")
 
 
-async def _watch(worker: PodWorker, interval: float) -> None:
+async def _watch(worker: MeasuredPod, interval: float) -> None:
     loop = asyncio.get_running_loop()
     while not worker.terminating and not worker.finished.is_set():
         await asyncio.sleep(interval)

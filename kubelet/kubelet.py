@@ -21,6 +21,7 @@ from .deletion import final_delete
 from .ipam import Ipam
 from .node_status import default_capacity, node_object, node_status, status_events
 from .pod_worker import PodWorker
+from .registration import NodeNameTaken, live_kubelet
 from .runtime.base import Runtime
 from .server import KubeletServer
 from .worker_env import NodeEvents, WorkerEnv, WorkerSettings
@@ -89,7 +90,15 @@ class Kubelet:
             except OSError:  # the port is taken on this address: any free one (daemonEndpoints says which)
                 self.config.port = await self.server.start(self.address, 0)
         self.events.emit(self.node_ref, "Starting", "Starting kubelet.")
-        await self.register()
+        try:
+            await self.register()
+        except NodeNameTaken:  # nothing of this kubelet is left running
+            if self.server is not None:
+                await self.server.stop()
+            await self.events.recorder.close()
+            await self.runtime.close()
+            await self.client.close()
+            raise
         if self.runtime.unenforced and self.node is not None:
             self.events.emit(self.node_ref, "ResourceLimitsNotEnforced",
                              f"resources.limits of this node's Pods are not enforced: {self.runtime.unenforced}",
@@ -128,6 +137,10 @@ class Kubelet:
             self._status_events(None, wanted["status"])
         except AlreadyExists:
             current = await self.client.get(NODES, self.name)
+            holder = await live_kubelet(current, (self.address, config.port)) if self.server is not None else None
+            if holder:
+                raise NodeNameTaken(f"node {self.name} is already run by a live kubelet at {holder}; "
+                                    "stop it or choose another name") from None
             self.node = await self._write_status(current)
         log.info("node %s registered at %s", self.name, self.address)
 

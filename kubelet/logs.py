@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 MAX_LINE = 16 * 1024  # a longer line is split into partial (P) records, as containerd does
+PARTIAL_WAIT = 0.1  # seconds a line may wait for its newline before what came is logged as a partial record
 
 
 def _stamp() -> str:
@@ -42,19 +43,32 @@ class LogWriter:
             self.changed.set()
 
     async def pump(self, reader: asyncio.StreamReader, stream: str) -> None:
-        """Copy a pipe into the log until it closes (lines kept whole when they fit)."""
+        """Copy a pipe into the log until it closes: whole lines as they come, and a line still without its newline
+        after PARTIAL_WAIT as a partial (P) record, so `printf abc; sleep 1000` shows `abc` (as containerd does)."""
+        pending = b""
         while True:
             try:
-                chunk = await reader.readuntil(b"\n")
-            except asyncio.IncompleteReadError as exc:
-                if exc.partial:
-                    self.write(stream, exc.partial)
-                return
-            except asyncio.LimitOverrunError as exc:
-                chunk = await reader.readexactly(exc.consumed)
+                if pending:
+                    chunk = await asyncio.wait_for(reader.read(1 << 16), PARTIAL_WAIT)
+                else:
+                    chunk = await reader.read(1 << 16)
+            except TimeoutError:
+                self.write(stream, pending)
+                pending = b""
+                continue
             except (OSError, ValueError):
+                chunk = b""
+            if not chunk:
+                if pending:
+                    self.write(stream, pending)
                 return
-            self.write(stream, chunk)
+            data = pending + chunk
+            cut = data.rfind(b"\n") + 1
+            if len(data) - cut >= MAX_LINE:  # a line longer than a record: its full records now
+                cut = len(data) - (len(data) - cut) % MAX_LINE
+            if cut:
+                self.write(stream, data[:cut])
+            pending = data[cut:]
 
     def close(self) -> None:
         self._file.close()

@@ -12,7 +12,6 @@ import fcntl
 import hmac
 import json
 import os
-import pty
 import socket
 import struct
 import subprocess
@@ -176,13 +175,12 @@ class KubeletServer:
                 f"the {runtime.name} runtime runs no processes: exec is not possible")))
             return
         await record.container.started()  # not into a container whose root is still being built
-        command, env = runtime.exec_command(record.container, argv)
-        setup = runtime.exec_setup(record.container)
         master = -1
         try:
+            command, env = runtime.exec_command(record.container, argv)
+            setup = runtime.exec_setup(record.container)
             if tty:
-                opener = getattr(runtime, "open_pty", None)  # a terminal of the container's own /dev/pts
-                master, slave = opener(record.container) if opener is not None else pty.openpty()
+                master, slave = runtime.open_pty(record.container)  # the container's own, where it has one
 
                 def child_setup() -> None:
                     setup()

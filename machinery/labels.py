@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 
-def matches(selector: dict[str, Any] | None, labels: dict[str, str] | None) -> bool:
+def matches(selector: Mapping[str, Any] | None, labels: Mapping[str, str] | None) -> bool:
     """Whether `selector` selects an object with `labels`."""
     if selector is None:
         return False

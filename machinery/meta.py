@@ -8,3 +8,9 @@ from typing import Any
 def meta(obj: dict[str, Any]) -> dict[str, Any]:
     """The object's metadata (an empty dict when it has none)."""
     return obj.get("metadata") or {}
+
+
+def controller_ref(owner: dict[str, Any]) -> dict[str, Any]:
+    """An ownerReference naming `owner` as the controller (metav1.NewControllerRef)."""
+    return {"apiVersion": owner.get("apiVersion", ""), "kind": owner.get("kind", ""), "name": meta(owner)["name"],
+            "uid": meta(owner)["uid"], "controller": True, "blockOwnerDeletion": True}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import sys
 from pathlib import Path
@@ -44,7 +45,7 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
                        "names, '-name' to leave one out")
     serve.add_argument("--nodes", type=int, default=1, help="nodes to run in-process, each a kubelet and a "
                        "kube-proxy (default 1; 0: none)")
-    from mini_kube.kubelet.cli import add_node_options
+    from mini_kube.node import add_node_options
 
     add_node_options(serve)
     serve.add_argument("--no-ccm", action="store_true", help="do not run the cloud-controller-manager in-process")
@@ -62,6 +63,7 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
 
 
 async def serve(args: argparse.Namespace) -> None:
+    from mini_kube.node import IN_PROCESS_LABEL
     from mini_kube.serve_options import kubeconfig_path, memory_kubeconfig_problem, serve_args_problem
 
     problem = serve_args_problem(args) or memory_kubeconfig_problem(args)
@@ -89,10 +91,11 @@ async def serve(args: argparse.Namespace) -> None:
             await start_controllers(server, args.controllers)
         if not args.no_scheduler:
             await start_scheduler(server)
+        await remove_departed_nodes(server, args.nodes)
         if args.nodes > 0:
             root = args.node_root_dir or (str(Path(data_dir) / "nodes") if data_dir != ":memory:" else None)
             await start_nodes(server, args.nodes, runtime=args.node_runtime, root=root,
-                              external_cloud=not args.no_ccm, kubelet_options=(
+                              external_cloud=not args.no_ccm, labels={IN_PROCESS_LABEL: "true"}, kubelet_options=(
                                   {} if args.pod_pids_limit is None else {"pod_pids_limit": args.pod_pids_limit}))
         if not args.no_ccm:
             await start_ccm(server, lb_pool=args.lb_pool or None)
@@ -143,14 +146,36 @@ async def start_scheduler(server: ApiServer, **options: Any) -> None:
     server.lifecycle.on_stop(runner.stop)
 
 
-async def start_nodes(server: ApiServer, count: int, **options: Any) -> Any:
-    """Run `count` nodes (kubelet + kube-proxy each) in-process; returns them."""
-    from mini_kube.kubelet.cli import node_names, start_in_process
+async def remove_departed_nodes(server: ApiServer, count: int) -> None:
+    """Delete the Nodes an earlier `serve` ran in-process that this one does not (`--nodes` lowered): they would
+    stay Ready for a Lease's time, get Pods that never run, and share a live node's address."""
+    from mini_kube.client import NotFound
+    from mini_kube.machinery.refs import NODES
+    from mini_kube.node import IN_PROCESS_LABEL, node_names
+
+    keep = set(node_names(count)) if count > 0 else set()
+    async with client_for(server) as client:
+        for node in (await client.list(NODES, labelSelector=IN_PROCESS_LABEL))["items"]:
+            if node["metadata"]["name"] not in keep:
+                with contextlib.suppress(NotFound):
+                    await client.delete(NODES, node["metadata"]["name"])
+
+
+async def start_nodes(server: ApiServer, count: int, *, labels: dict[str, str] | None = None,
+                      **options: Any) -> Any:
+    """Run `count` nodes (kubelet + kube-proxy each) in-process, with these extra node labels; returns them."""
+    from mini_kube.kubelet.registration import NodeNameTaken
+    from mini_kube.node import node_names, start_in_process
 
     data_dir = server.config.data_dir
-    nodes = await start_in_process(lambda: client_for(server), node_names(count),
-                                   service_cidr=server.config.service_cidr,
-                                   hidden=[data_dir] if data_dir != ":memory:" else [], **options)
+    if labels:
+        options["kubelet_options"] = {**(options.get("kubelet_options") or {}), "labels": labels}
+    try:
+        nodes = await start_in_process(lambda: client_for(server), node_names(count),
+                                       service_cidr=server.config.service_cidr,
+                                       hidden=[data_dir] if data_dir != ":memory:" else [], **options)
+    except NodeNameTaken as exc:
+        raise SystemExit(f"mini-kube: {exc}") from None
     server.lifecycle.on_stop(nodes.stop, first=True)
     return nodes
 
@@ -346,7 +371,7 @@ def build_parser() -> argparse.ArgumentParser:
     from mini_kube.proxy.cli import add_parser as add_proxy_parser
 
     add_proxy_parser(sub)
-    from mini_kube.kubelet.cli import add_parser as add_node_parser
+    from mini_kube.node import add_parser as add_node_parser
 
     add_node_parser(sub)
     return parser
@@ -355,7 +380,7 @@ def build_parser() -> argparse.ArgumentParser:
 RUNNERS = {  # each subcommand's coroutine: here (":name"), or in its component, imported when it runs
     "serve": ":serve", "controllers": ":run_controllers", "ccm": ":run_ccm", "dns": ":run_dns",
     "trace": ":run_trace", "operator": ":run_operator", "scheduler": "mini_kube.scheduler.cli:run",
-    "node": "mini_kube.kubelet.cli:run", "proxy": "mini_kube.proxy.cli:run",
+    "node": "mini_kube.node:run", "proxy": "mini_kube.proxy.cli:run",
 }
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mini_kube.machinery.quantity import parse_quantity, scaled_value
+from mini_kube.machinery.quantity import decimal_value, scaled_value
 
 CPU, MEMORY, STORAGE, PODS = "cpu", "memory", "ephemeral-storage", "pods"
 NON_ZERO_CPU = 100  # millicores a container without a cpu request counts as when scoring (upstream's default)
@@ -21,7 +21,7 @@ def amount(name: str, text: Any) -> int:
     """How the scheduler counts `text` of resource `name`: millicores for cpu, whole units otherwise (0 when it
     cannot be read)."""
     try:
-        value = parse_quantity(text)
+        value = decimal_value(text)
     except ValueError:
         return 0
     return scaled_value(value, 3 if name == CPU else 0)

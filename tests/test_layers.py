@@ -1,145 +1,197 @@
-"""The shape the brief asks for: the API server never imports the other components (they reach it only through
-its HTTP API), and the packages import each other without cycles. Read from the source with `ast`, every
-import counted, those inside functions too."""
+"""The layering the architecture asks for, read from the source with `ast`, every import counted (module level,
+inside functions, under TYPE_CHECKING, relative ones resolved):
+
+- `machinery` (quantities, labels, times, refs, ...) imports nothing else of ours;
+- `client` and `store` import only `machinery`; the API server only `store` and `machinery`;
+- every component imports only `client`, the controller runtime (`controllers.reconciler`, `controllers.manager`,
+  `controllers.signals`) and `machinery`, never another component; `network` (namespaces and relays) is the one
+  node library the node components (kubelet, proxy, ccm, clusterdns) share, and it imports only `client` and
+  `machinery`;
+- nothing imports the composition root (`mini_kube/cli.py`, `mini_kube/testing/`);
+- no import cycle between modules."""
 
 from __future__ import annotations
 
 import ast
 import functools
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ["apiserver", "store", "machinery", "client", "controllers", "scheduler", "agent_operator", "kubelet",
             "network", "proxy", "ccm", "clusterdns", "kubectl_lite"]
-COMPOSITION = {"cli", "testing"}  # mini_kube/cli.py and mini_kube/testing/ put the components together
+COMPONENTS = ["kubelet", "proxy", "ccm", "clusterdns", "network", "scheduler", "agent_operator", "kubectl_lite",
+              "controllers"]
+RUNTIME = {"mini_kube.controllers", "mini_kube.controllers.reconciler", "mini_kube.controllers.manager",
+           "mini_kube.controllers.signals"}
+NODE_COMPONENTS = {"kubelet", "proxy", "ccm", "clusterdns"}
+COMPOSITION = {"mini_kube.cli", "mini_kube.testing"}
+
+
+def _module_files() -> Iterator[tuple[str, Path]]:
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            yield ".".join(("mini_kube", *(parts[:-1] if parts[-1] == "__init__" else parts))), path
+    for path in sorted((ROOT / "mini_kube").rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        yield ".".join(parts[:-1] if parts[-1] == "__init__" else parts), path
 
 
 @functools.cache
-def _imports(package: str) -> frozenset[str]:
-    """The mini_kube packages (and composition modules) that `package` imports (each package read once a run)."""
-    found: set[str] = set()
-    for path in (ROOT / package).rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            names = []
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names = [node.module]
-            for name in names:
-                parts = name.split(".")
-                if parts[0] == "mini_kube" and len(parts) > 1 and parts[1] != package:
-                    found.add(parts[1])
-    return frozenset(found)
+def _files() -> dict[str, Path]:
+    return dict(_module_files())
 
 
-def test_the_api_server_imports_no_other_component():
-    assert _imports("apiserver") <= {"store", "machinery"}
+def _imported(module: str, path: Path, files: dict[str, Path]) -> Iterator[str]:
+    """The mini_kube modules `module` imports, anywhere in it: `from a import b` is a.b when b is a module of a,
+    else a (whose __init__ runs for it); relative imports are made absolute."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names if alias.name in files)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            for alias in node.names:
+                name = f"{base}.{alias.name}"
+                if name in files:
+                    yield name
+                elif base in files:
+                    yield base
+
+
+@functools.cache
+def _graph() -> dict[str, frozenset[str]]:
+    """Module -> the mini_kube modules it imports."""
+    files = _files()
+    return {module: frozenset(_imported(module, path, files)) - {module} for module, path in files.items()}
+
+
+def _top(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def _outside(package: str) -> dict[str, set[str]]:
+    """What the modules of `package` import from other packages: module -> imported modules."""
+    return {module: {t for t in targets if _top(t) != package}
+            for module, targets in _graph().items() if _top(module) == package and module.count(".") >= 1}
+
+
+def _offending(package: str, allowed) -> list[str]:
+    return sorted(f"{module} -> {target}" for module, targets in _outside(package).items()
+                  for target in targets if not allowed(target))
+
+
+def test_relative_imports_are_resolved():
+    """kubectl_lite/discovery.py once imported `..controllers.refs`, a module that was gone: relative imports
+    leaving a package count as any other."""
+    assert _graph()["mini_kube.kubectl_lite.discovery"] >= {"mini_kube.machinery.refs"}
+
+
+def test_machinery_imports_nothing_of_ours():
+    assert _offending("machinery", lambda target: False) == []
+
+
+@pytest.mark.parametrize(("package", "below"), [("client", {"machinery"}), ("store", {"machinery"}),
+                                                ("apiserver", {"store", "machinery"})])
+def test_lower_layers_import_only_the_layers_below(package, below):
+    assert _offending(package, lambda target: _top(target) in below) == []
+
+
+@pytest.mark.parametrize("component", COMPONENTS)
+def test_components_import_only_client_runtime_and_machinery(component):
+    def allowed(target: str) -> bool:
+        if _top(target) in {"client", "machinery"} or target in RUNTIME:
+            return True
+        return _top(target) == "network" and component in NODE_COMPONENTS
+
+    assert _offending(component, allowed) == []
 
 
 def test_no_package_imports_the_composition_root():
-    for package in PACKAGES:
-        assert not _imports(package) & COMPOSITION, package
+    offending = sorted(f"{m} -> {t}" for m, targets in _graph().items() if _top(m) in PACKAGES
+                       for t in targets if any(t == c or t.startswith(c + ".") for c in COMPOSITION))
+    assert offending == []
 
 
-def test_packages_import_each_other_without_cycles():
-    graph = {package: _imports(package) & set(PACKAGES) for package in PACKAGES}
-    done: set[str] = set()
+def _cycles(graph: dict[str, frozenset[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
 
-    def visit(package: str, path: tuple[str, ...]) -> None:
-        assert package not in path, " -> ".join((*path, package))
-        if package in done:
-            return
-        for imported in graph[package]:
-            visit(imported, (*path, package))
-        done.add(package)
-
-    for package in PACKAGES:
-        visit(package, ())
-
-
-# -- inside the API server: modules ---------------------------------------------------------------------------
-
-def _module_names(package: str) -> dict[str, Path]:
-    names = {}
-    for path in (ROOT / package).rglob("*.py"):
-        parts = list(path.relative_to(ROOT).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        names[".".join(parts)] = path
-    return names
-
-
-def _module_graph(package: str) -> dict[str, set[str]]:
-    """Module -> the modules of `package` it imports, every import counted (module level, inside functions and
-    under TYPE_CHECKING). `from pkg import sub` is an import of the submodule, `from pkg import name` of pkg."""
-    modules = _module_names(package)
-
-    def resolve(name: str) -> str | None:
-        parts = name.split(".")
-        while parts and ".".join(parts) not in modules:
-            parts.pop()
-        return ".".join(parts) or None
-
-    graph: dict[str, set[str]] = {}
-    for module, path in modules.items():
-        here = module if path.name == "__init__.py" else module.rpartition(".")[0]
-        targets = set()
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, ast.Import):
-                targets |= {alias.name.removeprefix("mini_kube.") for alias in node.names}
-            elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = here.split(".")[:len(here.split(".")) - node.level + 1]
-                    source = ".".join(base + ([node.module] if node.module else []))
-                elif node.module and node.module.startswith("mini_kube."):
-                    source = node.module.removeprefix("mini_kube.")
-                else:
-                    continue
-                targets |= {f"{source}.{a.name}" if f"{source}.{a.name}" in modules else source for a in node.names}
-        graph[module] = {t for t in map(resolve, targets) if t and t != module}
-    return graph
-
-
-def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
-    """One import cycle of `graph`, or None."""
-    done: set[str] = set()
-    path: list[str] = []
-
-    def visit(module: str) -> list[str] | None:
-        if module in path:
-            return [*path[path.index(module):], module]
-        if module in done:
-            return None
-        path.append(module)
-        for imported in sorted(graph[module]):
-            found = visit(imported)
-            if found:
-                return found
-        path.pop()
-        done.add(module)
-        return None
+    def visit(start: str) -> None:  # iterative, so a deep graph cannot overflow the recursion limit
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
 
     for module in sorted(graph):
-        found = visit(module)
-        if found:
-            return found
-    return None
+        if module not in index:
+            visit(module)
+    return found
 
 
-def test_the_api_server_modules_import_each_other_without_cycles():
-    cycle = _cycle(_module_graph("apiserver"))
-    assert cycle is None, " -> ".join(cycle or ())
+def test_the_cycle_finder_finds_cycles():
+    graph = {"a": frozenset({"b"}), "b": frozenset({"c"}), "c": frozenset({"a"}), "d": frozenset({"a"})}
+    assert _cycles(graph) == [["a", "b", "c"]]
 
 
-def test_the_cycle_check_finds_cycles():
-    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
-    assert _cycle({"a": {"b"}, "b": set()}) is None
+KNOWN_CYCLES = {  # each flips to XPASS, and fails, once its cycle is gone: then drop it from here
+    "store": "store.store <-> store.watch (a Watch is typed with the Store that made it, under TYPE_CHECKING)",
+    "proxy": "proxy.server <-> proxy.tcp, proxy.udp (the listeners are typed with server.PortState, under "
+             "TYPE_CHECKING)",
+}
 
 
-def test_only_the_server_and_its_assembly_know_the_server():
+@pytest.mark.parametrize("package", [
+    pytest.param(package, marks=pytest.mark.xfail(reason=KNOWN_CYCLES[package], strict=True))
+    if package in KNOWN_CYCLES else package for package in PACKAGES])
+def test_no_import_cycle_between_the_modules_of_a_package(package):
+    assert [c for c in _cycles(_graph()) if all(_top(m) == package for m in c)] == []
+
+
+def test_no_import_cycle_across_packages():
+    assert [c for c in _cycles(_graph()) if len({_top(m) for m in c}) > 1] == []
+
+
+def test_only_the_assembly_knows_the_api_server():
     """Handlers, auth, admission and the registry are given what they use, never the server object."""
-    graph = _module_graph("apiserver")
-    assert {m for m, imported in graph.items() if "apiserver.server" in imported} <= {"apiserver.assemble"}
+    importers = {m for m, targets in _graph().items() if "mini_kube.apiserver.server" in targets and _top(m) == "apiserver"}
+    assert importers <= {"mini_kube.apiserver.assemble"}
 
 
 def test_no_untyped_extras_and_no_class_swaps():
@@ -148,10 +200,9 @@ def test_no_untyped_extras_and_no_class_swaps():
     from mini_kube.apiserver.config import ServerConfig
 
     assert "extra" not in ServerConfig.__dataclass_fields__
-    for package in ("apiserver", "mini_kube"):
-        for path in (ROOT / package).rglob("*.py"):
-            text = path.read_text()
-            assert "config.extra" not in text, path
-            for node in ast.walk(ast.parse(text, str(path))):
-                if isinstance(node, ast.Assign):
-                    assert not any(isinstance(t, ast.Attribute) and t.attr == "__class__" for t in node.targets), path
+    for module, path in _files().items():
+        text = path.read_text()
+        assert "config.extra" not in text, module
+        for node in ast.walk(ast.parse(text, str(path))):
+            if isinstance(node, ast.Assign):
+                assert not any(isinstance(t, ast.Attribute) and t.attr == "__class__" for t in node.targets), module

@@ -10,9 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from mini_kube.machinery.labels import matches as selector_matches
+
 from .. import errors
 from ..resources import ResourceType
-from ..validation.meta import selector_is_empty, selector_matches
+from ..validation.meta import selector_is_empty
 from .chain import SCALE_KIND, Attributes
 
 ADMISSION_GROUP = "admissionregistration.k8s.io"

@@ -14,9 +14,10 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from mini_kube.machinery.labels import matches as selector_matches
+
 from ..errors import StatusError
 from ..registry.reader import ObjectReader
-from ..validation.meta import selector_matches
 from . import review
 from .chain import AdmissionPlugin, Attributes
 from .expressions import Activation, EvaluationError, Expression, compile_expression

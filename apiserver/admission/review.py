@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from ..errors import StatusError
+from ..registry.rest.scale import to_scale
 from .chain import Attributes
 from .matching import Match
 
@@ -71,8 +72,6 @@ def versioned_objects(attrs: Attributes, match: Match) -> tuple[dict[str, Any] |
     """(object, oldObject) as the matched version sees them: a Scale for `scale`, else the apiVersion rewritten."""
     obj, old = attrs.obj, attrs.old
     if attrs.subresource == "scale":
-        from ..handlers.subresources import to_scale
-
         res = attrs.resource
         return (to_scale(res, obj) if obj is not None else None), (to_scale(res, old) if old is not None else None)
     group, version, _ = match.kind

@@ -21,6 +21,7 @@ import orjson
 from .. import errors
 from ..errors import StatusError
 from ..registry.defaulting import default_object
+from ..registry.rest.scale import set_replicas
 from . import review
 from .chain import AdmissionPlugin, Attributes
 from .expressions import Activation, EvaluationError, Expression, compile_expression
@@ -226,11 +227,9 @@ class MutatingWebhooks(_Webhooks):
         res, obj = attrs.resource, attrs.obj
         assert obj is not None
         if attrs.subresource == "scale":
-            from ..handlers.subresources import _path_set, scale_paths
-
             replicas = (patched.get("spec") or {}).get("replicas")
             if replicas is not None:
-                _path_set(obj, scale_paths(res)[0], replicas)
+                set_replicas(res, obj, replicas)
             return
         patched["apiVersion"] = obj.get("apiVersion", res.api_version)
         _replace(obj, patched)

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from mini_kube.apiserver.validation.meta import SELECTOR_OPERATORS
-from mini_kube.apiserver.validation.meta import selector_matches as _label_selector_matches
+from mini_kube.machinery.labels import matches as label_selector_matches
 
 RBAC_GROUP = "rbac.authorization.k8s.io"
 RBAC_API_VERSION = f"{RBAC_GROUP}/v1"
@@ -353,7 +353,7 @@ def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, st
     """A metav1.LabelSelector as validation matches it, except that an unknown operator selects nothing."""
     if any(expr.get("operator") not in SELECTOR_OPERATORS for expr in (selector or {}).get("matchExpressions") or ()):
         return False
-    return _label_selector_matches(selector, labels)
+    return label_selector_matches(selector, labels)
 
 
 def _aggregate_once(role: Mapping[str, Any], by_name: Mapping[str, Mapping[str, Any]]) -> list[Any]:

@@ -4,14 +4,15 @@ CRDs: `crd_defaults` (on decode), `validate_crd(crd, old)` (create/update), `crd
 (status once names are accepted: NamesAccepted, Established), `resource_rows(crd)` (rows for the
 resource table), `lifecycle` (deletion through the cleanup finalizer).
 
-Custom resources, per served version (`row.extra["validator"]`, a `VersionSchema` compiled once):
+Custom resources, per served version (`row.object_schema`, a `VersionSchema` compiled once):
 `decode(obj)` prunes and defaults on decode and returns the pruned paths (strict field validation),
 `validate(obj, old)` / `validate_status(obj, old)` in the strategy, `convert(obj)` between versions
 (`conversion: None`). `printers.table` builds Tables from additionalPrinterColumns; `strategy` holds
 the status/scale/generation rules; `serving` converts stored objects to the version a request reads.
 
-Wiring into the server: `apiserver/registry/strategies/crd.py` and `custom.py` (the strategies) and
-`apiserver/crd_controller.py` (the resource table follows the stored CRDs; CRD deletion).
+Wiring into the server: `apiserver/registry/kinds.py` (a CRD's rows with their strategy, validator and
+printer), `apiserver/registry/strategies/crd.py` and `custom.py` (the strategies) and `apiserver/crd_controller.py`
+(the resource table follows the stored CRDs; CRD deletion).
 """
 
 from mini_kube.apiserver.crd.printers import TablePrinter

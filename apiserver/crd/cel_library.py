@@ -12,11 +12,12 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 from urllib.parse import urlsplit
 
 from mini_kube.apiserver.crd.cel_engine import stdlib
+from mini_kube.machinery.quantity import decimal_value
 
 _QTAG = "\x00quantity:"
 _UTAG = "\x00url:"
@@ -88,31 +89,6 @@ def _find_all(s: str, pattern: str, limit: int = -1) -> list[str]:
 
 # --- quantities --------------------------------------------------------------------------------------
 
-_SUFFIXES = {
-    "Ki": Decimal(2) ** 10, "Mi": Decimal(2) ** 20, "Gi": Decimal(2) ** 30, "Ti": Decimal(2) ** 40,
-    "Pi": Decimal(2) ** 50, "Ei": Decimal(2) ** 60, "n": Decimal("1e-9"), "u": Decimal("1e-6"),
-    "m": Decimal("1e-3"), "": Decimal(1), "k": Decimal("1e3"), "M": Decimal("1e6"), "G": Decimal("1e9"),
-    "T": Decimal("1e12"), "P": Decimal("1e15"), "E": Decimal("1e18"),
-}
-_QUANTITY = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?\d+)?$")
-
-
-def parse_quantity(text: str) -> Decimal:
-    """The value of a Kubernetes quantity string (`500m`, `1Gi`, `1e3`); ValueError when malformed."""
-    m = _QUANTITY.match(text.strip()) if isinstance(text, str) else None
-    if not m:
-        raise ValueError("quantities must match the regular expression "
-                         "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
-    number, suffix = m.group(1), m.group(2) or ""
-    try:
-        value = Decimal(number)
-    except InvalidOperation as e:
-        raise ValueError("unable to parse quantity's suffix") from e
-    if suffix[:1] in ("e", "E"):
-        return value * (Decimal(10) ** int(suffix[1:]))
-    return value * _SUFFIXES[suffix]
-
-
 def _tag(value: Decimal) -> str:
     return _QTAG + format(value.normalize(), "f")
 
@@ -126,12 +102,12 @@ def _q(value: Any) -> Decimal:
 
 
 def _quantity(text: str) -> str:
-    return _tag(parse_quantity(text))
+    return _tag(decimal_value(text))
 
 
 def _is_quantity(text: str) -> bool:
     try:
-        parse_quantity(text)
+        decimal_value(text)
         return True
     except ValueError:
         return False

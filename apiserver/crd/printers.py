@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -153,23 +154,29 @@ class TablePrinter:
         """A Table row without the object (the caller adds `object` per includeObject)."""
         return {"cells": self.cells(obj, now)}
 
+    def table(self, objs: Any, now: datetime.datetime, include_object: str = "Metadata",
+              list_meta: Mapping[str, Any] | None = None, headers: bool = True, version: str = "v1"
+              ) -> dict[str, Any]:
+        """A whole meta.k8s.io/v1 Table of these custom resources (always v1, whatever `version` asks)."""
+        rows = []
+        for obj in objs:
+            row = self.row(obj, now)
+            if include_object == "Object":
+                row["object"] = obj
+            elif include_object == "None":
+                row["object"] = None
+            else:
+                row["object"] = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                                 "metadata": obj.get("metadata") or {}}
+            rows.append(row)
+        meta = {k: v for k, v in (list_meta or {}).items()
+                if k in ("resourceVersion", "continue", "remainingItemCount") and v not in (None, "")}
+        return {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": meta,
+                "columnDefinitions": self.definitions if headers else None, "rows": rows}
+
 
 def table(resource: Any, objs: Any, now: datetime.datetime, include_object: str = "Metadata",
           list_meta: dict[str, Any] | None = None, headers: bool = True) -> dict[str, Any]:
     """A whole meta.k8s.io/v1 Table of custom resources of `resource` (a CRD `ResourceType` row)."""
-    printer = resource.extra.get("table") or TablePrinter(resource.printer_columns)
-    rows = []
-    for obj in objs:
-        row = printer.row(obj, now)
-        if include_object == "Object":
-            row["object"] = obj
-        elif include_object == "None":
-            row["object"] = None
-        else:
-            row["object"] = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
-                             "metadata": obj.get("metadata") or {}}
-        rows.append(row)
-    meta = {k: v for k, v in (list_meta or {}).items()
-            if k in ("resourceVersion", "continue", "remainingItemCount") and v not in (None, "")}
-    return {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": meta,
-            "columnDefinitions": printer.definitions if headers else None, "rows": rows}
+    printer = resource.printer if isinstance(resource.printer, TablePrinter) else TablePrinter(resource.printer_columns)
+    return printer.table(objs, now, include_object, list_meta, headers)

@@ -2,10 +2,10 @@
 
 Names come from `status.acceptedNames` when the CRD has them (the server serves accepted names),
 else from `spec.names`. Each row carries its version's schema, printer columns and selectable fields,
-and, compiled once, `extra["validator"]` (a `VersionSchema`: prune/default/validate), `extra["table"]`
-(a `TablePrinter`), `extra["scale"]` (the scale subresource spec), `extra["version_priority"]` (the
-CRD's versions, preferred first, as discovery orders them) and `extra["schemas"]` (every version's
-`VersionSchema`, served or not, shared by the rows: reads convert from whatever version an object is stored in).
+its `object_schema` (the version's `VersionSchema`, compiled once: prune/default/validate), its `scale`
+(the scale subresource spec), and in `extra` what discovery says of the version: `version_priority` (the
+CRD's versions, preferred first, as discovery orders them), `storage`, `deprecated`, `deprecationWarning`.
+`registry/kinds.py` gives the rows their strategy, validator and printer.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import functools
 import re
 from typing import Any
 
-from mini_kube.apiserver.crd.printers import TablePrinter
 from mini_kube.apiserver.crd.schema_validation import VersionSchema
 from mini_kube.apiserver.resources import CRUD_VERBS, SUB_RW, ResourceType, Subresource
 
@@ -56,14 +55,21 @@ def names_of(crd: dict[str, Any]) -> dict[str, Any]:
     return accepted if accepted.get("plural") and accepted.get("kind") else (crd.get("spec") or {}).get("names") or {}
 
 
-def resource_rows(crd: dict[str, Any]) -> list[ResourceType]:
-    """One row per served version of `crd` (a defaulted, valid CRD)."""
+def compiled_schemas(crd: dict[str, Any]) -> dict[str, VersionSchema]:
+    """Every version's compiled schema, served or not (reads convert from whatever version an object is in)."""
+    versions = (crd.get("spec") or {}).get("versions") or ()
+    return {v.get("name", ""): VersionSchema.for_version(crd, v.get("name", "")) for v in versions}
+
+
+def resource_rows(crd: dict[str, Any], schemas: dict[str, VersionSchema] | None = None) -> list[ResourceType]:
+    """One row per served version of `crd` (a defaulted, valid CRD), without its strategy, validator and
+    printer; `schemas` are `compiled_schemas(crd)` (compiled here when not given)."""
     spec = crd.get("spec") or {}
     names = names_of(crd)
     kind = names.get("kind", "")
     storage = storage_version(crd)
     priority = version_priority(crd)
-    schemas = {v.get("name", ""): VersionSchema.for_version(crd, v.get("name", "")) for v in spec.get("versions") or ()}
+    schemas = schemas if schemas is not None else compiled_schemas(crd)
     rows = []
     for version in spec.get("versions") or ():
         if not version.get("served"):
@@ -85,15 +91,12 @@ def resource_rows(crd: dict[str, Any]) -> list[ResourceType]:
             storage_version=storage, list_kind=names.get("listKind", ""), crd=crd, schema=schema,
             printer_columns=columns,
             selectable_fields=tuple(f.get("jsonPath", "") for f in version.get("selectableFields") or ()),
+            object_schema=compiled, scale=subresources.get("scale"),
             extra={
-                "validator": compiled,
-                "table": TablePrinter(columns),
                 "version_priority": priority,
                 "storage": bool(version.get("storage")),
                 "deprecated": bool(version.get("deprecated")),
                 "deprecationWarning": version.get("deprecationWarning"),
-                "scale": subresources.get("scale"),
-                "schemas": schemas,
             },
         ))
     return rows

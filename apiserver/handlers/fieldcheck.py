@@ -70,7 +70,7 @@ def check(res: ResourceType, obj: dict[str, Any], raw: bytes | None, content_typ
 def _check_custom(res: ResourceType, obj: dict[str, Any], raw: bytes | None, content_type: str | None,
                   mode: str) -> list[str]:
     """Custom resources: the unknown fields are what pruning drops (the CRD's schema decides)."""
-    validator = res.extra.get("validator")
+    validator = res.object_schema
     if mode == "Ignore" or validator is None:
         return []
     unknown = validator.unknown_fields(obj)

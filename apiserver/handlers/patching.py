@@ -17,8 +17,8 @@ from ..patch import json_patch, merge_patch, strategic_merge_patch
 from ..patch import server_side_apply as ssa
 from ..patch.gofmt import go_v
 from ..registry.cache import Entry
+from ..registry.fieldschema import schema_node
 from ..registry.generic import Registry, WriteOptions
-from ..registry.managed_fields import schema_node
 from ..resources import ResourceType
 from ..schema import messages
 from ..schema.yamlload import load_yaml

@@ -1,4 +1,5 @@
-"""Subresources (`status`, `scale`, namespace `finalize`) and request-only kinds (reviews, tokens)."""
+"""Subresources (`status`, `scale`, namespace `finalize`, ...) and request-only kinds (reviews, tokens): the
+requests are decoded here and answered by the registry's REST objects (`registry/rest/`)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,12 @@ import orjson
 from aiohttp import web
 
 from .. import errors
-from ..crd.serving import served
-from ..crd.strategy import apply_scale, scale_of
 from ..http import responses
 from ..http.negotiation import PATCH_TYPES, Target, decode_body, media_type
 from ..http.tables import build_table
-from ..registry.cache import Entry
+from ..registry.rest import status as status_rest
+from ..registry.rest.scale import ScaleREST
+from ..registry.rest.status import StatusREST
 from ..requestinfo import RequestInfo
 from ..resources import ResourceType
 from ..schema import messages
@@ -22,66 +23,6 @@ from . import patching
 from .object_io import ObjectIO
 from .requests import read_body, warning_headers, write_options
 from .routes import SubresourceTable
-
-
-def selector_string(selector: dict[str, Any] | None) -> str:
-    """A metav1.LabelSelector as the string form Scale.status.selector carries."""
-    if not selector:
-        return ""
-    parts = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
-    for expr in selector.get("matchExpressions") or ():
-        op, key, values = expr.get("operator"), expr.get("key"), sorted(expr.get("values") or ())
-        if op == "In":
-            parts.append(f"{key} in ({','.join(values)})")
-        elif op == "NotIn":
-            parts.append(f"{key} notin ({','.join(values)})")
-        elif op == "Exists":
-            parts.append(key)
-        elif op == "DoesNotExist":
-            parts.append(f"!{key}")
-    return ",".join(sorted(parts))
-
-
-def _path_get(obj: dict[str, Any], path: str) -> Any:
-    value: Any = obj
-    for part in path.strip(".").split("."):
-        if not isinstance(value, dict):
-            return None
-        value = value.get(part)
-    return value
-
-
-def _path_set(obj: dict[str, Any], path: str, value: Any) -> None:
-    parts = path.strip(".").split(".")
-    for part in parts[:-1]:
-        obj = obj.setdefault(part, {})
-    obj[parts[-1]] = value
-
-
-def scale_paths(res: ResourceType) -> tuple[str, str, str]:
-    """(spec replicas path, status replicas path, label selector path) of a scalable resource."""
-    scale = res.extra.get("scale")
-    if scale:
-        return (scale.get("specReplicasPath", ".spec.replicas"), scale.get("statusReplicasPath", ".status.replicas"),
-                scale.get("labelSelectorPath", ""))
-    return ".spec.replicas", ".status.replicas", ".spec.selector"
-
-
-def to_scale(res: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
-    if res.crd is not None:
-        return scale_of(served(res, obj), res.extra.get("scale") or {})
-    spec_path, status_path, selector_path = scale_paths(res)
-    meta = obj["metadata"]
-    selector = _path_get(obj, selector_path) if selector_path else None
-    status: dict[str, Any] = {"replicas": _path_get(obj, status_path) or 0}
-    if isinstance(selector, dict):
-        status["selector"] = selector_string(selector)
-    elif isinstance(selector, str) and selector:
-        status["selector"] = selector
-    return {"kind": "Scale", "apiVersion": "autoscaling/v1",
-            "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
-                         if k in meta},
-            "spec": {"replicas": _path_get(obj, spec_path) or 0}, "status": status}
 
 
 async def handle(handler: ObjectIO, table: SubresourceTable, request: web.Request, info: RequestInfo,
@@ -93,7 +34,7 @@ async def handle(handler: ObjectIO, table: SubresourceTable, request: web.Reques
     target = handler.target(request)
     if sub.name == "scale":
         return await _scale(handler, request, info, res, namespace, user, target)
-    if sub.name in ("status", "finalize", "ephemeralcontainers", "approval"):
+    if sub.name in status_rest.SUBRESOURCES:
         return await _status_like(handler, request, info, res, namespace, user, target)
     extra = table.subresources.get((res.group, res.plural, sub.name))
     if extra is None:
@@ -103,40 +44,31 @@ async def handle(handler: ObjectIO, table: SubresourceTable, request: web.Reques
 
 async def _status_like(handler: ObjectIO, request: web.Request, info: RequestInfo, res: ResourceType,
                        namespace: str | None, user: Any, target: Target) -> web.Response:
-    registry = handler.registry
+    rest = StatusREST(handler.registry)
     if info.verb == "get":
-        return handler.respond_entry(res, registry.get(res, namespace, info.name), target)
+        return handler.respond_entry(res, rest.get(res, namespace, info.name), target)
     patch_type = PATCH_TYPES.get(media_type(request.headers.get("Content-Type")))
     opts = write_options(request, info, user, "Apply" if info.verb == "patch" and patch_type == "apply" else "Update")
     if info.verb == "update":
         obj, warnings = await handler.decode_object(request, res)
         opts.warnings.extend(warnings)
-        result, _ = await registry.update(res, namespace, info.name, obj, opts, allow_create=False)
+        result = await rest.update(res, namespace, info.name, obj, opts)
         return handler.respond_entry(res, result, target, headers=warning_headers(opts.warnings))
     if patch_type is None:
         raise errors.unsupported_media_type(request.headers.get("Content-Type", ""))
     raw = await read_body(request)
-    result, _ = await patching.apply_patch(registry, request, res, namespace, info.name, patch_type, raw, opts)
+    result, _ = await patching.apply_patch(handler.registry, request, res, namespace, info.name, patch_type, raw, opts)
     return handler.respond_entry(res, result, target, headers=warning_headers(opts.warnings))
 
 
 async def _scale(handler: ObjectIO, request: web.Request, info: RequestInfo, res: ResourceType,
                  namespace: str | None, user: Any, target: Target) -> web.Response:
-    registry = handler.registry
-    try:
-        current = registry.get(res, namespace, info.name)
-    except errors.StatusError as exc:
-        if exc.code != 404 or info.verb != "get" or res.crd is not None:
-            raise
-        # the built-in scale endpoints' own 404 (`deployments/scale.apps`; the RC's is in `autoscaling`)
-        group = "autoscaling" if res.plural == "replicationcontrollers" else res.group
-        raise errors.not_found(f"{res.plural}/scale" + (f".{group}" if group else ""), info.name) from None
+    rest = ScaleREST(handler.registry)
     if info.verb == "get":
-        return _scale_response(to_scale(res, current.obj), target)
+        return _scale_response(rest.get(res, namespace, info.name), target)
+    rest.require(res, namespace, info.name)  # a missing object is a 404 before the body is read
     opts = write_options(request, info, user)
-    opts.subresource = "scale"  # the write lands on spec.replicas; managedFields record the scale subresource
     raw = await read_body(request)
-    spec_path = scale_paths(res)[0]
     if info.verb == "update":
         scale = decode_body(raw, request.headers.get("Content-Type"))
         if not isinstance(scale, dict):
@@ -146,34 +78,19 @@ async def _scale(handler: ObjectIO, request: web.Request, info: RequestInfo, res
         if patch_type is None or patch_type == "apply":
             raise errors.unsupported_media_type(request.headers.get("Content-Type", ""))
         patch = decode_body(raw, request.headers.get("Content-Type"))
-        scale = patching.apply_patch_document(SCALE, patch_type, to_scale(res, current.obj), patch)
+        scale = patching.apply_patch_document(SCALE, patch_type, rest.read(res, namespace, info.name), patch)
         if not isinstance(scale, dict):
             raise errors.bad_request("the patch did not produce an object")
-    replicas = _checked_scale(scale, info.name, namespace, info.verb != "update")
-    if replicas < 0:
-        raise errors.invalid_object("Scale", "autoscaling", info.name, [errors.invalid(
-            "spec.replicas", replicas, "must be greater than or equal to 0")])
-    rv = (scale.get("metadata") or {}).get("resourceVersion")
-
-    def mutate(obj: dict[str, Any]) -> dict[str, Any]:
-        if res.crd is not None:
-            return apply_scale(obj, res.extra.get("scale") or {}, scale)
-        if rv:
-            obj["metadata"]["resourceVersion"] = rv
-        _path_set(obj, spec_path, replicas)
-        return obj
-
-    result = await registry.guaranteed_update(res, namespace, info.name, mutate, opts)
-    obj = result.obj if isinstance(result, Entry) else result
-    return _scale_response(to_scale(res, obj), target)
+    _check_scale(scale, info.name, namespace, info.verb != "update")
+    return _scale_response(await rest.update(res, namespace, info.name, scale, opts), target)
 
 
 SCALE = ResourceType("autoscaling", "v1", "Scale", "scale", True, stored=False)
 
 
-def _checked_scale(scale: dict[str, Any], name: str, namespace: str | None, patched: bool) -> int:
-    """The replicas a Scale body asks for, after the checks upstream's decoder and handler make: Go types
-    (`Scale in version "v1" cannot be handled as a Scale: ...`), kind and apiVersion, name and namespace."""
+def _check_scale(scale: dict[str, Any], name: str, namespace: str | None, patched: bool) -> None:
+    """The checks upstream's decoder and handler make of a Scale body: Go types (`Scale in version "v1" cannot
+    be handled as a Scale: ...`), kind and apiVersion, name and namespace."""
     problem = type_errors("io.k8s.api.autoscaling.v1.Scale", scale)
     if problem:
         raise messages.decode_error("Scale", "v1", problem)
@@ -184,7 +101,6 @@ def _checked_scale(scale: dict[str, Any], name: str, namespace: str | None, patc
         raise errors.bad_request(f"the API version in the data ({api_version}) does not match the expected "
                                  "API version (autoscaling/v1)")
     patching.check_name(scale, name, namespace, patched=patched)
-    return (scale.get("spec") or {}).get("replicas") or 0  # absent or null: Go's zero value
 
 
 def _scale_response(scale: dict[str, Any], target: Target) -> web.Response:

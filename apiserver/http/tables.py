@@ -10,11 +10,11 @@ from ..resources import ResourceType
 
 def build_table(res: ResourceType, objs: list[dict[str, Any]], now: datetime, include_object: str,
                 list_meta: dict[str, Any], version: str = "v1", headers: bool = True) -> dict[str, Any]:
-    """A meta.k8s.io Table for these objects (`headers=False`: no column definitions, as in later watch events)."""
-    if res.crd is not None:
-        from ..crd.printers import table as crd_table
+    """A meta.k8s.io Table for these objects through the row's printer (`headers=False`: no column definitions,
+    as in later watch events)."""
+    printer = res.printer
+    if printer is None:  # a row built without its parts
+        from ..printers import printer_for  # imported on first use: most requests never ask for a Table
 
-        return crd_table(res, objs, now, include_object, list_meta, headers=headers)
-    from ..printers import table  # imported on first use: most requests never ask for a Table
-
-    return table(res, objs, now, include_object, list_meta, headers=headers, version=version)
+        printer = printer_for(res)
+    return printer.table(objs, now, include_object, list_meta, headers=headers, version=version)

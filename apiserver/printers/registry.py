@@ -1,38 +1,20 @@
-"""Which columns and row printer serve each kind: one table keyed by (group, kind), plus CRD columns."""
+"""Which columns and row printer serve each kind: one table keyed by (group, kind), plus CRD columns.
+
+Each built-in row carries its printer from this table (`registry/kinds.py`); `printer_for` looks it up for rows
+built without one."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
-from mini_kube.apiserver.printers import columns as c
-from mini_kube.apiserver.printers import rows_apps as apps
-from mini_kube.apiserver.printers import rows_cluster as cluster
-from mini_kube.apiserver.printers import rows_core as core
-from mini_kube.apiserver.printers import rows_pod as pod
+import mini_kube.apiserver.printers.columns as c
+import mini_kube.apiserver.printers.rows_apps as apps
+import mini_kube.apiserver.printers.rows_cluster as cluster
+import mini_kube.apiserver.printers.rows_core as core
+import mini_kube.apiserver.printers.rows_pod as pod
 from mini_kube.apiserver.printers.custom import custom_columns
-from mini_kube.apiserver.resources import ResourceType
-
-RowFn = Callable[[dict[str, Any], float], list]
-
-
-@dataclass(slots=True)
-class Printer:
-    """Column definitions, the function producing a row's cells, and (for pods) row conditions."""
-
-    columns: tuple[c.Column, ...]
-    row: RowFn
-    conditions: Callable[[dict[str, Any]], list | None] | None = None
-    default: bool = False
-    _dicts: list[dict] | None = field(default=None, repr=False)
-
-    def column_dicts(self) -> list[dict]:
-        """The definitions as JSON-ready dicts (fresh copies; descriptions resolved once)."""
-        if self._dicts is None:
-            self._dicts = [column.as_dict() for column in self.columns]
-        return [dict(d) for d in self._dicts]
-
+from mini_kube.apiserver.printers.printer import Printer
+from mini_kube.apiserver.resources import KindPrinter, ResourceType
 
 _ADMISSION = "admissionregistration.k8s.io"
 _RBAC = "rbac.authorization.k8s.io"
@@ -100,8 +82,23 @@ def _custom_printer(resource: ResourceType) -> Printer:
     return Printer(cols, row)
 
 
-def printer_for(resource: ResourceType) -> Printer:
-    """The printer of a resource: CRD columns for custom resources, the built-in table, else the default."""
+def builtin_printer(group: str, kind: str) -> Printer:
+    """A built-in kind's printer (the default one, NAME and CREATED AT, for kinds not in the table)."""
+    return PRINTERS.get((group, kind), DEFAULT_PRINTER)
+
+
+def printer_for(resource: ResourceType) -> KindPrinter:
+    """The printer of a resource: its row's, else CRD columns for custom resources, the built-in table, else the
+    default."""
+    if resource.printer is not None:
+        return resource.printer
     if resource.crd is not None:
         return _custom_printer(resource)
-    return PRINTERS.get((resource.group, resource.kind), DEFAULT_PRINTER)
+    return builtin_printer(resource.group, resource.kind)
+
+
+def builtin_printer_for(resource: ResourceType) -> Printer:
+    """The built-in printer of a resource (its columns and cells), whatever its row carries."""
+    if resource.crd is not None:
+        return _custom_printer(resource)
+    return builtin_printer(resource.group, resource.kind)

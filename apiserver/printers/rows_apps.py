@@ -16,7 +16,7 @@ from mini_kube.apiserver.printers.formatting import (
     selector_string,
 )
 from mini_kube.apiserver.printers.humanize import elapsed, since
-from mini_kube.apiserver.validation.quantity import canonical
+from mini_kube.machinery.quantity import canonical
 
 Obj = dict[str, Any]
 

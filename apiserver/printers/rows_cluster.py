@@ -13,7 +13,7 @@ from mini_kube.apiserver.printers.formatting import (
     with_more,
 )
 from mini_kube.apiserver.printers.humanize import human_duration, since
-from mini_kube.apiserver.validation.quantity import canonical
+from mini_kube.machinery.quantity import canonical
 
 Obj = dict[str, Any]
 _DEFAULT_CLASS = ("storageclass.kubernetes.io/is-default-class", "storageclass.beta.kubernetes.io/is-default-class")

@@ -7,7 +7,7 @@ from typing import Any
 
 from mini_kube.apiserver.printers.formatting import NONE, UNSET, access_modes, dig, format_labels, with_more
 from mini_kube.apiserver.printers.humanize import UNKNOWN, epoch, since
-from mini_kube.apiserver.validation.quantity import canonical
+from mini_kube.machinery.quantity import canonical
 
 Obj = dict[str, Any]
 _LB_WIDTH = 16

@@ -11,10 +11,8 @@ from ..schema.definitions import definition_name
 
 def default_object(res: ResourceType, obj: dict[str, Any]) -> None:
     """Fill in server-side defaults in place."""
-    if res.crd is not None:
-        validator = res.extra.get("validator")
-        if validator is not None:
-            validator.apply_defaults(obj)
+    if res.object_schema is not None:
+        res.object_schema.apply_defaults(obj)
         return
     name = definition_name(res.group, res.version, res.kind)
     if name is None:

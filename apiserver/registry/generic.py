@@ -2,6 +2,7 @@
 
 Reads come from the in-memory cache; writes are compare-and-swap operations on the store that embed the
 store revision as `metadata.resourceVersion`. Mirrors k8s.io/apiserver/pkg/registry/generic/registry/store.go.
+What differs between kinds is the row's strategy (`res.strategy`): this module never looks at a kind's name.
 """
 
 from __future__ import annotations
@@ -21,13 +22,12 @@ from mini_kube.store.errors import CompactedError, FutureRevisionError
 from .. import errors
 from ..errors import StatusError
 from ..http.query import resource_version
-from ..resources import ResourceRegistry, ResourceType
+from ..resources import KindStrategy, ResourceRegistry, ResourceType
 from ..schema.definitions import definition_name
 from ..schema.zero_values import fill_zero_values
 from ..selectors import FieldSelector, LabelSelector
 from .cache import Entry, ObjectCache
 from .deletion import before_delete
-from .strategy import Strategy, WriteContext
 
 GENERATE_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 MAX_STORE_VALUE = 1_572_864
@@ -48,6 +48,19 @@ class WriteOptions:
     operation: str = "Update"  # managedFields operation: Update or Apply
     warnings: list[str] = field(default_factory=list)
     audit_annotations: dict[str, str] = field(default_factory=dict)  # admission's, for the request's audit event
+
+
+@dataclass(slots=True)
+class WriteContext:
+    """What a strategy may need to know about the write in progress."""
+
+    registry: Registry
+    resource: ResourceType
+    namespace: str | None
+    dry_run: bool = False
+    subresource: str = ""
+    user: Any = None
+    release: list[Any] = field(default_factory=list)  # in-flight reservations, dropped after the write
 
 
 @dataclass(slots=True)
@@ -93,11 +106,6 @@ def decode_continue(token: str) -> tuple[int, str]:
         raise errors.bad_request(f"continue key is not valid: {exc or 'incorrect encoded start resourceVersion (version meta.k8s.io/v1)'}") from None
 
 
-RETURNS_DELETED_OBJECT = {("", "pods"), ("", "services"), ("", "serviceaccounts"), ("", "persistentvolumes"),
-                          ("", "persistentvolumeclaims"), ("storage.k8s.io", "storageclasses")}
-"""Resources whose upstream registry answers a DELETE with the deleted object (ReturnDeletedObject), not a Status."""
-
-
 def go_zero_values(res: ResourceType, obj: dict[str, Any]) -> None:
     """Built-in kinds as Go serializes them: non-omitempty fields present with their zero value (in the version
     the object is stored in: a strategy may store another version's shape)."""
@@ -109,23 +117,21 @@ def go_zero_values(res: ResourceType, obj: dict[str, Any]) -> None:
 
 
 class Registry:
-    """All resources' storage logic, parameterized by the resource table and per-kind strategies."""
+    """All resources' storage logic, parameterized by the resource table (each row with its strategy)."""
 
-    def __init__(self, store: Store, cache: ObjectCache, resources: ResourceRegistry,
-                 strategies: dict[tuple[str, str], Strategy] | None = None, admission: Any = None) -> None:
+    def __init__(self, store: Store, cache: ObjectCache, resources: ResourceRegistry, admission: Any = None) -> None:
         self.store = store
         self.cache = cache
         self.resources = resources
-        self.strategies = strategies or {}
-        self.default_strategy = Strategy()
-        self.custom_strategy: Strategy | None = None  # custom resources (set up with the CRD machinery)
         self.admission = admission
         self.field_tracker: Callable[..., dict[str, Any]] | None = None
 
-    def strategy(self, res: ResourceType) -> Strategy:
-        if res.crd is not None:
-            return self.custom_strategy or self.default_strategy
-        return self.strategies.get((res.group, res.kind)) or self.default_strategy
+    @staticmethod
+    def strategy(res: ResourceType) -> KindStrategy:
+        """The row's strategy (every served row has one: registry/kinds.py)."""
+        if res.strategy is None:
+            raise errors.method_not_allowed()
+        return res.strategy
 
     # -- reads -------------------------------------------------------------------------------------
     def get(self, res: ResourceType, namespace: str | None, name: str) -> Entry:
@@ -381,7 +387,7 @@ class Registry:
         if self._same_content(new, old):
             return current  # a no-op update does not write (upstream skips it too)
         key = current.key
-        if (meta.get("deletionTimestamp") and not meta.get("finalizers") and self._finalized(res, new)
+        if (meta.get("deletionTimestamp") and not meta.get("finalizers") and strategy.finalized(new)
                 and not old_meta.get("deletionGracePeriodSeconds")):  # a Pod's grace period: its kubelet's call
             if opts.dry_run:
                 return new
@@ -413,12 +419,6 @@ class Registry:
         if new_meta != old_meta:
             return False
         return all(new[k] == old[k] for k in new if k != "metadata")
-
-    @staticmethod
-    def _finalized(res: ResourceType, obj: dict[str, Any]) -> bool:
-        if res.kind == "Namespace" and not res.group:
-            return not (obj.get("spec") or {}).get("finalizers")
-        return True
 
     # -- delete ------------------------------------------------------------------------------------
     async def delete(self, res: ResourceType, namespace: str | None, name: str, options: dict[str, Any],
@@ -462,7 +462,7 @@ class Registry:
         if wanted and wanted not in finalizers:
             finalizers.append(wanted)  # the garbage collector handles dependents, then removes it
         finalizers += [f for f in strategy.deletion_finalizers(obj) if f not in finalizers]
-        if decision.waits or self._needs_finalization(res, obj, finalizers):
+        if decision.waits or finalizers or strategy.waits_for_finalization(obj):
             if (meta.get("deletionTimestamp") and decision.period is None
                     and finalizers == list(meta.get("finalizers") or ())):
                 return obj, False
@@ -476,7 +476,6 @@ class Registry:
             cmeta.setdefault("deletionGracePeriodSeconds", 0)
             if finalizers:
                 cmeta["finalizers"] = finalizers
-            self._mark_deleting(res, new)
             strategy.mark_deleting(new)
             new = ordered(new)
             if opts.dry_run:
@@ -487,35 +486,24 @@ class Registry:
                 return None
             return self._entry(current.key).obj, False
         if opts.dry_run:
-            return self._deleted_status(res, obj, current.revision), True
+            return self._deleted_status(res, strategy, obj), True
         try:
-            kv = await self.store.delete(current.key, expected_mod_revision=current.revision)
+            await self.store.delete(current.key, expected_mod_revision=current.revision)
         except (ConflictError, KeyNotFoundError):
             return None  # read again: a 404 then if it is gone
         await strategy.after_delete(ctx, obj)
-        return self._deleted_status(res, obj, kv.mod_revision), True
+        return self._deleted_status(res, strategy, obj), True
 
     @staticmethod
-    def _deleted_status(res: ResourceType, obj: dict[str, Any], revision: int) -> dict[str, Any]:
+    def _deleted_status(res: ResourceType, strategy: KindStrategy, obj: dict[str, Any]) -> dict[str, Any]:
         """What a completed delete answers: the object for some kinds (as upstream), else a Success Status."""
-        if (res.storage_group if res.storage_group is not None else res.group, res.plural) in RETURNS_DELETED_OBJECT:
+        if strategy.returns_deleted_object:
             return obj
         return Registry._success_status(res, obj)
 
-    @staticmethod
-    def _needs_finalization(res: ResourceType, obj: dict[str, Any], finalizers: list[str]) -> bool:
-        if finalizers:
-            return True
-        return bool(res.kind == "Namespace" and not res.group)
-
-    @staticmethod
-    def _mark_deleting(res: ResourceType, obj: dict[str, Any]) -> None:
-        if res.kind == "Namespace" and not res.group:
-            obj.setdefault("status", {})["phase"] = "Terminating"
-
-    async def _update_internal(self, res: ResourceType, namespace: str | None, current: Entry,
-                               mutate: Callable[[dict[str, Any]], dict[str, Any]], opts: WriteOptions
-                               ) -> dict[str, Any] | Entry:
+    async def system_update(self, res: ResourceType, namespace: str | None, current: Entry,
+                            mutate: Callable[[dict[str, Any]], dict[str, Any]], opts: WriteOptions
+                            ) -> dict[str, Any] | Entry:
         """A system write (bindings): no admission, no validation beyond the store's CAS; read again on a
         conflict (a 404 when the object went meanwhile)."""
         for _ in range(10):

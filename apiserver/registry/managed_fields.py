@@ -7,18 +7,9 @@ from typing import Any
 from mini_kube.machinery.times import now_rfc3339
 
 from ..patch import update_managed_fields
-from ..patch.schema_walk import SchemaNode
 from ..resources import ResourceType
-from ..schema.definitions import definition_name
+from .fieldschema import schema_node
 from .generic import WriteOptions
-
-
-def schema_node(res: ResourceType) -> Any:
-    """The patch library's schema accessor for this resource (None for schema-less custom resources)."""
-    if res.crd is not None:
-        return SchemaNode.for_structural(res.schema) if res.schema else None
-    name = definition_name(res.group, res.version, res.kind)
-    return SchemaNode.for_builtin(name) if name else None
 
 
 def track_fields(res: ResourceType, old: dict[str, Any] | None, new: dict[str, Any],

@@ -1,59 +1,24 @@
 """Per-resource strategies: defaulting, preparation, validation and status rules (registry/rest in upstream).
 
-`Strategy` is the generic behaviour every kind gets; kinds with extra rules subclass it in
-`apiserver/registry/strategies/`. A strategy sees plain dicts and raises or returns `FieldError`s.
+`Strategy` is the generic behaviour every kind gets, its flags say what upstream's strategy of the kind does
+(generation, status writes, what a DELETE answers); kinds with extra rules subclass it in
+`apiserver/registry/strategies/`. Each row of the resource table carries its own (`registry/kinds.py`). A strategy
+sees plain dicts and raises or returns `FieldError`s; validation is the row's validator.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from ..errors import FieldError
-from .approval import prepare_approval_update
+from .defaulting import default_object
+from .generic import WriteContext
+from .validating import validate_object
 
 if TYPE_CHECKING:
-    from mini_kube.store import Store
+    from ..resources import ResourceType
 
-    from ..resources import ResourceRegistry, ResourceType
-    from .cache import Entry, ObjectCache
-
-
-class RegistryView(Protocol):
-    """What a strategy (or an admission plugin) reads and reserves through during a write: the registry's
-    store, cache and resource table (the registry itself, without its import)."""
-
-    store: Store
-    cache: ObjectCache
-    resources: ResourceRegistry
-
-    def find(self, res: ResourceType, namespace: str | None, name: str) -> Entry | None: ...
-
-# Kinds whose metadata.generation tracks spec changes (the upstream strategies that set it).
-GENERATION_KINDS = {
-    "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob", "ReplicationController",
-    "PodDisruptionBudget", "Ingress", "NetworkPolicy", "CustomResourceDefinition", "EndpointSlice",
-    "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "ValidatingAdmissionPolicy",
-    "ValidatingAdmissionPolicyBinding", "HorizontalPodAutoscaler", "FlowSchema", "PriorityLevelConfiguration",
-    "IngressClass", "PriorityClass",
-}
-
-# Kinds whose status endpoint writes annotations too: upstream's apps status strategies reset only the spec (and
-# a Deployment's labels), and the deployment controller records `deployment.kubernetes.io/revision` that way.
-STATUS_WRITES_ANNOTATIONS = {"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"}
-
-
-@dataclass(slots=True)
-class WriteContext:
-    """What a strategy may need to know about the write in progress."""
-
-    registry: RegistryView
-    resource: ResourceType
-    namespace: str | None
-    dry_run: bool = False
-    subresource: str = ""
-    user: Any = None
-    release: list[Any] = field(default_factory=list)  # in-flight reservations, dropped after the write
+__all__ = ["Strategy", "WriteContext", "spec_changed"]
 
 
 def spec_changed(new: dict[str, Any], old: dict[str, Any]) -> bool:
@@ -63,10 +28,22 @@ def spec_changed(new: dict[str, Any], old: dict[str, Any]) -> bool:
 
 
 class Strategy:
-    """Generic rules for one resource."""
+    """Generic rules for one resource.
+
+    `generation`: metadata.generation tracks spec changes (the upstream strategies that set it).
+    `status_writes_annotations`: the status endpoint writes annotations too (upstream's apps status strategies
+    reset only the spec, and the deployment controller records `deployment.kubernetes.io/revision` that way).
+    `returns_deleted_object`: a completed DELETE answers the object, not a Status (upstream's ReturnDeletedObject).
+    """
+
+    def __init__(self, *, generation: bool = False, status_writes_annotations: bool = False,
+                 returns_deleted_object: bool = False) -> None:
+        self.generation = generation
+        self.status_writes_annotations = status_writes_annotations
+        self.returns_deleted_object = returns_deleted_object
 
     def tracks_generation(self, resource: ResourceType) -> bool:
-        return resource.kind in GENERATION_KINDS or resource.crd is not None
+        return self.generation
 
     def initial_status(self, resource: ResourceType, obj: dict[str, Any]) -> dict[str, Any] | None:
         """Status a new object starts with when the kind has a status subresource (None keeps it absent)."""
@@ -77,9 +54,7 @@ class Strategy:
         return obj
 
     def default(self, ctx: WriteContext, obj: dict[str, Any]) -> None:
-        """Apply schema defaults (built-in kinds: upstream definitions; custom resources: their schema)."""
-        from .defaulting import default_object
-
+        """Apply schema defaults (the upstream definitions of built-in kinds)."""
         default_object(ctx.resource, obj)
 
     def prepare_for_create(self, ctx: WriteContext, obj: dict[str, Any]) -> None:
@@ -95,9 +70,6 @@ class Strategy:
 
     def prepare_for_update(self, ctx: WriteContext, new: dict[str, Any], old: dict[str, Any]) -> None:
         res = ctx.resource
-        if ctx.subresource == "approval":
-            prepare_approval_update(new, old)
-            return
         if ctx.subresource == "status":
             # the status endpoint changes status only (and records who changed it; apps kinds: annotations too)
             status = new.get("status")
@@ -107,7 +79,7 @@ class Strategy:
             new.update({k: v for k, v in old.items() if k != "status"})
             annotations = (new_meta or {}).get("annotations")
             new["metadata"] = dict(old["metadata"])
-            if res.group == "apps" and res.kind in STATUS_WRITES_ANNOTATIONS:
+            if self.status_writes_annotations:
                 if annotations:
                     new["metadata"]["annotations"] = annotations
                 else:
@@ -130,13 +102,9 @@ class Strategy:
             meta["generation"] = old_gen
 
     def validate(self, ctx: WriteContext, obj: dict[str, Any]) -> list[FieldError]:
-        from .validating import validate_object
-
         return validate_object(ctx.resource, obj, None)
 
     def validate_update(self, ctx: WriteContext, new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
-        from .validating import validate_object
-
         return validate_object(ctx.resource, new, old)
 
     async def before_write(self, ctx: WriteContext, new: dict[str, Any], old: dict[str, Any] | None) -> None:
@@ -148,6 +116,15 @@ class Strategy:
     def deletion_finalizers(self, obj: dict[str, Any]) -> tuple[str, ...]:
         """Finalizers the server adds when the object is first deleted (CRDs: instance cleanup)."""
         return ()
+
+    def waits_for_finalization(self, obj: dict[str, Any]) -> bool:
+        """A DELETE only marks the object, even with no finalizers: a controller finalizes it (Namespaces)."""
+        return False
+
+    def finalized(self, obj: dict[str, Any]) -> bool:
+        """Whether a terminating object without finalizers may go on an update (upstream's
+        ShouldDeleteDuringUpdate; a Namespace waits for its spec.finalizers too)."""
+        return True
 
     def mark_deleting(self, obj: dict[str, Any]) -> None:
         """Changes besides deletionTimestamp/finalizers when a delete starts (conditions, phases)."""

@@ -1,4 +1,4 @@
-"""Validation dispatch: object metadata and per-kind rules for built-ins, the schema for custom resources."""
+"""Validation dispatch: a write is checked by the row's validator, metadata first, then the kind's own rules."""
 
 from __future__ import annotations
 
@@ -6,13 +6,10 @@ from typing import Any
 
 from ..errors import FieldError
 from ..resources import ResourceType
-from ..validation import validate, validate_metadata
+from ..validation import validator_of
 
 
 def validate_object(res: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None) -> list[FieldError]:
     """All field errors of a new (old is None) or updated object."""
-    errs = validate_metadata(res, obj, old)
-    if res.crd is not None:
-        validator = res.extra.get("validator")
-        return errs + (validator.validate(obj, old) if validator is not None else [])
-    return errs + validate(res.kind, res.group, obj, old)
+    validator = validator_of(res)
+    return validator.metadata_errors(obj, old, res.namespaced) + validator.errors(obj, old)

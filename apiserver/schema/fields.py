@@ -17,7 +17,7 @@ from mini_kube.apiserver.gofmt import json_kind
 from mini_kube.apiserver.schema import field_shapes as fs
 from mini_kube.apiserver.schema import gotime
 from mini_kube.apiserver.schema.field_shapes import Shape
-from mini_kube.apiserver.validation import quantity
+from mini_kube.machinery import quantity
 
 
 def _join(path: str, key: str) -> str:

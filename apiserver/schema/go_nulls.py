@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..validation.quantity import parse_quantity
+from mini_kube.machinery.quantity import parse_quantity
+
 from . import gotime
 from .field_shapes import (
     BOOLEAN,

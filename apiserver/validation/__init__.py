@@ -12,6 +12,7 @@ from mini_kube.apiserver.validation.kinds import (
     validate,
     validate_all,
     validate_metadata,
+    validator_of,
 )
 from mini_kube.apiserver.validation.meta import (
     validate_annotations,
@@ -41,7 +42,7 @@ from mini_kube.apiserver.validation.names import (
 from mini_kube.apiserver.validation.network import is_valid_cidr, is_valid_ip, validate_non_special_ip
 
 __all__ = [
-    "RULES", "metadata_errors", "name_validator", "validate", "validate_all", "validate_metadata", "validate_annotations", "validate_label_selector", "validate_labels",
+    "RULES", "metadata_errors", "name_validator", "validate", "validate_all", "validate_metadata", "validator_of", "validate_annotations", "validate_label_selector", "validate_labels",
     "validate_object_meta", "validate_object_meta_update", "is_c_identifier", "is_config_map_key",
     "is_dns1035_label", "is_dns1123_label", "is_dns1123_subdomain", "is_env_var_name", "is_qualified_name",
     "is_relaxed_env_var_name", "is_valid_label_value", "is_valid_percent", "is_valid_port_name", "is_valid_port_num",

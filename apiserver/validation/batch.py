@@ -27,7 +27,6 @@ from mini_kube.apiserver.validation.jobpolicy import (
     validate_success_policy,
 )
 from mini_kube.apiserver.validation.meta import (
-    selector_matches,
     validate_annotations,
     validate_label_selector,
     validate_labels,
@@ -35,6 +34,7 @@ from mini_kube.apiserver.validation.meta import (
 from mini_kube.apiserver.validation.names import is_dns1123_label
 from mini_kube.apiserver.validation.pods import validate_pod_template_spec
 from mini_kube.apiserver.validation.workloads import NO_MATCH, go_label_selector, template_labels
+from mini_kube.machinery.labels import matches as selector_matches
 
 Obj = dict[str, Any]
 MAX_INDEXED_PARALLELISM = 100_000

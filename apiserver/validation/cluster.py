@@ -35,7 +35,7 @@ from mini_kube.apiserver.validation.network import (
     validate_non_special_ip,
     validate_protocol,
 )
-from mini_kube.apiserver.validation.quantity import parse_quantity
+from mini_kube.machinery.quantity import parse_quantity
 
 Obj = dict[str, Any]
 ADDRESS_TYPES = ("FQDN", "IPv4", "IPv6")

@@ -24,7 +24,7 @@ from mini_kube.apiserver.validation.names import (
     is_qualified_name,
     name_is_dns_subdomain,
 )
-from mini_kube.apiserver.validation.quantity import parse_quantity
+from mini_kube.machinery.quantity import parse_quantity
 
 Obj = dict[str, Any]
 

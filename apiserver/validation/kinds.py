@@ -1,7 +1,8 @@
 """Per-kind validation as data: each built-in kind's name rule, create checks and update checks.
 
-`validate(kind, group, obj, old)` runs metadata validation (create or update) and then the kind's own rules.
-Kinds without an entry get metadata validation only, with DNS-1123 subdomain names.
+A kind's `Rules` is its row's `validator` (`registry/kinds.py` attaches them; custom resources get theirs from
+`crd/rows.py`). Kinds without an entry get metadata validation only, with DNS-1123 subdomain names.
+`validate(kind, group, obj, old)` and `metadata_errors(kind, group, ...)` look a built-in kind's rules up by name.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mini_kube.apiserver.resources import ResourceType, builtin_resources
+from mini_kube.apiserver.resources import KindValidator, ResourceType, builtin_rows
 from mini_kube.apiserver.validation import (
     batch,
     certificates,
@@ -40,7 +41,7 @@ from mini_kube.apiserver.validation.names import (
     path_segment_name,
 )
 from mini_kube.apiserver.validation.pods import validate_pod, validate_pod_template_spec, validate_pod_update
-from mini_kube.apiserver.validation.quantity import parse_quantity
+from mini_kube.machinery.quantity import parse_quantity
 
 Obj = dict[str, Any]
 Check = Callable[[Obj], list[FieldError]]
@@ -54,11 +55,25 @@ def any_name(name: str, prefix: bool) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class Rules:
-    """How one kind is validated. `update` replaces re-running `create` on updates when given."""
+    """How one kind is validated. `update` replaces re-running `create` on updates when given. `core_metadata`:
+    core's own ObjectMeta rules (finalizer names) apply on top of the generic ones every store runs."""
 
     name: NameValidator = name_is_dns_subdomain
     create: Check | None = None
     update: UpdateCheck | None = None
+    core_metadata: bool = True
+
+    def metadata_errors(self, obj: Obj, old: Obj | None, namespaced: bool = True) -> list[FieldError]:
+        """Metadata errors of a create or update: the name rule, scope, labels, annotations, owners, finalizers."""
+        if old is not None:
+            return validate_object_meta_update(obj.get("metadata"), old.get("metadata"), kube=self.core_metadata)
+        return validate_object_meta(obj.get("metadata"), namespaced, self.name, kube=self.core_metadata)
+
+    def errors(self, obj: Obj, old: Obj | None = None) -> list[FieldError]:
+        """The kind's own rules (not metadata) for a create (`old` None) or an update."""
+        if old is not None and self.update is not None:
+            return self.update(obj, old)
+        return self.create(obj) if self.create is not None else []
 
 
 def _pod_template(obj: Obj) -> list[FieldError]:
@@ -104,7 +119,9 @@ RULES: dict[tuple[str, str], Rules] = {
     (CORE, "ReplicationController"): Rules(create=workloads.validate_replication_controller),
     (CORE, "Endpoints"): Rules(create=cluster.validate_endpoints),
     (CORE, "PersistentVolumeClaim"): Rules(create=cluster.validate_persistent_volume_claim, update=_pvc_update),
-    (CORE, "Event"): Rules(path_segment_name, cluster.validate_core_event),
+    # core/v1 Events skip core's own ObjectMeta rules (upstream keeps them lenient for old clients), but not the
+    # generic ones every store runs in BeforeCreate/BeforeUpdate: a name (a path segment), labels, owners.
+    (CORE, "Event"): Rules(path_segment_name, cluster.validate_core_event, core_metadata=False),
     (CORE, "Node"): Rules(create=classes.validate_node, update=classes.validate_node_update),
     (CORE, "PersistentVolume"): Rules(create=storage.validate_persistent_volume,
                                       update=storage.validate_persistent_volume_update),
@@ -149,16 +166,21 @@ RULES: dict[tuple[str, str], Rules] = {
                                                   update=cluster.validate_priority_class_update),
     ("certificates.k8s.io", "CertificateSigningRequest"): Rules(any_name, certificates.validate_csr,
                                                                 certificates.validate_csr_update),
+    # CRDs are validated by their strategy (crd/validation.py); their metadata as a custom resource's
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): Rules(core_metadata=False),
 }
 DEFAULT_RULES = Rules()
-# core/v1 Events skip core's own ObjectMeta rules (upstream keeps them lenient for old clients), but not the
-# generic ones every store runs in BeforeCreate/BeforeUpdate: a name (a path segment), labels, owners.
-GENERIC_METADATA_ONLY = {(CORE, "Event")}
+CUSTOM_METADATA = Rules(core_metadata=False)  # custom resources: the generic metadata rules only
+
+
+def custom_resource_rules(create: Check, update: UpdateCheck) -> Rules:
+    """The validator of a custom resource version: generic metadata rules, then its schema."""
+    return Rules(create=create, update=update, core_metadata=False)
 
 
 @functools.cache
 def _namespaced() -> dict[tuple[str, str], bool]:
-    return {(r.group, r.kind): r.namespaced for r in builtin_resources()}
+    return {(r.group, r.kind): r.namespaced for r in builtin_rows()}
 
 
 def name_validator(kind: str, group: str = "") -> NameValidator:
@@ -166,34 +188,37 @@ def name_validator(kind: str, group: str = "") -> NameValidator:
     return RULES.get((group, kind), DEFAULT_RULES).name
 
 
+def rules_for(kind: str, group: str) -> Rules:
+    """A built-in kind's rules (the validator its row carries)."""
+    return RULES.get((group, kind), DEFAULT_RULES)
+
+
 def metadata_errors(kind: str, group: str, obj: Obj, old: Obj | None = None, namespaced: bool | None = None,
                     builtin: bool = True) -> list[FieldError]:
     """Metadata errors of a create or update: the kind's name rule, scope, labels, annotations, owners, finalizers.
 
-    `builtin=False` (custom resources, CRDs) leaves out core's extra rule on finalizer names."""
-    key = (group, kind)
-    if key in GENERIC_METADATA_ONLY:
-        builtin = False
-    if old is not None:
-        return validate_object_meta_update(obj.get("metadata"), old.get("metadata"), kube=builtin)
+    `builtin=False` (custom resources) leaves out core's extra rule on finalizer names."""
     if namespaced is None:
-        namespaced = _namespaced().get(key, True)
-    rules = RULES.get(key, DEFAULT_RULES) if builtin or key in GENERIC_METADATA_ONLY else DEFAULT_RULES
-    return validate_object_meta(obj.get("metadata"), namespaced, rules.name, kube=builtin)
+        namespaced = _namespaced().get((group, kind), True)
+    rules = rules_for(kind, group) if builtin else CUSTOM_METADATA
+    return rules.metadata_errors(obj, old, namespaced)
+
+
+def validator_of(res: ResourceType) -> KindValidator:
+    """The validator of a served resource: the row's own (rows built without one: by the kind's name)."""
+    if res.validator is not None:
+        return res.validator
+    return CUSTOM_METADATA if res.crd is not None else rules_for(res.kind, res.group)
 
 
 def validate_metadata(res: ResourceType, obj: Obj, old: Obj | None = None) -> list[FieldError]:
     """Metadata errors for an object of a served resource (built-in or custom)."""
-    builtin = res.crd is None and res.group != "apiextensions.k8s.io"
-    return metadata_errors(res.kind, res.group, obj, old, res.namespaced, builtin)
+    return validator_of(res).metadata_errors(obj, old, res.namespaced)
 
 
 def validate(kind: str, group: str, obj: Obj, old: Obj | None = None) -> list[FieldError]:
     """The kind's own rules (not metadata) for a create (`old` None) or an update of a built-in kind."""
-    rules = RULES.get((group, kind), DEFAULT_RULES)
-    if old is not None and rules.update is not None:
-        return rules.update(obj, old)
-    return rules.create(obj) if rules.create is not None else []
+    return rules_for(kind, group).errors(obj, old)
 
 
 def validate_all(kind: str, group: str, obj: Obj, old: Obj | None = None) -> list[FieldError]:
@@ -201,4 +226,5 @@ def validate_all(kind: str, group: str, obj: Obj, old: Obj | None = None) -> lis
     return metadata_errors(kind, group, obj, old) + validate(kind, group, obj, old)
 
 
-__all__ = ["RULES", "Rules", "name_validator", "metadata_errors", "validate", "validate_all", "validate_metadata"]
+__all__ = ["RULES", "Rules", "custom_resource_rules", "metadata_errors", "name_validator", "rules_for", "validate",
+           "validate_all", "validate_metadata", "validator_of"]

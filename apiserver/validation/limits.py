@@ -10,7 +10,7 @@ from mini_kube.apiserver.errors import GoText
 from mini_kube.apiserver.validation.errs import FieldError, duplicate, each, forbidden, invalid, required
 from mini_kube.apiserver.validation.names import is_qualified_name
 from mini_kube.apiserver.validation.pods import overcommit_allowed, validate_resource_name
-from mini_kube.apiserver.validation.quantity import Quantity, go_quantity, parse_quantity
+from mini_kube.machinery.quantity import Quantity, go_quantity, parse_quantity
 
 Obj = dict[str, Any]
 LIMIT_TYPES = ("Pod", "Container", "PersistentVolumeClaim")

@@ -74,24 +74,6 @@ def validate_label_selector(selector: Mapping[str, Any] | None, path: str,
     return errs
 
 
-def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, str] | None) -> bool:
-    """Whether a (valid) LabelSelector selects a label set; an empty selector selects everything."""
-    labels = labels or {}
-    if selector is None:
-        return False
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if labels.get(key) != value:
-            return False
-    for expr in selector.get("matchExpressions") or ():
-        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
-        present = key in labels
-        if (op == "In" and (not present or labels[key] not in values)) or \
-                (op == "NotIn" and present and labels[key] in values) or \
-                (op == "Exists" and not present) or (op == "DoesNotExist" and present):
-            return False
-    return True
-
-
 def selector_is_empty(selector: Mapping[str, Any] | None) -> bool:
     return not (selector or {}).get("matchLabels") and not (selector or {}).get("matchExpressions")
 
@@ -256,5 +238,5 @@ def validate_qualified_name(value: str, path: str) -> list[FieldError]:
 
 
 __all__ = ["validate_labels", "validate_annotations", "validate_label_selector", "validate_object_meta",
-           "validate_object_meta_update", "validate_owner_references", "validate_finalizers", "selector_matches",
+           "validate_object_meta_update", "validate_owner_references", "validate_finalizers",
            "go_map"]

@@ -10,7 +10,7 @@ from mini_kube.apiserver.validation.errs import FieldError, each, forbidden, inv
 from mini_kube.apiserver.validation.meta import validate_dns1123_label
 from mini_kube.apiserver.validation.names import path_segment_name
 from mini_kube.apiserver.validation.pods import validate_resource_name
-from mini_kube.apiserver.validation.quantity import go_quantity, parse_quantity
+from mini_kube.machinery.quantity import go_quantity, parse_quantity
 
 Obj = dict[str, Any]
 SOURCE_TYPES = ("ContainerResource", "External", "Object", "Pods", "Resource")

@@ -32,7 +32,7 @@ from mini_kube.apiserver.validation.names import (
     name_is_dns_subdomain,
 )
 from mini_kube.apiserver.validation.network import validate_port_num_or_name, validate_protocol
-from mini_kube.apiserver.validation.quantity import parse_quantity
+from mini_kube.machinery.quantity import parse_quantity
 
 Obj = dict[str, Any]
 MAX_INT32 = 2**31 - 1

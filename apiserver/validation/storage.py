@@ -20,7 +20,7 @@ from mini_kube.apiserver.validation.errs import (
 from mini_kube.apiserver.validation.names import (
     name_is_dns_subdomain,
 )
-from mini_kube.apiserver.validation.quantity import parse_quantity
+from mini_kube.machinery.quantity import parse_quantity
 
 Obj = dict[str, Any]
 ACCESS_MODES = ("ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod")

@@ -21,13 +21,13 @@ from mini_kube.apiserver.validation.errs import (
 )
 from mini_kube.apiserver.validation.meta import (
     selector_is_empty,
-    selector_matches,
     validate_annotations,
     validate_label_selector,
     validate_labels,
 )
 from mini_kube.apiserver.validation.names import is_valid_percent
 from mini_kube.apiserver.validation.pods import validate_pod_template_spec
+from mini_kube.machinery.labels import matches as selector_matches
 
 Obj = dict[str, Any]
 NO_MATCH = "`selector` does not match template `labels`"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from mini_kube.client import ApiClient, NotFound
@@ -34,6 +35,7 @@ OUT_OF_SERVICE = "node.kubernetes.io/out-of-service"
 TERMINATED_POD_GC_THRESHOLD = 12500  # kube-controller-manager's --terminated-pod-gc-threshold default
 GC_CHECK_PERIOD = 20.0
 QUARANTINE_TIME = 40.0
+FACTS_VIEW = "podgc-facts"
 
 
 def _phase(pod: dict[str, Any]) -> str:
@@ -51,6 +53,25 @@ def is_evicted(pod: dict[str, Any]) -> bool:
 def gc_order(pod: dict[str, Any]) -> tuple[bool, str, str]:
     """Evicted Pods first, then by creation time, then by name (upstream's byEvictionAndCreationTimestamp)."""
     return not is_evicted(pod), object_meta(pod).get("creationTimestamp") or "", object_meta(pod).get("name") or ""
+
+
+@dataclass(frozen=True, slots=True)
+class PodFacts:
+    """What podgc reads of a Pod, kept by the Pod informer as a view: each pass goes over every Pod without
+    decoding one, and decodes only the Pods it deletes."""
+
+    key: str
+    terminated: bool
+    order: tuple[bool, str, str]  # gc_order
+    deleting: bool
+    node: str
+
+
+def pod_facts(pod: dict[str, Any]) -> PodFacts:
+    meta = object_meta(pod)
+    return PodFacts(key=f"{meta.get('namespace')}/{meta.get('name')}", terminated=is_terminated(pod),
+                    order=gc_order(pod), deleting=bool(meta.get("deletionTimestamp")),
+                    node=(pod.get("spec") or {}).get("nodeName") or "")
 
 
 def node_ready(node: dict[str, Any]) -> bool:
@@ -73,6 +94,7 @@ class PodGCController(Controller):
 
     def setup(self) -> None:
         self.pods = self.watch(PODS, enqueue=False)
+        self.pods.add_view(FACTS_VIEW, pod_facts)
         self.nodes = self.watch(NODES, enqueue=False)
 
     async def start(self) -> None:
@@ -80,7 +102,7 @@ class PodGCController(Controller):
         self.queue.add(GC_KEY)
 
     async def reconcile(self, key: Any) -> Result | None:
-        pods = self.pods.list()
+        pods: list[PodFacts] = list(self.pods.views(FACTS_VIEW).values())
         if self.threshold > 0:
             await self._gc_terminated(pods)
         await self._gc_terminating(pods)
@@ -88,32 +110,34 @@ class PodGCController(Controller):
         await self._gc_unscheduled_terminating(pods)
         return Result(requeue_after=self.period)
 
-    async def _gc_terminated(self, pods: list[dict[str, Any]]) -> None:
-        terminated = [p for p in pods if is_terminated(p)]
+    def _decoded(self, facts: list[PodFacts]) -> list[dict[str, Any]]:
+        return [p for p in (self.pods.get(f.key) for f in facts) if p is not None]
+
+    async def _gc_terminated(self, pods: list[PodFacts]) -> None:
+        terminated = [p for p in pods if p.terminated]
         excess = len(terminated) - self.threshold
         if excess > 0:
-            victims = sorted(terminated, key=gc_order)[:excess]
-            await asyncio.gather(*(self._fail_and_delete(p) for p in victims), return_exceptions=True)
+            victims = sorted(terminated, key=lambda p: p.order)[:excess]
+            await asyncio.gather(*(self._fail_and_delete(p) for p in self._decoded(victims)), return_exceptions=True)
 
-    async def _gc_terminating(self, pods: list[dict[str, Any]]) -> None:
+    async def _gc_terminating(self, pods: list[PodFacts]) -> None:
         victims = []
         for pod in pods:
-            if not object_meta(pod).get("deletionTimestamp"):
+            if not pod.deleting:
                 continue
-            node = self.nodes.get((pod.get("spec") or {}).get("nodeName") or "")
+            node = self.nodes.get(pod.node)
             if node is not None and not node_ready(node) and any(
                     t.get("key") == OUT_OF_SERVICE for t in (node.get("spec") or {}).get("taints") or ()):
                 victims.append(pod)
-        await asyncio.gather(*(self._fail_and_delete(p) for p in sorted(victims, key=gc_order)),
+        await asyncio.gather(*(self._fail_and_delete(p) for p in self._decoded(sorted(victims, key=lambda p: p.order))),
                              return_exceptions=True)
 
-    async def _gc_orphaned(self, pods: list[dict[str, Any]]) -> None:
+    async def _gc_orphaned(self, pods: list[PodFacts]) -> None:
         now = time.monotonic()
-        existing = {object_meta(n)["name"] for n in self.nodes.list()}
+        existing = set(self.nodes.objects)  # cluster-scoped: keys are the Nodes' names
         for pod in pods:
-            node = (pod.get("spec") or {}).get("nodeName")
-            if node and node not in existing:
-                self._missing.setdefault(node, now)
+            if pod.node and pod.node not in existing:
+                self._missing.setdefault(pod.node, now)
         gone = set()
         for node, since in list(self._missing.items()):
             if now - since < self.quarantine:
@@ -127,16 +151,14 @@ class PodGCController(Controller):
                 gone.add(node)
             except Exception:  # checked again on a later pass
                 continue
-        for pod in pods:
-            if (pod.get("spec") or {}).get("nodeName") in gone:
-                await self._fail_and_delete(pod, {"type": "DisruptionTarget", "status": "True",
-                                                  "reason": "DeletionByPodGC",
-                                                  "message": "PodGC: node no longer exists"})
+        for pod in self._decoded([p for p in pods if p.node in gone]):
+            await self._fail_and_delete(pod, {"type": "DisruptionTarget", "status": "True",
+                                              "reason": "DeletionByPodGC",
+                                              "message": "PodGC: node no longer exists"})
 
-    async def _gc_unscheduled_terminating(self, pods: list[dict[str, Any]]) -> None:
-        for pod in pods:
-            if object_meta(pod).get("deletionTimestamp") and not (pod.get("spec") or {}).get("nodeName"):
-                await self._fail_and_delete(pod)
+    async def _gc_unscheduled_terminating(self, pods: list[PodFacts]) -> None:
+        for pod in self._decoded([p for p in pods if p.deleting and not p.node]):
+            await self._fail_and_delete(pod)
 
     async def _fail_and_delete(self, pod: dict[str, Any], condition: dict[str, Any] | None = None) -> None:
         """Set a non-terminal Pod Failed (with `condition`), then delete it with no grace period."""

@@ -11,9 +11,9 @@ from collections.abc import Callable
 from typing import Any
 
 from mini_kube.client import ApiClient, Conflict, NotFound, ResourceRef
-from mini_kube.machinery.meta import meta
+from mini_kube.machinery.meta import controller_ref, meta
 
-from .common import controller_of, controller_ref
+from .common import controller_of
 
 Check = Callable[[dict[str, Any]], bool]
 

@@ -27,11 +27,6 @@ def controller_of(obj: dict[str, Any]) -> dict[str, Any] | None:
     return next((r for r in meta(obj).get("ownerReferences") or () if r.get("controller")), None)
 
 
-def controller_ref(owner: dict[str, Any]) -> dict[str, Any]:
-    return {"apiVersion": owner.get("apiVersion", ""), "kind": owner.get("kind", ""), "name": meta(owner)["name"],
-            "uid": meta(owner)["uid"], "controller": True, "blockOwnerDeletion": True}
-
-
 def is_active(pod: dict[str, Any]) -> bool:
     return (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed") and \
         not meta(pod).get("deletionTimestamp")
@@ -87,8 +82,9 @@ class Expectations:
     client-go's ControllerExpectations): while any are outstanding the owner is not synced again, so a slow
     watch never leads to extra Pods. Counts, not names: a watch event may arrive before the create returns."""
 
-    def __init__(self) -> None:
+    def __init__(self, timeout: float = EXPECTATIONS_TIMEOUT) -> None:
         self._pending: dict[str, list[float]] = {}  # key -> [adds, deletes, since]
+        self.timeout = timeout
 
     def expect(self, key: str, adds: int = 0, deletes: int = 0) -> None:
         self._pending[key] = [adds, deletes, time.monotonic()]
@@ -103,10 +99,16 @@ class Expectations:
         entry = self._pending.get(key)
         if entry is None:
             return True
-        if (entry[0] <= 0 and entry[1] <= 0) or time.monotonic() - entry[2] > EXPECTATIONS_TIMEOUT:
+        if (entry[0] <= 0 and entry[1] <= 0) or time.monotonic() - entry[2] > self.timeout:
             self._pending.pop(key, None)
             return True
         return False
+
+    def remaining(self, key: str) -> float:
+        """Seconds until outstanding expectations of `key` lapse (0 when there are none): the owner is synced
+        again by then even if no event comes."""
+        entry = self._pending.get(key)
+        return 0.0 if entry is None else max(0.0, entry[2] + self.timeout - time.monotonic())
 
     def forget(self, key: str) -> None:
         self._pending.pop(key, None)

@@ -26,21 +26,13 @@ from typing import Any
 
 from mini_kube.client import AlreadyExists, ApiClient, Conflict, NotFound
 from mini_kube.client.informer import SharedInformerFactory
-from mini_kube.machinery.meta import meta
+from mini_kube.machinery.meta import controller_ref, meta
 from mini_kube.machinery.refs import CONTROLLERREVISIONS, DAEMONSETS, NODES, PODS
 
 from ..reconciler import Controller, Result
 from . import history
 from .claims import claim
-from .common import (
-    Expectations,
-    controller_of,
-    controller_ref,
-    is_available,
-    is_ready,
-    selector_matches,
-    template_hash,
-)
+from .common import Expectations, controller_of, is_available, is_ready, selector_matches, template_hash
 from .nodes import should_run
 
 GENERATION_ANNOTATION = "deprecated.daemonset.template.generation"

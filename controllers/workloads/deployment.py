@@ -20,12 +20,12 @@ import math
 from typing import Any
 
 from mini_kube.client import AlreadyExists, Conflict, NotFound
-from mini_kube.machinery.meta import meta
+from mini_kube.machinery.meta import controller_ref, meta
 from mini_kube.machinery.refs import DEPLOYMENTS, REPLICASETS
 from mini_kube.machinery.times import now_rfc3339, parse_time
 
 from ..reconciler import Controller, Result
-from .common import controller_of, controller_ref, selector_matches, template_hash
+from .common import controller_of, selector_matches, template_hash
 
 REVISION = "deployment.kubernetes.io/revision"
 REVISION_HISTORY = "deployment.kubernetes.io/revision-history"

@@ -11,11 +11,11 @@ import json
 from typing import Any
 
 from mini_kube.client import ApiClient, NotFound
-from mini_kube.machinery.meta import meta
+from mini_kube.machinery.meta import controller_ref, meta
 from mini_kube.machinery.refs import CONTROLLERREVISIONS
 
 from .claims import claim
-from .common import SAFE_ALPHABET, controller_ref, selector_matches
+from .common import SAFE_ALPHABET, selector_matches
 
 HASH_LABEL = "controller.kubernetes.io/hash"  # StatefulSet revisions
 REVISION_HASH = "controller-revision-hash"  # DaemonSet revisions and the Pods of both

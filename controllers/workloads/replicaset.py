@@ -15,21 +15,13 @@ from typing import Any
 
 from mini_kube.client import ApiClient, Conflict, NotFound
 from mini_kube.client.informer import SharedInformerFactory
-from mini_kube.machinery.meta import meta
+from mini_kube.machinery.meta import controller_ref, meta
 from mini_kube.machinery.refs import PODS, REPLICASETS
 
 from ..reconciler import Controller, Result
 from .claims import claim
-from .common import (
-    Expectations,
-    controller_of,
-    controller_ref,
-    deletion_rank,
-    is_active,
-    is_available,
-    is_ready,
-    selector_matches,
-)
+from .common import EXPECTATIONS_TIMEOUT, Expectations, controller_of, is_active, selector_matches
+from .podsummary import ORPHANS_INDEX, SUMMARY_VIEW, PodSummary, orphan_namespace, summarize
 
 BURST = 100  # creations or deletions started at once (upstream's burstReplicas is 500, in growing batches)
 
@@ -47,13 +39,16 @@ class ReplicaSetController(Controller):
     name = "replicaset"
     workers = 4
 
-    def __init__(self, client: ApiClient, informers: SharedInformerFactory | None = None, **kwargs: Any) -> None:
+    def __init__(self, client: ApiClient, informers: SharedInformerFactory | None = None, *,
+                 expectations_timeout: float = EXPECTATIONS_TIMEOUT, **kwargs: Any) -> None:
         super().__init__(client, informers, **kwargs)
-        self.expectations = Expectations()
+        self.expectations = Expectations(expectations_timeout)
 
     def setup(self) -> None:
         self.replicasets = self.watch(REPLICASETS)
         self.pods = self.watch(PODS, enqueue=False)
+        self.pods.add_index(ORPHANS_INDEX, orphan_namespace)
+        self.pods.add_view(SUMMARY_VIEW, summarize)
         self.pods.add_handler(self._pod_changed)
 
     def _pod_changed(self, event: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
@@ -64,9 +59,13 @@ class ReplicaSetController(Controller):
         namespace = meta(pod).get("namespace")
         if owner is not None and owner.get("kind") == "ReplicaSet":
             key = f"{namespace}/{owner['name']}"
+            # a deletion is seen when the Pod starts terminating (it is no longer active), as upstream's updatePod:
+            # a Pod with a long grace period does not hold the ReplicaSet back until it is gone
+            was_terminating = bool(old and meta(old).get("deletionTimestamp"))
             if event == "add":
-                self.expectations.lower(key, adds=1)
-            elif event == "delete":
+                self.expectations.lower(key, **({"deletes": 1} if meta(pod).get("deletionTimestamp") else {"adds": 1}))
+            elif (event == "update" and meta(pod).get("deletionTimestamp") and not was_terminating) or (
+                    event == "delete" and not was_terminating):
                 self.expectations.lower(key, deletes=1)
             self.queue.add(key)
             return
@@ -79,21 +78,46 @@ class ReplicaSetController(Controller):
         if rs is None:
             self.expectations.forget(key)
             return None
-        namespace = meta(rs)["namespace"]
-        pods = await self._claim(rs, self.pods.list(namespace))
-        active = [p for p in pods if is_active(p)]
-        if self.expectations.satisfied(key) and not meta(rs).get("deletionTimestamp"):
+        pods = await self._claim(rs)
+        active = [p for p in pods if p.active]
+        satisfied = self.expectations.satisfied(key)
+        if satisfied and not meta(rs).get("deletionTimestamp"):
             await self._scale(key, rs, active)
-        return await self._write_status(rs, active)
+        result = await self._write_status(rs, active)
+        waiting = 0.0 if satisfied else self.expectations.remaining(key)
+        if waiting:  # expectations that are never met lapse: sync again then, even if no event comes
+            return Result(requeue_after=min(waiting, result.requeue_after if result else waiting))
+        return result
 
-    async def _claim(self, rs: dict[str, Any], pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    async def _claim(self, rs: dict[str, Any]) -> list[PodSummary]:
         """The ReplicaSet's Pods: owned ones that still match, plus matching active orphans it adopts (retrying
-        an adoption that a concurrent write, such as the scheduler's status update, made stale)."""
+        an adoption that a concurrent write, such as the scheduler's status update, made stale). Read from the
+        Pods' summaries; only the Pods to release or adopt are decoded."""
         selector = (rs.get("spec") or {}).get("selector")
-        return await claim(self.client, PODS, rs, pods, adoptable=is_active, adopt_retries=3,
-                           selects=lambda pod: selector_matches(selector, meta(pod).get("labels")))
+        uid, namespace = meta(rs)["uid"], meta(rs)["namespace"]
+        prefix = f"{namespace}/"
+        kept, to_claim = [], []
+        for key in self.pods.index_keys("owner-uid", uid):
+            summary: PodSummary | None = self.pods.view(SUMMARY_VIEW, key)
+            if summary is None or summary.controller_uid != uid or not key.startswith(prefix):
+                continue
+            if selector_matches(selector, summary.label_map()):
+                kept.append(summary)
+            else:
+                to_claim.append(key)  # to release
+        if not meta(rs).get("deletionTimestamp"):
+            for key in self.pods.index_keys(ORPHANS_INDEX, namespace):
+                summary = self.pods.view(SUMMARY_VIEW, key)
+                if summary is not None and summary.active and selector_matches(selector, summary.label_map()):
+                    to_claim.append(key)  # to adopt
+        if to_claim:
+            objects = [p for p in (self.pods.get(k) for k in to_claim) if p is not None]
+            claimed = await claim(self.client, PODS, rs, objects, adoptable=is_active, adopt_retries=3,
+                                  selects=lambda pod: selector_matches(selector, meta(pod).get("labels")))
+            kept.extend(summarize(p) for p in claimed)
+        return kept
 
-    async def _scale(self, key: str, rs: dict[str, Any], active: list[dict[str, Any]]) -> None:
+    async def _scale(self, key: str, rs: dict[str, Any], active: list[PodSummary]) -> None:
         wanted = int((rs.get("spec") or {}).get("replicas", 1))
         diff = wanted - len(active)
         namespace = meta(rs)["namespace"]
@@ -112,25 +136,25 @@ class ReplicaSetController(Controller):
             for pod in created:
                 self.events.event(rs, "Normal", "SuccessfulCreate", f"Created pod: {meta(pod)['name']}")
         elif diff < 0:
-            victims = sorted(active, key=deletion_rank)[:min(-diff, BURST)]
+            victims = sorted(active, key=lambda p: p.rank)[:min(-diff, BURST)]
             self.expectations.expect(key, deletes=len(victims))
             for pod in victims:
                 try:
-                    await self.client.delete(PODS, meta(pod)["name"], namespace)
-                    self.events.event(rs, "Normal", "SuccessfulDelete", f"Deleted pod: {meta(pod)['name']}")
+                    await self.client.delete(PODS, pod.name, namespace)
+                    self.events.event(rs, "Normal", "SuccessfulDelete", f"Deleted pod: {pod.name}")
                 except NotFound:
                     self.expectations.lower(key, deletes=1)
 
-    async def _write_status(self, rs: dict[str, Any], active: list[dict[str, Any]]) -> Result | None:
+    async def _write_status(self, rs: dict[str, Any], active: list[PodSummary]) -> Result | None:
         spec = rs.get("spec") or {}
         min_ready = float(spec.get("minReadySeconds") or 0)
         template_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
         status = {
             "replicas": len(active),
-            "fullyLabeledReplicas": sum(all((meta(p).get("labels") or {}).get(k) == v
-                                            for k, v in template_labels.items()) for p in active),
-            "readyReplicas": sum(is_ready(p) for p in active),
-            "availableReplicas": sum(is_available(p, min_ready) for p in active),
+            "fullyLabeledReplicas": sum(all(p.label_map().get(k) == v for k, v in template_labels.items())
+                                        for p in active),
+            "readyReplicas": sum(p.ready for p in active),
+            "availableReplicas": sum(p.available(min_ready) for p in active),
             "observedGeneration": meta(rs).get("generation", 1),
         }
         current = rs.get("status") or {}

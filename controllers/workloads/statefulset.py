@@ -21,13 +21,13 @@ import re
 from typing import Any
 
 from mini_kube.client import AlreadyExists, Conflict, NotFound, ResourceRef
-from mini_kube.machinery.meta import meta
+from mini_kube.machinery.meta import controller_ref, meta
 from mini_kube.machinery.refs import CONTROLLERREVISIONS, PERSISTENTVOLUMECLAIMS, PODS, STATEFULSETS
 
 from ..reconciler import Controller, Result
 from . import history
 from .claims import claim
-from .common import controller_of, controller_ref, is_available, is_ready, selector_matches
+from .common import controller_of, is_available, is_ready, selector_matches
 
 POD_NAME = "statefulset.kubernetes.io/pod-name"
 POD_INDEX = "apps.kubernetes.io/pod-index"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mini_kube.machinery.quantity import parse_quantity, scaled_value
+from mini_kube.machinery.quantity import decimal_value, scaled_value
 
 PERIOD_US = 100_000
 MIN_SHARES, MAX_SHARES, SHARES_PER_CPU = 2, 262_144, 1024
@@ -51,7 +51,7 @@ def _amount(values: dict[str, Any] | None, name: str) -> int:
     if text is None:
         return 0
     try:
-        value = parse_quantity(text)
+        value = decimal_value(text)
     except ValueError:
         return 0
     return scaled_value(value, 3 if name == "cpu" else 0)

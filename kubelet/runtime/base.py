@@ -6,6 +6,7 @@ here, so the kubelet never asks a runtime what it has."""
 from __future__ import annotations
 
 import abc
+import pty
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -106,6 +107,10 @@ class Runtime(abc.ABC):
     def exec_setup(self, container: Container) -> Callable[[], None]:
         """The preexec_fn of a process exec'd into `container`: by default it dies with the kubelet."""
         return die_with_parent
+
+    def open_pty(self, container: Container) -> tuple[int, int]:
+        """A terminal (master, slave) for a process exec'd into `container` with a tty: by default the host's."""
+        return pty.openpty()
 
     async def close(self) -> None:  # noqa: B027 - nothing to release by default
         """Release what the runtime holds (namespaces, processes)."""

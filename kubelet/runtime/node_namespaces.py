@@ -7,8 +7,8 @@ Pods, Services and cluster DNS as any Pod does, and are reached at that address.
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
-import threading
 from typing import Any
 
 from mini_kube.network.namespaces import Holder, run_in
@@ -20,7 +20,7 @@ class NodeNamespaces:
         self.name = name  # the node's name: its hostname
         self.ip = ip  # its address on the cluster network
         self.holder: Holder | None = None
-        self._lock = threading.Lock()
+        self._lock = asyncio.Lock()
 
     @property
     def netns(self) -> str | None:
@@ -31,30 +31,33 @@ class NodeNamespaces:
         assert self.holder is not None
         return self.holder.pidns
 
-    def ensure(self) -> Holder:
-        """The node's namespaces, made on first use (blocking: run it in an executor)."""
-        with self._lock:
+    async def ensure(self) -> Holder:
+        """The node's namespaces, made on first use. The holder is started from the event loop's thread (it dies
+        with the thread that started it: an executor's may end first); the set-up runs in an executor."""
+        async with self._lock:
             if self.holder is not None and self.holder.alive():
                 return self.holder
             holder = Holder(uts=True, ipc=True, pid=True)
             try:
-                holder.wait_ready()
-                host_side = f"n{self.ip.replace('.', '')[-12:]}"
-                net = self.network
-                run_in(net.netns, f"link add {host_side} type veth peer name eth0 netns {holder.pid}\n"
-                                  f"link set {host_side} master mk0 up\n")
-                run_in(holder.netns, f"link set lo up\naddr add {self.ip}/{net.prefix_length} dev eth0\n"
-                                     f"link set eth0 up\nroute add default via {net.gateway}\n")
-                subprocess.run(["nsenter", f"--uts=/proc/{holder.pid}/ns/uts", "hostname", self.name[:63]],
-                               check=True, capture_output=True)
+                await asyncio.get_running_loop().run_in_executor(None, self._set_up, holder)
             except BaseException:
                 holder.close()
                 raise
             self.holder = holder
             return holder
 
+    def _set_up(self, holder: Holder) -> None:
+        holder.wait_ready()
+        host_side = f"n{self.ip.replace('.', '')[-12:]}"
+        net = self.network
+        run_in(net.netns, f"link add {host_side} type veth peer name eth0 netns {holder.pid}\n"
+                          f"link set {host_side} master mk0 up\n")
+        run_in(holder.netns, f"link set lo up\naddr add {self.ip}/{net.prefix_length} dev eth0\n"
+                             f"link set eth0 up\nroute add default via {net.gateway}\n")
+        subprocess.run(["nsenter", f"--uts=/proc/{holder.pid}/ns/uts", "hostname", self.name[:63]],
+                       check=True, capture_output=True)
+
     def close(self) -> None:
-        with self._lock:
-            if self.holder is not None:
-                self.holder.close()
-                self.holder = None
+        if self.holder is not None:
+            self.holder.close()
+            self.holder = None

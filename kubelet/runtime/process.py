@@ -29,6 +29,7 @@ from ..cgroups.tree import PodCgroups
 from ..logs import LogWriter
 from ..security import CAPABILITIES, setpriv_argv
 from .base import Container, ContainerSpec, Runtime, Sandbox
+from .exec_check import ExecError, exec_problem
 from .node_namespaces import NodeNamespaces
 
 INIT = Path(__file__).resolve().parent.parent / "containerinit.py"
@@ -139,7 +140,7 @@ class ProcessRuntime(Runtime):
         host_network, host_pid, host_ipc = (bool(spec.get(k)) for k in ("hostNetwork", "hostPID", "hostIPC"))
         join: dict[str, str] = {}
         if host_network or host_pid or host_ipc:
-            node = await asyncio.get_running_loop().run_in_executor(None, self.node.ensure)
+            node = await self.node.ensure()
             join = {**({"net": node.netns, "uts": f"/proc/{node.pid}/ns/uts"} if host_network else {}),
                     **({"ipc": f"/proc/{node.pid}/ns/ipc"} if host_ipc else {})}
         holder = Holder(net=not host_network, uts=not host_network, ipc=not host_ipc, pid=not host_pid, mount=True,
@@ -255,8 +256,12 @@ class ProcessRuntime(Runtime):
         identity = setpriv_argv(security) if security else []
         if identity:
             identity[0] = SETPRIV
+        environ = _environ(pid)
+        problem = exec_problem(pid, argv, environ.get("PATH", ""))
+        if problem:  # said as the runtime says it, not as nsenter would
+            raise ExecError(problem)
         return (["nsenter", "-t", str(pid), "--net", "--uts", "--ipc", "--pid", "--mount", "--root", "--wd", "--",
-                 *identity, *argv], _environ(pid))
+                 *identity, *argv], environ)
 
     def open_pty(self, container: Container) -> tuple[int, int]:
         """A terminal (master, slave) from the container's own /dev/pts, as a runtime's console is: inside, `tty`

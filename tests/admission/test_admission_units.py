@@ -18,7 +18,8 @@ from mini_kube.apiserver.admission.config_validation import (
 from mini_kube.apiserver.admission.expressions import Activation, EvaluationError, compile_expression
 from mini_kube.apiserver.admission.matching import rule_matches
 from mini_kube.apiserver.registry.generic import WriteOptions
-from mini_kube.apiserver.resources import ResourceRegistry, builtin_resources
+from mini_kube.apiserver.registry.kinds import builtin_resources
+from mini_kube.apiserver.resources import ResourceRegistry
 
 RESOURCES = ResourceRegistry(builtin_resources())
 

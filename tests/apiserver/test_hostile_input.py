@@ -64,6 +64,14 @@ def test_malformed_quantities_are_bad_requests(mini_kube_session, kube_namespace
     assert answer["message"].startswith('Pod in version "v1" cannot be handled as a Pod: ' + message)
 
 
+def test_a_huge_negative_quantity_is_invalid_not_a_500(mini_kube_session, kube_namespace):
+    """-1e99999999 parses (negating it overflowed Python's default decimal context: a 500); it is negative."""
+    path = f"/api/v1/namespaces/{kube_namespace}/pods"
+    status, answer = _send(mini_kube_session, "POST", path, _pod("q", "-1e99999999"))
+    assert (status, answer["reason"]) == (422, "Invalid"), answer
+    assert 'requests[cpu]: Invalid value: "-1e99999999": must be greater than or equal to 0' in answer["message"]
+
+
 def _bound_pod(kube, path: str, name: str) -> None:
     body = {"metadata": {"name": name}, "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "i"}]}}
     assert _send(kube, "POST", path, json.dumps(body).encode())[0] == 201

@@ -81,7 +81,7 @@ def test_any_quantity_is_a_4xx_or_stored_in_its_canonical_form(mini_kube_session
     as floats, and keeping them exact would need every later orjson.dumps to take them.)"""
     import json
 
-    from mini_kube.apiserver.validation.quantity import parse_quantity
+    from mini_kube.machinery.quantity import parse_quantity
 
     async def run(cpu: object) -> tuple[int, dict]:
         pod = {"metadata": {"generateName": "q-"}, "spec": {"containers": [

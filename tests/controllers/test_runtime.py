@@ -111,6 +111,31 @@ def test_informers_share_index_and_report_changes(mini_kube, tmp_path):
     mini_kube.run(scenario())
 
 
+def test_informer_views_follow_their_objects(mini_kube):
+    """A view is derived from each object as it is stored (also the objects already cached when it is added),
+    follows updates and goes with the object."""
+    async def scenario() -> None:
+        client = ApiClient(Connection.from_kubeconfig(mini_kube.kubeconfig))
+        informer = Informer(client, CONFIGMAPS, "default")
+        await client.create(CONFIGMAPS, {"metadata": {"name": "early"}, "data": {"k": "1"}}, "default")
+        informer.start()
+        await asyncio.wait_for(informer.synced.wait(), 5)
+        informer.add_view("k", lambda o: (o.get("data") or {}).get("k"))
+        assert informer.view("k", "default/early") == "1"
+        await client.create(CONFIGMAPS, {"metadata": {"name": "late"}, "data": {"k": "2"}}, "default")
+        await client.patch(CONFIGMAPS, "early", {"data": {"k": "3"}}, "default")
+        await client.delete(CONFIGMAPS, "late", "default")
+        for _ in range(200):
+            if informer.view("k", "default/early") == "3" and "default/late" not in informer.views("k"):
+                break
+            await asyncio.sleep(0.02)
+        assert informer.views("k") == {"default/early": "3"}
+        await informer.stop()
+        await client.close()
+
+    mini_kube.run(scenario())
+
+
 def test_watch_from_a_compacted_revision_is_gone(mini_kube):
     async def scenario() -> None:
         client = ApiClient(Connection.from_kubeconfig(mini_kube.kubeconfig))

@@ -104,6 +104,30 @@ def test_replicaset_keeps_its_count_and_adopts_orphans(cluster, namespace):
                and status.get("observedGeneration") == 2)
 
 
+def test_replicaset_releases_a_relabelled_pod_and_counts_ready_ones(cluster, namespace):
+    """A Pod relabelled out of the selector loses its controller reference and is replaced; the status counts
+    Ready Pods; scaling down removes the Pods that are not Ready first."""
+    kube, ns = cluster, namespace
+    kube.client.create(REPLICASETS, {"metadata": {"name": "rs"}, "spec": {
+        "replicas": 3, "selector": {"matchLabels": {"app": "rs"}},
+        "template": {"metadata": {"labels": {"app": "rs"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}},
+        ns)
+    eventually(lambda: len(_pods(kube, ns)) == 3)
+    first, *rest = sorted(p["metadata"]["name"] for p in _pods(kube, ns))
+    kube.client.patch(PODS, first, {"metadata": {"labels": {"app": "other"}}}, ns)
+    eventually(lambda: not kube.client.get(PODS, first, ns)["metadata"].get("ownerReferences"))
+    eventually(lambda: len([p for p in _pods(kube, ns) if p["metadata"]["labels"]["app"] == "rs"]) == 3)
+    ready = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True",
+                                                 "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
+    for name in rest:
+        kube.client.patch(PODS, name, {"status": ready}, ns, subresource="status")
+    eventually(lambda: (kube.client.get(REPLICASETS, "rs", ns).get("status") or {}).get("readyReplicas") == 2)
+    kubectl(kube, "-n", ns, "scale", "rs/rs", "--replicas=2")
+    eventually(lambda: sorted(p["metadata"]["name"] for p in _pods(kube, ns)
+                              if p["metadata"]["labels"]["app"] == "rs") == sorted(rest))
+    assert kube.client.get(PODS, first, ns)["metadata"]["labels"] == {"app": "other"}  # released, kept
+
+
 def test_deployment_rolls_out_through_kubectl(cluster, namespace):
     kube, ns = cluster, namespace
     with StandInKubelet(kube, ns) as kubelet:

@@ -11,8 +11,11 @@ from mini_kube.apiserver.crd.lifecycle import (
     cleanup_started,
     mark_for_deletion,
 )
+from mini_kube.apiserver.crd.printers import TablePrinter
 from mini_kube.apiserver.crd.rows import resource_rows, version_priority
 from mini_kube.apiserver.crd.validation import crd_defaults, crd_status, validate_crd
+from mini_kube.apiserver.registry.kinds import custom_resources
+from mini_kube.apiserver.registry.strategies.custom import CustomResourceStrategy
 
 NOW = "2026-11-22T02:21:02Z"
 
@@ -136,17 +139,23 @@ def test_version_priority_orders_like_discovery(agent_crd: dict[str, Any]) -> No
     assert version_priority(agent_crd) == ["v10", "v1", "v2beta2", "v2beta1", "v1alpha1", "bar", "foo"]
 
 
-def test_rows_carry_compiled_validator_and_table(agent_crd: dict[str, Any]) -> None:
+def test_rows_carry_compiled_schema_validator_strategy_and_printer(agent_crd: dict[str, Any]) -> None:
     crd_defaults(agent_crd)
-    row = resource_rows(agent_crd)[0]
+    row = custom_resources(agent_crd)[0]
     obj = {"apiVersion": "example.com/v1", "kind": "Agent", "metadata": {"name": "a"},
            "spec": {"model": "small", "junk": 1}}
-    assert row.extra["validator"].unknown_fields(obj) == ["spec.junk"]
+    assert row.object_schema is not None
+    assert row.object_schema.unknown_fields(obj) == ["spec.junk"]
     assert obj["spec"]["junk"] == 1  # unknown_fields does not prune
-    assert row.extra["validator"].decode(obj) == ["spec.junk"]
+    assert row.object_schema.decode(obj) == ["spec.junk"]
     assert obj["spec"] == {"model": "small", "replicas": 1}
     assert row.extra["version_priority"] == ["v1"]
-    assert [d["name"] for d in row.extra["table"].definitions] == ["Name", "Model", "Replicas", "Phase", "Age"]
+    assert isinstance(row.printer, TablePrinter)
+    assert [d["name"] for d in row.printer.definitions] == ["Name", "Model", "Replicas", "Phase", "Age"]
+    assert isinstance(row.strategy, CustomResourceStrategy)
+    assert row.validator is not None
+    bad = {**obj, "spec": {"model": "small", "replicas": "x"}}
+    assert [e.field for e in row.validator.errors(bad, None)] == ["spec.replicas"]
 
 
 def test_gadget_crd_defaults_and_status_as_returned_by_the_reference_server() -> None:

@@ -68,7 +68,7 @@ class CountingRelay:
 
 
 def test_deleted_pods_leave_no_request_aborted(simulated_cluster, tmp_path):
-    from mini_kube.kubelet.cli import start_in_process
+    from mini_kube.node import start_in_process
 
     kube = simulated_cluster
     ns = new_namespace(kube)

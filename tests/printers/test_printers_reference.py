@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 from mini_kube.apiserver.printers import cells, columns, table
-from mini_kube.apiserver.resources import ResourceType, builtin_resources
+from mini_kube.apiserver.registry.kinds import builtin_resources
+from mini_kube.apiserver.resources import ResourceType
 
 REPO = Path(__file__).resolve().parents[2]
 CANDIDATES = [Path("/work/shared/reference"), REPO.parent / "shared" / "reference"]

@@ -6,8 +6,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from mini_kube.apiserver.printers import cells, columns, human_duration, table
-from mini_kube.apiserver.resources import ResourceType, builtin_resources
-from mini_kube.apiserver.validation.quantity import canonical
+from mini_kube.apiserver.registry.kinds import builtin_resources
+from mini_kube.apiserver.resources import ResourceType
+from mini_kube.machinery.quantity import canonical
 
 NOW = datetime(2026, 1, 10, 12, 0, 0, tzinfo=UTC)
 RES = {(r.group, r.version, r.kind): r for r in builtin_resources()}

@@ -8,7 +8,8 @@ import sys
 
 import orjson
 import pytest
-from mini_kube.apiserver.resources import ResourceRegistry, ResourceType, builtin_resources
+from mini_kube.apiserver.registry.kinds import builtin_resources
+from mini_kube.apiserver.resources import ResourceRegistry, ResourceType
 from mini_kube.apiserver.schema import openapi
 
 AGENT_SCHEMA = {"type": "object", "properties": {

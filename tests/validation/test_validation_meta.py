@@ -128,7 +128,8 @@ def test_name_rules_per_kind(kind, group, name, ok):
 
 
 def test_metadata_and_kind_rules_are_separate_entry_points():
-    from mini_kube.apiserver.resources import ResourceType, builtin_resources
+    from mini_kube.apiserver.registry.kinds import builtin_resources
+    from mini_kube.apiserver.resources import ResourceType
     from mini_kube.apiserver.validation import validate as kind_rules
     from mini_kube.apiserver.validation import validate_metadata
 

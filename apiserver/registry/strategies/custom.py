@@ -7,31 +7,34 @@ before an update compares, validates or patches against it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ...crd import strategy as cr
-from ...crd.serving import served
+from ...crd.serving import convert_custom
 from ...errors import FieldError, StatusError
-from ...resources import ResourceType
-from ...validation import validate_metadata
+from ...resources import ObjectSchema, ResourceType
+from ...validation import validator_of
 from ..strategy import Strategy, WriteContext
 
 TERMINATING = "create not allowed while custom resource definition is terminating"
 
 
 class CustomResourceStrategy(Strategy):
-    """The strategy of every custom resource (one instance; the row carries the per-CRD parts)."""
+    """The strategy of one CRD's custom resources: `schemas` are its versions' compiled schemas (served or not:
+    objects may be stored in any of them); each row carries its own version's as `object_schema`."""
 
-    def tracks_generation(self, resource: ResourceType) -> bool:
-        return True
+    def __init__(self, schemas: Mapping[str, ObjectSchema]) -> None:
+        super().__init__(generation=True)
+        self.schemas = schemas
 
     def read(self, res: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
-        return served(res, obj)
+        return convert_custom(res, obj, self.schemas)
 
     def default(self, ctx: WriteContext, obj: dict[str, Any]) -> None:
-        validator = ctx.resource.extra.get("validator")
-        if validator is not None:
-            validator.decode(obj)
+        schema = ctx.resource.object_schema
+        if schema is not None:
+            schema.decode(obj)
 
     def prepare_for_create(self, ctx: WriteContext, obj: dict[str, Any]) -> None:
         res = ctx.resource
@@ -54,13 +57,12 @@ class CustomResourceStrategy(Strategy):
         if ctx.subresource != "status":
             return super().validate_update(ctx, new, old)
         res = ctx.resource
-        validator = res.extra.get("validator")
-        errs = validate_metadata(res, new, old)
-        return errs + (validator.validate_status(new, old) if validator is not None else [])
+        errs = validator_of(res).metadata_errors(new, old, res.namespaced)
+        return errs + (res.object_schema.validate_status(new, old) if res.object_schema is not None else [])
 
     async def before_write(self, ctx: WriteContext, new: dict[str, Any], old: dict[str, Any] | None) -> None:
         res = ctx.resource
         if res.version != res.storage_version:
-            storage = (res.extra.get("schemas") or {}).get(res.storage_version)
+            storage = self.schemas.get(res.storage_version)
             if storage is not None:
                 storage.convert(new)

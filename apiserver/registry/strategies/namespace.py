@@ -1,4 +1,6 @@
-"""Namespaces: the `kubernetes` finalizer, the metadata.name label, phase Active/Terminating."""
+"""Namespaces: the `kubernetes` finalizer, the metadata.name label, phase Active/Terminating; a DELETE marks the
+Namespace Terminating and the namespace controller finalizes it (upstream's namespace REST and its
+ShouldDeleteDuringUpdate: the object goes once spec.finalizers is empty too)."""
 
 from __future__ import annotations
 
@@ -38,3 +40,12 @@ class NamespaceStrategy(Strategy):
         if ctx.subresource != "status":
             new["spec"] = old.get("spec", {})  # spec.finalizers changes only through /finalize
         super().prepare_for_update(ctx, new, old)
+
+    def waits_for_finalization(self, obj: dict[str, Any]) -> bool:
+        return True
+
+    def finalized(self, obj: dict[str, Any]) -> bool:
+        return not (obj.get("spec") or {}).get("finalizers")
+
+    def mark_deleting(self, obj: dict[str, Any]) -> None:
+        obj.setdefault("status", {})["phase"] = "Terminating"

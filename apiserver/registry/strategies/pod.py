@@ -6,10 +6,11 @@ import copy
 from decimal import Decimal
 from typing import Any
 
+from mini_kube.machinery.quantity import SUMS, parse_quantity
+
 from ...errors import FieldError
 from ...resources import ResourceType
 from ...validation.pods import validate_ephemeral_containers_update
-from ...validation.quantity import SUMS, parse_quantity
 from ..strategy import Strategy, WriteContext
 
 QOS_RESOURCES = ("cpu", "memory")

@@ -21,7 +21,8 @@ CLAIM_ATTEMPTS = 10
 
 
 class ServiceStrategy(Strategy):
-    def __init__(self, service_cidr: str, node_ports: tuple[int, int]) -> None:
+    def __init__(self, service_cidr: str, node_ports: tuple[int, int], *, returns_deleted_object: bool = False) -> None:
+        super().__init__(returns_deleted_object=returns_deleted_object)
         self.network = ipaddress.ip_network(service_cidr)
         self.node_ports = node_ports
         self._ips_in_flight: set[str] = set()

@@ -9,10 +9,11 @@ from typing import Any
 
 from mini_kube.client import ApiClient
 from mini_kube.controllers.signals import until_signalled
-
-from .nodes import NodeSet, node_names
+from mini_kube.kubelet.nodes import NodeSet, node_names
+from mini_kube.kubelet.registration import NodeNameTaken
 
 UNINITIALIZED = "node.cloudprovider.kubernetes.io/uninitialized"
+IN_PROCESS_LABEL = "node.mini-kube.dev/in-process"  # the nodes `serve` runs itself (it removes those it no longer runs)
 IN_PROCESS_PIDS_LIMIT = 1024  # nodes in the API server's process: a fork bomb in a Pod must not starve it
 
 
@@ -71,15 +72,20 @@ async def start_in_process(client_factory: Any, names: list[str], *, runtime: st
     kubelet_options = {"pod_pids_limit": IN_PROCESS_PIDS_LIMIT, **(kubelet_options or {})}
     proxies = []
     taints = [{"key": UNINITIALIZED, "value": "true", "effect": "NoSchedule"}] if external_cloud else []
-    for offset, name in enumerate(names):
-        kubelet = await nodes.add(name, first_index + offset, taints=list(taints), **(kubelet_options or {}))
-        if proxy:
-            from mini_kube.proxy.server import ProxyServer
+    running = InProcessNodes(nodes, proxies)
+    try:
+        for offset, name in enumerate(names):
+            kubelet = await nodes.add(name, first_index + offset, taints=list(taints), **(kubelet_options or {}))
+            if proxy:
+                from mini_kube.proxy.server import ProxyServer
 
-            server = ProxyServer(client_factory(), name, kubelet.address, nodes.network.netns)
-            await server.start()
-            proxies.append(server)
-    return InProcessNodes(nodes, proxies)
+                server = ProxyServer(client_factory(), name, kubelet.address, nodes.network.netns)
+                await server.start()
+                proxies.append(server)
+    except BaseException:  # e.g. a name another live kubelet runs: what started stops
+        await running.stop()
+        raise
+    return running
 
 
 async def run(args: argparse.Namespace) -> None:
@@ -87,10 +93,13 @@ async def run(args: argparse.Namespace) -> None:
         return ApiClient.from_kubeconfig(args.kubeconfig, user_agent=f"kubelet/{args.name}")
 
     pids = -1 if args.pod_pids_limit is None else args.pod_pids_limit
-    running = await start_in_process(client, [args.name], runtime=args.node_runtime, root=args.node_root_dir,
-                                     kubelet_options={"pod_pids_limit": pids},
-                                     proxy=not args.no_proxy, first_index=args.index,
-                                     external_cloud=args.cloud_provider == "external")
+    try:
+        running = await start_in_process(client, [args.name], runtime=args.node_runtime, root=args.node_root_dir,
+                                         kubelet_options={"pod_pids_limit": pids},
+                                         proxy=not args.no_proxy, first_index=args.index,
+                                         external_cloud=args.cloud_provider == "external")
+    except NodeNameTaken as exc:
+        raise SystemExit(f"mini-kube: {exc}") from None
     kubelet = running.kubelets[0]
     print(f"mini-kube node {args.name} ready at {kubelet.address} ({running.nodes.runtime} runtime)", flush=True)
     try:

@@ -1,9 +1,15 @@
-"""The `approval` subresource of CertificateSigningRequests (`kubectl certificate approve|deny`): a write there
+"""CertificateSigningRequests' `approval` subresource (`kubectl certificate approve|deny`): a write there
 changes the conditions only, as upstream's csrApprovalStrategy; spec and the rest of the status stay as stored."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from mini_kube.machinery.times import now_rfc3339
+
+from ..strategy import Strategy, WriteContext
+
+APPROVAL = "approval"
 
 
 def prepare_approval_update(new: dict[str, Any], old: dict[str, Any]) -> None:
@@ -12,8 +18,6 @@ def prepare_approval_update(new: dict[str, Any], old: dict[str, Any]) -> None:
     conditions = [dict(c) for c in ((new.get("status") or {}).get("conditions") or []) if isinstance(c, dict)]
     managed = (new.get("metadata") or {}).get("managedFields")
     before = {c.get("type"): c for c in ((old.get("status") or {}).get("conditions") or [])}
-    from mini_kube.machinery.times import now_rfc3339
-
     now = now_rfc3339()
     for cond in conditions:
         if not cond.get("lastUpdateTime"):
@@ -34,3 +38,11 @@ def prepare_approval_update(new: dict[str, Any], old: dict[str, Any]) -> None:
     else:
         status.pop("conditions", None)
     new["status"] = status
+
+
+class CertificateSigningRequestStrategy(Strategy):
+    def prepare_for_update(self, ctx: WriteContext, new: dict[str, Any], old: dict[str, Any]) -> None:
+        if ctx.subresource == APPROVAL:
+            prepare_approval_update(new, old)
+            return
+        super().prepare_for_update(ctx, new, old)

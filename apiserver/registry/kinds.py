@@ -1,0 +1,124 @@
+"""The kinds the server serves, each a row of the resource table with its parts: the strategy the registry writes
+it through, the validator and the Table printer.
+
+Built-in rows come from `resources.BUILTIN_TABLE` with their strategy from `builtin_strategies` (upstream's
+per-kind strategy flags and subclasses), their validator from `validation.kinds.RULES` and their printer from
+`printers.registry.PRINTERS`. A CustomResourceDefinition's rows get theirs from the CRD: one strategy for its
+versions, a validator and a printer per version. Nothing downstream looks a kind's parts up by its name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from ..crd.printers import TablePrinter
+from ..crd.rows import compiled_schemas, resource_rows
+from ..resources import KindPrinter, ResourceType, builtin_rows
+from ..validation.kinds import custom_resource_rules, rules_for
+from .strategies.certificates import CertificateSigningRequestStrategy
+from .strategies.crd import CrdStrategy
+from .strategies.custom import CustomResourceStrategy
+from .strategies.daemonset import DaemonSetStrategy
+from .strategies.event import EventsV1Strategy
+from .strategies.hpa import HorizontalPodAutoscalerStrategy
+from .strategies.job import JobStrategy
+from .strategies.namespace import NamespaceStrategy
+from .strategies.node import NodeStrategy
+from .strategies.pod import PodStrategy
+from .strategies.service import ServiceStrategy
+from .strategies.volume import PersistentVolumeClaimStrategy, PersistentVolumeStrategy
+from .strategy import Strategy
+
+DEFAULT_SERVICE_CIDR = "10.0.0.0/24"
+DEFAULT_NODE_PORTS = (30000, 32767)
+APPS = "apps"
+ADMISSION = "admissionregistration.k8s.io"
+NETWORKING = "networking.k8s.io"
+FLOWCONTROL = "flowcontrol.apiserver.k8s.io"
+
+
+def builtin_strategies(service_cidr: str = DEFAULT_SERVICE_CIDR,
+                       node_ports: tuple[int, int] = DEFAULT_NODE_PORTS) -> dict[tuple[str, str], Strategy]:
+    """(group, kind) -> the kind's strategy, for kinds whose strategy is not the generic one (fresh instances:
+    a Service strategy holds its in-flight allocations)."""
+    tracked = Strategy(generation=True)
+    return {
+        ("", "Namespace"): NamespaceStrategy(),
+        ("", "Node"): NodeStrategy(),
+        ("", "Pod"): PodStrategy(returns_deleted_object=True),
+        ("", "Service"): ServiceStrategy(service_cidr, node_ports, returns_deleted_object=True),
+        ("", "ServiceAccount"): Strategy(returns_deleted_object=True),
+        ("", "PersistentVolume"): PersistentVolumeStrategy(returns_deleted_object=True),
+        ("", "PersistentVolumeClaim"): PersistentVolumeClaimStrategy(returns_deleted_object=True),
+        ("", "ReplicationController"): tracked,
+        (APPS, "Deployment"): Strategy(generation=True, status_writes_annotations=True),
+        (APPS, "ReplicaSet"): Strategy(generation=True, status_writes_annotations=True),
+        (APPS, "StatefulSet"): Strategy(generation=True, status_writes_annotations=True),
+        (APPS, "DaemonSet"): DaemonSetStrategy(generation=True, status_writes_annotations=True),
+        ("batch", "Job"): JobStrategy(generation=True),
+        ("batch", "CronJob"): tracked,
+        ("policy", "PodDisruptionBudget"): tracked,
+        ("autoscaling", "HorizontalPodAutoscaler"): HorizontalPodAutoscalerStrategy(generation=True),
+        ("events.k8s.io", "Event"): EventsV1Strategy(),
+        ("apiextensions.k8s.io", "CustomResourceDefinition"): CrdStrategy(generation=True),
+        ("discovery.k8s.io", "EndpointSlice"): tracked,
+        ("scheduling.k8s.io", "PriorityClass"): tracked,
+        ("storage.k8s.io", "StorageClass"): Strategy(returns_deleted_object=True),
+        ("certificates.k8s.io", "CertificateSigningRequest"): CertificateSigningRequestStrategy(),
+        (NETWORKING, "Ingress"): tracked,
+        (NETWORKING, "IngressClass"): tracked,
+        (NETWORKING, "NetworkPolicy"): tracked,
+        (ADMISSION, "MutatingWebhookConfiguration"): tracked,
+        (ADMISSION, "ValidatingWebhookConfiguration"): tracked,
+        (ADMISSION, "ValidatingAdmissionPolicy"): tracked,
+        (ADMISSION, "ValidatingAdmissionPolicyBinding"): tracked,
+        (FLOWCONTROL, "FlowSchema"): tracked,
+        (FLOWCONTROL, "PriorityLevelConfiguration"): tracked,
+    }
+
+
+class BuiltinPrinter:
+    """A built-in kind's printer from `printers/`, loaded when it first prints (start-up does not import the
+    printers: most servers never answer a Table)."""
+
+    def __init__(self, group: str, kind: str) -> None:
+        self.group, self.kind = group, kind
+        self._printer: KindPrinter | None = None
+
+    def table(self, objs: Iterable[dict[str, Any]], now: datetime, include_object: str = "Metadata",
+              list_meta: Mapping[str, Any] | None = None, headers: bool = True, version: str = "v1"
+              ) -> dict[str, Any]:
+        if self._printer is None:
+            from ..printers.registry import builtin_printer
+
+            self._printer = builtin_printer(self.group, self.kind)
+        return self._printer.table(objs, now, include_object, list_meta, headers=headers, version=version)
+
+
+def builtin_resources(service_cidr: str = DEFAULT_SERVICE_CIDR,
+                      node_ports: tuple[int, int] = DEFAULT_NODE_PORTS) -> list[ResourceType]:
+    """Fresh built-in rows with their parts (each server gets its own: strategies hold allocation state)."""
+    strategies = builtin_strategies(service_cidr, node_ports)
+    rows = builtin_rows()
+    for row in rows:
+        key = (row.group, row.kind)
+        row.strategy = strategies.get(key) or Strategy()
+        row.validator = rules_for(row.kind, row.group)
+        row.printer = BuiltinPrinter(row.group, row.kind)
+    return rows
+
+
+def custom_resources(crd: dict[str, Any]) -> list[ResourceType]:
+    """The rows a CRD serves (one per served version), with their parts: one strategy for the CRD's versions,
+    each version's schema as its validator, its printer columns as its printer."""
+    schemas = compiled_schemas(crd)
+    strategy = CustomResourceStrategy(schemas)
+    rows = resource_rows(crd, schemas)
+    for row in rows:
+        schema = schemas[row.version]
+        row.strategy = strategy
+        row.validator = custom_resource_rules(lambda obj, schema=schema: schema.validate(obj, None), schema.validate)
+        row.printer = TablePrinter(row.printer_columns)
+    return rows

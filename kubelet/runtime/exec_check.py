@@ -1,0 +1,34 @@
+"""Why a command cannot be exec'd in a running container, found before nsenter runs it, in the runtime's words
+(`exec: "/x": stat /x: no such file or directory`, as runc says it) rather than nsenter's: the container's
+process is gone, or the command is not in the container's root or on its PATH."""
+
+from __future__ import annotations
+
+import os
+
+
+class ExecError(OSError):
+    """A command that cannot start in the container (the exec fails before anything runs)."""
+
+
+def exec_problem(pid: int | None, argv: list[str], path: str) -> str | None:
+    """What keeps `argv` from being exec'd in the container whose main process is `pid`, or None."""
+    if pid is None or not os.path.exists(f"/proc/{pid}/ns/uts"):
+        return "container not running"
+    if not argv:
+        return None
+    root = f"/proc/{pid}/root"
+    name = argv[0]
+    if "/" in name:
+        where = name if name.startswith("/") else os.path.join(os.readlink(f"/proc/{pid}/cwd"), name)
+        full = root + os.path.normpath(where)
+        if not os.path.exists(full):
+            return f'exec: "{name}": stat {name}: no such file or directory'
+        if os.path.isdir(full) or not os.access(full, os.X_OK):
+            return f'exec: "{name}": permission denied'
+        return None
+    for folder in path.split(":"):
+        candidate = os.path.join(root + (folder or "."), name) if folder.startswith("/") else ""
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return None
+    return f'exec: "{name}": executable file not found in $PATH'
