@@ -15,6 +15,7 @@ every object (the lister) and telling handlers about adds, updates and deletes.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import logging
 from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from typing import Any
@@ -37,7 +38,8 @@ class CompactStore(MutableMapping[str, dict[str, Any]]):
         self._raw: dict[str, bytes] = {}
 
     def __getitem__(self, key: str) -> dict[str, Any]:
-        return orjson.loads(self._raw[key])
+        value: dict[str, Any] = orjson.loads(self._raw[key])
+        return value
 
     def __setitem__(self, key: str, obj: dict[str, Any]) -> None:
         self._raw[key] = orjson.dumps(obj)
@@ -129,11 +131,11 @@ class Informer:
         """key -> the `name` view of every object (the informer's own mapping: read, do not change)."""
         return self._views[name]
 
-    def index_keys(self, name: str, value: str) -> list[str]:
+    def index_keys(self, name: str, value: str) -> builtins.list[str]:
         """The keys of the objects whose `name` index holds `value` (no object decoded)."""
         return sorted(self._indices[name].get(value, ()))
 
-    def by_index(self, name: str, value: str) -> list[dict[str, Any]]:
+    def by_index(self, name: str, value: str) -> builtins.list[dict[str, Any]]:
         keys = self._indices[name].get(value, ())
         return [self.objects[k] for k in sorted(keys) if k in self.objects]
 

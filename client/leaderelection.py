@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from mini_kube.machinery import times
@@ -73,7 +73,7 @@ class LeaderElector:
                 lease["spec"]["leaseDurationSeconds"] = 1
                 await self.client.replace(LEASES, lease, self.namespace)
 
-    async def run(self, lead: Callable[[], Awaitable[None]]) -> None:
+    async def run(self, lead: Callable[[], Coroutine[Any, Any, None]]) -> None:
         """Acquire, then run `lead` while renewing; returns after losing the lease (or when cancelled). `lead` is
         cancelled and awaited before the lease is released, so what it stops in a `finally` has stopped before a
         successor can take over."""

@@ -23,7 +23,7 @@ class RateLimiter:
     def when(self, key: Hashable) -> float:
         failures = self._failures.get(key, 0)
         self._failures[key] = failures + 1
-        backoff = min(self.base_delay * 2 ** min(failures, 60), self.max_delay)
+        backoff = min(self.base_delay * float(2 ** min(failures, 60)), self.max_delay)
         now = time.monotonic()
         self._next_free = max(self._next_free, now - self.burst / self.qps) + 1 / self.qps
         return max(backoff, self._next_free - now)

@@ -1,7 +1,8 @@
 """Local storage limits as upstream's eviction manager enforces them (localStorageEviction): a Pod whose emptyDir
-volume grows past its `sizeLimit`, or whose ephemeral storage (its containers' writable layers, emptyDir
-volumes and logs: everything under its directory on the node's disk) grows past the sum of its containers'
-`ephemeral-storage` limits, is evicted: a Warning event `Evicted`, its containers killed with a 1 s grace
+volume grows past its `sizeLimit`, whose ephemeral storage (its containers' writable layers, emptyDir volumes
+and logs: everything under its directory on the node's disk) grows past the sum of its containers'
+`ephemeral-storage` limits, or one of whose containers (its writable layer and logs) grows past its own, is
+evicted: a Warning event `Evicted`, its containers killed with a 1 s grace
 period, and the Pod Failed with reason Evicted and upstream's message. Only Pods with such limits are measured,
 every `housekeeping_interval` seconds, off the event loop."""
 
@@ -14,12 +15,13 @@ import os
 from pathlib import Path
 from typing import Any, Protocol
 
-from mini_kube.machinery.quantity import parse_quantity, scaled_value
+from mini_kube.machinery.quantity import canonical, decimal_value, scaled_value
 
 log = logging.getLogger("mini-kube.kubelet")
 GRACE = 1.0  # immediateEvictionGracePeriodSeconds
 POD_MESSAGE = "Pod ephemeral local storage usage exceeds the total limit of containers {}. "
 EMPTY_DIR_MESSAGE = 'Usage of EmptyDir volume "{}" exceeds the limit "{}". '
+CONTAINER_MESSAGE = 'Container {} exceeded its local ephemeral storage limit "{}". '
 
 
 def disk_usage(path: Path) -> int:
@@ -42,14 +44,14 @@ def disk_usage(path: Path) -> int:
 
 
 def _quantity(text: Any) -> tuple[int, str] | None:
-    """(bytes, the quantity as the API server stored it, canonical) of a limit, None when absent or unreadable."""
+    """(bytes, the quantity as upstream prints it) of a limit, None when absent or unreadable."""
     if text is None:
         return None
     try:
-        value = parse_quantity(str(text))
+        value = decimal_value(text)
     except ValueError:
         return None
-    return scaled_value(value, 0), str(text)
+    return scaled_value(value, 0), canonical(text)
 
 
 def _format(total: int, binary: bool) -> str:
@@ -64,14 +66,20 @@ def _format(total: int, binary: bool) -> str:
     return f"{shown}{suffix}"
 
 
+def container_limits(pod: dict[str, Any]) -> dict[str, tuple[int, str]]:
+    """Each container's ephemeral-storage limit, by container name (those that set a non-zero one)."""
+    found = {}
+    for container in (pod.get("spec") or {}).get("containers") or ():
+        limit = _quantity(((container.get("resources") or {}).get("limits") or {}).get("ephemeral-storage"))
+        if limit is not None and limit[0] > 0:
+            found[container.get("name", "")] = limit
+    return found
+
+
 def limits(pod: dict[str, Any]) -> tuple[tuple[int, str] | None, dict[str, tuple[int, str]]]:
     """The Pod's ephemeral-storage limit (the sum over its containers that set one) and its emptyDir size limits."""
     spec = pod.get("spec") or {}
-    found = []
-    for container in spec.get("containers") or ():
-        limit = _quantity(((container.get("resources") or {}).get("limits") or {}).get("ephemeral-storage"))
-        if limit is not None:
-            found.append(limit)
+    found = list(container_limits(pod).values())
     pod_limit = None
     if len(found) == 1:
         pod_limit = found[0]
@@ -94,6 +102,9 @@ def violation(pod: dict[str, Any], directory: Path) -> str:
             return EMPTY_DIR_MESSAGE.format(name, text)
     if pod_limit is not None and disk_usage(directory) > pod_limit[0]:
         return POD_MESSAGE.format(pod_limit[1])
+    for name, (size, text) in container_limits(pod).items():  # its writable layer and its logs
+        if sum(disk_usage(directory / part / name) for part in ("rootfs", "scratch", "logs")) > size:
+            return CONTAINER_MESSAGE.format(name, text)
     return ""
 
 

@@ -119,7 +119,8 @@ def parse(text: str) -> Quantity:
         amount = amount.scaleb(exponent, _EXACT)
     else:
         amount = _EXACT.multiply(amount, Decimal(2**exponent))
-    if amount.as_tuple().exponent < -9:  # round up to nano; cheap: the digits are bounded by the input
+    exponent_now = amount.as_tuple().exponent
+    if isinstance(exponent_now, int) and exponent_now < -9:  # round up to nano; cheap: the digits are bounded
         amount = amount.quantize(_NANO, rounding=ROUND_UP, context=_EXACT)
     if fmt == "BinarySI" and amount > _MAX:
         amount = _MAX
@@ -195,18 +196,19 @@ def canonical_text(quantity: Quantity) -> str:
             mantissa //= 1024
             exponent += 10
         return f"{mantissa}{_BINARY_SUFFIX.get(exponent, '')}"
-    mantissa, exponent = _decimal_parts(value)
+    digits, exponent = _decimal_parts(value)
     if fmt == "DecimalSI" and exponent in _DECIMAL_SUFFIX:
-        return f"{mantissa}{_DECIMAL_SUFFIX[exponent]}"
-    return f"{mantissa}e{exponent}" if exponent else mantissa
+        return f"{digits}{_DECIMAL_SUFFIX[exponent]}"
+    return f"{digits}e{exponent}" if exponent else digits
 
 
 def _decimal_parts(value: Decimal) -> tuple[str, int]:
     """An integer mantissa (as text) and an exponent that is a multiple of three, with the exponent maximal."""
-    sign, digits, exponent = value.as_tuple()
+    sign, digits, exp = value.as_tuple()
+    assert isinstance(exp, int), "a finite quantity"
     text = "".join(map(str, digits))
     stripped = text.rstrip("0")
-    exponent += len(text) - len(stripped)
+    exponent = exp + len(text) - len(stripped)
     shift = exponent % 3
     return ("-" if sign else "") + stripped + "0" * shift, exponent - shift
 

@@ -70,7 +70,7 @@ async def start_in_process(client_factory: Any, names: list[str], *, runtime: st
     nodes = await NodeSet.create(client_factory, runtime=runtime, root=root, service_cidr=service_cidr)
     nodes.hidden = list(hidden or ())
     kubelet_options = {"pod_pids_limit": IN_PROCESS_PIDS_LIMIT, **(kubelet_options or {})}
-    proxies = []
+    proxies: list[Any] = []
     taints = [{"key": UNINITIALIZED, "value": "true", "effect": "NoSchedule"}] if external_cloud else []
     running = InProcessNodes(nodes, proxies)
     try:

@@ -151,8 +151,8 @@ class PodGCController(Controller):
                 gone.add(node)
             except Exception:  # checked again on a later pass
                 continue
-        for pod in self._decoded([p for p in pods if p.node in gone]):
-            await self._fail_and_delete(pod, {"type": "DisruptionTarget", "status": "True",
+        for orphan in self._decoded([p for p in pods if p.node in gone]):
+            await self._fail_and_delete(orphan, {"type": "DisruptionTarget", "status": "True",
                                               "reason": "DeletionByPodGC",
                                               "message": "PodGC: node no longer exists"})
 

@@ -138,10 +138,10 @@ class ReplicaSetController(Controller):
         elif diff < 0:
             victims = sorted(active, key=lambda p: p.rank)[:min(-diff, BURST)]
             self.expectations.expect(key, deletes=len(victims))
-            for pod in victims:
+            for victim in victims:
                 try:
-                    await self.client.delete(PODS, pod.name, namespace)
-                    self.events.event(rs, "Normal", "SuccessfulDelete", f"Deleted pod: {pod.name}")
+                    await self.client.delete(PODS, victim.name, namespace)
+                    self.events.event(rs, "Normal", "SuccessfulDelete", f"Deleted pod: {victim.name}")
                 except NotFound:
                     self.expectations.lower(key, deletes=1)
 

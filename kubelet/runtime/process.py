@@ -45,8 +45,10 @@ VOLUME_TMPFS = "memory"  # under a Pod's directory: where its token, Secret and 
 class ProcessContainer(Container):
     def __init__(self, proc: asyncio.subprocess.Process, log: LogWriter, pumps: list[asyncio.Task[None]],
                  container_id: str, cgroups: PodCgroups | None = None, cgroup: str = "",
-                 started: asyncio.Future[bytes] | None = None, security: dict[str, Any] | None = None) -> None:
+                 started: asyncio.Future[bytes] | None = None, security: dict[str, Any] | None = None,
+                 layers: tuple[Path, ...] = ()) -> None:
         self.id = f"mini-kube://{container_id}"
+        self.layers = layers  # its writable layer (root and overlays' upper layers): removed once it has exited
         self.security = security or {}  # the identity and capabilities processes exec'd into it get too
         self._started = started  # done once the command is exec'd (or could not be: then why)
         self.cgroups = cgroups
@@ -86,6 +88,8 @@ class ProcessContainer(Container):
             await self.cgroups.remove(self.cgroup)
         await asyncio.gather(*self._pumps, return_exceptions=True)
         self.log.close()
+        for layer in self.layers:  # as a runtime's garbage collection of dead containers: the disk comes back
+            await asyncio.get_running_loop().run_in_executor(None, shutil.rmtree, layer, True)
         self._code = 128 - code if code < 0 else code  # killed by signal N: 128+N, as runtimes report
         self.exited.set()
 
@@ -182,7 +186,7 @@ class ProcessRuntime(Runtime):
         container_id = uuid.uuid4().hex
         cgroup = self._container_cgroup(sandbox, container_id, spec)
         run_id = container_id[:8]
-        root, scratch = base / "rootfs" / run_id, base / "scratch" / run_id
+        root, scratch = base / "rootfs" / spec.name / run_id, base / "scratch" / spec.name / run_id
         root.mkdir(parents=True)
         scratch.mkdir(parents=True)
         files = {"/etc/hosts": str(base / "etc" / "hosts"), "/etc/resolv.conf": str(base / "etc" / "resolv.conf")}
@@ -217,7 +221,8 @@ class ProcessRuntime(Runtime):
         pumps = [asyncio.create_task(log.pump(proc.stdout, "stdout")),
                  asyncio.create_task(log.pump(proc.stderr, "stderr"))]
         container = ProcessContainer(proc, log, pumps, container_id, self.cgroups, cgroup,
-                                     started=asyncio.ensure_future(_closed(started_r)), security=spec.security)
+                                     started=asyncio.ensure_future(_closed(started_r)), security=spec.security,
+                                     layers=(root, scratch))
         try:
             failure = await container.started()
             if failure:  # as a runtime's StartContainer fails: the container never ran
