@@ -289,3 +289,17 @@ def test_an_exited_containers_writable_layer_is_removed(kube, tenant):
         p["status"]["containerStatuses"][0]["restartCount"] >= 2) and p, timeout=30)
     layers = Path(kube.nodes.kubelets[0].root) / "pods" / pod["metadata"]["uid"] / "rootfs" / "main"
     assert len(list(layers.iterdir())) <= 1  # the running one at most: each exited run's layer is gone
+
+
+
+def test_a_host_network_pods_probes_and_other_pods_reach_it_in_the_nodes_namespace(tenant):
+    body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "hostweb"},
+            "spec": {"hostNetwork": True, "terminationGracePeriodSeconds": 0, "containers": [
+                {"name": "web", "image": "busybox", "ports": [{"containerPort": 8081}],
+                 "readinessProbe": {"httpGet": {"port": 8081}, "periodSeconds": 1}}]}}
+    tenant.kubectl("apply", "-f", "-", input=json.dumps(body))
+    tenant.running("hostweb")  # Ready: the kubelet's probe reached the node's namespace
+    tenant.run("client", "sleep 300")
+    tenant.running("client")  # other Pods reach it at the node's address on the cluster bridge
+    answer = tenant.sh("client", "wget -qO- -T 5 http://10.244.1.1:8081/", check=True)
+    assert answer.stdout.strip() == "hostweb"
