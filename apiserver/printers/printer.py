@@ -52,7 +52,7 @@ class Printer:
         api_version = f"meta.k8s.io/{version}"
         seconds = now_seconds(now)
         row_fn, conditions_fn = self.row, self.conditions
-        rows: list[dict] | None = []
+        rows: list[dict] = []
         for obj in objs:
             row: dict[str, Any] = {"cells": row_fn(obj, seconds)}
             if conditions_fn is not None and (conditions := conditions_fn(obj)):
@@ -65,7 +65,6 @@ class Printer:
             else:
                 row["object"] = None
             rows.append(row)
-        if not rows and self.default:
-            rows = None  # the default convertor never allocates rows for an empty list
         return {"kind": "Table", "apiVersion": api_version, "metadata": list_metadata(list_meta),
-                "columnDefinitions": self.column_dicts() if headers else None, "rows": rows}
+                "columnDefinitions": self.column_dicts() if headers else None,
+                "rows": None if not rows and self.default else rows}  # the default convertor allocates no rows

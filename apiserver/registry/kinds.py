@@ -15,8 +15,10 @@ from typing import Any
 
 from ..crd.printers import TablePrinter
 from ..crd.rows import compiled_schemas, resource_rows
+from ..crd.schema_validation import VersionSchema
+from ..errors import FieldError
 from ..resources import KindPrinter, ResourceType, builtin_rows
-from ..validation.kinds import custom_resource_rules, rules_for
+from ..validation.kinds import Rules, custom_resource_rules, rules_for
 from .strategies.certificates import CertificateSigningRequestStrategy
 from .strategies.crd import CrdStrategy
 from .strategies.custom import CustomResourceStrategy
@@ -117,8 +119,16 @@ def custom_resources(crd: dict[str, Any]) -> list[ResourceType]:
     strategy = CustomResourceStrategy(schemas)
     rows = resource_rows(crd, schemas)
     for row in rows:
-        schema = schemas[row.version]
         row.strategy = strategy
-        row.validator = custom_resource_rules(lambda obj, schema=schema: schema.validate(obj, None), schema.validate)
+        row.validator = _schema_rules(schemas[row.version])
         row.printer = TablePrinter(row.printer_columns)
     return rows
+
+
+def _schema_rules(schema: VersionSchema) -> Rules:
+    """A custom resource version's validator: its schema (OpenAPI and CEL rules) on create and update."""
+
+    def create(obj: dict[str, Any]) -> list[FieldError]:
+        return schema.validate(obj, None)
+
+    return custom_resource_rules(create, schema.validate)

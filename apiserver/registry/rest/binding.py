@@ -24,7 +24,8 @@ def _unknown(code: int, message: str) -> errors.StatusError:
 
 def _validate(binding: dict[str, Any]) -> None:
     """ValidatePodBinding: target.kind empty or Node, target.name required."""
-    target = binding.get("target") if isinstance(binding.get("target"), dict) else {}
+    given = binding.get("target")
+    target: dict[str, Any] = given if isinstance(given, dict) else {}
     problems = []
     kind = target.get("kind") or ""
     if kind and kind != "Node":
@@ -61,7 +62,8 @@ class BindingREST:
         Status to answer."""
         _validate(binding)
         node = binding["target"]["name"]
-        meta = binding.get("metadata") if isinstance(binding.get("metadata"), dict) else {}
+        given = binding.get("metadata")
+        meta: dict[str, Any] = given if isinstance(given, dict) else {}
         uid, rv = meta.get("uid") or "", meta.get("resourceVersion") or ""
         annotations = meta.get("annotations") or {}
         registry = self.registry

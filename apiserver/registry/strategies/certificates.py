@@ -24,9 +24,9 @@ def prepare_approval_update(new: dict[str, Any], old: dict[str, Any]) -> None:
             cond["lastUpdateTime"] = now
         if not cond.get("lastTransitionTime"):
             previous = before.get(cond.get("type"))
+            kept = previous.get("lastTransitionTime") if previous is not None else None
             same = previous is not None and previous.get("status") == cond.get("status")
-            cond["lastTransitionTime"] = previous.get("lastTransitionTime") if same and previous.get(
-                "lastTransitionTime") else now
+            cond["lastTransitionTime"] = kept if same and kept else now
     new.clear()
     new.update(old)
     new["metadata"] = dict(old["metadata"])
