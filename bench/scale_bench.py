@@ -295,7 +295,11 @@ def main() -> None:
             mini_rss = peak_rss_mib([proc.pid])
         finally:
             proc.terminate()
-            proc.wait(30)
+            try:
+                proc.wait(60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
     report(args.nodes, args.replicas, mini, mini_rss, real, real_rss)
 
 

@@ -1,8 +1,11 @@
 """Events about objects, as controllers record them: `kubectl describe` and `kubectl get events` show them.
 
 A repeat of the same event (same object, type, reason and message) within AGGREGATION_WINDOW updates the
-existing Event's count and lastTimestamp instead of creating another, as client-go's recorder does. Writing
-happens on a background task with a bounded queue: recording never blocks a reconcile.
+existing Event's count and lastTimestamp instead of creating another, as client-go's recorder does. As
+client-go's EventSourceObjectSpamFilter, a recorder writes at most SPAM_BURST events of one type about one
+object, then one more every 1/SPAM_QPS seconds; the rest are dropped (a ReplicaSet scaled by 1,000 writes 25
+SuccessfulCreate events, not 1,000). Writing happens on a background task with a bounded queue: recording never
+blocks a reconcile.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from .rest import ApiClient, ApiError
 log = logging.getLogger("mini-kube.events")
 AGGREGATION_WINDOW = 600.0
 QUEUE_LIMIT = 1000
+SPAM_BURST, SPAM_QPS = 25, 1 / 300  # client-go's defaultSpamBurst, defaultSpamQPS
+SPAM_KEYS = 4096  # objects whose budgets are remembered (client-go's LRU size)
 
 
 class EventRecorder:
@@ -36,16 +41,35 @@ class EventRecorder:
         self._seen: dict[tuple[str, str, str, str, str], tuple[str, str, int, float]] = {}
         self._stamp = 0  # the last event name's nanoseconds (names stay unique and ordered)
         self._task: asyncio.Task[None] | None = None
+        self._budgets: dict[tuple[str, ...], tuple[float, float]] = {}  # spam key -> (tokens, when counted)
         self.dropped = 0
+        self.filtered = 0  # events over an object's budget (the spam filter), not written
 
     def event(self, obj: dict[str, Any], type_: str, reason: str, message: str, field_path: str = "") -> None:
         """Record an event about `obj` (returns at once)."""
+        if not self._allowed(obj, type_):
+            self.filtered += 1
+            return
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._run(), name=f"events-{self.component}")
         try:
             self._queue.put_nowait((obj, type_, reason, message, field_path))
         except asyncio.QueueFull:
             self.dropped += 1
+
+    def _allowed(self, obj: dict[str, Any], type_: str) -> bool:
+        """Take a token from the budget of this object and event type (a token bucket of SPAM_BURST,
+        refilled at SPAM_QPS)."""
+        meta = obj.get("metadata") or {}
+        key = (obj.get("kind", ""), meta.get("namespace") or "", meta.get("name") or "", meta.get("uid") or "",
+               obj.get("apiVersion", ""), type_)
+        now = time.monotonic()
+        tokens, since = self._budgets.pop(key, (float(SPAM_BURST), now))
+        tokens = min(float(SPAM_BURST), tokens + (now - since) * SPAM_QPS)
+        if len(self._budgets) >= SPAM_KEYS:
+            del self._budgets[next(iter(self._budgets))]  # the least recently used
+        self._budgets[key] = (tokens - 1, now) if tokens >= 1 else (tokens, now)
+        return tokens >= 1
 
     async def flush(self) -> None:
         """Wait until every recorded event is written (tests, shutdown)."""

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from .config import Credentials, KubeConfig, resolve
+from mini_kube.machinery.kubeconfig import Credentials, KubeConfig, resolve
+
 from .discovery import Discovery, Resource
 from .transport import ApiError, Transport
 

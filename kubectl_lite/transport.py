@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
-from .config import Credentials
+from mini_kube.machinery.kubeconfig import Credentials
 
 USER_AGENT = "kubectl-lite/v0.1.0 (linux/amd64) mini-kube"
 

@@ -56,6 +56,9 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
                        "(127.A.B.2; default 53)")
     serve.add_argument("--etcd-servers", default="", help="comma-separated etcd client URLs: keep every object "
                        "in etcd instead of the data dir's SQLite store (several servers may share one etcd)")
+    serve.add_argument("--join", action="store_true", help="one more API server for a cluster whose first "
+                       "server shares this --etcd-servers store: only the API server (no controllers, scheduler, "
+                       "nodes, cloud controller or DNS: the first server runs those)")
     serve.add_argument("--etcd-prefix", default="/registry", help="the etcd key prefix for this cluster's objects")
     serve.add_argument("--etcd-cafile", default=None, help="CA bundle to verify etcd's TLS certificate")
     serve.add_argument("--etcd-certfile", default=None, help="client certificate for etcd")
@@ -69,6 +72,9 @@ async def serve(args: argparse.Namespace) -> None:
     problem = serve_args_problem(args) or memory_kubeconfig_problem(args)
     if problem:
         raise SystemExit(f"mini-kube: {problem}")
+    if args.join:  # the cluster-wide components run once, in the first server
+        args.no_controllers = args.no_scheduler = args.no_ccm = args.no_dns = True
+        args.nodes = 0
     data_dir = args.data_dir if args.data_dir == ":memory:" else str(Path(args.data_dir).expanduser())
     config = ServerConfig(address=args.address, port=args.port, data_dir=data_dir, insecure_http=args.insecure_http,
                           token_auth_file=args.token_auth_file, audit_log=args.audit_log,
@@ -91,7 +97,8 @@ async def serve(args: argparse.Namespace) -> None:
             await start_controllers(server, args.controllers)
         if not args.no_scheduler:
             await start_scheduler(server)
-        await remove_departed_nodes(server, args.nodes)
+        if not args.join:
+            await remove_departed_nodes(server, args.nodes)
         if args.nodes > 0:
             root = args.node_root_dir or (str(Path(data_dir) / "nodes") if data_dir != ":memory:" else None)
             await start_nodes(server, args.nodes, runtime=args.node_runtime, root=root,

@@ -297,3 +297,21 @@ def test_an_invalid_configuration_stops_the_server(tmp_path):
         '"Free": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or \'-\', and must '
         "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
         "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')]")
+
+
+def test_ephemeral_containers_are_checked_like_the_others(kube):
+    kubectl(kube, "create", "namespace", "debugged")
+    kubectl(kube, "label", "namespace", "debugged", "pod-security.kubernetes.io/enforce=restricted")
+    assert create(kube, "debugged", pod_with({}, "target")).returncode == 0
+    out = kubectl(kube, "debug", "target", "-n", "debugged", "--image=busybox", "--container=dbg", "--profile=general",
+                  check=False)
+    assert out.returncode == 1
+    assert out.stderr.strip() == (
+        'Error from server (Forbidden): pods "target" is forbidden: violates PodSecurity "restricted:latest": '
+        'allowPrivilegeEscalation != false (container "dbg" must set securityContext.allowPrivilegeEscalation=false), '
+        'unrestricted capabilities (container "dbg" must set securityContext.capabilities.drop=["ALL"]; container '
+        '"dbg" must not include "SYS_PTRACE" in securityContext.capabilities.add)')
+    kubectl(kube, "debug", "target", "-n", "debugged", "--image=busybox", "--container=ok",
+                  "--profile=restricted")
+    ephemeral = kube.client.get(PODS, "target", "debugged")["spec"]["ephemeralContainers"]
+    assert [c["name"] for c in ephemeral] == ["ok"]

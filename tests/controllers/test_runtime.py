@@ -190,3 +190,34 @@ async def test_a_watch_broken_by_a_server_restart_resumes_without_a_relist(tmp_p
         await client.close()
         server.send_signal(signal.SIGTERM)
         server.wait(15)
+
+
+def test_event_recorder_writes_at_most_a_burst_of_events_per_object(mini_kube):
+    """As client-go's spam filter: 25 events of one type about one object, then none until the budget refills
+    (one per 5 minutes); another object, or another type, has its own budget."""
+    from mini_kube.client.events import SPAM_BURST, EventRecorder
+    from mini_kube.machinery.refs import EVENTS
+
+    async def scenario() -> None:
+        client = ApiClient(Connection.from_kubeconfig(mini_kube.kubeconfig))
+        busy = await client.create(CONFIGMAPS, {"metadata": {"name": "busy"}}, "default")
+        quiet = await client.create(CONFIGMAPS, {"metadata": {"name": "quiet"}}, "default")
+        busy.update(kind="ConfigMap", apiVersion="v1")
+        quiet.update(kind="ConfigMap", apiVersion="v1")
+        recorder = EventRecorder(client, "spam-test")
+        for i in range(SPAM_BURST + 15):
+            recorder.event(busy, "Normal", "Made", f"made thing {i}")
+        recorder.event(busy, "Warning", "Broke", "broke once")
+        recorder.event(quiet, "Normal", "Made", "made one thing")
+        await recorder.flush()
+        events = (await client.list(EVENTS, "default"))["items"]
+        mine = [e for e in events if e["source"]["component"] == "spam-test"]
+        about_busy = [e for e in mine if e["involvedObject"]["name"] == "busy"]
+        assert len([e for e in about_busy if e["type"] == "Normal"]) == SPAM_BURST
+        assert [e["message"] for e in about_busy if e["type"] == "Warning"] == ["broke once"]
+        assert [e["message"] for e in mine if e["involvedObject"]["name"] == "quiet"] == ["made one thing"]
+        assert recorder.filtered == 15
+        await recorder.close()
+        await client.close()
+
+    mini_kube.run(scenario())
