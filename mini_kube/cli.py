@@ -92,7 +92,7 @@ async def serve(args: argparse.Namespace) -> None:
         raise SystemExit(f"mini-kube: {exc}") from None
     try:
         kubeconfig = kubeconfig_path(args, data_dir)
-        write_kubeconfig(server, kubeconfig)
+        write_kubeconfig(kubeconfig, server.admin_kubeconfig())
         if not args.no_controllers:
             await start_controllers(server, args.controllers)
         if not args.no_scheduler:
@@ -122,7 +122,7 @@ def client_for(server: ApiServer) -> ApiClient:
 
     handle = tempfile.NamedTemporaryFile("w", suffix=".kubeconfig", delete=False)  # noqa: SIM115
     handle.close()
-    write_kubeconfig(server, handle.name)
+    write_kubeconfig(handle.name, server.admin_kubeconfig())
     client = ApiClient.from_kubeconfig(handle.name, user_agent="mini-kube-controllers")
     Path(handle.name).unlink()
     return client
@@ -134,12 +134,12 @@ async def start_controllers(server: ApiServer, names: str = "*",
     per-controller settings, e.g. {"nodelifecycle": {"grace_period": 5}})."""
     from mini_kube.controllers.kube_controller_manager import KubeControllerManager
 
-    pki = server.config.extra.get("pki")
+    pki = server.security.pki
     if pki is not None and "csrsigning" not in (options or {}):  # approved CSRs are signed by the cluster CA
         options = {**(options or {}), "csrsigning": {"cert_file": pki.ca_path, "key_file": pki.dir / "ca.key"}}
     manager = KubeControllerManager(client_for(server), names=names, options=options)
-    server.background.append(asyncio.create_task(manager.start(), name="controller-manager"))
-    server.on_stop.append(manager.stop)
+    server.lifecycle.spawn(manager.start(), "controller-manager")
+    server.lifecycle.on_stop(manager.stop)
 
 
 async def start_scheduler(server: ApiServer, **options: Any) -> None:
@@ -149,8 +149,8 @@ async def start_scheduler(server: ApiServer, **options: Any) -> None:
     client = client_for(server)
     client.user_agent = "kube-scheduler"
     runner = SchedulerRunner(client, **options)
-    server.background.append(asyncio.create_task(runner.start(), name="scheduler"))
-    server.on_stop.append(runner.stop)
+    server.lifecycle.spawn(runner.start(), "scheduler")
+    server.lifecycle.on_stop(runner.stop)
 
 
 async def remove_departed_nodes(server: ApiServer, count: int) -> None:
@@ -183,7 +183,7 @@ async def start_nodes(server: ApiServer, count: int, *, labels: dict[str, str] |
                                        hidden=[data_dir] if data_dir != ":memory:" else [], **options)
     except NodeNameTaken as exc:
         raise SystemExit(f"mini-kube: {exc}") from None
-    server.on_stop.insert(0, nodes.stop)
+    server.lifecycle.on_stop(nodes.stop, first=True)
     return nodes
 
 
@@ -192,8 +192,8 @@ async def start_ccm(server: ApiServer, **options: Any) -> Any:
     from mini_kube.ccm.manager import CloudControllerManager
 
     manager = CloudControllerManager(client_for(server), **options)
-    server.background.append(asyncio.create_task(manager.start(), name="cloud-controller-manager"))
-    server.on_stop.append(manager.stop)
+    server.lifecycle.spawn(manager.start(), "cloud-controller-manager")
+    server.lifecycle.on_stop(manager.stop)
     return manager
 
 
@@ -207,7 +207,7 @@ async def start_dns(server: ApiServer, **options: Any) -> Any:
     async def stop() -> None:
         await dns.stop()
         await dns.client.close()
-    server.on_stop.append(stop)
+    server.lifecycle.on_stop(stop)
     return dns
 
 

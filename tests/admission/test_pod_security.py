@@ -263,7 +263,7 @@ def test_configuration_defaults_exemptions_and_audit_annotations(tmp_path):
         out = kubectl(kube, "label", "namespace", "free", "pod-security.kubernetes.io/enforce=restricted")
         assert out.stderr.strip() == ('Warning: namespace "free" is exempt from Pod Security, and the policy '
                                       "(enforce=restricted:latest) will be ignored")
-        kube.server.config.extra["auditor"].log.close()
+        kube.server.security.auditor.log.close()
         creates = [e for e in audit_events(log) if e["verb"] == "create"
                    and e.get("objectRef", {}).get("resource") == "pods"]
     host, free, sandboxed, trusted, plain = creates  # in order
