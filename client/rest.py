@@ -24,6 +24,18 @@ import orjson
 import yaml
 from mini_kube.machinery.kubeconfig import ConfigError, Credentials, KubeConfig, in_cluster, resolve
 from mini_kube.machinery.refs import ResourceRef
+from mini_kube.machinery.status import (
+    AlreadyExists,
+    ApiError,
+    BadRequest,
+    Conflict,
+    Forbidden,
+    Gone,
+    Invalid,
+    NotFound,
+    TooManyRequests,
+    Unauthorized,
+)
 
 __all__ = ["AlreadyExists", "ApiClient", "ApiError", "BadRequest", "Conflict", "Connection", "Forbidden", "Gone",
            "Invalid", "KubeconfigError", "NotFound", "ResourceRef", "TooManyRequests", "Unauthorized"]
@@ -33,64 +45,6 @@ class KubeconfigError(ValueError):
     """A kubeconfig that cannot be read or used (missing, not YAML, no such context, unreadable certificates)."""
 
 
-class ApiError(Exception):
-    """A non-2xx answer, with the Status body the server sent. `ApiError.of` picks the typed subclass."""
-
-    def __init__(self, status: int, body: dict[str, Any]) -> None:
-        super().__init__(f"{status} {body.get('reason', '')}: {body.get('message', '')}")
-        self.status = status
-        self.body = body
-
-    @property
-    def reason(self) -> str:
-        return str(self.body.get("reason", ""))
-
-    @staticmethod
-    def of(status: int, body: dict[str, Any]) -> ApiError:
-        """The most specific error class for an answer (AlreadyExists before Conflict: both are 409)."""
-        if status == 409 and body.get("reason") == "AlreadyExists":
-            return AlreadyExists(status, body)
-        return _BY_STATUS.get(status, ApiError)(status, body)
-
-
-class BadRequest(ApiError):
-    """400."""
-
-
-class Unauthorized(ApiError):
-    """401."""
-
-
-class Forbidden(ApiError):
-    """403."""
-
-
-class NotFound(ApiError):
-    """404."""
-
-
-class Conflict(ApiError):
-    """409: a stale resourceVersion (or another conflict)."""
-
-
-class AlreadyExists(Conflict):
-    """409 AlreadyExists."""
-
-
-class Gone(ApiError):
-    """410: the resourceVersion is too old (re-list)."""
-
-
-class Invalid(ApiError):
-    """422."""
-
-
-class TooManyRequests(ApiError):
-    """429."""
-
-
-_BY_STATUS: dict[int, type[ApiError]] = {400: BadRequest, 401: Unauthorized, 403: Forbidden, 404: NotFound,
-                                         409: Conflict, 410: Gone, 422: Invalid, 429: TooManyRequests}
 RETRIED_STATUSES = {429, 500, 502, 503, 504}
 
 

@@ -78,7 +78,7 @@ async def serve(args: argparse.Namespace) -> None:
     if args.join:  # the cluster-wide components run once, in the first server
         args.no_controllers = args.no_scheduler = args.no_ccm = args.no_dns = True
         args.nodes = 0
-    data_dir = args.data_dir if args.data_dir == ":memory:" else str(Path(args.data_dir).expanduser())
+    data_dir = args.data_dir if args.data_dir == ":memory:" else str(Path(args.data_dir).expanduser().absolute())
     config = ServerConfig(address=args.address, port=args.port, data_dir=data_dir, insecure_http=args.insecure_http,
                           token_auth_file=args.token_auth_file, audit_log=args.audit_log,
                           admission_control_config_file=args.admission_control_config_file,
