@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import errno
 import os
 import ssl
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,18 @@ import orjson
 import yaml
 from mini_kube.machinery.kubeconfig import ConfigError, Credentials, KubeConfig, in_cluster, resolve
 from mini_kube.machinery.refs import ResourceRef
+from mini_kube.machinery.status import (
+    AlreadyExists,
+    ApiError,
+    BadRequest,
+    Conflict,
+    Forbidden,
+    Gone,
+    Invalid,
+    NotFound,
+    TooManyRequests,
+    Unauthorized,
+)
 
 __all__ = ["AlreadyExists", "ApiClient", "ApiError", "BadRequest", "Conflict", "Connection", "Forbidden", "Gone",
            "Invalid", "KubeconfigError", "NotFound", "ResourceRef", "TooManyRequests", "Unauthorized"]
@@ -32,64 +45,6 @@ class KubeconfigError(ValueError):
     """A kubeconfig that cannot be read or used (missing, not YAML, no such context, unreadable certificates)."""
 
 
-class ApiError(Exception):
-    """A non-2xx answer, with the Status body the server sent. `ApiError.of` picks the typed subclass."""
-
-    def __init__(self, status: int, body: dict[str, Any]) -> None:
-        super().__init__(f"{status} {body.get('reason', '')}: {body.get('message', '')}")
-        self.status = status
-        self.body = body
-
-    @property
-    def reason(self) -> str:
-        return str(self.body.get("reason", ""))
-
-    @staticmethod
-    def of(status: int, body: dict[str, Any]) -> ApiError:
-        """The most specific error class for an answer (AlreadyExists before Conflict: both are 409)."""
-        if status == 409 and body.get("reason") == "AlreadyExists":
-            return AlreadyExists(status, body)
-        return _BY_STATUS.get(status, ApiError)(status, body)
-
-
-class BadRequest(ApiError):
-    """400."""
-
-
-class Unauthorized(ApiError):
-    """401."""
-
-
-class Forbidden(ApiError):
-    """403."""
-
-
-class NotFound(ApiError):
-    """404."""
-
-
-class Conflict(ApiError):
-    """409: a stale resourceVersion (or another conflict)."""
-
-
-class AlreadyExists(Conflict):
-    """409 AlreadyExists."""
-
-
-class Gone(ApiError):
-    """410: the resourceVersion is too old (re-list)."""
-
-
-class Invalid(ApiError):
-    """422."""
-
-
-class TooManyRequests(ApiError):
-    """429."""
-
-
-_BY_STATUS: dict[int, type[ApiError]] = {400: BadRequest, 401: Unauthorized, 403: Forbidden, 404: NotFound,
-                                         409: Conflict, 410: Gone, 422: Invalid, 429: TooManyRequests}
 RETRIED_STATUSES = {429, 500, 502, 503, 504}
 
 
@@ -116,20 +71,36 @@ class TokenBucket:
 
 
 def _load_client_certificate(ctx: ssl.SSLContext, creds: Credentials) -> None:
-    """The user's client certificate and key into `ctx`; inline data goes through a private temporary directory
-    removed at once (ssl reads only files), so no key is left on disk."""
+    """The user's client certificate and key into `ctx`. Inline data never touches a disk: ssl reads only
+    files, so it is written to an anonymous memory file (memfd, read through /proc/self/fd) closed at once."""
+    cert = creds.cert_file or (base64.b64decode(creds.cert_data) if creds.cert_data else None)
+    key = creds.key_file or (base64.b64decode(creds.key_data) if creds.key_data else None)
+    if cert is None or key is None:
+        return
+    with _memory_file(cert) as cert_path, _memory_file(key) as key_path:
+        ctx.load_cert_chain(cert_path, key_path)
+
+
+@contextlib.contextmanager
+def _memory_file(content: str | bytes) -> Iterator[str]:
+    """A path that reads `content`: the path itself when it is one (str), else an anonymous in-memory file
+    (memfd) that is gone when the block ends; where memfd is missing, a file in a private 0700 directory removed
+    when the block ends."""
+    if isinstance(content, str):
+        yield content
+        return
+    if hasattr(os, "memfd_create"):
+        fd = os.memfd_create("mini-kube-client", os.MFD_CLOEXEC)
+        try:
+            os.write(fd, content)
+            yield f"/proc/self/fd/{fd}"
+        finally:
+            os.close(fd)
+        return
     with tempfile.TemporaryDirectory(prefix="mini-kube-client-") as folder:
-        paths = []
-        for path, data, name in ((creds.cert_file, creds.cert_data, "client.crt"),
-                                 (creds.key_file, creds.key_data, "client.key")):
-            if path:
-                paths.append(path)
-            elif data:
-                target = Path(folder) / name
-                target.write_bytes(base64.b64decode(data))
-                paths.append(str(target))
-        if len(paths) == 2:
-            ctx.load_cert_chain(*paths)
+        target = Path(folder) / "data"
+        target.write_bytes(content)
+        yield str(target)
 
 
 @dataclass

@@ -8,8 +8,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from mini_kube.machinery.status import ApiError
+
 from ..session import Session, Target
-from ..transport import ApiError
 
 Lines = list[str]
 

@@ -1,4 +1,4 @@
-"""The security pieces installed into a real API server (`apiserver.auth.install`), driven by real kubectl
+"""The security pieces installed into a real API server (`apiserver.auth.secure`), driven by real kubectl
 and curl over TLS: whoami, 401/403 wording, RBAC grants, service-account tokens, escalation, can-i."""
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from mini_kube.apiserver.auth.install import install
 from mini_kube.apiserver.auth.pki import Pki, kubeconfig_yaml
 
 from mini_kube.testing import MiniKube
@@ -23,7 +22,7 @@ REFERENCE = Path(__file__).resolve().parents[1] / "fixtures" / "reference" / "ht
 class Cluster:
     def __init__(self, kube: MiniKube, tmp: Path) -> None:
         self.kube = kube
-        self.pki: Pki = kube.config.extra["pki"]
+        self.pki: Pki = kube.server.security.pki
         self.alice = tmp / "alice.kubeconfig"
         self.alice.write_text(kubeconfig_yaml(kube.url, self.pki, token="alice-token"))
 
@@ -52,7 +51,6 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     (tmp / "tokens.csv").write_text('alice-token,alice,uid-alice,"devs"\n')
     kube = MiniKube(data_dir=str(tmp / "data"), insecure_http=False, controllers=False,
                     token_auth_file=str(tmp / "tokens.csv"))
-    install(kube.server)
     with kube:
         cluster = Cluster(kube, tmp)
         _stand_in_for_missing_defaults(cluster, tmp)
