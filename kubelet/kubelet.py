@@ -49,6 +49,7 @@ class KubeletConfig:
     cgroups: bool = True  # process runtime: Pods and containers in cgroups with their limits, where writable
     pod_pids_limit: int = -1  # podPidsLimit: the most processes a Pod may have (-1: no limit)
     housekeeping_interval: float = 10.0  # seconds between measures of Pods' local storage against their limits
+    unknown_images: str = "standin"  # an image not built in: "fail" its pull (serve's default) or run "standin"
 
 
 class Kubelet:
@@ -74,7 +75,8 @@ class Kubelet:
                              root=self.root, address=config.address, allocatable=dict(config.capacity),
                              services=self.services_informer.list,
                              settings=WorkerSettings(config.backoff_base, config.config_retry,
-                                                     config.housekeeping_interval), dialer=dialer)
+                                                     config.housekeeping_interval, config.unknown_images),
+                             dialer=dialer)
         self._tasks: list[asyncio.Task[None]] = []
         self._deletes: dict[str, asyncio.Task[None]] = {}  # final deletes of Pods that ended before this kubelet
         self._stopping: set[asyncio.Task[None]] = set()  # workers of Pods gone from the API, being stopped

@@ -105,8 +105,9 @@ async def serve(args: argparse.Namespace) -> None:
         if args.nodes > 0:
             root = args.node_root_dir or (str(Path(data_dir) / "nodes") if data_dir != ":memory:" else None)
             await start_nodes(server, args.nodes, runtime=args.node_runtime, root=root,
-                              external_cloud=not args.no_ccm, labels={IN_PROCESS_LABEL: "true"}, kubelet_options=(
-                                  {} if args.pod_pids_limit is None else {"pod_pids_limit": args.pod_pids_limit}))
+                              external_cloud=not args.no_ccm, labels={IN_PROCESS_LABEL: "true"}, kubelet_options={
+                                  "unknown_images": args.unknown_images,
+                                  **({} if args.pod_pids_limit is None else {"pod_pids_limit": args.pod_pids_limit})})
         if not args.no_ccm:
             await start_ccm(server, lb_pool=args.lb_pool or None)
         if not args.no_dns:

@@ -35,6 +35,10 @@ def add_node_options(parser: argparse.ArgumentParser) -> None:
                              "processes (simulated), or process where namespaces can be made (auto, the default)")
     parser.add_argument("--node-root-dir", default=None,
                         help="where the kubelets keep pod files (default: a temporary directory)")
+    parser.add_argument("--unknown-images", choices=("fail", "standin"), default="fail",
+                        help="an image that is not built in: fail to pull it, as a node without it does "
+                             "(ErrImagePull, then ImagePullBackOff; the default), or run it as the stand-in "
+                             "(its command from the host's directories, or HTTP on its ports without one)")
     parser.add_argument("--pod-pids-limit", type=int, default=None,
                         help="the most processes a Pod may have (podPidsLimit; -1: no limit; default -1 for "
                              f"`mini-kube node`, as upstream's kubelet, and {IN_PROCESS_PIDS_LIMIT} for the nodes "
@@ -95,7 +99,8 @@ async def run(args: argparse.Namespace) -> None:
     pids = -1 if args.pod_pids_limit is None else args.pod_pids_limit
     try:
         running = await start_in_process(client, [args.name], runtime=args.node_runtime, root=args.node_root_dir,
-                                         kubelet_options={"pod_pids_limit": pids},
+                                         kubelet_options={"pod_pids_limit": pids,
+                                                          "unknown_images": args.unknown_images},
                                          proxy=not args.no_proxy, first_index=args.index,
                                          external_cloud=args.cloud_provider == "external")
     except NodeNameTaken as exc:
