@@ -1,4 +1,6 @@
-"""The aiohttp application: one catch-all route and the handler chain (request info -> authn -> authz -> handler).
+"""The handler chain every request goes through (upstream's DefaultBuildHandlerChain): request info ->
+authentication -> in-flight limit -> authorization -> the handler, every error turned into a Status, the answer
+audited.
 
 Routing is data-driven: the request info names a group/version/resource, looked up in the resource table
 (which CRDs change at run time), so no routes are registered per resource.
@@ -8,67 +10,108 @@ from __future__ import annotations
 
 import logging
 import traceback
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from aiohttp import web
 
 from . import errors
+from .auth.security import Security
+from .discovery import Discovery
 from .errors import StatusError
-from .handlers import kubelet_proxy, system
-from .http.negotiation import MAX_BODY
-from .http.protocol import RATE_LIMITED
+from .handlers import system
+from .handlers.resource import ResourceHandler
+from .http.inflight import InflightLimiter
 from .http.responses import status_response
-from .requestinfo import REQUEST_INFO_KEY, parse_request_info
-
-if TYPE_CHECKING:
-    from .server import ApiServer
+from .ratelog import RATE_LIMITED
+from .requestinfo import REQUEST_INFO_KEY, RequestInfo, parse_request_info
+from .resources import ResourceRegistry, ResourceType
+from .store_health import StoreHealth
 
 log = logging.getLogger("mini-kube.apiserver")
 
 HEALTH = ("/healthz", "/livez", "/readyz")
+NOT_FOUND = "the server could not find the requested resource"
 
 
-def build_app(server: ApiServer) -> web.Application:
-    app = web.Application(client_max_size=MAX_BODY + 1, handler_args={"max_field_size": 65536})
+@dataclass(frozen=True)
+class HandlerChain:
+    """The whole chain for one request; an aiohttp handler."""
 
-    async def handler(request: web.Request) -> web.StreamResponse:
-        return await dispatch(server, request)
+    security: Security
+    inflight: InflightLimiter
+    resources: ResourceRegistry
+    discovery: Discovery
+    resource_handler: ResourceHandler
+    store_health: StoreHealth  # /livez and /readyz's etcd checks
+    ready: Callable[[], bool]  # whether the server serves (readyz's shutdown check)
 
-    app.router.add_route("*", "/{tail:.*}", handler)
-    kubelet_proxy.install(app)
-    return app
+    async def __call__(self, request: web.Request) -> web.StreamResponse:
+        """Answer one request (errors as Status objects) and audit the answer."""
+        response = await self._answer(request)
+        if self.security.auditor is not None:
+            self.security.auditor.record_response(request, response.status)
+        return response
 
-
-async def dispatch(server: ApiServer, request: web.Request) -> web.StreamResponse:
-    """Run the whole chain for one request, turning every error into a Status (and auditing the answer)."""
-    response = await _answer(server, request)
-    audit = server.config.extra.get("audit_hook")
-    if audit is not None:
-        audit(request, response.status)
-    return response
-
-
-async def _answer(server: ApiServer, request: web.Request) -> web.StreamResponse:
-    try:
-        return await _dispatch(server, request)
-    except StatusError as exc:
-        return status_response(exc)
-    except web.HTTPException as exc:
-        if exc.status < 400:
+    async def _answer(self, request: web.Request) -> web.StreamResponse:
+        try:
+            return await self._dispatch(request)
+        except StatusError as exc:
+            return status_response(exc)
+        except web.HTTPException as exc:
+            if exc.status < 400:
+                raise
+            if exc.status == 413:  # aiohttp's own limit, e.g. a gzip body that inflates past 3 MiB
+                return status_response(errors.too_large())
+            return status_response(StatusError(exc.status, exc.reason.replace(" ", ""), exc.text or exc.reason,
+                                               {}))
+        except web.RequestPayloadError as exc:  # a body that cannot be read: corrupt gzip/deflate data
+            reason = getattr(exc.__cause__, "message", "") or str(exc)
+            return status_response(errors.bad_request(f"the request body could not be read: {reason}"))
+        except (ConnectionResetError, TimeoutError) as exc:
+            log.debug("client went away: %s", exc)
             raise
-        if exc.status == 413:  # aiohttp's own limit, e.g. a gzip body that inflates past 3 MiB
-            return status_response(errors.too_large())
-        return status_response(StatusError(exc.status, exc.reason.replace(" ", ""), exc.text or exc.reason, {}))
-    except web.RequestPayloadError as exc:  # a body that cannot be read: corrupt gzip/deflate data
-        reason = getattr(exc.__cause__, "message", "") or str(exc)
-        return status_response(errors.bad_request(f"the request body could not be read: {reason}"))
-    except (ConnectionResetError, TimeoutError) as exc:
-        log.debug("client went away: %s", exc)
-        raise
-    except Exception as exc:  # a 500 is a bug (or the store is down): log it, answer with a Status
-        RATE_LIMITED.error(failure_key(exc), "internal error on %s %s: %s: %s", request.method, request.path,
-                           type(exc).__name__, exc, detail=traceback.format_exc().rstrip())
-        return status_response(errors.internal_error(f"{type(exc).__name__}: {exc}"))
+        except Exception as exc:  # a 500 is a bug (or the store is down): log it, answer with a Status
+            RATE_LIMITED.error(failure_key(exc), "internal error on %s %s: %s: %s", request.method, request.path,
+                               type(exc).__name__, exc, detail=traceback.format_exc().rstrip())
+            return status_response(errors.internal_error(f"{type(exc).__name__}: {exc}"))
+
+    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        path = request.path
+        info = parse_request_info(request.method, path, request.query)
+        request[REQUEST_INFO_KEY] = info
+        user = await self.security.authenticate(request)
+        leave = self.inflight.enter(info, request.query, user)
+        try:
+            await self.security.authorize(request, user, info)
+            if not info.is_resource:
+                return await self._non_resource(request)
+            res = self.resources.lookup(info.api_group, info.api_version, info.resource)
+            if res is None or not _routed(res, info, path):
+                raise StatusError(404, "NotFound", NOT_FOUND, {})
+            return await self.resource_handler.handle(request, info, res, user)
+        finally:
+            if leave is not None:
+                leave()
+
+    async def _non_resource(self, request: web.Request) -> web.StreamResponse:
+        path = request.path.rstrip("/") or "/"
+        if request.method not in ("GET", "HEAD"):
+            raise errors.method_not_allowed()
+        for name in HEALTH:
+            if path == name or path.startswith(name + "/"):
+                return await system.health(self.store_health, self.ready(), request, name)
+        if path == "/version":
+            return system.version()
+        if path.startswith("/openapi/"):
+            return system.openapi(self.resources, request)
+        if path.startswith("/api"):
+            response = system.discovery(self.discovery, request)
+            if response is not None:
+                return response
+        if path == "/":
+            return web.json_response({"paths": system.root_paths(self.resources)})
+        raise StatusError(404, "NotFound", NOT_FOUND, {})
 
 
 def failure_key(exc: BaseException) -> str:
@@ -81,49 +124,10 @@ def failure_key(exc: BaseException) -> str:
     return f"internal:{type(exc).__name__}:{where}"
 
 
-async def _dispatch(server: ApiServer, request: web.Request) -> web.StreamResponse:
-    path = request.path
-    info = parse_request_info(request.method, path, request.query)
-    request[REQUEST_INFO_KEY] = info
-    user = await server.authenticate(request)
-    leave = server.inflight.enter(info, request.query, user)
-    try:
-        await server.authorize(request, user, info)
-        if not info.is_resource:
-            return await _non_resource(server, request, info.verb)
-        res = server.resources.lookup(info.api_group, info.api_version, info.resource)
-        if res is None or not _routed(res, info, path):
-            raise StatusError(404, "NotFound", "the server could not find the requested resource", {})
-        return await server.resource_handler.handle(request, info, res, user)
-    finally:
-        if leave is not None:
-            leave()
-
-
-def _routed(res: Any, info: Any, path: str) -> bool:
+def _routed(res: ResourceType, info: RequestInfo, path: str) -> bool:
     """Whether upstream serves this path at all: a cluster-scoped resource has no route under a namespace
     (a Namespace's own path, /api/v1/namespaces/NAME[/sub], names itself as its namespace)."""
     if res.namespaced or not info.namespace:
         return True
     return res.kind == "Namespace" and not res.group and info.name == info.namespace and \
         path.count("/namespaces/") == 1
-
-
-async def _non_resource(server: ApiServer, request: web.Request, verb: str) -> web.StreamResponse:
-    path = request.path.rstrip("/") or "/"
-    if request.method not in ("GET", "HEAD"):
-        raise errors.method_not_allowed()
-    for name in HEALTH:
-        if path == name or path.startswith(name + "/"):
-            return await system.health(server, request, name)
-    if path == "/version":
-        return system.version(server)
-    if path.startswith("/openapi/"):
-        return system.openapi(server, request)
-    if path.startswith("/api"):
-        response = system.discovery(server, request)
-        if response is not None:
-            return response
-    if path == "/":
-        return web.json_response({"paths": sorted(server.root_paths())})
-    raise StatusError(404, "NotFound", "the server could not find the requested resource", {})

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
@@ -26,14 +27,12 @@ import orjson
 from .crd import crd_status, lifecycle
 from .crd.rows import names_of
 from .errors import StatusError
-from .registry.generic import WriteOptions
+from .registry.generic import Registry, WriteOptions
 from .registry.kinds import custom_resources
 from .resources import ResourceType
 
 if TYPE_CHECKING:
     from mini_kube.store import Event
-
-    from .server import ApiServer
 
 log = logging.getLogger("mini-kube.crd")
 
@@ -56,9 +55,11 @@ def _signature(crd: dict[str, Any]) -> bytes:
 class CrdController:
     """Keeps the resource table in step with the CRD collection and runs CRD deletion."""
 
-    def __init__(self, server: ApiServer) -> None:
-        self.server = server
-        crds = server.resources.lookup("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+        self.resources = registry.resources
+        self.cache = registry.cache
+        crds = registry.resources.lookup("apiextensions.k8s.io", "v1", "customresourcedefinitions")
         assert crds is not None
         self.crds: ResourceType = crds
         self.prefix = crds.key_prefix
@@ -68,11 +69,10 @@ class CrdController:
 
     # -- following the store ---------------------------------------------------------------------
     def start(self) -> None:
-        """Serve the stored CRDs and follow every later change (call once the cache is loaded)."""
-        for entry in self.server.cache.list(self.prefix):
+        """Serve the stored CRDs and follow every later change (call once the cache is loaded; `stop` ends it)."""
+        for entry in self.cache.list(self.prefix):
             self._sync(entry.key)
-        self._unsubscribe = self.server.store.subscribe(self._on_commit)
-        self.server.on_stop.append(self.stop)
+        self._unsubscribe = self.registry.store.subscribe(self._on_commit)
 
     async def stop(self) -> None:
         if self._unsubscribe is not None:
@@ -93,7 +93,7 @@ class CrdController:
 
     def _sync(self, key: str) -> None:
         name = key[len(self.prefix):]
-        entry = self.server.cache.get(key)
+        entry = self.cache.get(key)
         if entry is None:
             served = self._served.get(name)
             self._unserve(name)
@@ -115,7 +115,7 @@ class CrdController:
         current = self._served.get(name)
         if current is not None and current[0] == signature:
             return
-        resources = self.server.resources
+        resources = self.resources
         rows = []
         for row in custom_resources(crd):
             existing = resources.lookup(row.group, row.version, row.plural)
@@ -133,7 +133,7 @@ class CrdController:
     def _unserve(self, name: str) -> None:
         current = self._served.pop(name, None)
         if current is not None and current[2]:
-            self.server.resources.remove(current[1], current[2])
+            self.resources.remove(current[1], current[2])
 
     # -- background work -------------------------------------------------------------------------
     def _spawn(self, key: str, work: Callable[[], Coroutine[Any, Any, None]]) -> None:
@@ -151,25 +151,25 @@ class CrdController:
 
     def _recheck_group(self, group: str, changed: str) -> None:
         """Reconsider the names of the group's CRDs that were refused (a conflict may be gone)."""
-        for entry in self.server.cache.list(self.prefix):
+        for entry in self.cache.list(self.prefix):
             crd = entry.obj
             other = (crd.get("metadata") or {}).get("name", "")
             if other != changed and (crd.get("spec") or {}).get("group") == group \
                     and _condition(crd, "NamesAccepted") != "True":
-                self._spawn(f"names/{other}", lambda other=other: self._renew_status(other))
+                self._spawn(f"names/{other}", functools.partial(self._renew_status, other))
 
     async def _update(self, name: str, mutate: Callable[[dict[str, Any]], dict[str, Any]],
                       subresource: str = "") -> None:
         opts = WriteOptions(field_manager=MANAGER, subresource=subresource)
         try:
-            await self.server.registry.guaranteed_update(self.crds, None, name, mutate, opts)
+            await self.registry.guaranteed_update(self.crds, None, name, mutate, opts)
         except StatusError as exc:
             if exc.code != 404:
                 raise
 
     async def _renew_status(self, name: str) -> None:
         def renew(crd: dict[str, Any]) -> dict[str, Any]:
-            others = [e.obj for e in self.server.cache.list(self.prefix)
+            others = [e.obj for e in self.cache.list(self.prefix)
                       if (e.obj.get("metadata") or {}).get("name") != name]
             crd["status"] = crd_status(crd, others)
             return crd
@@ -189,7 +189,7 @@ class CrdController:
         await self._update(name, started, "status")
         delay = 0.02
         while True:
-            entry = self.server.cache.get(self.crds.key(None, name))
+            entry = self.cache.get(self.crds.key(None, name))
             if entry is None:
                 return
             if not await self._delete_instances(entry.obj):
@@ -204,19 +204,19 @@ class CrdController:
         group, plural = (crd.get("spec") or {}).get("group", ""), names_of(crd).get("plural", "")
         if not group or not plural:
             return False
-        rows = self.server.resources.versions_of(group, plural)
+        rows = self.resources.versions_of(group, plural)
         row = next((r for r in rows if r.version == r.storage_version), rows[0] if rows else None)
-        entries = self.server.cache.list(f"/registry/{group}/{plural}/")
+        entries = self.cache.list(f"/registry/{group}/{plural}/")
         for entry in entries:
             meta = entry.obj.get("metadata") or {}
             if meta.get("deletionTimestamp"):
                 continue
             try:
                 if row is not None:
-                    await self.server.registry.delete(row, meta.get("namespace"), meta.get("name", ""), {},
+                    await self.registry.delete(row, meta.get("namespace"), meta.get("name", ""), {},
                                                       WriteOptions(field_manager=MANAGER))
                 else:
-                    await self.server.store.delete(entry.key)
+                    await self.registry.store.delete(entry.key)
             except StatusError as exc:
                 if exc.code not in (404, 409):
                     log.warning("deleting %s of CRD %s: %s", entry.key, plural, exc)

@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 from mini_kube.apiserver.gofmt import go_quote, go_strings
+from mini_kube.machinery.status import failure
 
 
 class GoText(str):
@@ -118,27 +119,7 @@ class StatusError(Exception):
         self.headers = headers or {}
 
     def status(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                                "message": self.message, "reason": self.reason}
-        if self.details:
-            body["details"] = go_ordered_details(self.details)
-        body["code"] = self.code
-        return body
-
-
-DETAILS_ORDER = ("name", "group", "kind", "uid", "causes", "retryAfterSeconds")
-"""metav1.StatusDetails' fields in Go's declaration order, the order its encoder writes them."""
-CAUSE_ORDER = ("reason", "message", "field")
-
-
-def go_ordered_details(details: dict[str, Any]) -> dict[str, Any]:
-    """`details` (and its causes) with keys in Go's field order, so Status bodies match upstream byte for byte."""
-    ordered = {key: details[key] for key in DETAILS_ORDER if key in details}
-    causes = ordered.get("causes")
-    if isinstance(causes, list):
-        ordered["causes"] = [{key: c[key] for key in CAUSE_ORDER if key in c} | c if isinstance(c, dict) else c
-                             for c in causes]
-    return ordered | {key: value for key, value in details.items() if key not in ordered}
+        return failure(self.code, self.reason, self.message, self.details or None)
 
 
 def _details(name: str | None, kind: str, **extra: Any) -> dict[str, Any]:

@@ -4,12 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-import yaml
-
-if TYPE_CHECKING:
-    from .server import ApiServer
+from typing import Any
 
 
 def kubeconfig_dict(server_url: str, user: dict[str, Any] | None = None,
@@ -25,10 +20,8 @@ def kubeconfig_dict(server_url: str, user: dict[str, Any] | None = None,
     }
 
 
-def write_kubeconfig(server: ApiServer, path: str) -> str:
-    """Write the admin kubeconfig for `server` (0600) and return its path."""
-    writer = server.config.extra.get("kubeconfig_writer")
-    text = writer(server) if writer else yaml.safe_dump(kubeconfig_dict(server.url), sort_keys=False)
+def write_kubeconfig(path: str, text: str) -> str:
+    """Write a kubeconfig (`text`, e.g. the server's `admin_kubeconfig()`) to `path` (0600); return its path."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_suffix(".tmp")

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .http.protocol import RATE_LIMITED
+from .ratelog import RATE_LIMITED
 
 log = logging.getLogger("mini-kube.apiserver")
 

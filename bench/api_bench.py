@@ -116,8 +116,7 @@ async def crud(url: str, n: int) -> dict[str, float]:
 
 async def in_process_start() -> float:
     """Seconds from ApiServer.start() to serving, on a new data dir, with the modules already imported."""
-    import mini_kube.apiserver.auth.install  # noqa: F401 - imported by start(); timed apart from it
-    import mini_kube.apiserver.registry.setup  # noqa: F401
+    import mini_kube.apiserver.auth.secure  # noqa: F401 - imported by start(); timed apart from it
     from mini_kube.apiserver.server import ApiServer, ServerConfig
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import errno
 import os
 import ssl
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,20 @@ from typing import Any
 import aiohttp
 import orjson
 import yaml
+from mini_kube.machinery.kubeconfig import ConfigError, Credentials, KubeConfig, in_cluster, resolve
 from mini_kube.machinery.refs import ResourceRef
+from mini_kube.machinery.status import (
+    AlreadyExists,
+    ApiError,
+    BadRequest,
+    Conflict,
+    Forbidden,
+    Gone,
+    Invalid,
+    NotFound,
+    TooManyRequests,
+    Unauthorized,
+)
 
 __all__ = ["AlreadyExists", "ApiClient", "ApiError", "BadRequest", "Conflict", "Connection", "Forbidden", "Gone",
            "Invalid", "KubeconfigError", "NotFound", "ResourceRef", "TooManyRequests", "Unauthorized"]
@@ -31,66 +45,7 @@ class KubeconfigError(ValueError):
     """A kubeconfig that cannot be read or used (missing, not YAML, no such context, unreadable certificates)."""
 
 
-class ApiError(Exception):
-    """A non-2xx answer, with the Status body the server sent. `ApiError.of` picks the typed subclass."""
-
-    def __init__(self, status: int, body: dict[str, Any]) -> None:
-        super().__init__(f"{status} {body.get('reason', '')}: {body.get('message', '')}")
-        self.status = status
-        self.body = body
-
-    @property
-    def reason(self) -> str:
-        return str(self.body.get("reason", ""))
-
-    @staticmethod
-    def of(status: int, body: dict[str, Any]) -> ApiError:
-        """The most specific error class for an answer (AlreadyExists before Conflict: both are 409)."""
-        if status == 409 and body.get("reason") == "AlreadyExists":
-            return AlreadyExists(status, body)
-        return _BY_STATUS.get(status, ApiError)(status, body)
-
-
-class BadRequest(ApiError):
-    """400."""
-
-
-class Unauthorized(ApiError):
-    """401."""
-
-
-class Forbidden(ApiError):
-    """403."""
-
-
-class NotFound(ApiError):
-    """404."""
-
-
-class Conflict(ApiError):
-    """409: a stale resourceVersion (or another conflict)."""
-
-
-class AlreadyExists(Conflict):
-    """409 AlreadyExists."""
-
-
-class Gone(ApiError):
-    """410: the resourceVersion is too old (re-list)."""
-
-
-class Invalid(ApiError):
-    """422."""
-
-
-class TooManyRequests(ApiError):
-    """429."""
-
-
-_BY_STATUS: dict[int, type[ApiError]] = {400: BadRequest, 401: Unauthorized, 403: Forbidden, 404: NotFound,
-                                         409: Conflict, 410: Gone, 422: Invalid, 429: TooManyRequests}
 RETRIED_STATUSES = {429, 500, 502, 503, 504}
-SA_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 
 
 class TokenBucket:
@@ -115,20 +70,37 @@ class TokenBucket:
             await asyncio.sleep((1 - self._tokens) / self.qps)
 
 
-def _load_client_certificate(ctx: ssl.SSLContext, user: dict[str, Any]) -> None:
-    """The user's client certificate and key into `ctx`; inline data goes through a private temporary directory
-    removed at once (ssl reads only files), so no key is left on disk."""
+def _load_client_certificate(ctx: ssl.SSLContext, creds: Credentials) -> None:
+    """The user's client certificate and key into `ctx`. Inline data never touches a disk: ssl reads only
+    files, so it is written to an anonymous memory file (memfd, read through /proc/self/fd) closed at once."""
+    cert = creds.cert_file or (base64.b64decode(creds.cert_data) if creds.cert_data else None)
+    key = creds.key_file or (base64.b64decode(creds.key_data) if creds.key_data else None)
+    if cert is None or key is None:
+        return
+    with _memory_file(cert) as cert_path, _memory_file(key) as key_path:
+        ctx.load_cert_chain(cert_path, key_path)
+
+
+@contextlib.contextmanager
+def _memory_file(content: str | bytes) -> Iterator[str]:
+    """A path that reads `content`: the path itself when it is one (str), else an anonymous in-memory file
+    (memfd) that is gone when the block ends; where memfd is missing, a file in a private 0700 directory removed
+    when the block ends."""
+    if isinstance(content, str):
+        yield content
+        return
+    if hasattr(os, "memfd_create"):
+        fd = os.memfd_create("mini-kube-client", os.MFD_CLOEXEC)
+        try:
+            os.write(fd, content)
+            yield f"/proc/self/fd/{fd}"
+        finally:
+            os.close(fd)
+        return
     with tempfile.TemporaryDirectory(prefix="mini-kube-client-") as folder:
-        paths = []
-        for name, suffix in (("client-certificate", ".crt"), ("client-key", ".key")):
-            if user.get(name):
-                paths.append(user[name])
-            elif user.get(f"{name}-data"):
-                target = Path(folder) / f"{name}{suffix}"
-                target.write_bytes(base64.b64decode(user[f"{name}-data"]))
-                paths.append(str(target))
-        if len(paths) == 2:
-            ctx.load_cert_chain(*paths)
+        target = Path(folder) / "data"
+        target.write_bytes(content)
+        yield str(target)
 
 
 @dataclass
@@ -142,49 +114,42 @@ class Connection:
 
     @classmethod
     def from_kubeconfig(cls, path: str | Path, context: str | None = None) -> Connection:
-        """The kubeconfig's current (or named) context; KubeconfigError, saying why, when it cannot be used."""
+        """The kubeconfig's current (or named) context, read as kubectl reads it (machinery.kubeconfig);
+        KubeconfigError, saying why, when it cannot be used."""
         try:
-            return cls._from_kubeconfig(path, context)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError, StopIteration, yaml.YAMLError) as exc:
-            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else (
-                f"no such context, cluster or entry {exc}" if isinstance(exc, KeyError | StopIteration) else exc)
+            return cls.from_credentials(resolve(KubeConfig.load(str(path)), context))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, ConfigError, yaml.YAMLError) as exc:
+            cause = exc.__cause__ if isinstance(exc, ConfigError) and isinstance(exc.__cause__, OSError) else exc
+            missing = isinstance(exc, ConfigError) and not Path(path).exists()
+            why = os.strerror(errno.ENOENT) if missing else cause.strerror if isinstance(cause, OSError) and \
+                cause.strerror else cause
             raise KubeconfigError(f"cannot use kubeconfig {path}: {' '.join(str(why).split()) or type(exc).__name__}"
                                   ) from exc
 
     @classmethod
-    def _from_kubeconfig(cls, path: str | Path, context: str | None) -> Connection:
-        config = yaml.safe_load(Path(path).read_text())
-        ctx_name = context or config.get("current-context")
-        ctx = next(c["context"] for c in config["contexts"] if c["name"] == ctx_name)
-        cluster = next(c["cluster"] for c in config["clusters"] if c["name"] == ctx["cluster"])
-        user: dict[str, Any] = next((u["user"] for u in config.get("users", []) if u["name"] == ctx.get("user")), {}) or {}
-        server = cluster["server"].rstrip("/")
+    def from_credentials(cls, creds: Credentials) -> Connection:
+        """A connection with resolved kubeconfig credentials: TLS verified with their CA (unless insecure), their
+        client certificate, their bearer token."""
         ssl_ctx: ssl.SSLContext | bool | None = None
-        if server.startswith("https"):
-            if cluster.get("insecure-skip-tls-verify"):
+        if creds.server.startswith("https"):
+            if creds.insecure:
                 ssl_ctx = False
             else:
-                ca_data = cluster.get("certificate-authority-data")
                 ssl_ctx = ssl.create_default_context(
-                    cadata=base64.b64decode(ca_data).decode() if ca_data else None,
-                    cafile=None if ca_data else cluster.get("certificate-authority"))
-                _load_client_certificate(ssl_ctx, user)
-        ca = cluster.get("certificate-authority-data")
-        ca_pem = base64.b64decode(ca) if ca else (Path(cluster["certificate-authority"]).read_bytes()
-                                                   if cluster.get("certificate-authority") else None)
-        return cls(server, ssl_ctx, user.get("token"), ca_pem)
+                    cadata=base64.b64decode(creds.ca_data).decode() if creds.ca_data else None,
+                    cafile=None if creds.ca_data else creds.ca_file)
+                _load_client_certificate(ssl_ctx, creds)
+        ca_pem = base64.b64decode(creds.ca_data) if creds.ca_data else (
+            Path(creds.ca_file).read_bytes() if creds.ca_file else None)
+        return cls(creds.server, ssl_ctx, creds.token, ca_pem)
 
     @classmethod
     def in_cluster(cls) -> Connection:
         """A pod's own credentials: the service-account token and CA, KUBERNETES_SERVICE_HOST/PORT."""
-        host, port = os.environ.get("KUBERNETES_SERVICE_HOST"), os.environ.get("KUBERNETES_SERVICE_PORT")
-        if not host or not port or not (SA_DIR / "token").exists():
+        creds = in_cluster()
+        if creds is None:
             raise RuntimeError("not running in a cluster: KUBERNETES_SERVICE_HOST/PORT or the token are missing")
-        host = f"[{host}]" if ":" in host else host
-        ssl_ctx = ssl.create_default_context(cafile=str(SA_DIR / "ca.crt")) if (SA_DIR / "ca.crt").exists() \
-            else False
-        ca_pem = (SA_DIR / "ca.crt").read_bytes() if (SA_DIR / "ca.crt").exists() else None
-        return cls(f"https://{host}:{port}", ssl_ctx, (SA_DIR / "token").read_text().strip(), ca_pem)
+        return cls.from_credentials(creds)
 
 
 IDLE_KEEPALIVE = 60.0

@@ -77,10 +77,11 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "run", None):
         parser.print_help()
         return 0
-    from .config import ConfigError
+    from mini_kube.machinery.kubeconfig import ConfigError
+    from mini_kube.machinery.status import ApiError
+
     from .discovery import ResourceNotFound
     from .session import Session, UsageError, print_error
-    from .transport import ApiError
 
     session = Session(args)
     try:

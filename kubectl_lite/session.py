@@ -8,9 +8,11 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from .config import Credentials, KubeConfig, resolve
+from mini_kube.machinery.kubeconfig import Credentials, KubeConfig, resolve
+from mini_kube.machinery.status import ApiError
+
 from .discovery import Discovery, Resource
-from .transport import ApiError, Transport
+from .transport import Transport
 
 
 class UsageError(Exception):
@@ -102,7 +104,7 @@ class Session:
 def print_error(exc: BaseException) -> int:
     """Print an error the way kubectl does and return its exit code."""
     if isinstance(exc, ApiError):
-        message = exc.body.get("message") or str(exc)
+        message = exc.body.get("message") or f"status {exc.status}"
         reason = exc.reason or "Unknown"
         if exc.status == 401 and not exc.body.get("message"):
             message = "You must be logged in to the server (Unauthorized)"

@@ -19,22 +19,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
-from .config import Credentials
+from mini_kube.machinery.kubeconfig import Credentials
+from mini_kube.machinery.status import ApiError
 
 USER_AGENT = "kubectl-lite/v0.1.0 (linux/amd64) mini-kube"
-
-
-class ApiError(Exception):
-    """A non-2xx answer; `status` is the HTTP code, `body` the decoded Status (or a stand-in)."""
-
-    def __init__(self, status: int, body: dict[str, Any]) -> None:
-        super().__init__(body.get("message") or f"status {status}")
-        self.status = status
-        self.body = body
-
-    @property
-    def reason(self) -> str:
-        return str(self.body.get("reason") or "")
 
 
 def _key_material(data: str, suffix: str) -> str:

@@ -44,6 +44,8 @@ EMPTY = {"dev": 0o755, "proc": 0o555, "sys": 0o555, "tmp": 0o1777, "var": 0o755,
 MASKED = ("/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
           "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware", "/sys/devices/virtual/powercap")
 READ_ONLY = ("/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger")
+# the host's secrets in its /etc, which stands in for the image's: empty in the container
+HOST_SECRETS = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/ssl/private")
 DEVICES = {"null": (1, 3), "zero": (1, 5), "full": (1, 7), "random": (1, 8), "urandom": (1, 9), "tty": (5, 0)}
 DEVICE_LINKS = {"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1",
                 "stderr": "/proc/self/fd/2", "ptmx": "pts/ptmx"}
@@ -109,6 +111,23 @@ class Root:
             if os.path.isdir(path) and under(path, self.read_only):
                 mount("tmpfs", path, "tmpfs", LOCKED | MS_NOEXEC | MS_RDONLY, "size=4k,mode=0555")
         self.kernel_filesystems()
+        self.blank(HOST_SECRETS)
+        try:
+            keys = [f"/etc/ssh/{n}" for n in os.listdir(self.at("/etc/ssh")) if n.startswith("ssh_host_")]
+        except OSError:
+            keys = []
+        self.blank(keys)
+
+    def blank(self, paths):
+        """Files read as empty, directories as empty (read-only either way)."""
+        for path in paths:
+            target = self.at(path)
+            if os.path.islink(target):
+                continue
+            if os.path.isdir(target):
+                mount("tmpfs", target, "tmpfs", LOCKED | MS_NOEXEC | MS_RDONLY, "size=0,mode=0555")
+            elif os.path.exists(target):
+                bind("/dev/null", target, MS_NOSUID | MS_NOEXEC | MS_RDONLY)  # a device: not nodev
 
     def kernel_filesystems(self):
         """/proc of the Pod's PID namespace, /sys read-only, a private /dev (privileged: the host's devices)."""
@@ -135,12 +154,7 @@ class Root:
         """The runtime's masked and read-only paths of /proc and /sys (not for privileged containers)."""
         if self.privileged:
             return
-        for path in MASKED:
-            target = self.at(path)
-            if os.path.isdir(target):
-                mount("tmpfs", target, "tmpfs", LOCKED | MS_NOEXEC | MS_RDONLY, "size=0")
-            elif os.path.exists(target):
-                bind("/dev/null", target, MS_NOSUID | MS_NOEXEC | MS_RDONLY)  # a device: not nodev
+        self.blank(MASKED)
         for path in READ_ONLY:
             target = self.at(path)
             if os.path.exists(target):

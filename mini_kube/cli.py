@@ -11,12 +11,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from mini_kube.apiserver.datadir import StartupError
 from mini_kube.apiserver.kubeconfig import write_kubeconfig
 from mini_kube.apiserver.server import ApiServer, ServerConfig
-from mini_kube.client import ApiClient, KubeconfigError
+from mini_kube.client import ApiClient, Connection, KubeconfigError
 from mini_kube.client.leaderelection import add_timing_flags
 from mini_kube.controllers.signals import until_signalled
+from mini_kube.machinery.kubeconfig import KubeConfig, resolve
 
 
 def _serve_parser(sub: argparse._SubParsersAction) -> None:
@@ -56,6 +59,9 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
                        "(127.A.B.2; default 53)")
     serve.add_argument("--etcd-servers", default="", help="comma-separated etcd client URLs: keep every object "
                        "in etcd instead of the data dir's SQLite store (several servers may share one etcd)")
+    serve.add_argument("--join", action="store_true", help="one more API server for a cluster whose first "
+                       "server shares this --etcd-servers store: only the API server (no controllers, scheduler, "
+                       "nodes, cloud controller or DNS: the first server runs those)")
     serve.add_argument("--etcd-prefix", default="/registry", help="the etcd key prefix for this cluster's objects")
     serve.add_argument("--etcd-cafile", default=None, help="CA bundle to verify etcd's TLS certificate")
     serve.add_argument("--etcd-certfile", default=None, help="client certificate for etcd")
@@ -69,7 +75,10 @@ async def serve(args: argparse.Namespace) -> None:
     problem = serve_args_problem(args) or memory_kubeconfig_problem(args)
     if problem:
         raise SystemExit(f"mini-kube: {problem}")
-    data_dir = args.data_dir if args.data_dir == ":memory:" else str(Path(args.data_dir).expanduser())
+    if args.join:  # the cluster-wide components run once, in the first server
+        args.no_controllers = args.no_scheduler = args.no_ccm = args.no_dns = True
+        args.nodes = 0
+    data_dir = args.data_dir if args.data_dir == ":memory:" else str(Path(args.data_dir).expanduser().absolute())
     config = ServerConfig(address=args.address, port=args.port, data_dir=data_dir, insecure_http=args.insecure_http,
                           token_auth_file=args.token_auth_file, audit_log=args.audit_log,
                           admission_control_config_file=args.admission_control_config_file,
@@ -86,12 +95,13 @@ async def serve(args: argparse.Namespace) -> None:
         raise SystemExit(f"mini-kube: {exc}") from None
     try:
         kubeconfig = kubeconfig_path(args, data_dir)
-        write_kubeconfig(server, kubeconfig)
+        write_kubeconfig(kubeconfig, server.admin_kubeconfig())
         if not args.no_controllers:
             await start_controllers(server, args.controllers)
         if not args.no_scheduler:
             await start_scheduler(server)
-        await remove_departed_nodes(server, args.nodes)
+        if not args.join:
+            await remove_departed_nodes(server, args.nodes)
         if args.nodes > 0:
             root = args.node_root_dir or (str(Path(data_dir) / "nodes") if data_dir != ":memory:" else None)
             await start_nodes(server, args.nodes, runtime=args.node_runtime, root=root,
@@ -110,15 +120,9 @@ async def serve(args: argparse.Namespace) -> None:
 
 def client_for(server: ApiServer) -> ApiClient:
     """An ApiClient with the server's admin credentials, for a component run in-process (over HTTP, as any
-    client)."""
-    import tempfile
-
-    handle = tempfile.NamedTemporaryFile("w", suffix=".kubeconfig", delete=False)  # noqa: SIM115
-    handle.close()
-    write_kubeconfig(server, handle.name)
-    client = ApiClient.from_kubeconfig(handle.name, user_agent="mini-kube-controllers")
-    Path(handle.name).unlink()
-    return client
+    client); the credentials stay in memory."""
+    config = KubeConfig.from_data(yaml.safe_load(server.admin_kubeconfig()))
+    return ApiClient(Connection.from_credentials(resolve(config)), user_agent="mini-kube-controllers")
 
 
 async def start_controllers(server: ApiServer, names: str = "*",
@@ -127,12 +131,12 @@ async def start_controllers(server: ApiServer, names: str = "*",
     per-controller settings, e.g. {"nodelifecycle": {"grace_period": 5}})."""
     from mini_kube.controllers.kube_controller_manager import KubeControllerManager
 
-    pki = server.config.extra.get("pki")
+    pki = server.security.pki
     if pki is not None and "csrsigning" not in (options or {}):  # approved CSRs are signed by the cluster CA
         options = {**(options or {}), "csrsigning": {"cert_file": pki.ca_path, "key_file": pki.dir / "ca.key"}}
     manager = KubeControllerManager(client_for(server), names=names, options=options)
-    server.background.append(asyncio.create_task(manager.start(), name="controller-manager"))
-    server.on_stop.append(manager.stop)
+    server.lifecycle.spawn(manager.start(), "controller-manager")
+    server.lifecycle.on_stop(manager.stop)
 
 
 async def start_scheduler(server: ApiServer, **options: Any) -> None:
@@ -142,8 +146,8 @@ async def start_scheduler(server: ApiServer, **options: Any) -> None:
     client = client_for(server)
     client.user_agent = "kube-scheduler"
     runner = SchedulerRunner(client, **options)
-    server.background.append(asyncio.create_task(runner.start(), name="scheduler"))
-    server.on_stop.append(runner.stop)
+    server.lifecycle.spawn(runner.start(), "scheduler")
+    server.lifecycle.on_stop(runner.stop)
 
 
 async def remove_departed_nodes(server: ApiServer, count: int) -> None:
@@ -176,7 +180,7 @@ async def start_nodes(server: ApiServer, count: int, *, labels: dict[str, str] |
                                        hidden=[data_dir] if data_dir != ":memory:" else [], **options)
     except NodeNameTaken as exc:
         raise SystemExit(f"mini-kube: {exc}") from None
-    server.on_stop.insert(0, nodes.stop)
+    server.lifecycle.on_stop(nodes.stop, first=True)
     return nodes
 
 
@@ -185,8 +189,8 @@ async def start_ccm(server: ApiServer, **options: Any) -> Any:
     from mini_kube.ccm.manager import CloudControllerManager
 
     manager = CloudControllerManager(client_for(server), **options)
-    server.background.append(asyncio.create_task(manager.start(), name="cloud-controller-manager"))
-    server.on_stop.append(manager.stop)
+    server.lifecycle.spawn(manager.start(), "cloud-controller-manager")
+    server.lifecycle.on_stop(manager.stop)
     return manager
 
 
@@ -200,7 +204,7 @@ async def start_dns(server: ApiServer, **options: Any) -> Any:
     async def stop() -> None:
         await dns.stop()
         await dns.client.close()
-    server.on_stop.append(stop)
+    server.lifecycle.on_stop(stop)
     return dns
 
 

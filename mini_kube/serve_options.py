@@ -27,6 +27,8 @@ def serve_args_problem(args: argparse.Namespace) -> str | None:
                         ("--max-mutating-requests-inflight", args.max_mutating_requests_inflight)):
         if value < 0:
             checks.append(f"{flag} {value} must not be negative")
+    if args.join and not args.etcd_servers:
+        checks.append("--join adds an API server to a cluster on a shared store: it needs --etcd-servers")
     if not args.address.strip():
         checks.append("--address must not be empty")
     try:

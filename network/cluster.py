@@ -58,10 +58,6 @@ class ClusterNetwork:
     def lb_pool(self) -> list[str]:
         return [f"{self.loopback_block}.{i}" for i in range(100, 200)]
 
-    @property
-    def dns_host_address(self) -> str:
-        return f"{self.loopback_block}.2"
-
     @classmethod
     async def ensure(cls, client: ApiClient, *, service_cidr: str = "10.0.0.0/24", namespaces: bool = True,
                      loopback_block: str = "") -> ClusterNetwork:

@@ -68,10 +68,6 @@ class Holder:
         return f"/proc/{self.pid}/ns/net"
 
     @property
-    def mntns(self) -> str:
-        return f"/proc/{self.pid}/ns/mnt"
-
-    @property
     def pidns(self) -> str:
         """The PID namespace its processes' children join (with `pid=True`: killing the holder kills them all)."""
         return f"/proc/{self.pid}/ns/pid_for_children"

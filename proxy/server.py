@@ -375,6 +375,3 @@ class ProxyServer:
         """What is open now: (kind, address, port, protocol), kind "internal" (ClusterIP) or "external"."""
         return sorted(key for states in self._states.values() for state in states.values()
                       for key in state.listeners)
-
-    def health_check_ports(self) -> dict[str, int]:
-        return {key: health.port for key, health in self._health.items()}

@@ -16,8 +16,6 @@ from typing import Any
 import aiohttp
 import orjson
 
-from .types import KeyValue
-
 
 class EtcdError(Exception):
     """etcd refused or failed a request; ``code`` is the gRPC status code when it sent one."""
@@ -175,12 +173,6 @@ class EtcdClient:
                     if result.get("canceled"):
                         raise EtcdError(f"etcd cancelled the watch: {result.get('cancel_reason', '')}")
                     yield result
-
-
-def decode_kv(kv: dict[str, Any], key: str | None = None) -> KeyValue:
-    """A gateway KeyValue as the store's (tombstones: pass the deleted prev_kv and fix the revision)."""
-    return KeyValue(key if key is not None else unb64(kv.get("key")).decode(), unb64(kv.get("value")),
-                    int(kv.get("create_revision", 0)), int(kv.get("mod_revision", 0)), int(kv.get("version", 0)))
 
 
 def _error(body: dict[str, Any], status: int) -> EtcdError:

@@ -14,7 +14,8 @@ from typing import TypeVar
 import pytest
 
 T = TypeVar("T")
-REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "reference"
+REFERENCE = Path(__file__).resolve().parent / "fixtures" / "reference"
+"""The real kube-apiserver's answers the tests compare with (the files they read, copied from the captures)."""
 
 
 def kubectl_binary(version: str = "") -> str:
@@ -41,10 +42,9 @@ def kubectl(kube, *args: str, input: str | None = None, check: bool = True, vers
 
 
 def reference_file(relative: str) -> Path:
-    """A capture from the real kube-apiserver in ../shared/reference (the test skips where it is absent)."""
+    """A capture from the real kube-apiserver, carried in tests/fixtures/reference."""
     path = REFERENCE / relative
-    if not path.exists():
-        pytest.skip(f"reference capture {relative} is not available")
+    assert path.is_file(), f"reference capture {relative} is missing from {REFERENCE}"
     return path
 
 

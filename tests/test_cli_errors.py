@@ -47,6 +47,7 @@ REFUSED = [
     (["--port", "99999"], "--port 99999 is not a port: must be between 0 and 65535"),
     (["--port", "0", "--dns-port", "-1"], "--dns-port -1 is not a port: must be between 0 and 65535"),
     (["--port", "0", "--nodes", "-1"], "--nodes -1 must not be negative"),
+    (["--port", "0", "--join"], "--join adds an API server to a cluster on a shared store: it needs --etcd-servers"),
     (["--port", "0", "--service-cluster-ip-range", "nope"],
      "--service-cluster-ip-range 'nope' is not a CIDR (e.g. 10.0.0.0/24)"),
     (["--port", "0", "--lb-pool", "10.0.0.1-5"],

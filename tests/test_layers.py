@@ -8,7 +8,8 @@ inside functions, under TYPE_CHECKING, relative ones resolved):
   node library the node components (kubelet, proxy, ccm, clusterdns) share, and it imports only `client` and
   `machinery`;
 - nothing imports the composition root (`mini_kube/cli.py`, `mini_kube/testing/`);
-- no import cycle between modules."""
+- no import cycle between modules;
+- no module uses another's private names (`from x import _y`, `x._y`)."""
 
 from __future__ import annotations
 
@@ -45,11 +46,16 @@ def _files() -> dict[str, Path]:
     return dict(_module_files())
 
 
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(), str(path))
+
+
 def _imported(module: str, path: Path, files: dict[str, Path]) -> Iterator[str]:
     """The mini_kube modules `module` imports, anywhere in it: `from a import b` is a.b when b is a module of a,
     else a (whose __init__ runs for it); relative imports are made absolute."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names if alias.name in files)
         elif isinstance(node, ast.ImportFrom):
@@ -171,9 +177,6 @@ def test_the_cycle_finder_finds_cycles():
 
 
 KNOWN_CYCLES = {  # each flips to XPASS, and fails, once its cycle is gone: then drop it from here
-    "apiserver": "the ApiServer hub and the modules it is filled in by (app, server, auth.install, registry.setup, "
-                 "handlers.*, admission.*, crd_controller: 18 modules), auth.escalation <-> auth.rbac, "
-                 "registry.generic <-> registry.strategy (issue #23 item 1, the `assemble` work)",
     "store": "store.store <-> store.watch (a Watch is typed with the Store that made it, under TYPE_CHECKING)",
     "proxy": "proxy.server <-> proxy.tcp, proxy.udp (the listeners are typed with server.PortState, under "
              "TYPE_CHECKING)",
@@ -189,3 +192,61 @@ def test_no_import_cycle_between_the_modules_of_a_package(package):
 
 def test_no_import_cycle_across_packages():
     assert [c for c in _cycles(_graph()) if len({_top(m) for m in c}) > 1] == []
+
+
+def test_only_the_assembly_knows_the_api_server():
+    """Handlers, auth, admission and the registry are given what they use, never the server object."""
+    importers = {m for m, targets in _graph().items() if "mini_kube.apiserver.server" in targets and _top(m) == "apiserver"}
+    assert importers <= {"mini_kube.apiserver.assemble"}
+
+
+def test_no_untyped_extras_and_no_class_swaps():
+    """No `config.extra` bag on the server's configuration, and no object's `__class__` replaced (aiohttp is used
+    through its public classes)."""
+    from mini_kube.apiserver.config import ServerConfig
+
+    assert "extra" not in ServerConfig.__dataclass_fields__
+    for module, path in _files().items():
+        text = path.read_text()
+        assert "config.extra" not in text, module
+        for node in ast.walk(ast.parse(text, str(path))):
+            if isinstance(node, ast.Assign):
+                assert not any(isinstance(t, ast.Attribute) and t.attr == "__class__" for t in node.targets), module
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.endswith("__")
+
+
+def _borrowed_private_names(tree: ast.Module, filename: str) -> list[str]:
+    """`from <ours> import _x` (relative or `mini_kube.`), and `<name>._x` on a name imported from one of our
+    modules (`kubelet_proxy._get`, `mini_kube.network.namespaces._x`), in one file."""
+    imported: set[str] = set()
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0] == "mini_kube"):
+            found += [f"{filename}:{node.lineno}: import {a.name}" for a in node.names if _private(a.name)]
+            imported.update(alias.asname or alias.name for alias in node.names)
+        elif isinstance(node, ast.Import):
+            imported.update(alias.asname or "mini_kube" for alias in node.names if alias.name.startswith("mini_kube."))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _private(node.attr):
+            base = node.value
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            if isinstance(base, ast.Name) and base.id in imported:
+                found.append(f"{filename}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_the_private_name_finder_finds_them():
+    source = ("from .probes import _port, port\nfrom mini_kube.network import namespaces\nimport mini_kube.store.sql\n"
+              "from os import _exit\n\nnamespaces._die(); mini_kube.store.sql._rows; namespaces.open(); self._own\n")
+    assert sorted(_borrowed_private_names(ast.parse(source), "m.py")) == [
+        "m.py:1: import _port", "m.py:6: mini_kube.store.sql._rows", "m.py:6: namespaces._die"]
+
+
+def test_no_module_uses_another_modules_private_names():
+    borrowed = [found for path in _files().values()
+                for found in _borrowed_private_names(_tree(path), str(path.relative_to(ROOT)))]
+    assert borrowed == []

@@ -51,5 +51,5 @@ def test_set_up_commands_are_what_ci_and_serve_run(tmp_path):
 
 def test_scale_out_recipe_has_its_test():
     recipe = _blocks("sh")[2]
-    assert "--etcd-servers" in recipe and "cp -r" in recipe
-    assert (ROOT / "tests" / "etcd" / "test_etcd_three_servers.py").exists()
+    assert "--etcd-servers" in recipe and "cp -r" in recipe and "--join" in recipe
+    assert (ROOT / "tests" / "etcd" / "test_readme_scale_out.py").exists()  # runs the recipe's lines as written

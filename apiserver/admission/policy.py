@@ -17,7 +17,7 @@ from typing import Any
 from mini_kube.machinery.labels import matches as selector_matches
 
 from ..errors import StatusError
-from ..registry.generic import Registry
+from ..registry.reader import ObjectReader
 from . import review
 from .chain import AdmissionPlugin, Attributes
 from .expressions import Activation, EvaluationError, Expression, compile_expression
@@ -126,7 +126,7 @@ def _param_kind_text(kind: dict[str, Any]) -> str:
     return f"{group}/{version}, Kind={kind.get('kind') or ''}"
 
 
-def collect_params(registry: Registry, policy: Policy, binding: dict[str, Any],
+def collect_params(registry: ObjectReader, policy: Policy, binding: dict[str, Any],
                    attrs: Attributes) -> list[dict[str, Any] | None]:
     """The parameter objects one binding selects ([None] when the policy takes no parameters)."""
     kind, ref = policy.spec.get("paramKind"), (binding.get("spec") or {}).get("paramRef")
@@ -240,7 +240,7 @@ def denied(attrs: Attributes, policy: str, decision: Decision) -> StatusError:
 class ValidatingAdmissionPolicyPlugin(AdmissionPlugin):
     name = "ValidatingAdmissionPolicy"
 
-    def __init__(self, registry: Registry) -> None:
+    def __init__(self, registry: ObjectReader) -> None:
         self.registry = registry
         policies = registry.resources.lookup(ADMISSION_GROUP, "v1", "validatingadmissionpolicies")
         bindings = registry.resources.lookup(ADMISSION_GROUP, "v1", "validatingadmissionpolicybindings")

@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 import aiohttp
 import orjson
 
-from ..registry.generic import Registry
+from ..registry.reader import ObjectReader
 
 log = logging.getLogger("mini-kube.admission")
 
@@ -55,7 +55,7 @@ def _port_of(service: dict[str, Any], port: int) -> dict[str, Any] | None:
     return next((p for p in (service.get("spec") or {}).get("ports") or () if p.get("port") == port), None)
 
 
-def _slice_address(registry: Registry, namespace: str, name: str, port_name: str) -> tuple[str, int] | None:
+def _slice_address(registry: ObjectReader, namespace: str, name: str, port_name: str) -> tuple[str, int] | None:
     res = registry.resources.lookup("discovery.k8s.io", "v1", "endpointslices")
     if res is None:
         return None
@@ -74,7 +74,7 @@ def _slice_address(registry: Registry, namespace: str, name: str, port_name: str
     return None
 
 
-def _endpoints_address(registry: Registry, namespace: str, name: str, port_name: str) -> tuple[str, int] | None:
+def _endpoints_address(registry: ObjectReader, namespace: str, name: str, port_name: str) -> tuple[str, int] | None:
     res = registry.resources.lookup("", "v1", "endpoints")
     entry = registry.find(res, namespace, name) if res is not None else None
     for subset in (entry.obj.get("subsets") or ()) if entry is not None else ():
@@ -90,7 +90,7 @@ def _host(host: str) -> str:
     return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
 
-def resolve(registry: Registry, client_config: dict[str, Any], timeout: int) -> Target:
+def resolve(registry: ObjectReader, client_config: dict[str, Any], timeout: int) -> Target:
     """Where to send the review (CallError when a service reference cannot be resolved)."""
     query = f"?timeout={timeout}s"
     if client_config.get("url"):
@@ -165,7 +165,7 @@ def _status_message(status: int, body: bytes) -> str:
 class WebhookClient:
     """One aiohttp session (connections kept alive) and an SSLContext per caBundle."""
 
-    def __init__(self, registry: Registry) -> None:
+    def __init__(self, registry: ObjectReader) -> None:
         self.registry = registry
         self._session: aiohttp.ClientSession | None = None
         self._contexts: dict[str, ssl.SSLContext] = {}

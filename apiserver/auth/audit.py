@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 from mini_kube.apiserver.auth.rbac import AttributesLike
 from mini_kube.apiserver.auth.user import UserInfo
+from mini_kube.apiserver.ratelog import RATE_LIMITED
 
 _STOP = object()
 
@@ -110,8 +111,6 @@ class AuditLog:
 
     def _drop(self, count: int, why: str) -> None:
         self.dropped += count
-        from mini_kube.apiserver.http.protocol import RATE_LIMITED
-
         RATE_LIMITED.warning("audit-drop", "audit: %s; %d events dropped so far", why, self.dropped)
 
     def _run(self) -> None:

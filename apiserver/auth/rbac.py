@@ -278,27 +278,6 @@ class RbacAuthorizer:
         """The rules RBAC grants `user` in `namespace` (SelfSubjectRulesReview) and resolution errors."""
         return self.resolver.rules_for(user, namespace)
 
-    def check_escalation(self, user: UserInfo, rules: list[Rule], namespace: str, *, resource: str = "roles",
-                         name: str = "") -> StatusError | None:
-        """403 unless `user` holds all `rules` in `namespace` (see `apiserver.auth.escalation`)."""
-        from mini_kube.apiserver.auth.escalation import check_escalation
-
-        return check_escalation(self, user, rules, namespace, resource=resource, name=name)
-
-    def check_role(self, user: UserInfo, role: Mapping[str, Any], *, namespace: str = "",
-                   old: Mapping[str, Any] | None = None) -> StatusError | None:
-        """Guard a Role/ClusterRole create or update (escalate verb, held rules, aggregationRule)."""
-        from mini_kube.apiserver.auth.escalation import check_role
-
-        return check_role(self, user, role, namespace=namespace, old=old)
-
-    def check_binding(self, user: UserInfo, binding: Mapping[str, Any], *, namespace: str = "",
-                      old: Mapping[str, Any] | None = None) -> StatusError | None:
-        """Guard a RoleBinding/ClusterRoleBinding create or update (bind verb or held rules)."""
-        from mini_kube.apiserver.auth.escalation import check_binding
-
-        return check_binding(self, user, binding, namespace=namespace, old=old)
-
 
 # -- 403 wording ---------------------------------------------------------------------------------------------
 

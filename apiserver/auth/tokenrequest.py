@@ -8,6 +8,7 @@ from typing import Any
 
 from mini_kube.apiserver.auth.sa_token import BoundObject, ServiceAccountTokens
 from mini_kube.apiserver.errors import FieldError, StatusError, bad_request, conflict, invalid, not_found
+from mini_kube.apiserver.registry.reader import ObjectReader
 from mini_kube.apiserver.schema import messages
 from mini_kube.apiserver.schema.fields import type_errors
 from mini_kube.machinery.times import format_time
@@ -19,6 +20,16 @@ BINDABLE = {"Pod": "pods", "Secret": "secrets", "Node": "nodes"}
 
 # (kind, namespace, name) -> the live object, or None
 ObjectGetter = Callable[[str, str, str], Mapping[str, Any] | None]
+
+
+def object_getter(objects: ObjectReader) -> ObjectGetter:
+    """The live service accounts and the objects a token may be bound to, read through `objects`."""
+    plurals = {"ServiceAccount": "serviceaccounts", **BINDABLE}
+
+    def get(kind: str, namespace: str, name: str) -> Mapping[str, Any] | None:
+        return objects.object("", "v1", plurals.get(kind, ""), namespace, name)
+
+    return get
 
 
 def _invalid(name: str, errors: list[FieldError]) -> StatusError:

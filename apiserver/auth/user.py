@@ -42,11 +42,6 @@ class UserInfo:
             out["extra"] = {k: list(v) for k, v in self.extra.items()}
         return out
 
-    @classmethod
-    def from_api(cls, data: Mapping[str, Any]) -> UserInfo:
-        return cls(data.get("username") or data.get("user") or "", data.get("uid") or "",
-                   tuple(data.get("groups") or ()), {k: tuple(v or ()) for k, v in (data.get("extra") or {}).items()})
-
 
 def is_superuser(user: UserInfo) -> bool:
     """Members of `system:masters` may do anything (the privileged-group authorizer)."""

@@ -20,11 +20,6 @@ _JSON_TYPES = {bool: "boolean", str: "string", int: "integer", float: "number", 
                type(None): "null"}
 
 
-def json_type(value: Any) -> str:
-    """The JSON type name kube-openapi infers for a decoded value."""
-    return _JSON_TYPES.get(type(value), "")
-
-
 def _go_format_of(value: Any) -> str:
     """The Go format name kube-openapi infers for a decoded number (int64 / float64)."""
     if isinstance(value, bool):

@@ -88,10 +88,6 @@ class Node:
     has_list_checks: bool = False  # a set/map list lives here or below
     has_embedded: bool = False  # an embedded resource lives here or below
 
-    @property
-    def is_object(self) -> bool:
-        return self.type == "object"
-
 
 def _num(value: Any) -> float | None:
     return None if value is None else value

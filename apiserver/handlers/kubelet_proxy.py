@@ -16,6 +16,7 @@ import aiohttp
 from aiohttp import web
 
 from .. import errors
+from ..registry.reader import ObjectReader
 
 TOKEN_SECRET = ("kube-system", "mini-kube-kubelet-api")
 HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "upgrade", "content-length", "host", "authorization",
@@ -32,18 +33,10 @@ class Kubelet:
         self.headers = {"Authorization": f"Bearer {token}"}
 
 
-def _get(handler: Any, plural: str, namespace: str | None, name: str) -> dict[str, Any] | None:
-    res = handler.server.resources.lookup("", "v1", plural)
-    try:
-        return handler.registry.get(res, namespace, name).obj
-    except errors.StatusError:
-        return None
-
-
-def kubelet_of(handler: Any, node_name: str) -> Kubelet:
+def kubelet_of(objects: ObjectReader, node_name: str) -> Kubelet:
     """The kubelet of `node_name`, or 503 as upstream's `error dialing backend`."""
-    node = _get(handler, "nodes", None, node_name)
-    secret = _get(handler, "secrets", *TOKEN_SECRET)
+    node = objects.object("", "v1", "nodes", None, node_name)
+    secret = objects.object("", "v1", "secrets", *TOKEN_SECRET)
     status = (node or {}).get("status") or {}
     address = next((a["address"] for a in status.get("addresses") or () if a.get("type") == "InternalIP"), None)
     port = ((status.get("daemonEndpoints") or {}).get("kubeletEndpoint") or {}).get("Port")
@@ -58,37 +51,28 @@ def _query(request: web.Request, keys: tuple[str, ...]) -> list[tuple[str, str]]
     return [(k, v) for k, v in request.query.items() if k in keys]
 
 
-class _Client:
-    """The API server's one client for every kubelet (made on first use): connections pooled and kept alive."""
+class KubeletClient:
+    """The API server's one client for every kubelet (made on first use): connections pooled and kept alive;
+    its owner closes it when the server stops."""
 
-    session: aiohttp.ClientSession | None = None
+    def __init__(self) -> None:
+        self._session: aiohttp.ClientSession | None = None
 
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None, sock_connect=10))
+        return self._session
 
-_CLIENT = web.AppKey("kubelet-client", _Client)
-
-
-def install(app: web.Application) -> None:
-    """Give `app` its kubelet client, closed when the app stops."""
-    app[_CLIENT] = client = _Client()
-
-    async def close(_: web.Application) -> None:
-        if client.session is not None:
-            await client.session.close()
-
-    app.on_cleanup.append(close)
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
 
 
-def _session(request: web.Request) -> aiohttp.ClientSession:
-    client = request.app[_CLIENT]
-    if client.session is None or client.session.closed:
-        client.session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None, sock_connect=10))
-    return client.session
-
-
-async def logs(kubelet: Kubelet, request: web.Request, namespace: str, pod: str, container: str) -> web.StreamResponse:
+async def logs(client: KubeletClient, kubelet: Kubelet, request: web.Request, namespace: str, pod: str,
+               container: str) -> web.StreamResponse:
     url = f"{kubelet.url}/containerLogs/{quote(namespace)}/{quote(pod)}/{quote(container)}"
     try:
-        async with _session(request).get(url, params=_query(request, LOG_QUERY), headers=kubelet.headers) as answer:
+        async with client.session().get(url, params=_query(request, LOG_QUERY), headers=kubelet.headers) as answer:
             if answer.status != 200:
                 text = (await answer.text()).strip()
                 raise errors.StatusError(answer.status if answer.status < 500 else 500,
@@ -103,7 +87,7 @@ async def logs(kubelet: Kubelet, request: web.Request, namespace: str, pod: str,
         raise errors.StatusError(503, "ServiceUnavailable", f"error dialing backend: {exc}", {}) from None
 
 
-async def stream(kubelet: Kubelet, request: web.Request, path: str) -> web.StreamResponse:
+async def stream(client: KubeletClient, kubelet: Kubelet, request: web.Request, path: str) -> web.StreamResponse:
     """Relay a WebSocket (exec, attach, portforward) to the kubelet."""
     if request.headers.get("Upgrade", "").lower() != "websocket":
         if request.headers.get("Upgrade"):
@@ -112,7 +96,7 @@ async def stream(kubelet: Kubelet, request: web.Request, path: str) -> web.Strea
                                      "attach, 1.31 and newer for port-forward)")
         raise errors.bad_request("Upgrade request required")
     offered = [p.strip() for p in request.headers.get("Sec-WebSocket-Protocol", "").split(",") if p.strip()]
-    session = _session(request)
+    session = client.session()
     upstream: aiohttp.ClientWebSocketResponse | None = None
     try:
         try:
@@ -149,13 +133,13 @@ async def stream(kubelet: Kubelet, request: web.Request, path: str) -> web.Strea
             await upstream.close()
 
 
-async def http(kubelet: Kubelet, request: web.Request, path: str) -> web.Response:
+async def http(client: KubeletClient, kubelet: Kubelet, request: web.Request, path: str) -> web.Response:
     """Relay one HTTP request (nodes/proxy, pods/proxy, services/proxy)."""
     headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_HEADERS}
     headers.update(kubelet.headers)
     body = await request.read()
     try:
-        async with _session(request).request(
+        async with client.session().request(
                 request.method, f"{kubelet.url}{path}", params=list(request.query.items()), headers=headers,
                 data=body or None, allow_redirects=False) as answer:
             data = await answer.read()

@@ -3,27 +3,26 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 from aiohttp import web
+from mini_kube.machinery.times import now_rfc3339
 
 from .. import errors
 from ..http.limits import check_depth
 from ..http.negotiation import decode_body, decode_yaml, plain_json
 from ..http.query import go_bool
-from ..patch import merge_patch, strategic_merge_patch
+from ..patch import json_patch, merge_patch, strategic_merge_patch
+from ..patch import server_side_apply as ssa
 from ..patch.gofmt import go_v
 from ..registry.cache import Entry
 from ..registry.fieldschema import schema_node
-from ..registry.generic import WriteOptions
+from ..registry.generic import Registry, WriteOptions
 from ..resources import ResourceType
 from ..schema import messages
 from ..schema.yamlload import load_yaml
 from . import fieldcheck
-
-if TYPE_CHECKING:
-    from .resource import ResourceHandler
 
 
 def apply_patch_document(res: ResourceType, patch_type: str, current: dict[str, Any], patch: Any) -> dict[str, Any]:
@@ -36,8 +35,6 @@ def apply_patch_document(res: ResourceType, patch_type: str, current: dict[str, 
 
 def _patched(res: ResourceType, patch_type: str, current: dict[str, Any], patch: Any) -> dict[str, Any]:
     if patch_type == "json":
-        from ..patch import json_patch
-
         if not isinstance(patch, list):
             raise errors.bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
         return json_patch(current, patch)
@@ -98,14 +95,13 @@ def check_patched(res: ResourceType, patch_type: str, patch: Any, patched: dict[
         "patch", value, "strict decoding error: " + ", ".join(problems))])
 
 
-async def apply_patch(handler: ResourceHandler, request: web.Request, res: ResourceType, namespace: str | None,
+async def apply_patch(registry: Registry, request: web.Request, res: ResourceType, namespace: str | None,
                       name: str, patch_type: str, raw: bytes, opts: WriteOptions
                       ) -> tuple[dict[str, Any] | Entry, bool]:
     """Run one PATCH request; returns (result, created)."""
-    registry = handler.registry
     validation = request.query.get("fieldValidation", "")
     if patch_type == "apply":
-        return await server_side_apply(handler, request, res, namespace, name, raw, opts)
+        return await server_side_apply(registry, request, res, namespace, name, raw, opts)
     patch = decode_body(raw, request.headers.get("Content-Type"))
 
     def mutate(current: dict[str, Any]) -> dict[str, Any]:
@@ -140,13 +136,10 @@ def apply_duplicates(raw: bytes, mode: str) -> list[str]:
     return [text]
 
 
-async def server_side_apply(handler: ResourceHandler, request: web.Request, res: ResourceType,
+async def server_side_apply(registry: Registry, request: web.Request, res: ResourceType,
                             namespace: str | None, name: str, raw: bytes, opts: WriteOptions
                             ) -> tuple[dict[str, Any] | Entry, bool]:
     """`application/apply-patch+yaml`: merge the applied configuration and track ownership per manager."""
-    from ..patch import server_side_apply as ssa
-
-    registry = handler.registry
     if not opts.field_manager:
         raise errors.bad_request("PATCH requests must specify fieldManager when using Apply")
     applied = decode_yaml(raw)
@@ -161,8 +154,6 @@ async def server_side_apply(handler: ResourceHandler, request: web.Request, res:
         raise errors.bad_request(f"the name of the object ({meta['name']}) does not match the name on the URL "
                                  f"({name})")
     node = schema_node(res)
-    from mini_kube.machinery.times import now_rfc3339
-
     if registry.find(res, namespace, name) is None:
         created = ssa(None, applied, opts.field_manager, res.api_version, force, node, now_rfc3339())
         opts.warnings[:] = apply_duplicates(raw, mode)

@@ -3,21 +3,19 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aiohttp import web
 
 from .. import errors
 from ..http import responses
-from ..http.negotiation import decode_body
+from ..http.negotiation import Target, decode_body
 from ..registry.rest.eviction import EvictionREST
+from ..requestinfo import RequestInfo
 from ..resources import ResourceType
 from ..schema import messages
 from ..schema.fields import type_errors
-from .resource import check_dry_run, manager_from_user_agent, read_body
-
-if TYPE_CHECKING:
-    from ..server import ApiServer
+from .requests import check_dry_run, manager_from_user_agent, read_body
 
 EVICTION_VERSIONS = ("policy/v1", "policy/v1beta1")
 
@@ -63,21 +61,17 @@ def delete_options(body: dict[str, Any], query_dry_run: list[str]) -> dict[str, 
     return options
 
 
-def eviction_handler(rest: EvictionREST) -> Any:
-    """The handler of `pods/eviction` over `rest`."""
+class PodEviction:
+    """`pods/eviction` (POST) over one EvictionREST."""
 
-    async def evict(handler: Any, request: web.Request, info: Any, res: ResourceType, user: Any,
-                    target: Any) -> web.StreamResponse:
+    def __init__(self, rest: EvictionREST) -> None:
+        self.rest = rest
+
+    async def __call__(self, request: web.Request, info: RequestInfo, res: ResourceType, user: Any,
+                       target: Target) -> web.StreamResponse:
         raw = await read_body(request)
         body = decode_eviction(raw, request.headers.get("Content-Type"), info.namespace, info.name)
         options = delete_options(body, check_dry_run(request.query.getall("dryRun", [])))
         manager = request.query.get("fieldManager") or manager_from_user_agent(request.headers.get("User-Agent", ""))
-        status, code = await rest.create(res, info.namespace, info.name, body, options, user, manager)
+        status, code = await self.rest.create(res, info.namespace, info.name, body, options, user, manager)
         return responses.encode_dict(status, target, code)
-
-    return evict
-
-
-def install(server: ApiServer) -> None:
-    """Serve `pods/eviction` (POST)."""
-    server.subresource_handlers.setdefault(("", "pods", "eviction"), eviction_handler(EvictionREST(server.registry)))

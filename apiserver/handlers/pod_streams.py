@@ -4,21 +4,21 @@ once a node runs it, relayed to that node's kubelet (handlers/kubelet_proxy.py).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aiohttp import web
 
 from .. import errors
+from ..http.negotiation import Target
 from ..http.query import parse_int64
+from ..registry.generic import Registry
+from ..registry.reader import ObjectReader
+from ..requestinfo import RequestInfo
+from ..resources import ResourceType
 from ..schema import gotime
 from . import kubelet_proxy
-
-if TYPE_CHECKING:
-    from ..server import ApiServer
-
-
-def _pod(handler: Any, info: Any, res: Any) -> dict[str, Any]:
-    return handler.registry.get(res, info.namespace, info.name).obj
+from .kubelet_proxy import KubeletClient
+from .routes import SubresourceHandler
 
 
 def _container(pod: dict[str, Any], wanted: str) -> str:
@@ -39,11 +39,6 @@ def _container(pod: dict[str, Any], wanted: str) -> str:
     if wanted not in every:
         raise errors.bad_request(f"container {wanted} is not valid for pod {name}")
     return wanted
-
-
-def _no_backend(node: str) -> errors.StatusError:
-    return errors.StatusError(503, "ServiceUnavailable", f'error dialing backend: no kubelet serves node "{node}"',
-                              {})
 
 
 def _rfc3339(text: str) -> None:
@@ -74,26 +69,6 @@ def check_log_options(query: Any, name: str) -> None:
         raise errors.invalid_object("PodLogOptions", "", name, problems)
 
 
-async def log(handler: Any, request: web.Request, info: Any, res: Any, user: Any, target: Any) -> web.StreamResponse:
-    check_log_options(request.query, info.name)
-    pod = _pod(handler, info, res)
-    container = _container(pod, request.query.get("container", ""))
-    node = (pod.get("spec") or {}).get("nodeName")
-    if not node:
-        return web.Response(body=b"", content_type="text/plain")  # upstream: no host, an empty log
-    status = pod.get("status") or {}
-    statuses = {s.get("name"): s for key in ("containerStatuses", "initContainerStatuses",
-                                             "ephemeralContainerStatuses") for s in status.get(key) or ()}
-    state = (statuses.get(container) or {}).get("state") or {}
-    ran_before = bool(((statuses.get(container) or {}).get("lastState") or {}).get("terminated"))
-    if ("waiting" in state or not state) and not ran_before:
-        reason = (state.get("waiting") or {}).get("reason") or "ContainerCreating"
-        raise errors.bad_request(f'container "{container}" in pod "{pod["metadata"]["name"]}" is waiting to '
-                                 f"start: {reason}")
-    kubelet = kubelet_proxy.kubelet_of(handler, node)
-    return await kubelet_proxy.logs(kubelet, request, info.namespace, pod["metadata"]["name"], container)
-
-
 def _split_name(name: str) -> tuple[str, str]:
     """`[scheme:]name[:port]` of a proxy request -> (name, port)."""
     parts = name.split(":")
@@ -111,85 +86,104 @@ def _proxy_rest(request: web.Request, info: Any) -> str:
     return rest if rest.startswith("/") else "/" + rest
 
 
-async def stream(handler: Any, request: web.Request, info: Any, res: Any, user: Any,
-                 target: Any) -> web.StreamResponse:
-    """exec, attach, portforward and pods/proxy: relayed to the kubelet of the pod's node."""
-    name, port = _split_name(info.name) if info.subresource == "proxy" else (info.name, "")
-    pod = handler.registry.get(res, info.namespace, name).obj
-    container = ""
-    if info.subresource in ("exec", "attach"):
+class PodStreams:
+    """The subresources served by a node's kubelet, relayed through `kubelets` to the node the objects name."""
+
+    def __init__(self, registry: Registry, objects: ObjectReader, kubelets: KubeletClient) -> None:
+        self.registry = registry
+        self.objects = objects
+        self.kubelets = kubelets
+
+    def handlers(self) -> dict[tuple[str, str, str], SubresourceHandler]:
+        """Their entries in the subresource table."""
+        table: dict[tuple[str, str, str], SubresourceHandler] = {("", "pods", "log"): self.log}
+        for sub in ("exec", "attach", "portforward", "proxy"):
+            table[("", "pods", sub)] = self.stream
+        table[("", "nodes", "proxy")] = self.node_proxy
+        table[("", "services", "proxy")] = self.service_proxy
+        return table
+
+    async def log(self, request: web.Request, info: RequestInfo, res: ResourceType, user: Any,
+                  target: Target) -> web.StreamResponse:
+        """pods/log: the container's log from its node's kubelet (empty before the Pod has a node)."""
+        check_log_options(request.query, info.name)
+        pod = self.registry.get(res, info.namespace, info.name).obj
         container = _container(pod, request.query.get("container", ""))
-    node = (pod.get("spec") or {}).get("nodeName")
-    if not node:
-        raise errors.bad_request(f"pod {pod['metadata']['name']} does not have a host assigned")
-    kubelet = kubelet_proxy.kubelet_of(handler, node)
-    ns = info.namespace
-    if info.subresource == "portforward":
-        return await kubelet_proxy.stream(kubelet, request, f"/portForward/{ns}/{name}")
-    if info.subresource == "proxy":
-        if not port:
-            declared = [p.get("containerPort") for c in (pod.get("spec") or {}).get("containers") or ()
-                        for p in c.get("ports") or ()]
-            port = str(declared[0]) if declared else "80"
-        return await kubelet_proxy.http(kubelet, request, f"/podProxy/{ns}/{name}/{port}{_proxy_rest(request, info)}")
-    return await kubelet_proxy.stream(kubelet, request, f"/{info.subresource}/{ns}/{name}/{container}")
+        node = (pod.get("spec") or {}).get("nodeName")
+        if not node:
+            return web.Response(body=b"", content_type="text/plain")  # upstream: no host, an empty log
+        status = pod.get("status") or {}
+        statuses = {s.get("name"): s for key in ("containerStatuses", "initContainerStatuses",
+                                                 "ephemeralContainerStatuses") for s in status.get(key) or ()}
+        state = (statuses.get(container) or {}).get("state") or {}
+        ran_before = bool(((statuses.get(container) or {}).get("lastState") or {}).get("terminated"))
+        if ("waiting" in state or not state) and not ran_before:
+            reason = (state.get("waiting") or {}).get("reason") or "ContainerCreating"
+            raise errors.bad_request(f'container "{container}" in pod "{pod["metadata"]["name"]}" is waiting to '
+                                     f"start: {reason}")
+        kubelet = kubelet_proxy.kubelet_of(self.objects, node)
+        return await kubelet_proxy.logs(self.kubelets, kubelet, request, info.namespace, pod["metadata"]["name"],
+                                        container)
 
+    async def stream(self, request: web.Request, info: RequestInfo, res: ResourceType, user: Any,
+                     target: Target) -> web.StreamResponse:
+        """exec, attach, portforward and pods/proxy: relayed to the kubelet of the pod's node."""
+        name, port = _split_name(info.name) if info.subresource == "proxy" else (info.name, "")
+        pod = self.registry.get(res, info.namespace, name).obj
+        container = ""
+        if info.subresource in ("exec", "attach"):
+            container = _container(pod, request.query.get("container", ""))
+        node = (pod.get("spec") or {}).get("nodeName")
+        if not node:
+            raise errors.bad_request(f"pod {pod['metadata']['name']} does not have a host assigned")
+        kubelet = kubelet_proxy.kubelet_of(self.objects, node)
+        ns = info.namespace
+        if info.subresource == "portforward":
+            return await kubelet_proxy.stream(self.kubelets, kubelet, request, f"/portForward/{ns}/{name}")
+        if info.subresource == "proxy":
+            if not port:
+                declared = [p.get("containerPort") for c in (pod.get("spec") or {}).get("containers") or ()
+                            for p in c.get("ports") or ()]
+                port = str(declared[0]) if declared else "80"
+            return await kubelet_proxy.http(self.kubelets, kubelet, request,
+                                            f"/podProxy/{ns}/{name}/{port}{_proxy_rest(request, info)}")
+        return await kubelet_proxy.stream(self.kubelets, kubelet, request,
+                                          f"/{info.subresource}/{ns}/{name}/{container}")
 
-async def node_proxy(handler: Any, request: web.Request, info: Any, res: Any, user: Any,
-                     target: Any) -> web.StreamResponse:
-    """nodes/proxy: any path of the node's kubelet."""
-    name, _ = _split_name(info.name)
-    handler.registry.get(res, None, name)
-    kubelet = kubelet_proxy.kubelet_of(handler, name)
-    return await kubelet_proxy.http(kubelet, request, _proxy_rest(request, info))
+    async def node_proxy(self, request: web.Request, info: RequestInfo, res: ResourceType, user: Any,
+                         target: Target) -> web.StreamResponse:
+        """nodes/proxy: any path of the node's kubelet."""
+        name, _ = _split_name(info.name)
+        self.registry.get(res, None, name)
+        kubelet = kubelet_proxy.kubelet_of(self.objects, name)
+        return await kubelet_proxy.http(self.kubelets, kubelet, request, _proxy_rest(request, info))
 
-
-async def service_proxy(handler: Any, request: web.Request, info: Any, res: Any, user: Any,
-                        target: Any) -> web.StreamResponse:
-    """services/proxy: to a ready endpoint of the service's port, through the kubelet of that pod's node."""
-    name, port_name = _split_name(info.name)
-    svc = handler.registry.get(res, info.namespace, name).obj
-    ports = (svc.get("spec") or {}).get("ports") or []
-    chosen = next((p for p in ports if port_name in (str(p.get("port")), p.get("name", ""))), None) if port_name \
-        else (ports[0] if ports else None)
-    if chosen is None:
-        raise errors.StatusError(503, "ServiceUnavailable", f'no endpoints available for service "{name}"', {})
-    slices = handler.server.resources.lookup("discovery.k8s.io", "v1", "endpointslices")
-    entries = handler.registry.cache.list(slices.key_prefix, info.namespace) if slices is not None else []
-    for entry in entries:
-        eps = entry.obj
-        if ((eps.get("metadata") or {}).get("labels") or {}).get("kubernetes.io/service-name") != name:
-            continue
-        port = next((p.get("port") for p in eps.get("ports") or () if p.get("name", "") == chosen.get("name", "")),
-                    None)
-        for endpoint in eps.get("endpoints") or ():
-            ref = endpoint.get("targetRef") or {}
-            if (endpoint.get("conditions") or {}).get("ready") is False or ref.get("kind") != "Pod" or not port:
+    async def service_proxy(self, request: web.Request, info: RequestInfo, res: ResourceType, user: Any,
+                            target: Target) -> web.StreamResponse:
+        """services/proxy: to a ready endpoint of the service's port, through the kubelet of that pod's node."""
+        name, port_name = _split_name(info.name)
+        svc = self.registry.get(res, info.namespace, name).obj
+        ports = (svc.get("spec") or {}).get("ports") or []
+        chosen = next((p for p in ports if port_name in (str(p.get("port")), p.get("name", ""))), None) if port_name \
+            else (ports[0] if ports else None)
+        if chosen is None:
+            raise errors.StatusError(503, "ServiceUnavailable", f'no endpoints available for service "{name}"', {})
+        slices = self.objects.resources.lookup("discovery.k8s.io", "v1", "endpointslices")
+        entries = self.registry.cache.list(slices.key_prefix, info.namespace) if slices is not None else []
+        for entry in entries:
+            eps = entry.obj
+            if ((eps.get("metadata") or {}).get("labels") or {}).get("kubernetes.io/service-name") != name:
                 continue
-            pod = kubelet_proxy._get(handler, "pods", info.namespace, ref["name"])  # noqa: SLF001
-            node = ((pod or {}).get("spec") or {}).get("nodeName")
-            if node:
-                kubelet = kubelet_proxy.kubelet_of(handler, node)
-                return await kubelet_proxy.http(
-                    kubelet, request, f"/podProxy/{info.namespace}/{ref['name']}/{port}{_proxy_rest(request, info)}")
-    raise errors.StatusError(503, "ServiceUnavailable", f'no endpoints available for service "{name}"', {})
-
-
-async def unreachable(handler: Any, request: web.Request, info: Any, res: Any, user: Any,
-                      target: Any) -> web.StreamResponse:
-    """nodes/proxy and services/proxy, with nothing behind them yet."""
-    obj = handler.registry.get(res, info.namespace if res.namespaced else None, info.name).obj
-    if res.plural == "services":
-        raise errors.StatusError(503, "ServiceUnavailable",
-                                 f'no endpoints available for service "{obj["metadata"]["name"]}"', {})
-    raise _no_backend(obj["metadata"]["name"])
-
-
-def install(server: ApiServer) -> None:
-    """Register the handlers (a node runtime may replace them with ones that reach its kubelets)."""
-    handlers = server.subresource_handlers
-    handlers.setdefault(("", "pods", "log"), log)
-    for sub in ("exec", "attach", "portforward", "proxy"):
-        handlers.setdefault(("", "pods", sub), stream)
-    handlers.setdefault(("", "nodes", "proxy"), node_proxy)
-    handlers.setdefault(("", "services", "proxy"), service_proxy)
+            port = next((p.get("port") for p in eps.get("ports") or () if p.get("name", "") == chosen.get("name", "")),
+                        None)
+            for endpoint in eps.get("endpoints") or ():
+                ref = endpoint.get("targetRef") or {}
+                if (endpoint.get("conditions") or {}).get("ready") is False or ref.get("kind") != "Pod" or not port:
+                    continue
+                pod = self.objects.object("", "v1", "pods", info.namespace, ref["name"])
+                node = ((pod or {}).get("spec") or {}).get("nodeName")
+                if node:
+                    kubelet = kubelet_proxy.kubelet_of(self.objects, node)
+                    return await kubelet_proxy.http(
+                        self.kubelets, kubelet, request, f"/podProxy/{info.namespace}/{ref['name']}/{port}{_proxy_rest(request, info)}")
+        raise errors.StatusError(503, "ServiceUnavailable", f'no endpoints available for service "{name}"', {})

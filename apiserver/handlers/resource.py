@@ -6,76 +6,27 @@ negotiates the representation, decodes the body, calls the registry and encodes 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import orjson
 from aiohttp import web
 
 from .. import errors
-from ..crd.serving import served, serves_raw
+from ..crd.serving import serves_raw
 from ..errors import StatusError
 from ..http import responses
-from ..http.negotiation import MAX_BODY, PATCH_TYPES, Target, decode_body, media_type, negotiate
+from ..http.negotiation import PATCH_TYPES, decode_body, media_type
 from ..http.query import parse_int64
 from ..http.tables import build_table
-from ..registry.cache import Entry
-from ..registry.generic import WriteOptions
-from ..requestinfo import AUDIT_ANNOTATIONS_KEY, RequestInfo
+from ..registry.generic import Registry
+from ..requestinfo import RequestInfo
 from ..resources import ResourceType
 from ..schema.fields import type_errors
 from ..selectors import FieldSelector, LabelSelector
-from . import fieldcheck, patching, subresources
-from .watch import serve_watch
-
-if TYPE_CHECKING:
-    from ..server import ApiServer
-
-
-async def read_body(request: web.Request) -> bytes:
-    """The request body, refusing anything over 3 MiB with 413."""
-    if request.content_length is not None:
-        if request.content_length > MAX_BODY:
-            raise errors.too_large()
-        return await request.read()
-    chunks, size = [], 0
-    async for chunk in request.content.iter_any():
-        size += len(chunk)
-        if size > MAX_BODY:
-            raise errors.too_large()
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def check_dry_run(values: Any) -> list[str]:
-    """The `dryRun` values of a request (query or DeleteOptions body); only "All" is supported."""
-    if values is None:
-        return []
-    if not isinstance(values, list):
-        raise errors.bad_request("dryRun: must be a list of strings")
-    for value in values:
-        if value != "All":
-            raise errors.bad_request(f'dryRun: Unsupported value: "{value}": supported values: "All"')
-    return values
-
-
-def write_options(request: web.Request, info: RequestInfo, user: Any, operation: str = "Update") -> WriteOptions:
-    query = request.query
-    dry_run = check_dry_run(query.getall("dryRun", []))
-    manager = query.get("fieldManager", "")
-    if len(manager) > 128:
-        raise errors.invalid_object("", "", "", [errors.too_long("fieldManager", manager, 128)])
-    if not manager and operation != "Apply":  # apply must name its manager; other writes default to the agent
-        manager = manager_from_user_agent(request.headers.get("User-Agent", ""))
-    opts = WriteOptions(dry_run=bool(dry_run), field_manager=manager, user=user,
-                        subresource=info.subresource, operation=operation)
-    request[AUDIT_ANNOTATIONS_KEY] = opts.audit_annotations  # the audit event carries what admission adds
-    return opts
-
-
-def manager_from_user_agent(user_agent: str) -> str:
-    """The field manager of a write that names none: the User-Agent up to its first `/`, printable, 128 max."""
-    return "".join(ch for ch in user_agent.split("/")[0] if ch.isprintable())[:128]
-
+from . import patching, subresources
+from .object_io import ObjectIO
+from .requests import check_dry_run, read_body, warning_headers, write_options
+from .routes import SubresourceTable
+from .watch import WatchSources, parse_timeout_seconds, serve_watch
 
 DELETE_OPTIONS = "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions"
 
@@ -86,16 +37,17 @@ def _limit(query: Any) -> int:
     return max(parse_int64(value), 0) if value else 0
 
 
-class ResourceHandler:
+class ResourceHandler(ObjectIO):
     """Dispatches one resource request by verb."""
 
-    def __init__(self, server: ApiServer) -> None:
-        self.server = server
-        self.registry = server.registry
+    def __init__(self, registry: Registry, watches: WatchSources, table: SubresourceTable) -> None:
+        super().__init__(registry)
+        self.watches = watches
+        self.table = table
 
     async def handle(self, request: web.Request, info: RequestInfo, res: ResourceType, user: Any) -> web.StreamResponse:
         if info.subresource:
-            return await subresources.handle(self, request, info, res, user)
+            return await subresources.handle(self, self.table, request, info, res, user)
         verb = info.verb
         if verb not in res.verbs and not (verb == "watch" and "watch" in res.verbs):
             raise errors.method_not_allowed()
@@ -109,7 +61,7 @@ class ResourceHandler:
         if verb == "list":
             return await self.list(request, res, namespace)
         if verb == "watch":
-            return await serve_watch(self.server, request, res, namespace, info.name)
+            return await serve_watch(self.watches, request, res, namespace, info.name)
         if verb == "create":
             return await self.create(request, info, res, namespace, user)
         if verb == "update":
@@ -123,36 +75,12 @@ class ResourceHandler:
         raise errors.method_not_allowed()
 
     # -- reads -----------------------------------------------------------------------------------
-    def target(self, request: web.Request) -> Target:
-        return negotiate(request.headers.get("Accept"))
-
     def get(self, request: web.Request, res: ResourceType, namespace: str | None, name: str) -> web.Response:
         target = self.target(request)
         entry = self.registry.get(res, namespace, name)
         return self.respond_entry(res, entry, target)
 
-    def respond_entry(self, res: ResourceType, entry: Entry | dict[str, Any], target: Target,
-                      status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
-        obj = entry.obj if isinstance(entry, Entry) else _without_empty_version(entry)
-        if target.as_kind == "Table":
-            meta = {"resourceVersion": obj.get("metadata", {}).get("resourceVersion", "")}
-            table = build_table(res, [self.served(res, obj)], responses.now(), "Metadata", meta,
-                                target.version or "v1")
-            return responses.encode_dict(table, target, status, headers)
-        if target.as_kind == "PartialObjectMetadata":
-            return responses.encode_dict(responses.partial_metadata(obj, target.version), target, status, headers)
-        if target.as_kind:
-            raise errors.not_acceptable(target.as_kind)
-        if isinstance(entry, Entry) and serves_raw(res, obj, entry.revision):
-            return responses.encode_entry(entry, target, status, headers)
-        return responses.encode_dict(self.served(res, obj), target, status, headers)
-
-    @staticmethod
-    def served(res: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
-        """The object as the requested version (custom resources: converted from the stored version)."""
-        return served(res, obj)
-
-    async def list(self, request: web.Request, res: ResourceType, namespace: str | None) -> web.Response:
+    async def list(self, request: web.Request, res: ResourceType, namespace: str | None) -> web.StreamResponse:
         query = request.query
         _check_list_options(query)
         target = self.target(request)
@@ -190,31 +118,12 @@ class ResourceHandler:
         return responses.encode_dict(body, target)
 
     # -- writes ----------------------------------------------------------------------------------
-    async def decode_object(self, request: web.Request, res: ResourceType) -> tuple[dict[str, Any], list[str]]:
-        """Decode a create/update body and apply field validation (Strict/Warn/Ignore)."""
-        raw = await read_body(request)
-        obj = decode_body(raw, request.headers.get("Content-Type"))
-        if not isinstance(obj, dict):
-            raise errors.bad_request(f'{res.kind} in version "{res.version}" cannot be handled as a {res.kind}: '
-                                     "json: cannot unmarshal into Go value of type struct")
-        warnings = fieldcheck.check(res, obj, raw, request.headers.get("Content-Type"),
-                                    request.query.get("fieldValidation", ""))
-        return obj, warnings
-
-    async def decode_write(self, request: web.Request, info: RequestInfo, res: ResourceType,
-                           user: Any) -> tuple[dict[str, Any], WriteOptions]:
-        """The decoded body of a create or update, and its write options carrying the field warnings."""
-        obj, warnings = await self.decode_object(request, res)
-        opts = write_options(request, info, user)
-        opts.warnings.extend(warnings)
-        return obj, opts
-
     async def create(self, request: web.Request, info: RequestInfo, res: ResourceType, namespace: str | None,
                      user: Any) -> web.Response:
         target = self.target(request)
         obj, opts = await self.decode_write(request, info, res, user)
         if not res.stored:
-            return await subresources.create_virtual(self, request, info, res, obj, user, target)
+            return await subresources.create_virtual(self.table, request, info, res, obj, user, target)
         result = await self.registry.create(res, namespace, obj, opts)
         return self.respond_entry(res, result, target, 201, warning_headers(opts.warnings))
 
@@ -237,7 +146,7 @@ class ResourceHandler:
                               f"application/strategic-merge-patch+json; got \"{content_type}\"")
         raw = await read_body(request)
         opts = write_options(request, info, user, "Apply" if patch_type == "apply" else "Update")
-        result, created = await patching.apply_patch(self, request, res, namespace, info.name, patch_type, raw, opts)
+        result, created = await patching.apply_patch(self.registry, request, res, namespace, info.name, patch_type, raw, opts)
         return self.respond_entry(res, result, target, 201 if created else 200, warning_headers(opts.warnings))
 
     async def delete(self, request: web.Request, info: RequestInfo, res: ResourceType, namespace: str | None,
@@ -311,8 +220,6 @@ async def stream_parts(request: web.Request, parts: list[bytes], headers: dict[s
 
 def _check_list_options(query: Any) -> None:
     """ListOptions as upstream validates them for a list (422), and a whole-number timeoutSeconds (400)."""
-    from .watch import parse_timeout_seconds
-
     parse_timeout_seconds(query.get("timeoutSeconds"))
     match = query.get("resourceVersionMatch", "")
     if not match:
@@ -331,17 +238,3 @@ def _check_list_options(query: Any) -> None:
         problems.append(errors.not_supported("resourceVersionMatch", match, ["Exact", "NotOlderThan", ""]))
     if problems:
         raise errors.invalid_object("ListOptions", "meta.k8s.io", "", problems)
-
-
-def _without_empty_version(obj: dict[str, Any]) -> dict[str, Any]:
-    """An object never stored (a dry-run create) has no resourceVersion: Go's omitempty leaves the field out."""
-    meta = obj.get("metadata")
-    if isinstance(meta, dict) and meta.get("resourceVersion") == "":
-        return {**obj, "metadata": {k: v for k, v in meta.items() if k != "resourceVersion"}}
-    return obj
-
-
-def warning_headers(warnings: list[str]) -> dict[str, str] | None:
-    if not warnings:
-        return None
-    return {"Warning": ", ".join(f'299 - {orjson.dumps(w).decode()}' for w in warnings)}

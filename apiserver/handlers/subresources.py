@@ -3,7 +3,7 @@ requests are decoded here and answered by the registry's REST objects (`registry
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 from aiohttp import web
@@ -20,13 +20,13 @@ from ..resources import ResourceType
 from ..schema import messages
 from ..schema.fields import type_errors
 from . import patching
+from .object_io import ObjectIO
+from .requests import read_body, warning_headers, write_options
+from .routes import SubresourceTable
 
-if TYPE_CHECKING:
-    from .resource import ResourceHandler
 
-
-async def handle(handler: ResourceHandler, request: web.Request, info: RequestInfo, res: ResourceType,
-                 user: Any) -> web.StreamResponse:
+async def handle(handler: ObjectIO, table: SubresourceTable, request: web.Request, info: RequestInfo,
+                 res: ResourceType, user: Any) -> web.StreamResponse:
     sub = res.subresource(info.subresource)
     if sub is None or info.verb not in sub.verbs:
         raise errors.not_found(res.group_resource, info.name) if sub is None else errors.method_not_allowed()
@@ -36,16 +36,14 @@ async def handle(handler: ResourceHandler, request: web.Request, info: RequestIn
         return await _scale(handler, request, info, res, namespace, user, target)
     if sub.name in status_rest.SUBRESOURCES:
         return await _status_like(handler, request, info, res, namespace, user, target)
-    extra = handler.server.subresource_handlers.get((res.group, res.plural, sub.name))
+    extra = table.subresources.get((res.group, res.plural, sub.name))
     if extra is None:
         raise errors.method_not_allowed()
-    return await extra(handler, request, info, res, user, target)
+    return await extra(request, info, res, user, target)
 
 
-async def _status_like(handler: ResourceHandler, request: web.Request, info: RequestInfo, res: ResourceType,
+async def _status_like(handler: ObjectIO, request: web.Request, info: RequestInfo, res: ResourceType,
                        namespace: str | None, user: Any, target: Target) -> web.Response:
-    from .resource import warning_headers, write_options
-
     rest = StatusREST(handler.registry)
     if info.verb == "get":
         return handler.respond_entry(res, rest.get(res, namespace, info.name), target)
@@ -58,17 +56,13 @@ async def _status_like(handler: ResourceHandler, request: web.Request, info: Req
         return handler.respond_entry(res, result, target, headers=warning_headers(opts.warnings))
     if patch_type is None:
         raise errors.unsupported_media_type(request.headers.get("Content-Type", ""))
-    from .resource import read_body
-
     raw = await read_body(request)
-    result, _ = await patching.apply_patch(handler, request, res, namespace, info.name, patch_type, raw, opts)
+    result, _ = await patching.apply_patch(handler.registry, request, res, namespace, info.name, patch_type, raw, opts)
     return handler.respond_entry(res, result, target, headers=warning_headers(opts.warnings))
 
 
-async def _scale(handler: ResourceHandler, request: web.Request, info: RequestInfo, res: ResourceType,
+async def _scale(handler: ObjectIO, request: web.Request, info: RequestInfo, res: ResourceType,
                  namespace: str | None, user: Any, target: Target) -> web.Response:
-    from .resource import read_body, write_options
-
     rest = ScaleREST(handler.registry)
     if info.verb == "get":
         return _scale_response(rest.get(res, namespace, info.name), target)
@@ -122,12 +116,12 @@ def _scale_response(scale: dict[str, Any], target: Target) -> web.Response:
     return responses.encode_dict(scale, target)
 
 
-async def create_virtual(handler: ResourceHandler, request: web.Request, info: RequestInfo, res: ResourceType,
+async def create_virtual(table: SubresourceTable, request: web.Request, info: RequestInfo, res: ResourceType,
                          obj: dict[str, Any], user: Any, target: Target) -> web.Response:
     """Request-only kinds (access reviews, SelfSubjectReview, TokenReview): computed, never stored."""
-    compute = handler.server.virtual_kinds.get((res.group, res.kind))
+    compute = table.kinds.get((res.group, res.kind))
     if compute is None:
         raise errors.method_not_allowed()
-    result = await compute(handler.server, request, info, obj, user)
+    result = await compute(request, info, obj, user)
     body = orjson.loads(orjson.dumps(result))
     return responses.encode_dict(body, target, 201)

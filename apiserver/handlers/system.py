@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+import orjson
 from aiohttp import web
 
 from .. import VERSION as MINI_KUBE_VERSION
 from .. import errors
-from ..discovery import AGGREGATED_V2, AGGREGATED_V2BETA1
+from ..discovery import AGGREGATED_V2, AGGREGATED_V2BETA1, Discovery
 from ..http.responses import HEADERS
-
-if TYPE_CHECKING:
-    from ..server import ApiServer
+from ..resources import ResourceRegistry
+from ..store_health import StoreHealth
 
 VERSION = {
     "major": "1", "minor": "32", "gitVersion": f"v1.32.0+mini-kube.{MINI_KUBE_VERSION}", "gitCommit": "", "gitTreeState": "clean",
@@ -33,17 +31,17 @@ def _json(body: bytes, content_type: str = "application/json", extra: dict[str, 
     return web.Response(body=body, headers=headers)
 
 
-async def check_problem(server: ApiServer, check: str) -> str | None:
+async def check_problem(store: StoreHealth, ready: bool, check: str) -> str | None:
     """Why a health check fails, or None: the store's probe for `etcd`/`etcd-readiness`, the server being
-    stopped for `shutdown`; the others pass once the server serves."""
+    stopped (not `ready`) for `shutdown`; the others pass once the server serves."""
     if check in STORE_CHECKS:
-        return await server.store_health.check()
-    if check == "shutdown" and not server.ready:
+        return await store.check()
+    if check == "shutdown" and not ready:
         return "process is shutting down"
     return None
 
 
-async def health(server: ApiServer, request: web.Request, name: str) -> web.Response:
+async def health(store: StoreHealth, ready: bool, request: web.Request, name: str) -> web.Response:
     """`/healthz`, `/livez`, `/readyz` as upstream's: `?verbose`, `?exclude=<check>`, `/<endpoint>/<check>`; a
     failing check makes the answer 500 with every check listed and the failure's reason withheld."""
     checks = READYZ_CHECKS if name == "/readyz" else LIVEZ_CHECKS
@@ -53,7 +51,7 @@ async def health(server: ApiServer, request: web.Request, name: str) -> web.Resp
     if single:
         if single not in checks:
             raise errors.not_found("", single)
-        problem = await check_problem(server, single)
+        problem = await check_problem(store, ready, single)
         if problem is not None:
             return web.Response(text=f"internal server error: {problem}\n", headers=headers, status=500)
         return web.Response(text="ok", headers=headers)
@@ -63,7 +61,7 @@ async def health(server: ApiServer, request: web.Request, name: str) -> web.Resp
         if check in excluded:
             excluded = [e for e in excluded if e != check]
             lines.append(f"[+]{check} excluded: ok")
-        elif await check_problem(server, check) is not None:
+        elif await check_problem(store, ready, check) is not None:
             failed = True
             lines.append(f"[-]{check} failed: reason withheld")
         else:
@@ -79,10 +77,9 @@ async def health(server: ApiServer, request: web.Request, name: str) -> web.Resp
     return web.Response(text="\n".join(lines) + f"\n{endpoint} check passed\n", headers=headers)
 
 
-def discovery(server: ApiServer, request: web.Request) -> web.Response | None:
+def discovery(disco: Discovery, request: web.Request) -> web.Response | None:
     """Discovery documents, or None when the path is not a discovery path."""
     path = request.path.rstrip("/")
-    disco = server.discovery
     accept = request.headers.get("Accept", "")
     if path in ("/api", "/apis"):
         if "as=APIGroupDiscoveryList" in accept and ("v=v2" in accept or "v=v2beta1" in accept):
@@ -97,29 +94,29 @@ def discovery(server: ApiServer, request: web.Request) -> web.Response | None:
         return _json(disco.api_versions() if path == "/api" else disco.api_groups())
     parts = path.strip("/").split("/")
     if parts[0] == "api" and len(parts) == 2:
-        body = disco.resource_list("", parts[1])
+        document = disco.resource_list("", parts[1])
     elif parts[0] == "apis" and len(parts) == 2:
-        body = disco.api_group(parts[1])
+        document = disco.api_group(parts[1])
     elif parts[0] == "apis" and len(parts) == 3:
-        body = disco.resource_list(parts[1], parts[2])
+        document = disco.resource_list(parts[1], parts[2])
     else:
         return None
-    if body is None:
+    if document is None:
         raise errors.StatusError(404, "NotFound", "the server could not find the requested resource", {})
-    return _json(body)
+    return _json(document)
 
 
-def openapi(server: ApiServer, request: web.Request) -> web.Response:
+def openapi(resources: ResourceRegistry, request: web.Request) -> web.Response:
     """`/openapi/v2` (JSON or protobuf), `/openapi/v3` and `/openapi/v3/<group-version path>`."""
     from ..schema import openapi as docs
 
     path = request.path.rstrip("/")
     if path == "/openapi/v2":
         if docs.wants_v2_protobuf(request.headers.get("Accept", "")):
-            return _json(docs.openapi_v2_protobuf_bytes(server.resources), docs.V2_PROTOBUF)
-        return _json(docs.openapi_v2_bytes(server.resources))
+            return _json(docs.openapi_v2_protobuf_bytes(resources), docs.V2_PROTOBUF)
+        return _json(docs.openapi_v2_bytes(resources))
     if path == "/openapi/v3":
-        return _json(docs.openapi_v3_root_bytes(server.resources), "text/plain; charset=utf-8")
+        return _json(docs.openapi_v3_root_bytes(resources), "text/plain; charset=utf-8")
     parts = path[len("/openapi/v3/"):].split("/")
     if parts[0] == "api" and len(parts) == 2:
         group, version = "", parts[1]
@@ -127,13 +124,22 @@ def openapi(server: ApiServer, request: web.Request) -> web.Response:
         group, version = parts[1], parts[2]
     else:
         raise errors.StatusError(404, "NotFound", "the server could not find the requested resource", {})
-    body = docs.openapi_v3_document_bytes(server.resources, group, version)
+    body = docs.openapi_v3_document_bytes(resources, group, version)
     if body is None:
         raise errors.StatusError(404, "NotFound", "the server could not find the requested resource", {})
     return _json(body, extra={"Cache-Control": "public, immutable"} if "hash" in request.query else None)
 
 
-def version(server: ApiServer) -> web.Response:
-    import orjson
-
+def version() -> web.Response:
     return _json(orjson.dumps(VERSION))
+
+
+def root_paths(resources: ResourceRegistry) -> list[str]:
+    """`GET /`: the server's root paths, as upstream lists them."""
+    paths = {"/api", "/api/v1", "/apis", "/healthz", "/livez", "/readyz", "/version", "/openapi/v2",
+             "/openapi/v3"}
+    for row in resources.all():
+        if row.group:
+            paths.add(f"/apis/{row.group}")
+            paths.add(f"/apis/{row.group}/{row.version}")
+    return sorted(paths)

@@ -9,28 +9,37 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 from aiohttp import web
-from mini_kube.store import CompactedError
+from mini_kube.store import CompactedError, Store
 
 from .. import errors
 from ..crd.serving import served, serves_raw
 from ..http.negotiation import JSON, PROTOBUF, negotiate
 from ..http.query import go_bool, parse_int64, resource_version
 from ..http.tables import build_table
-from ..registry.cache import CacheEvent, Entry, to_cache_event
+from ..registry.cache import CacheEvent, Entry, ObjectCache, to_cache_event
 from ..resources import ResourceType
 from ..selectors import FieldSelector, LabelSelector
-
-if TYPE_CHECKING:
-    from ..server import ApiServer
+from .watch_reaper import WatchReaper
 
 BOOKMARK_INTERVAL = 5.0
 WRITE_BATCH = 1 << 20  # frames are written in batches of about this many bytes
 DEFAULT_TIMEOUT = 1800.0
+
+
+@dataclass(frozen=True, slots=True)
+class WatchSources:
+    """What a watch reads: the cache (live events and recent history), the store (older history) and the
+    reaper that ends watches whose client has gone."""
+
+    cache: ObjectCache
+    store: Store
+    reaper: WatchReaper
 
 
 def _frame_json(event_type: str, obj: dict[str, Any]) -> bytes:
@@ -130,7 +139,7 @@ def parse_timeout_seconds(text: str | None) -> int | None:
     return parse_int64(text) if text else None
 
 
-async def serve_watch(server: ApiServer, request: web.Request, res: ResourceType, namespace: str | None,
+async def serve_watch(sources: WatchSources, request: web.Request, res: ResourceType, namespace: str | None,
                       name: str) -> web.StreamResponse:
     query = request.query
     target = negotiate(request.headers.get("Accept"))
@@ -151,14 +160,14 @@ async def serve_watch(server: ApiServer, request: web.Request, res: ResourceType
     if rv_text and rv_text != "0":
         start_rv = resource_version(rv_text)
 
-    cache = server.cache
+    cache = sources.cache
     watcher = cache.watch(res.key_prefix, namespace if res.namespaced else None)
     encoder = Encoder(media, res, target.version or "v1" if target.as_kind == "Table" else "")
     pending: list[bytes] = []
     store_watch = None
     expired = False
     try:
-        server.watch_reaper.add(watcher, request)
+        sources.reaper.add(watcher, request)
         if initial or not start_rv:
             entries = cache.list(res.key_prefix, namespace if res.namespaced else None)
             snapshot_rv = cache.revision
@@ -172,12 +181,12 @@ async def serve_watch(server: ApiServer, request: web.Request, res: ResourceType
                 pending.append(encoder.raw("BOOKMARK", _bookmark(res, snapshot_rv, True)))
         else:
             scope = _key_prefix(res, namespace)
-            history = cache.history_since(start_rv)
+            history: list[Any] | None = cache.history_since(start_rv)
             if history is not None:  # the cache's history holds every collection: keep this watch's own
                 history = [e for e in history if e.key.startswith(scope)]
             if history is None:
                 watcher.close()
-                store_watch = await _store_history(server, res, namespace, start_rv)
+                store_watch = await _store_history(sources.store, res, namespace, start_rv)
                 if isinstance(store_watch, bytes):  # compacted: the ERROR event ends the watch, as upstream's
                     pending.append(store_watch if media == JSON else encoder.raw(
                         "ERROR", orjson.loads(store_watch)["object"]))
@@ -202,12 +211,12 @@ async def serve_watch(server: ApiServer, request: web.Request, res: ResourceType
             if store_watch is not None:
                 await _pump_store(store_watch, response, encoder, labels, fields, name, res, timeout)
             else:
-                await _pump(watcher, response, encoder, labels, fields, name, res, bookmarks, timeout, server)
+                await _pump(watcher, response, encoder, labels, fields, name, res, bookmarks, timeout, cache)
         except ConnectionResetError:
             pass  # the client went away: nothing more to send
         return response
     finally:
-        server.watch_reaper.discard(watcher)
+        sources.reaper.discard(watcher)
         watcher.close()
         if store_watch is not None:
             store_watch.close()
@@ -218,10 +227,10 @@ def _key_prefix(res: ResourceType, namespace: str | None) -> str:
     return f"{res.key_prefix}{namespace}/" if namespace and res.namespaced else res.key_prefix
 
 
-async def _store_history(server: ApiServer, res: ResourceType, namespace: str | None, start_rv: int) -> Any:
+async def _store_history(store: Store, res: ResourceType, namespace: str | None, start_rv: int) -> Any:
     """A store watch from an old revision the cache no longer holds, or an ERROR frame if compacted."""
     try:
-        return server.store.watch(_key_prefix(res, namespace), start_revision=start_rv + 1)
+        return store.watch(_key_prefix(res, namespace), start_revision=start_rv + 1)
     except CompactedError as exc:
         status = errors.gone(f"too old resource version: {start_rv} ({exc.compact_revision})").status()
         return _frame_json("ERROR", status)
@@ -229,7 +238,7 @@ async def _store_history(server: ApiServer, res: ResourceType, namespace: str | 
 
 async def _pump(watcher: Any, response: web.StreamResponse, encoder: Encoder, labels: LabelSelector,
                 fields: FieldSelector, name: str, res: ResourceType, bookmarks: bool, timeout: float,
-                server: ApiServer) -> None:
+                cache: ObjectCache) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     queue = watcher.queue
@@ -242,7 +251,7 @@ async def _pump(watcher: Any, response: web.StreamResponse, encoder: Encoder, la
             event = await asyncio.wait_for(queue.get(), wait)
         except TimeoutError:
             if bookmarks and deadline - loop.time() > 0:
-                await response.write(encoder.raw("BOOKMARK", _bookmark(res, server.cache.revision)))
+                await response.write(encoder.raw("BOOKMARK", _bookmark(res, cache.revision)))
             continue
         frames: list[bytes] = []
         size = 0

@@ -54,19 +54,12 @@ def status_response(exc: StatusError, target: Target | None = None) -> web.Respo
     return _bytes_response(orjson.dumps(body, option=orjson.OPT_APPEND_NEWLINE), exc.code, JSON, exc.headers)
 
 
-def list_body(res: ResourceType, api_version: str, items: list[Entry], revision: int, continue_token: str,
-              remaining: int | None) -> bytes:
-    """A typed list, concatenating each item's stored bytes.
-
-    Items of built-in kinds go without kind and apiVersion, as upstream's typed lists carry them (stored objects
-    begin with exactly those two fields, so they are cut off the bytes, not re-encoded); custom resources keep them.
-    """
-    return b"".join(list_parts(res, api_version, items, revision, continue_token, remaining))
-
-
 def list_parts(res: ResourceType, api_version: str, items: list[Entry], revision: int, continue_token: str,
                remaining: int | None) -> list[bytes]:
-    """The pieces of `list_body` in order (a large list is streamed piece by piece, never joined whole)."""
+    """A typed list's pieces in order, each item's stored bytes as they are (a large list is streamed piece by
+    piece, never joined whole). Items of built-in kinds go without kind and apiVersion, as upstream's typed lists
+    carry them (stored objects begin with exactly those two fields, so they are cut off the bytes, not
+    re-encoded); custom resources keep them."""
     meta: dict[str, Any] = {"resourceVersion": str(revision)}
     if continue_token:
         meta["continue"] = continue_token

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mini_kube.apiserver.errors import StatusError, go_ordered_details
+from mini_kube.apiserver.errors import StatusError
+from mini_kube.machinery.status import failure
 
 # What k8s.io/apimachinery's NewGenericServerResponse says for a 422 with no more information.
 GENERIC_422 = "the server rejected our request due to an error in our request"
@@ -28,14 +29,7 @@ class PatchError(StatusError):
         super().__init__(code, reason, message, details)
 
     def status(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                                "message": self.message}
-        if self.reason:
-            body["reason"] = self.reason
-        if self.details is not None:
-            body["details"] = go_ordered_details(self.details)
-        body["code"] = self.code
-        return body
+        return failure(self.code, self.reason or None, self.message, self.details)
 
     def __repr__(self) -> str:
         return f"PatchError({self.code}, {self.reason!r}, {self.message!r})"

@@ -134,10 +134,6 @@ def _children(node: Trie) -> Trie:
     return {k: v for k, v in node.items() if k != SELF}
 
 
-def is_empty(trie: Trie) -> bool:
-    return not trie
-
-
 def has(trie: Trie, path: list[str] | tuple[str, ...]) -> bool:
     node = trie
     for pe in path:
@@ -145,11 +141,6 @@ def has(trie: Trie, path: list[str] | tuple[str, ...]) -> bool:
         if node is None:
             return False
     return bool(path) and is_member(node)
-
-
-def with_prefix(trie: Trie, pe: str) -> Trie:
-    node = trie.get(pe)
-    return _children(node) if node else {}
 
 
 def insert(trie: Trie, path: list[str] | tuple[str, ...]) -> None:

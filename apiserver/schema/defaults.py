@@ -190,9 +190,3 @@ def apply_defaults(definition_name: str, obj: dict[str, Any]) -> None:
     meta = obj.get("metadata")
     if not had_timestamp and isinstance(meta, dict) and meta.get("creationTimestamp", "") is None:
         del meta["creationTimestamp"]
-
-
-def warm() -> None:
-    """Compile every plan now (e.g. in a background task after start-up)."""
-    for name in definitions():
-        _plan(name)

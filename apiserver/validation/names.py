@@ -38,8 +38,6 @@ CONFIG_KEY_FMT = "[-._a-zA-Z0-9]+"
 CONFIG_KEY_MSG = "a valid config key must consist of alphanumeric characters, '-', '_' or '.'"
 PERCENT_FMT = "[0-9]+%"
 PERCENT_MSG = "a valid percent string must be a numeric string followed by an ending '%'"
-HTTP_HEADER_FMT = "[-A-Za-z0-9]+"
-HTTP_HEADER_MSG = "a valid HTTP header must consist of alphanumeric characters or '-'"
 
 DNS1123_LABEL_MAX = 63
 DNS1123_SUBDOMAIN_MAX = 253
@@ -61,7 +59,6 @@ _C_IDENTIFIER = _full(C_IDENTIFIER_FMT)
 _ENV_VAR = _full(ENV_VAR_FMT)
 _CONFIG_KEY = _full(CONFIG_KEY_FMT)
 _PERCENT = _full(PERCENT_FMT)
-_HTTP_HEADER = _full(HTTP_HEADER_FMT)
 _PORT_NAME_CHARS = re.compile(r"^[-a-z0-9]+$")
 
 
@@ -211,10 +208,6 @@ def is_valid_port_num(port: int) -> list[str]:
     return [] if 1 <= port <= 65535 else [inclusive_range_error(1, 65535)]
 
 
-def is_in_range(value: int, low: int, high: int) -> list[str]:
-    return [] if low <= value <= high else [inclusive_range_error(low, high)]
-
-
 def is_valid_port_name(port: str) -> list[str]:
     errs: list[str] = []
     if len(port) > 15:
@@ -233,12 +226,6 @@ def is_valid_port_name(port: str) -> list[str]:
 def is_valid_percent(value: str) -> list[str]:
     if not _matches(_PERCENT, value):
         return [regex_error(PERCENT_MSG, PERCENT_FMT, "1%", "93%")]
-    return []
-
-
-def is_http_header_name(value: str) -> list[str]:
-    if not _matches(_HTTP_HEADER, value):
-        return [regex_error(HTTP_HEADER_MSG, HTTP_HEADER_FMT, "X-Header-Name")]
     return []
 
 

@@ -8,8 +8,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from mini_kube.machinery.status import ApiError
+
 from ..session import Session, Target
-from ..transport import ApiError
 
 Lines = list[str]
 
@@ -112,32 +113,8 @@ def _generic(obj: dict[str, Any], namespaced: bool) -> Lines:
     return lines
 
 
-def _pod(obj: dict[str, Any]) -> Lines:
-    spec, status, meta = obj.get("spec") or {}, obj.get("status") or {}, obj.get("metadata") or {}
-    w = 21
-    lines = [_field("Name", meta.get("name", ""), w), _field("Namespace", meta.get("namespace", ""), w),
-             _field("Priority", spec.get("priority", 0), w),
-             _field("Service Account", spec.get("serviceAccountName", ""), w),
-             _field("Node", f"{spec['nodeName']}/{status.get('hostIP', '')}" if spec.get("nodeName") else "<none>", w)]
-    lines += _map_lines("Labels", meta.get("labels"), w) + _annotations(meta, w)
-    lines += [_field("Status", status.get("phase", ""), w), _field("IP", status.get("podIP", ""), w)]
-    lines.append("Containers:")
-    states = {c.get("name"): c for c in status.get("containerStatuses") or ()}
-    for container in spec.get("containers") or ():
-        lines.append(f"  {container['name']}:")
-        lines.append(f"    Image:        {container.get('image', '')}")
-        state = (states.get(container["name"]) or {}).get("state") or {}
-        lines.append(f"    State:        {next(iter(state), 'Waiting').capitalize()}")
-        lines.append(f"    Ready:        {str((states.get(container['name']) or {}).get('ready', False)).lower()}")
-        lines.append(f"    Restart Count:  {(states.get(container['name']) or {}).get('restartCount', 0)}")
-    if status.get("conditions"):
-        lines += ["Conditions:", "  Type              Status"]
-        lines += [f"  {c['type']:<18}{c['status']}" for c in status["conditions"]]
-    return lines
-
-
 DESCRIBERS: dict[str, Callable[[dict[str, Any]], Lines]] = {
-    "ConfigMap": _configmap, "Secret": _secret, "Namespace": _namespace, "Pod": _pod,
+    "ConfigMap": _configmap, "Secret": _secret, "Namespace": _namespace,
 }
 
 
@@ -157,7 +134,7 @@ def _age(timestamp: str) -> str:
     return f"{max(seconds, 0)}s"
 
 
-def _events(session: Session, obj: dict[str, Any], namespace: str | None) -> Lines:
+def _event_items(session: Session, obj: dict[str, Any], namespace: str | None) -> list[dict[str, Any]]:
     meta = obj.get("metadata") or {}
     selector = f"involvedObject.name={meta.get('name')},involvedObject.uid={meta.get('uid')}"
     if namespace:
@@ -166,8 +143,12 @@ def _events(session: Session, obj: dict[str, Any], namespace: str | None) -> Lin
     try:
         listed = session.request("GET", path, params={"fieldSelector": selector})
     except ApiError:
-        return ["Events:  <none>"]
-    events = listed.get("items") or []
+        return []
+    return listed.get("items") or []
+
+
+def _events(session: Session, obj: dict[str, Any], namespace: str | None) -> Lines:
+    events = _event_items(session, obj, namespace)
     if not events:
         return ["Events:  <none>"]
     from ..printing import tabulate
@@ -184,8 +165,20 @@ def _events(session: Session, obj: dict[str, Any], namespace: str | None) -> Lin
     return ["Events:"] + ["  " + line for line in tabulate(rows).splitlines()]
 
 
+def _describe_pod(session: Session, target: Target, obj: dict[str, Any]) -> str:
+    from ..tabwriter import tabwrite
+    from .describe_pod import describe_events, describe_pod
+
+    head, table = ("", "")
+    if session.args.show_events == "true":
+        head, table = describe_events(_event_items(session, obj, target.namespace))
+    return tabwrite(describe_pod(obj) + head) + tabwrite(table)
+
+
 def describe(session: Session, target: Target, obj: dict[str, Any]) -> str:
     kind = obj.get("kind") or target.resource.kind
+    if kind == "Pod":
+        return _describe_pod(session, target, obj)
     describer = DESCRIBERS.get(kind)
     lines = describer(obj) if describer else _generic(obj, target.resource.namespaced)
     if session.args.show_events == "true" and kind not in NO_EVENTS:

@@ -7,6 +7,8 @@ import json
 import sys
 from typing import Any
 
+from mini_kube.machinery.status import ApiError
+
 from ..printing import (
     TABLE_ACCEPT,
     as_list,
@@ -18,7 +20,6 @@ from ..printing import (
     without_managed_fields,
 )
 from ..session import Session, Target, UsageError
-from ..transport import ApiError
 
 
 def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:

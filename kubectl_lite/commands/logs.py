@@ -8,8 +8,9 @@ import json
 import sys
 from typing import Any
 
+from mini_kube.machinery.status import ApiError
+
 from ..session import Session, UsageError
-from ..transport import ApiError
 
 
 def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:

@@ -9,10 +9,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from mini_kube.machinery.status import ApiError
+
 from ..discovery import Resource
 from ..printing import type_name
 from ..session import Session, Target, UsageError
-from ..transport import ApiError
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 

@@ -7,9 +7,10 @@ import sys
 import time
 from typing import Any
 
+from mini_kube.machinery.status import ApiError
+
 from ..printing import type_name
 from ..session import Session, Target, UsageError
-from ..transport import ApiError
 
 POLL_SECONDS = 0.05
 

@@ -111,7 +111,7 @@ class MiniKube:
     def start(self) -> MiniKube:
         self._thread.start()
         self.run(self.server.start())
-        write_kubeconfig(self.server, self.kubeconfig)
+        write_kubeconfig(self.kubeconfig, self.server.admin_kubeconfig())
         if self.controllers:
             from mini_kube.cli import start_controllers
 

@@ -63,7 +63,7 @@ def test_a_missing_service_account_is_refused_like_upstream(mini_kube):
 
 
 def test_the_default_account_can_be_required():
-    with MiniKube(controllers=False, extra={"require_default_service_account": True}) as kube:
+    with MiniKube(controllers=False, require_default_service_account=True) as kube:
         with pytest.raises(ApiError) as info:
             kube.client.create(PODS, pod("p"), "default")
         assert info.value.status == 403

@@ -263,7 +263,7 @@ def test_configuration_defaults_exemptions_and_audit_annotations(tmp_path):
         out = kubectl(kube, "label", "namespace", "free", "pod-security.kubernetes.io/enforce=restricted")
         assert out.stderr.strip() == ('Warning: namespace "free" is exempt from Pod Security, and the policy '
                                       "(enforce=restricted:latest) will be ignored")
-        kube.server.config.extra["auditor"].log.close()
+        kube.server.security.auditor.log.close()
         creates = [e for e in audit_events(log) if e["verb"] == "create"
                    and e.get("objectRef", {}).get("resource") == "pods"]
     host, free, sandboxed, trusted, plain = creates  # in order
@@ -297,3 +297,21 @@ def test_an_invalid_configuration_stops_the_server(tmp_path):
         '"Free": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or \'-\', and must '
         "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
         "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')]")
+
+
+def test_ephemeral_containers_are_checked_like_the_others(kube):
+    kubectl(kube, "create", "namespace", "debugged")
+    kubectl(kube, "label", "namespace", "debugged", "pod-security.kubernetes.io/enforce=restricted")
+    assert create(kube, "debugged", pod_with({}, "target")).returncode == 0
+    out = kubectl(kube, "debug", "target", "-n", "debugged", "--image=busybox", "--container=dbg", "--profile=general",
+                  check=False)
+    assert out.returncode == 1
+    assert out.stderr.strip() == (
+        'Error from server (Forbidden): pods "target" is forbidden: violates PodSecurity "restricted:latest": '
+        'allowPrivilegeEscalation != false (container "dbg" must set securityContext.allowPrivilegeEscalation=false), '
+        'unrestricted capabilities (container "dbg" must set securityContext.capabilities.drop=["ALL"]; container '
+        '"dbg" must not include "SYS_PTRACE" in securityContext.capabilities.add)')
+    kubectl(kube, "debug", "target", "-n", "debugged", "--image=busybox", "--container=ok",
+                  "--profile=restricted")
+    ephemeral = kube.client.get(PODS, "target", "debugged")["spec"]["ephemeralContainers"]
+    assert [c["name"] for c in ephemeral] == ["ok"]

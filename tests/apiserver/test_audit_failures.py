@@ -60,7 +60,7 @@ def test_a_failing_audit_file_drops_events_and_keeps_serving(tmp_path):
     with MiniKube(insecure_http=False, controllers=False, audit_log="/dev/full", data_dir=str(tmp_path)) as kube:
         for _ in range(50):
             assert _request(kube, "/api/v1/namespaces", {}, cert=True) == 200
-        auditor = kube.server.config.extra["auditor"]
+        auditor = kube.server.security.auditor
         deadline = time.monotonic() + 5
         while auditor.log.dropped < 50 and time.monotonic() < deadline:
             time.sleep(0.05)

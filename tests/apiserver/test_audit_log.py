@@ -38,7 +38,7 @@ def test_the_audit_log_is_created_owner_only(tmp_path):
     log = tmp_path / "audit.log"
     with MiniKube(insecure_http=False, controllers=False, audit_log=str(log)) as kube:
         kubectl(kube, "get", "configmaps", "-n", "default")
-        kube.server.config.extra["auditor"].log.close()
+        kube.server.security.auditor.log.close()
     assert stat.S_IMODE(log.stat().st_mode) == 0o600
     assert log.read_text()
 

@@ -97,3 +97,26 @@ def test_unusable_data_dirs_are_one_line_and_an_exit(tmp_path):
     code, err = _failure(_serve(a_file / "below", _free_port()))
     assert code != 0 and err.strip().splitlines() == [
         f"mini-kube: data dir {a_file / 'below'} cannot be used: Not a directory"]
+
+
+def test_a_relative_data_dir_runs_pods(tmp_path):
+    """`--data-dir c` (relative, as the conformance README has it): the nodes' root dirs are made absolute, so
+    a Pod's sandbox mounts find them (every Pod stayed ContainerCreating: 'mount point does not exist')."""
+    kubeconfig = tmp_path / "kc"
+    proc = subprocess.Popen([sys.executable, "-m", "mini_kube.cli", "serve", "--data-dir", "c", "--kubeconfig",
+                             str(kubeconfig), "--port", str(_free_port()), "--nodes", "1", "--no-ccm", "--no-dns"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _started(proc)
+    try:
+        kubectl = ["kubectl", "--kubeconfig", str(kubeconfig)]
+        subprocess.run([*kubectl, "wait", "--for=condition=Ready", "node", "--all", "--timeout=60s"], check=True,
+                       capture_output=True, timeout=90)
+        subprocess.run([*kubectl, "run", "hello", "--image=busybox", "--restart=Never", "--", "sh", "-c",
+                        "echo hello"], check=True, capture_output=True, timeout=60)
+        done = subprocess.run([*kubectl, "wait", "--for=jsonpath={.status.phase}=Succeeded", "pod/hello",
+                               "--timeout=60s"], capture_output=True, text=True, timeout=90)
+        assert done.returncode == 0, done.stderr
+        logs = subprocess.run([*kubectl, "logs", "hello"], capture_output=True, text=True, timeout=30)
+        assert logs.stdout == "hello\n"
+    finally:
+        _stop(proc)

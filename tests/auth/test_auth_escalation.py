@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from mini_kube.apiserver.auth.escalation import compact, compact_string, covers
+from mini_kube.apiserver.auth.escalation import check_binding, check_role, compact, compact_string, covers
 from mini_kube.apiserver.auth.rbac import RbacAuthorizer, StaticSource
 from mini_kube.apiserver.auth.user import UserInfo
 
@@ -86,12 +86,12 @@ def authz() -> RbacAuthorizer:
 
 def test_role_with_held_rules_is_allowed(authz: RbacAuthorizer) -> None:
     role = _obj("Role", "mine", "dev", rules=[rule(["get"], [""], ["pods"])])
-    assert authz.check_role(ALICE, role, namespace="dev") is None
+    assert check_role(authz, ALICE, role, namespace="dev") is None
 
 
 def test_role_with_unheld_rules_is_forbidden_with_upstream_wording(authz: RbacAuthorizer) -> None:
     role = _obj("Role", "sneaky", "dev", rules=[rule(["get", "list"], [""], ["pods", "secrets"])])
-    err = authz.check_role(ALICE, role, namespace="dev")
+    err = check_role(authz, ALICE, role, namespace="dev")
     assert err is not None
     status = err.status()
     assert status["code"] == 403 and status["reason"] == "Forbidden"
@@ -104,49 +104,49 @@ def test_role_with_unheld_rules_is_forbidden_with_upstream_wording(authz: RbacAu
 
 def test_rules_held_in_another_namespace_do_not_count(authz: RbacAuthorizer) -> None:
     role = _obj("Role", "mine", "prod", rules=[rule(["get"], [""], ["pods"])])
-    assert authz.check_role(ALICE, role, namespace="prod") is not None
+    assert check_role(authz, ALICE, role, namespace="prod") is not None
 
 
 def test_escalate_verb_allows_any_rules(authz: RbacAuthorizer) -> None:
     carol = UserInfo("carol")
     role = _obj("Role", "big", "dev", rules=[rule(["*"], ["*"], ["*"])])
-    assert authz.check_role(carol, role, namespace="dev") is None
-    assert authz.check_role(carol, role, namespace="prod") is not None
+    assert check_role(authz, carol, role, namespace="dev") is None
+    assert check_role(authz, carol, role, namespace="prod") is not None
 
 
 def test_masters_may_grant_anything(authz: RbacAuthorizer) -> None:
     root = UserInfo("root", "", ("system:masters",))
-    assert authz.check_role(root, _obj("ClusterRole", "all", rules=[rule(["*"], ["*"], ["*"])])) is None
+    assert check_role(authz, root, _obj("ClusterRole", "all", rules=[rule(["*"], ["*"], ["*"])])) is None
 
 
 def test_aggregation_rule_needs_full_authority(authz: RbacAuthorizer) -> None:
     agg = _obj("ClusterRole", "agg", rules=[], aggregationRule={"clusterRoleSelectors": [{"matchLabels": {"a": "b"}}]})
-    err = authz.check_role(ALICE, agg)
+    err = check_role(authz, ALICE, agg)
     assert err is not None
     assert err.status()["message"] == ('clusterroles.rbac.authorization.k8s.io "agg" is forbidden: must have '
                                        "cluster-admin privileges to use the aggregationRule")
     plain = _obj("ClusterRole", "agg", rules=[])
-    assert authz.check_role(ALICE, plain, old=agg) is not None
+    assert check_role(authz, ALICE, plain, old=agg) is not None
 
 
 def test_gc_only_updates_pass(authz: RbacAuthorizer) -> None:
     old = _obj("Role", "pod-reader2", "dev", rules=[rule(["*"], [""], ["secrets"])])
     new = {**old, "metadata": {**old["metadata"], "finalizers": ["x"],
                                "ownerReferences": [{"kind": "Pod", "name": "p", "uid": "u"}]}}
-    assert authz.check_role(ALICE, new, namespace="dev", old=old) is None
+    assert check_role(authz, ALICE, new, namespace="dev", old=old) is None
     changed = {**new, "metadata": {**new["metadata"], "labels": {"a": "b"}}}
-    assert authz.check_role(ALICE, changed, namespace="dev", old=old) is not None
+    assert check_role(authz, ALICE, changed, namespace="dev", old=old) is not None
 
 
 def test_binding_a_role_you_hold(authz: RbacAuthorizer) -> None:
     rb = _obj("RoleBinding", "share", "dev", roleRef=_ref("Role", "pod-reader"), subjects=[{"kind": "User", "name": "x"}])
-    assert authz.check_binding(ALICE, rb, namespace="dev") is None
+    assert check_binding(authz, ALICE, rb, namespace="dev") is None
 
 
 def test_binding_a_role_you_do_not_hold(authz: RbacAuthorizer) -> None:
     rb = _obj("RoleBinding", "grab", "dev", roleRef=_ref("ClusterRole", "secret-reader"),
               subjects=[{"kind": "User", "name": "alice"}])
-    err = authz.check_binding(ALICE, rb, namespace="dev")
+    err = check_binding(authz, ALICE, rb, namespace="dev")
     assert err is not None
     assert err.status()["message"] == (
         'rolebindings.rbac.authorization.k8s.io "grab" is forbidden: user "alice" (groups=["system:authenticated"]) '
@@ -157,17 +157,17 @@ def test_binding_a_role_you_do_not_hold(authz: RbacAuthorizer) -> None:
 def test_bind_verb_allows_binding_the_named_role_only(authz: RbacAuthorizer) -> None:
     bob = UserInfo("bob")
     ok = _obj("RoleBinding", "b", "dev", roleRef=_ref("ClusterRole", "secret-reader"), subjects=[])
-    assert authz.check_binding(bob, ok, namespace="dev") is None
+    assert check_binding(authz, bob, ok, namespace="dev") is None
     other = _obj("RoleBinding", "b", "dev", roleRef=_ref("ClusterRole", "role-admin"), subjects=[])
-    assert authz.check_binding(bob, other, namespace="dev") is not None
+    assert check_binding(authz, bob, other, namespace="dev") is not None
     crb = _obj("ClusterRoleBinding", "b", roleRef=_ref("ClusterRole", "secret-reader"), subjects=[])
-    err = authz.check_binding(bob, crb)
+    err = check_binding(authz, bob, crb)
     assert err is not None and err.status()["details"]["kind"] == "clusterrolebindings"
 
 
 def test_binding_a_missing_role_is_not_found(authz: RbacAuthorizer) -> None:
     rb = _obj("RoleBinding", "b", "dev", roleRef=_ref("ClusterRole", "nope"), subjects=[])
-    err = authz.check_binding(ALICE, rb, namespace="dev")
+    err = check_binding(authz, ALICE, rb, namespace="dev")
     assert err is not None
     assert err.status()["code"] == 404
     assert err.status()["message"] == 'clusterrole.rbac.authorization.k8s.io "nope" not found'

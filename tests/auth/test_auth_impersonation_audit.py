@@ -145,7 +145,7 @@ def test_audit_log_off_by_default(tmp_path: Path) -> None:
 
 def test_auditor_hook_records_the_acting_user(tmp_path: Path) -> None:
     from aiohttp.test_utils import make_mocked_request
-    from mini_kube.apiserver.auth.install import ACTING, Auditor
+    from mini_kube.apiserver.auth.auditor import ACTING, Auditor
 
     auditor = Auditor(str(tmp_path / "a.log"))
     request = make_mocked_request("DELETE", "/api/v1/namespaces/dev/configmaps/c1",

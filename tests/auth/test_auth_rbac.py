@@ -10,7 +10,7 @@ from mini_kube.apiserver.auth.rbac import Attributes, RbacAuthorizer, StaticSour
 from mini_kube.apiserver.auth.user import UserInfo
 from mini_kube.apiserver.requestinfo import parse_request_info
 
-REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "http"
+REFERENCE = Path(__file__).resolve().parents[1] / "fixtures" / "reference" / "http"
 
 
 def res(verb: str, resource: str, group: str = "", sub: str = "", ns: str = "", name: str = "") -> Attributes:
@@ -183,7 +183,6 @@ def test_forbidden_appends_the_reason_and_escapes_html() -> None:
                    '"&lt;b&gt;": RBAC: role.rbac.authorization.k8s.io "x" not found')
 
 
-@pytest.mark.skipif(not REFERENCE.exists(), reason="reference captures not available")
 @pytest.mark.parametrize(("capture", "user", "method", "path"), [
     ("forbidden-403", "alice", "GET", "/api/v1/namespaces/raw/configmaps"),
     ("anonymous-403", "system:anonymous", "GET", "/api/v1/namespaces"),

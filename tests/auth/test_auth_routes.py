@@ -29,7 +29,7 @@ def secure(tmp_path_factory):
 def _as_alice(kube, method: str, path: str, body: bytes | None = None) -> tuple[int, bytes]:
     import ssl
 
-    context = ssl.create_default_context(cafile=str(kube.server.config.extra.get("ca_file") or _ca(kube)))
+    context = ssl.create_default_context(cafile=str(_ca(kube)))
     request = urllib.request.Request(kube.url + path, data=body, method=method, headers={
         "Authorization": "Bearer alice-token", "Content-Type": "application/json"})
     try:

@@ -1,4 +1,4 @@
-"""The security pieces installed into a real API server (`apiserver.auth.install`), driven by real kubectl
+"""The security pieces installed into a real API server (`apiserver.auth.secure`), driven by real kubectl
 and curl over TLS: whoami, 401/403 wording, RBAC grants, service-account tokens, escalation, can-i."""
 
 from __future__ import annotations
@@ -10,20 +10,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from mini_kube.apiserver.auth.install import install
 from mini_kube.apiserver.auth.pki import Pki, kubeconfig_yaml
 
 from mini_kube.testing import MiniKube
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None or shutil.which("curl") is None,
                                 reason="needs kubectl and curl")
-REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "http"
+REFERENCE = Path(__file__).resolve().parents[1] / "fixtures" / "reference" / "http"
 
 
 class Cluster:
     def __init__(self, kube: MiniKube, tmp: Path) -> None:
         self.kube = kube
-        self.pki: Pki = kube.config.extra["pki"]
+        self.pki: Pki = kube.server.security.pki
         self.alice = tmp / "alice.kubeconfig"
         self.alice.write_text(kubeconfig_yaml(kube.url, self.pki, token="alice-token"))
 
@@ -52,7 +51,6 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     (tmp / "tokens.csv").write_text('alice-token,alice,uid-alice,"devs"\n')
     kube = MiniKube(data_dir=str(tmp / "data"), insecure_http=False, controllers=False,
                     token_auth_file=str(tmp / "tokens.csv"))
-    install(kube.server)
     with kube:
         cluster = Cluster(kube, tmp)
         _stand_in_for_missing_defaults(cluster, tmp)
@@ -91,11 +89,9 @@ def test_anonymous_and_bad_tokens(cluster: Cluster) -> None:
         "message": 'forbidden: User "system:anonymous" cannot get path "/api"', "reason": "Forbidden",
         "details": {}, "code": 403}
     anon = cluster.curl("/api/v1/namespaces")
-    if REFERENCE.exists():
-        assert anon == json.loads((REFERENCE / "anonymous-403.body").read_text())
+    assert anon == json.loads((REFERENCE / "anonymous-403.body").read_text())
     unauth = cluster.curl("/api/v1/namespaces", "Authorization: Bearer not-a-token")
-    if REFERENCE.exists():
-        assert unauth == json.loads((REFERENCE / "unauth-401.body").read_text())
+    assert unauth == json.loads((REFERENCE / "unauth-401.body").read_text())
     assert unauth["code"] == 401
 
 
@@ -105,9 +101,8 @@ def test_rbac_grant_and_forbidden_wording(cluster: Cluster) -> None:
     assert denied.returncode == 1
     assert ('configmaps is forbidden: User "alice" cannot list resource "configmaps" in API group "" in the '
             'namespace "raw"') in denied.stderr
-    if REFERENCE.exists():
-        body = cluster.curl("/api/v1/namespaces/raw/configmaps", "Authorization: Bearer alice-token")
-        assert body == json.loads((REFERENCE / "forbidden-403.body").read_text())
+    body = cluster.curl("/api/v1/namespaces/raw/configmaps", "Authorization: Bearer alice-token")
+    assert body == json.loads((REFERENCE / "forbidden-403.body").read_text())
     cluster.kubectl("create", "role", "cm-reader", "-n", "raw", "--verb=get,list", "--resource=configmaps")
     cluster.kubectl("create", "rolebinding", "alice-cm", "-n", "raw", "--role=cm-reader", "--user=alice")
     assert cluster.kubectl("get", "configmaps", "-n", "raw", as_alice=True).returncode == 0

@@ -9,7 +9,6 @@ import subprocess
 from collections.abc import Iterator
 
 import pytest
-from mini_kube.apiserver.auth.install import install
 
 from mini_kube.testing import MiniKube
 
@@ -23,7 +22,6 @@ def kube(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MiniKube]:
     (tmp / "tokens.csv").write_text('alice-token,alice,uid-alice,"devs"\n')
     cluster = MiniKube(data_dir=str(tmp / "data"), insecure_http=False, controllers=False,
                        token_auth_file=str(tmp / "tokens.csv"))
-    install(cluster.server)
     with cluster:
         yield cluster
 

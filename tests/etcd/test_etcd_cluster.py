@@ -109,11 +109,11 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _serve(etcd_url: str, prefix: str, tmp: Path) -> tuple[subprocess.Popen[str], str]:
+def _serve(etcd_url: str, prefix: str, tmp: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
     port = _free_port()
     proc = subprocess.Popen([sys.executable, "-m", "mini_kube.cli", "serve", "--etcd-servers", etcd_url,
                              "--etcd-prefix", prefix, "--insecure-http", "--port", str(port), "--data-dir",
-                             str(tmp), "--no-controllers"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             str(tmp), "--no-controllers", *extra], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             text=True)
     assert "ready" in proc.stdout.readline()
     return proc, f"http://127.0.0.1:{port}"
@@ -124,7 +124,7 @@ def test_kill_9_under_load_loses_no_acknowledged_write(etcd_server, tmp_path):
 
     prefix = f"/kill-{time.monotonic_ns()}"
     victim, victim_url = _serve(etcd_server.url, prefix, tmp_path / "a")
-    survivor, survivor_url = _serve(etcd_server.url, prefix, tmp_path / "b")
+    survivor, survivor_url = _serve(etcd_server.url, prefix, tmp_path / "b", "--join")
     acknowledged: list[str] = []
 
     def write(i: int) -> None:

@@ -80,10 +80,9 @@ def test_three_servers_behind_one_tcp_address(etcd_server, tmp_path: Path):
     try:
         for name, port in zip("bc", ports[1:], strict=True):  # both start at once
             shutil.copytree(first / "pki", tmp_path / name / "pki")  # one CA and service-account key for all
-            servers.append(subprocess.Popen([sys.executable, "-m", "mini_kube.cli", "serve", "--data-dir",
+            servers.append(subprocess.Popen([sys.executable, "-m", "mini_kube.cli", "serve", "--join", "--data-dir",
                                              str(tmp_path / name), "--port", str(port), "--etcd-servers",
-                                             etcd_server.url, "--etcd-prefix", f"/three-{prefix_port}-cluster",
-                                             "--no-controllers"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                             etcd_server.url, "--etcd-prefix", f"/three-{prefix_port}-cluster"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                             text=True))
         for proc in servers[1:]:
             assert "ready at https://" in proc.stdout.readline()

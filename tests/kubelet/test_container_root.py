@@ -29,9 +29,10 @@ def host_tmp_dirs():
         path.rmdir()
 
 
-def run_container(tmp_path: Path, argv: list[str], keep: list[str]) -> subprocess.CompletedProcess[str]:
+def run_container(tmp_path: Path, argv: list[str], keep: list[str],
+                  hide: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
     spec = {"root": str(tmp_path / "root"), "scratch": str(tmp_path / "scratch"), "argv": argv,
-            "env": {"PATH": "/usr/bin:/bin"}, "keep": keep}
+            "env": {"PATH": "/usr/bin:/bin"}, "keep": keep, "hide": list(hide)}
     for key in ("root", "scratch"):
         Path(spec[key]).mkdir()
     (tmp_path / "spec.json").write_text(json.dumps(spec))
@@ -55,3 +56,24 @@ def test_the_kubelet_keeps_its_interpreter_and_its_own_code():
     root = str(Path(process.__file__).resolve().parents[2])  # the directory holding the mini-kube packages
     assert root in process.KEEP
     assert any(Path(sys.prefix).resolve() == Path(k) for k in process.KEEP)
+
+
+def test_a_hidden_directory_inside_a_kept_one_is_empty_and_the_hosts_root_is_gone(tmp_path, host_tmp_dirs):
+    """The server's data dir (or a node's root dir) inside mini-kube's installation stays out of sight, and
+    after pivot_root nothing of the host's root is left to climb back to (a chroot would leave it)."""
+    process_cluster_or_skip()
+    kept, _ = host_tmp_dirs
+    secret = kept / "data"
+    secret.mkdir()
+    (secret / "ca.key").write_text("key")
+    try:
+        script = (f"cat {kept}/file; echo; ls -A {secret} | grep -c .; "
+                  "cat /proc/self/mountinfo | awk '$5 == \"/\" {print $4}'")
+        done = run_container(tmp_path, ["sh", "-c", script], keep=[str(kept)], hide=(str(secret),))
+        assert done.returncode == 0, done.stderr
+        lines = done.stdout.split()
+        assert lines[:2] == [kept.name, "0"]
+        assert lines[2:] == [str(tmp_path / "root")]  # the root mount is the container's own directory
+    finally:
+        (secret / "ca.key").unlink()
+        secret.rmdir()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import subprocess
 import uuid
 from pathlib import Path
@@ -168,7 +169,8 @@ def test_the_host_and_other_pods_are_not_visible(kube, tenant, tmp_path):
               f"cat {node_root}/pods/{victim['metadata']['uid']}/*/*/token && echo token-stolen; "
               f"ls /tmp | grep -c . ; ls /root | grep -v pyenv; "
               f"echo '# edited' >> {installed} && echo installation-edited; "
-              f"test -r /var/run/secrets/kubernetes.io/serviceaccount/token && echo own-token")
+              f"test -s /etc/shadow && echo shadow-read; cat /etc/ssh/ssh_host_*_key 2>/dev/null | grep -q . && "
+              f"echo host-key-read; test -r /var/run/secrets/kubernetes.io/serviceaccount/token && echo own-token")
     out = tenant.sh("thief", script)
     assert out.stdout.split() == ["0", "own-token"], out.stdout
     # the Pod's own token is on a tmpfs only its own mount namespace has: nothing of it on the node's disk
@@ -194,8 +196,9 @@ def test_proc_sys_and_dev_are_the_runtimes_defaults(tenant):
 
 def test_host_network_pods_share_the_nodes_namespaces_not_the_machines(kube, tenant):
     node = kube.client.get(NODES, "mini-kube")
-    tenant.run("hostnet", "sleep 300", hostNetwork=True, hostPID=True)
-    tenant.run("hostnet2", "sleep 301", hostNetwork=True, hostPID=True)
+    tenant.run("hostnet", "sleep 300", hostNetwork=True, hostPID=True, hostIPC=True)
+    tenant.run("hostnet2", "sleep 301", hostNetwork=True, hostPID=True, hostIPC=True)
+    tenant.run("own", "sleep 302")
     pod = tenant.running("hostnet")
     tenant.running("hostnet2")
     address = next(a["address"] for a in node["status"]["addresses"] if a["type"] == "InternalIP")
@@ -208,6 +211,10 @@ def test_host_network_pods_share_the_nodes_namespaces_not_the_machines(kube, ten
     machine = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout.count("\n")
     links = tenant.sh("hostnet", "ip -o link | wc -l", check=True).stdout.strip()
     assert int(links) == 2 and machine != 2
+    tenant.running("own")
+    ipc = {name: tenant.sh(name, "readlink /proc/self/ns/ipc", check=True).stdout.strip()
+           for name in ("hostnet", "hostnet2", "own")}
+    assert ipc["hostnet"] == ipc["hostnet2"] != ipc["own"] and os.readlink("/proc/self/ns/ipc") not in ipc.values()
 
 
 def test_secret_volumes_live_on_the_pods_own_tmpfs(tenant):
@@ -282,3 +289,17 @@ def test_an_exited_containers_writable_layer_is_removed(kube, tenant):
         p["status"]["containerStatuses"][0]["restartCount"] >= 2) and p, timeout=30)
     layers = Path(kube.nodes.kubelets[0].root) / "pods" / pod["metadata"]["uid"] / "rootfs" / "main"
     assert len(list(layers.iterdir())) <= 1  # the running one at most: each exited run's layer is gone
+
+
+
+def test_a_host_network_pods_probes_and_other_pods_reach_it_in_the_nodes_namespace(tenant):
+    body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "hostweb"},
+            "spec": {"hostNetwork": True, "terminationGracePeriodSeconds": 0, "containers": [
+                {"name": "web", "image": "busybox", "ports": [{"containerPort": 8081}],
+                 "readinessProbe": {"httpGet": {"port": 8081}, "periodSeconds": 1}}]}}
+    tenant.kubectl("apply", "-f", "-", input=json.dumps(body))
+    tenant.running("hostweb")  # Ready: the kubelet's probe reached the node's namespace
+    tenant.run("client", "sleep 300")
+    tenant.running("client")  # other Pods reach it at the node's address on the cluster bridge
+    answer = tenant.sh("client", "wget -qO- -T 5 http://10.244.1.1:8081/", check=True)
+    assert answer.stdout.strip() == "hostweb"

@@ -7,16 +7,13 @@ import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import pytest
 import yaml
 from mini_kube.apiserver.printers import cells, columns, table
 from mini_kube.apiserver.registry.kinds import builtin_resources
 from mini_kube.apiserver.resources import ResourceType
 
 REPO = Path(__file__).resolve().parents[2]
-CANDIDATES = [Path("/work/shared/reference"), REPO.parent / "shared" / "reference"]
-REFERENCE = next((p for p in CANDIDATES if p.is_dir()), None)
-pytestmark = pytest.mark.skipif(REFERENCE is None, reason="reference captures not available")
+REFERENCE = REPO / "tests" / "fixtures" / "reference"
 RESOURCES = {(r.group, r.version, r.kind): r for r in builtin_resources()}
 
 

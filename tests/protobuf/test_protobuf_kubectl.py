@@ -25,9 +25,8 @@ from conftest import REPO
 from mini_kube.apiserver.codecs.protobuf import CONTENT_TYPE, ProtobufError, decode, encode
 
 KUBECTL = shutil.which("kubectl")
-HTTP_REF = REPO.parent / "shared" / "reference" / "http"
-pytestmark = [pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed"),
-              pytest.mark.skipif(not HTTP_REF.is_dir(), reason=f"discovery captures not present at {HTTP_REF}")]
+HTTP_REF = REPO / "tests" / "fixtures" / "reference" / "http"
+pytestmark = [pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")]
 
 CLUSTER_SCOPED = {"namespaces", "clusterroles", "clusterrolebindings", "priorityclasses"}
 
@@ -275,7 +274,7 @@ def test_kubectl_describe_reads_protobuf(kubectl: Any, server: tuple[FakeServer,
     assert gets["/api/v1/namespaces/demo/events"].startswith(CONTENT_TYPE)   # an EventList in protobuf
 
 
-VECTORS = REPO.parent / "shared" / "reference" / "protobuf"
+VECTORS = REPO / "tests" / "fixtures" / "reference" / "protobuf"
 LIST_KINDS = {"events": ("v1", "EventList"), "pods": ("v1", "PodList"), "replicasets": ("apps/v1", "ReplicaSetList"),
               "jobs": ("batch/v1", "JobList"), "endpointslices": ("discovery.k8s.io/v1", "EndpointSliceList")}
 # vector name -> (kubectl describe arguments, text that must appear)
@@ -297,7 +296,6 @@ DESCRIBE = {
 }
 
 
-@pytest.mark.skipif(not VECTORS.is_dir(), reason=f"reference vectors not present at {VECTORS}")
 @pytest.mark.parametrize("name", sorted(DESCRIBE))
 def test_kubectl_describe_decodes_our_encoding_of_reference_objects(kubectl: Any, server: tuple[FakeServer, int],
                                                                     name: str) -> None:

@@ -78,7 +78,7 @@ def test_scheduler_process_as_system_kube_scheduler_under_rbac(tmp_path):
     with MiniKube(insecure_http=False, data_dir=str(tmp_path / "data"), controllers="namespace",
                   scheduler=False) as kube:
         add_node(kube, "solo")
-        pki = kube.server.config.extra["pki"]
+        pki = kube.server.security.pki
         cert, key = issue_client_cert(pki, "system:kube-scheduler")
         config = tmp_path / "scheduler.kubeconfig"
         config.write_text(kubeconfig_yaml(kube.url, pki, client_cert_pem=cert, client_key_pem=key))

@@ -1,0 +1,158 @@
+"""Putting one API server together, each part built once from the parts before it (upstream's Config ->
+CompletedConfig -> New and DefaultBuildHandlerChain):
+
+    store -> cache -> resource table -> security (pki, authn, authz, tokens, audit) -> admission chain
+    -> registry -> subresource table -> handlers
+
+Each handler is given only what it uses. Nothing is filled in afterwards: the parts are read-only wiring, and
+what runs beside the server (the CRD controller, RBAC aggregation) and what must be closed at its end go to its
+`Lifecycle`. `ApiServer` (server.py) starts and stops the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from mini_kube.store import Store
+
+from . import datadir
+from .admission import AdmissionChain
+from .admission.plugins import default_plugins
+from .admission.webhook_client import WebhookClient
+from .app import HandlerChain
+from .auth.admission import RbacEscalation
+from .auth.security import Security, insecure
+from .config import ServerConfig
+from .crd_controller import CrdController
+from .discovery import Discovery
+from .handlers.kubelet_proxy import KubeletClient
+from .handlers.pod_binding import PodBinding
+from .handlers.pod_eviction import PodEviction
+from .handlers.pod_streams import PodStreams
+from .handlers.resource import ResourceHandler
+from .handlers.routes import SubresourceTable
+from .handlers.watch import WatchSources
+from .handlers.watch_reaper import WatchReaper
+from .http.inflight import InflightLimiter
+from .lifecycle import Lifecycle
+from .registry.cache import ObjectCache
+from .registry.generic import Registry
+from .registry.kinds import builtin_resources
+from .registry.reader import ObjectReader
+from .registry.rest.binding import BindingREST
+from .registry.rest.eviction import EvictionREST
+from .registry.setup import build_registry
+from .resources import ResourceRegistry
+from .store_health import StoreHealth
+
+
+@dataclass(frozen=True)
+class Assembly:
+    """The parts of one API server, as built."""
+
+    config: ServerConfig
+    store: Store
+    cache: ObjectCache
+    resources: ResourceRegistry
+    security: Security
+    admission: AdmissionChain
+    registry: Registry
+    subresources: SubresourceTable
+    discovery: Discovery
+    watch_reaper: WatchReaper
+    kubelets: KubeletClient
+    handler: HandlerChain
+    stop_feeding_cache: Callable[[], None]  # the store stops feeding the cache (after the last request)
+
+
+async def open_store(config: ServerConfig) -> Store:
+    """The SQLite store in the data dir, or the etcd store when etcd servers are configured."""
+    if not config.etcd_servers:
+        return await Store.open(config.store_path)
+    from mini_kube.store.etcd_client import TlsOptions  # only etcd users pay for its client's import
+    from mini_kube.store.etcd_store import EtcdStore
+
+    tls = TlsOptions(config.etcd_cafile, config.etcd_certfile, config.etcd_keyfile) \
+        if config.etcd_cafile or config.etcd_certfile else None
+    return await EtcdStore.open(config.etcd_servers, prefix=config.etcd_prefix, tls=tls)  # type: ignore[return-value]
+
+
+async def load_cache(store: Store, config: ServerConfig) -> tuple[ObjectCache, Callable[[], None]]:
+    """A cache holding everything in the store, then fed by every commit (synchronously, before the write is
+    answered), and the function that stops feeding it."""
+    cache = ObjectCache(config.watch_history)
+    snapshot = await store.range("/")
+    cache.load(snapshot.kvs, snapshot.revision)
+    return cache, store.subscribe(cache.apply)
+
+
+def build_security(config: ServerConfig, objects: ObjectReader) -> Security:
+    """TLS, authentication, RBAC and audit as configured; plain HTTP with everyone the admin if insecure."""
+    if config.insecure_http:
+        return insecure(objects)
+    from .auth.secure import secure  # x509 and JWT: insecure servers (the tests) never import them
+
+    return secure(config, objects)
+
+
+def build_admission(config: ServerConfig, objects: ObjectReader, security: Security,
+                    lifecycle: Lifecycle) -> AdmissionChain:
+    """The built-in plugins in upstream's order, then RBAC escalation checks when authorization is on."""
+    webhooks = WebhookClient(objects)
+    lifecycle.on_stop(webhooks.close)
+    plugins = default_plugins(objects, webhooks,
+                              require_default_service_account=config.require_default_service_account,
+                              admission_control_config_file=config.admission_control_config_file)
+    if not config.insecure_http:
+        plugins.append(RbacEscalation(security.rbac))
+    return AdmissionChain(plugins)
+
+
+def build_subresources(registry: Registry, objects: ObjectReader, security: Security,
+                       kubelets: KubeletClient) -> SubresourceTable:
+    """Subresources beyond status and scale, and the request-only kinds."""
+    binding = PodBinding(BindingREST(registry))
+    table = SubresourceTable()
+    table.subresources.update(PodStreams(registry, objects, kubelets).handlers())
+    table.subresources[("", "pods", "eviction")] = PodEviction(EvictionREST(registry))
+    table.subresources[("", "pods", "binding")] = binding.subresource
+    table.kinds[("", "Binding")] = binding.legacy
+    table.kinds.update(security.review_kinds)
+    if security.tokens is not None:
+        from .handlers.token_request import TokenRequests  # JWT signing: only secure servers issue tokens
+
+        table.subresources[("", "serviceaccounts", "token")] = TokenRequests(registry, objects, security.tokens)
+    return table
+
+
+async def assemble(config: ServerConfig, lifecycle: Lifecycle, ready: Callable[[], bool]) -> Assembly:
+    """Build every part of a server run as `config` says (`ready` tells /readyz whether it serves yet)."""
+    store = await open_store(config)
+    try:
+        if config.data_dir != ":memory:":
+            datadir.secure_files(config.data_dir)
+        cache, stop_feeding_cache = await load_cache(store, config)
+        resources = ResourceRegistry(builtin_resources(config.service_cidr, config.node_port_range))
+        objects = ObjectReader(resources, cache)
+        security = build_security(config, objects)
+        lifecycle.on_stop(security.close)
+        admission = build_admission(config, objects, security, lifecycle)
+        registry = build_registry(store, cache, resources, admission)
+        crds = CrdController(registry)
+        crds.start()  # serve the stored CRDs; follow every CRD write from here on
+        lifecycle.on_stop(crds.stop)
+        kubelets = KubeletClient()
+        subresources = build_subresources(registry, objects, security, kubelets)
+        reaper = WatchReaper()  # ends watches whose client has gone
+        resource_handler = ResourceHandler(registry, WatchSources(cache, store, reaper), subresources)
+        discovery = Discovery(resources)
+        inflight = InflightLimiter(config.max_requests_inflight, config.max_mutating_requests_inflight)
+        handler = HandlerChain(security, inflight, resources, discovery, resource_handler, StoreHealth(lambda: store),
+                               ready)
+    except BaseException:
+        await lifecycle.stop()
+        await store.close()
+        raise
+    return Assembly(config, store, cache, resources, security, admission, registry, subresources, discovery, reaper,
+                    kubelets, handler, stop_feeding_cache)
