@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
@@ -155,7 +156,7 @@ class CrdController:
             other = (crd.get("metadata") or {}).get("name", "")
             if other != changed and (crd.get("spec") or {}).get("group") == group \
                     and _condition(crd, "NamesAccepted") != "True":
-                self._spawn(f"names/{other}", lambda other=other: self._renew_status(other))
+                self._spawn(f"names/{other}", functools.partial(self._renew_status, other))
 
     async def _update(self, name: str, mutate: Callable[[dict[str, Any]], dict[str, Any]],
                       subresource: str = "") -> None:

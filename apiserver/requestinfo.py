@@ -6,6 +6,7 @@ authentication and authorization, so RBAC and audit see the same attributes the 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import unquote
 
@@ -35,7 +36,7 @@ class RequestInfo:
     parts: tuple[str, ...] = ()
 
 
-def parse_request_info(method: str, path: str, query: dict[str, str]) -> RequestInfo:
+def parse_request_info(method: str, path: str, query: Mapping[str, str]) -> RequestInfo:
     """Parse a request the way the upstream RequestInfoFactory does."""
     method = method.upper()
     segments = [unquote(s) for s in path.strip("/").split("/")] if path.strip("/") else []

@@ -66,13 +66,23 @@ class KubeConfig:
                 if explicit:
                     raise ConfigError(f"stat {path}: no such file or directory")
                 continue
-            data = _load_yaml(path)
-            _merge_named(config.clusters, data.get("clusters"))
-            _merge_named(config.users, data.get("users"))
-            _merge_named(config.contexts, data.get("contexts"))
-            if not config.current_context and data.get("current-context"):
-                config.current_context = str(data["current-context"])
+            config.merge(_load_yaml(path))
         return config
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> KubeConfig:
+        """A kubeconfig held in memory (a parsed document), read as one file would be; it has no file."""
+        config = cls()
+        config.merge(data)
+        return config
+
+    def merge(self, data: dict[str, Any]) -> None:
+        """One more kubeconfig document, merged as kubectl merges its files (the first one wins)."""
+        _merge_named(self.clusters, data.get("clusters"))
+        _merge_named(self.users, data.get("users"))
+        _merge_named(self.contexts, data.get("contexts"))
+        if not self.current_context and data.get("current-context"):
+            self.current_context = str(data["current-context"])
 
     def named(self, kind: str, name: str) -> dict[str, Any] | None:
         items = {"cluster": self.clusters, "user": self.users, "context": self.contexts}[kind]

@@ -11,12 +11,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from mini_kube.apiserver.datadir import StartupError
 from mini_kube.apiserver.kubeconfig import write_kubeconfig
 from mini_kube.apiserver.server import ApiServer, ServerConfig
-from mini_kube.client import ApiClient, KubeconfigError
+from mini_kube.client import ApiClient, Connection, KubeconfigError
 from mini_kube.client.leaderelection import add_timing_flags
 from mini_kube.controllers.signals import until_signalled
+from mini_kube.machinery.kubeconfig import KubeConfig, resolve
 
 
 def _serve_parser(sub: argparse._SubParsersAction) -> None:
@@ -66,7 +69,7 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
 
 
 async def serve(args: argparse.Namespace) -> None:
-    from mini_kube.node import IN_PROCESS_LABEL
+    from mini_kube.node import IN_PROCESS_LABEL, node_flag_options
     from mini_kube.serve_options import kubeconfig_path, memory_kubeconfig_problem, serve_args_problem
 
     problem = serve_args_problem(args) or memory_kubeconfig_problem(args)
@@ -102,8 +105,8 @@ async def serve(args: argparse.Namespace) -> None:
         if args.nodes > 0:
             root = args.node_root_dir or (str(Path(data_dir) / "nodes") if data_dir != ":memory:" else None)
             await start_nodes(server, args.nodes, runtime=args.node_runtime, root=root,
-                              external_cloud=not args.no_ccm, labels={IN_PROCESS_LABEL: "true"}, kubelet_options=(
-                                  {} if args.pod_pids_limit is None else {"pod_pids_limit": args.pod_pids_limit}))
+                              external_cloud=not args.no_ccm, labels={IN_PROCESS_LABEL: "true"},
+                              kubelet_options=node_flag_options(args))
         if not args.no_ccm:
             await start_ccm(server, lb_pool=args.lb_pool or None)
         if not args.no_dns:
@@ -117,15 +120,9 @@ async def serve(args: argparse.Namespace) -> None:
 
 def client_for(server: ApiServer) -> ApiClient:
     """An ApiClient with the server's admin credentials, for a component run in-process (over HTTP, as any
-    client)."""
-    import tempfile
-
-    handle = tempfile.NamedTemporaryFile("w", suffix=".kubeconfig", delete=False)  # noqa: SIM115
-    handle.close()
-    write_kubeconfig(handle.name, server.admin_kubeconfig())
-    client = ApiClient.from_kubeconfig(handle.name, user_agent="mini-kube-controllers")
-    Path(handle.name).unlink()
-    return client
+    client); the credentials stay in memory."""
+    config = KubeConfig.from_data(yaml.safe_load(server.admin_kubeconfig()))
+    return ApiClient(Connection.from_credentials(resolve(config)), user_agent="mini-kube-controllers")
 
 
 async def start_controllers(server: ApiServer, names: str = "*",

@@ -80,7 +80,7 @@ class ResourceHandler(ObjectIO):
         entry = self.registry.get(res, namespace, name)
         return self.respond_entry(res, entry, target)
 
-    async def list(self, request: web.Request, res: ResourceType, namespace: str | None) -> web.Response:
+    async def list(self, request: web.Request, res: ResourceType, namespace: str | None) -> web.StreamResponse:
         query = request.query
         _check_list_options(query)
         target = self.target(request)

@@ -94,16 +94,16 @@ def discovery(disco: Discovery, request: web.Request) -> web.Response | None:
         return _json(disco.api_versions() if path == "/api" else disco.api_groups())
     parts = path.strip("/").split("/")
     if parts[0] == "api" and len(parts) == 2:
-        body = disco.resource_list("", parts[1])
+        document = disco.resource_list("", parts[1])
     elif parts[0] == "apis" and len(parts) == 2:
-        body = disco.api_group(parts[1])
+        document = disco.api_group(parts[1])
     elif parts[0] == "apis" and len(parts) == 3:
-        body = disco.resource_list(parts[1], parts[2])
+        document = disco.resource_list(parts[1], parts[2])
     else:
         return None
-    if body is None:
+    if document is None:
         raise errors.StatusError(404, "NotFound", "the server could not find the requested resource", {})
-    return _json(body)
+    return _json(document)
 
 
 def openapi(resources: ResourceRegistry, request: web.Request) -> web.Response:

@@ -181,7 +181,7 @@ async def serve_watch(sources: WatchSources, request: web.Request, res: Resource
                 pending.append(encoder.raw("BOOKMARK", _bookmark(res, snapshot_rv, True)))
         else:
             scope = _key_prefix(res, namespace)
-            history = cache.history_since(start_rv)
+            history: list[Any] | None = cache.history_since(start_rv)
             if history is not None:  # the cache's history holds every collection: keep this watch's own
                 history = [e for e in history if e.key.startswith(scope)]
             if history is None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from aiohttp import web
@@ -67,7 +67,9 @@ class GuardedServer(web.Server):
     request's headers do not arrive within `header_timeout` seconds (0: no limit)."""
 
     def __init__(self, handler: Handler, *, header_timeout: float, client_max_size: int, **protocol: Any) -> None:
-        super().__init__(continue_expected(handler), request_factory=self.make_request, **protocol)
+        # make_request makes every request a web.Request, which is what the handler chain is typed to take
+        super().__init__(cast("Callable[[web.BaseRequest], Awaitable[web.StreamResponse]]", continue_expected(handler)),
+                         request_factory=self.make_request, **protocol)
         self.header_timeout = header_timeout
         self.client_max_size = client_max_size
         self._protocol_options = protocol

@@ -162,7 +162,7 @@ class ProcessRuntime(Runtime):
                                      f"link set {host_side} master mk0 up\n")
                 await _ip(holder.netns, f"link set lo up\naddr add {ip}/{net.prefix_length} dev eth0\n"
                                         f"link set eth0 up\nroute add default via {net.gateway}\n")
-            setup = f"mount -t tmpfs -o mode=0755,nosuid,nodev,noexec,size=64m tmpfs {memory}"
+            setup = f"mount -t tmpfs -o mode=0755,nosuid,nodev,noexec,size=64m tmpfs {shlex.quote(str(memory))}"
             if not host_network:
                 setup = f"hostname {shlex.quote(hostname[:63])} && {setup}"
             await _run("nsenter", f"--uts=/proc/{holder.pid}/ns/uts", f"--mount=/proc/{holder.pid}/ns/mnt", "--",
@@ -202,7 +202,7 @@ class ProcessRuntime(Runtime):
                                          "started_fd": started_w, "keep": KEEP, "hide": hide,
                                          "security": security,
                                          "cgroups": self.cgroups.join_files(cgroup) if self.cgroups else []}))
-        log = LogWriter(spec.log_path)
+        log = LogWriter(spec.log_path, max_size=spec.log_max_size, max_files=spec.log_max_files)
         argv = ["nsenter", f"--net={holder.netns}", f"--uts=/proc/{holder.pid}/ns/uts",
                 f"--ipc=/proc/{holder.pid}/ns/ipc", f"--mount=/proc/{holder.pid}/ns/mnt", "--",
                 "unshare", "--mount", "--propagation", "private", "--",
