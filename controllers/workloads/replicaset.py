@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 from typing import Any
 
-from mini_kube.client import ApiClient, ApiError, Conflict, NotFound
+from mini_kube.client import ApiClient, Conflict, NotFound
 from mini_kube.client.informer import SharedInformerFactory
 from mini_kube.machinery.meta import controller_ref, meta
 from mini_kube.machinery.refs import PODS, REPLICASETS
@@ -170,16 +170,21 @@ class ReplicaSetController(Controller):
         elif diff < 0:
             victims = sorted(active, key=lambda p: p.rank)[:min(-diff, BURST)]
             self.expectations.expect(key, deletes=len(victims))
-            for victim in victims:
-                try:
-                    await self.client.delete(PODS, victim.name, namespace)
+            # at once, as upstream's ReplicaSet controller deletes a batch: one by one, a scale-down of 1,000
+            # took as long as 1,000 round trips
+            results = await asyncio.gather(*(self.client.delete(PODS, v.name, namespace) for v in victims),
+                                           return_exceptions=True)
+            failure: BaseException | None = None
+            for victim, result in zip(victims, results, strict=True):
+                if not isinstance(result, BaseException):
                     self.events.event(rs, "Normal", "SuccessfulDelete", f"Deleted pod: {victim.name}")
-                except NotFound:
-                    self.expectations.lower(key, deletes=1)
-                except ApiError as error:
-                    self.expectations.lower(key, deletes=1)
-                    self.events.event(rs, "Warning", "FailedDelete", f"Error deleting: {error}")
-                    return {"reason": "FailedDelete", "message": str(error)}
+                    continue
+                self.expectations.lower(key, deletes=1)
+                if not isinstance(result, NotFound):
+                    self.events.event(rs, "Warning", "FailedDelete", f"Error deleting: {result}")
+                    failure = failure or result
+            if failure is not None:
+                return {"reason": "FailedDelete", "message": str(failure)}
         return None
 
     async def _write_status(self, rs: dict[str, Any], active: list[PodSummary],
