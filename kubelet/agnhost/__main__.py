@@ -11,6 +11,11 @@ SUBCOMMANDS = {
     "netexec": ("netexec", "Creates HTTP(S), UDP, and (optionally) SCTP servers with various endpoints"),
     "test-webserver": ("test_webserver", "Starts a simple HTTP fileserver"),
     "porter": ("porter", "Serves requested data on ports specified in ENV variables"),
+    "liveness": ("liveness", "Starts a server that is alive for 10 seconds"),
+    "entrypoint-tester": ("entrypoint_tester", "Prints the args it's passed and exits"),
+    "mounttest": ("mounttest", "Creates files with given permissions and outputs FS type, owner, mode, "
+                               "permissions, contents of files"),
+    "logs-generator": ("logs_generator", "Outputs lines of logs to stdout uniformly"),
 }
 
 

@@ -7,16 +7,23 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from .godur import parse_duration
+
 TRUE = {"1", "t", "T", "TRUE", "true", "True"}
 FALSE = {"0", "f", "F", "FALSE", "false", "False"}
 
 
 @dataclass(frozen=True)
 class Flag:
-    """One flag: its Go type (`int`, `bool`, `str`) and default."""
+    """One flag: its Go type (`int`, `bool`, `str`, `Duration` in seconds), default and one-letter shorthand."""
 
     kind: type
     default: Any
+    short: str = ""
+
+
+class Duration(float):
+    """A time.Duration flag (`30s`, `1m`), read in seconds."""
 
 
 class FlagError(Exception):
@@ -36,6 +43,11 @@ def convert(name: str, kind: type, text: str) -> Any:
         except ValueError:
             raise FlagError(f'invalid argument "{text}" for "--{name}" flag: strconv.ParseInt: parsing "{text}": '
                             "invalid syntax") from None
+    if kind is Duration:
+        try:
+            return parse_duration(text)
+        except ValueError as error:
+            raise FlagError(f'invalid argument "{text}" for "--{name}" flag: {error}') from None
     return text
 
 
@@ -53,6 +65,12 @@ def parse(spec: dict[str, Flag], argv: list[str]) -> tuple[dict[str, Any], list[
             positional.append(arg)
             continue
         name, has_value, text = arg.lstrip("-").partition("=")
+        if not arg.startswith("--"):
+            long = [full for full, known in spec.items() if known.short and known.short == name[:1]]
+            if long and len(name) > 1 and not has_value:
+                name, has_value, text = long[0], True, name[1:]
+            elif long:
+                name = long[0]
         flag = spec.get(name)
         if flag is None:
             raise FlagError(f"unknown flag: {arg.partition('=')[0]}" if arg.startswith("--")

@@ -227,3 +227,89 @@ def test_porter_serves_each_ports_value() -> None:
         status, headers, body = get(first, "/", method="POST")
         assert (status, body) == (200, '{"Method":"POST","Body":"foo"}')
         assert headers["content-type"] == "application/json"
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mini_kube.kubelet.agnhost", *args], capture_output=True,
+                          text=True, timeout=60, env={**os.environ, **(env or {})})
+
+
+def test_entrypoint_tester_prints_all_its_args_as_go_prints_os_args() -> None:
+    done = run("entrypoint-tester", "override", "arguments")
+    assert (done.returncode, done.stdout) == (0, "[/agnhost entrypoint-tester override arguments]\n")
+    done = run("entrypoint-tester", "a", env={"AGNHOST_ARGV0": "/agnhost-2"})
+    assert done.stdout == "[/agnhost-2 entrypoint-tester a]\n"
+
+
+def test_mounttest_prints_upstreams_lines_in_upstreams_order(tmp_path) -> None:
+    new, existing = tmp_path / "new", tmp_path / "existing"
+    existing.write_text("hello\n")
+    existing.chmod(0o640)
+    done = run("mounttest", f"--new_file_0644={new}", f"--file_mode={new}", "--file_perm", str(new),
+               f"--file_content={existing}", f"--fs_type={tmp_path}", f"--file_owner={existing}")
+    assert done.returncode == 0, done.stdout
+    kind = subprocess.run(["stat", "-f", "-c", "%t", str(tmp_path)], capture_output=True, text=True).stdout.strip()
+    fs = "tmpfs" if int(kind, 16) == 0x01021994 else str(int(kind, 16))
+    assert done.stdout.splitlines() == [
+        f'mount type of "{tmp_path}": {fs}',
+        f'content of file "{new}": mount-tester new file',
+        "",  # the content's own newline, then Printf's
+        f'mode of file "{new}": -rw-r--r--',
+        f'perms of file "{new}": -rw-r--r--',
+        f'owner UID of "{existing}": {os.getuid()}',
+        f'owner GID of "{existing}": {os.getgid()}',
+        f'content of file "{existing}": hello',
+        "",
+    ]
+    assert (new.stat().st_mode & 0o777) == 0o644
+    done = run("mounttest", f"--new_file_0777={tmp_path / 'x'}", f"--file_mode={tmp_path}",
+               f"--file_perm={tmp_path}")
+    assert done.stdout.splitlines()[2:] == [f'mode of file "{tmp_path}": d{go_perm(tmp_path)}',
+                                            f'perms of file "{tmp_path}": -{go_perm(tmp_path)}']
+    assert (tmp_path / "x").stat().st_mode & 0o777 == 0o777  # the umask is cleared first
+    done = run("mounttest", f"--file_content={tmp_path / 'missing'}")
+    assert done.returncode == 1
+    assert done.stdout == (f'error reading file content for "{tmp_path / "missing"}": open {tmp_path / "missing"}: '
+                           "no such file or directory\n")
+
+
+def go_perm(path) -> str:
+    mode = path.stat().st_mode
+    return "".join("rwxrwxrwx"[i] if mode & (1 << (8 - i)) else "-" for i in range(9))
+
+
+def test_mounttest_reads_tmpfs_as_tmpfs() -> None:
+    if not os.path.isdir("/dev/shm"):
+        pytest.skip("no /dev/shm")
+    done = run("mounttest", "--fs_type=/dev/shm", "--file_mode=/tmp", "--file_perm=/tmp")
+    lines = done.stdout.splitlines()
+    assert lines[0] == 'mount type of "/dev/shm": tmpfs'
+    assert lines[1:] == ['mode of file "/tmp": dtrwxrwxrwx', 'perms of file "/tmp": -rwxrwxrwx']
+
+
+def test_logs_generator_writes_its_lines_over_the_duration() -> None:
+    start = time.monotonic()
+    done = run("logs-generator", "--log-lines-total", "4", "-d", "1s")
+    assert done.returncode == 0 and 0.9 < time.monotonic() - start < 30
+    lines = done.stderr.splitlines()
+    assert len(lines) == 4
+    for number, line in enumerate(lines):
+        header, message = line.split("] ", 1)
+        assert header.startswith("I") and header.endswith("logs_generator.go:67")
+        line_id, method, url, status = message.split(" ")
+        assert int(line_id) == number and method in ("GET", "POST", "PUT") and 200 <= int(status) < 600
+        assert url.startswith("/api/v1/namespaces/") and url.split("/")[4] in ("kube-system", "default", "ns")
+    assert run("logs-generator", "-t", "0", "--run-duration=1s").returncode == 255
+
+
+def test_liveness_is_healthy_for_ten_seconds_then_fails() -> None:
+    with socket.socket() as probe:
+        if probe.connect_ex((HOST, 8080)) == 0:
+            pytest.skip("port 8080 is taken on this machine")
+    with agnhost("liveness"):
+        assert get(8080, "/healthz")[::2] == (200, "ok")
+        status, _h, body = get(8080, "/started")
+        assert status == 200 and body.endswith("s") and body[0].isdigit()
+        time.sleep(10.5)
+        status, _h, body = get(8080, "/healthz")
+        assert status == 500 and body.startswith("error: 1") and float(body.split(": ")[1]) > 10
