@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 from mini_kube.apiserver.crd import gofmt
 from mini_kube.apiserver.crd.jsonpath import JSONPath, JSONPathError, compile_path
+from mini_kube.machinery.duration import human_duration
 
 
 @functools.cache
@@ -42,35 +43,6 @@ def scale_columns(scale: dict[str, Any] | None) -> list[dict[str, Any]]:
         cols.append({"name": "Available", "type": "integer", "description": "Number of actual replicas",
                      "jsonPath": ".status.replicas"})
     return cols + default_columns()
-
-
-def human_duration(seconds: float) -> str:
-    """apimachinery's HumanDuration: `45s`, `3m20s`, `5h`, `2d3h`, `1y20d`."""
-    s = int(seconds)
-    if s < -1:
-        return "<invalid>"
-    if s < 0:
-        return "0s"
-    if s < 120:
-        return f"{s}s"
-    minutes = s // 60
-    if minutes < 10:
-        return f"{minutes}m" if s % 60 == 0 else f"{minutes}m{s % 60}s"
-    if minutes < 180:
-        return f"{minutes}m"
-    hours = minutes // 60
-    if hours < 8:
-        return f"{hours}h" if minutes % 60 == 0 else f"{hours}h{minutes % 60}m"
-    if hours < 48:
-        return f"{hours}h"
-    if hours < 24 * 8:
-        return f"{hours // 24}d" if hours % 24 == 0 else f"{hours // 24}d{hours % 24}h"
-    if hours < 24 * 365 * 2:
-        return f"{hours // 24}d"
-    if hours < 24 * 365 * 8:
-        days = (hours // 24) % 365
-        return f"{hours // 24 // 365}y" if days == 0 else f"{hours // 24 // 365}y{days}d"
-    return f"{hours // 24 // 365}y"
 
 
 def parse_time(text: str) -> datetime.datetime | None:

@@ -7,6 +7,8 @@ import datetime as dt
 import re
 from typing import Any
 
+from mini_kube.machinery.duration import human_duration
+
 LEVEL = "  "
 MAX_ANNOTATION_LEN = 140
 SKIPPED_ANNOTATIONS = {"kubectl.kubernetes.io/last-applied-configuration"}
@@ -31,35 +33,6 @@ def rfc1123z(stamp: str | None) -> str:
         return ""
     when = dt.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
     return when.strftime("%a, %d %b %Y %H:%M:%S %z")
-
-
-def human_duration(seconds: float) -> str:
-    """k8s.io/apimachinery's duration.HumanDuration."""
-    s = int(seconds)
-    if s < -1:
-        return "<invalid>"
-    if s < 0:
-        return "0s"
-    if s < 120:
-        return f"{s}s"
-    minutes = s // 60
-    if minutes < 10:
-        return f"{minutes}m" if s % 60 == 0 else f"{minutes}m{s % 60}s"
-    if minutes < 180:
-        return f"{minutes}m"
-    hours = s // 3600
-    if hours < 8:
-        return f"{hours}h" if minutes % 60 == 0 else f"{hours}h{minutes % 60}m"
-    if hours < 48:
-        return f"{hours}h"
-    if hours < 24 * 8:
-        return f"{hours // 24}d" if hours % 24 == 0 else f"{hours // 24}d{hours % 24}h"
-    if hours < 24 * 365 * 2:
-        return f"{hours // 24}d"
-    if hours < 24 * 365 * 8:
-        days = (hours // 24) % 365
-        return f"{hours // 24 // 365}y" if days == 0 else f"{hours // 24 // 365}y{days}d"
-    return f"{hours // 24 // 365}y"
 
 
 def since(stamp: str | None) -> str:

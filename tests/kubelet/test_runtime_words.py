@@ -59,7 +59,8 @@ def test_probes_of_a_terminating_pod_do_not_leak_nsenter(process_cluster, proces
     slow = {"name": "slow", "image": "busybox", "command": ["sh", "-c", "trap '' TERM; sleep 1000"]}
     kube.client.create(PODS, _pod("t", quick, slow, terminationGracePeriodSeconds=4), ns)
     eventually(lambda: all(s.get("ready") for s in (kube.client.get(PODS, "t", ns).get("status") or {}).get(
-        "containerStatuses") or [{}]))
+        "containerStatuses") or [{}]), timeout=60, explain=lambda: json.dumps(kube.client.get(PODS, "t", ns).get(
+            "status"), indent=1))
     kubectl(kube, "-n", ns, "delete", "pod", "t", "--wait=true", "--timeout=30s")
     messages = [e.get("message") or "" for e in kube.client.list(EVENTS, ns)["items"]]
     assert not [m for m in messages if "nsenter" in m], json.dumps(messages, indent=1)
