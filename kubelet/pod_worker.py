@@ -486,6 +486,8 @@ class PodWorker:
         return ContainerSpec(name=record.name, argv=argv, env=env, workdir=spec.get("workingDir") or "/",
                              mounts=mounts,
                              log_path=str(log_dir / f"{record.restart_count}.log"), tty=bool(spec.get("tty")),
+                             log_max_size=self.env.settings.container_log_max_size,
+                             log_max_files=self.env.settings.container_log_max_files,
                              stdin=bool(spec.get("stdin")), ports=ports, hostname=self._hostname(),
                              init=record.init, resources=spec.get("resources") or {},
                              security=container_security(self.pod, spec))

@@ -118,16 +118,16 @@ class KubeletServer:
         tail = int(request.query["tailLines"]) if request.query.get("tailLines") else None
         limit = int(request.query["limitBytes"]) if request.query.get("limitBytes") else None
         timestamps = _flag(request, "timestamps")
-        data = path.read_bytes() if path.exists() else b""
-        cut = data.rfind(b"\n") + 1
-        body = logs.render(data[:cut].splitlines(keepends=True), timestamps=timestamps, since=since, tail=tail,
-                           limit_bytes=limit)
-        follow = _flag(request, "follow") and not _flag(request, "previous")
-        if not follow:
-            return web.Response(body=body, content_type="text/plain")
+        reader = logs.LogReader(str(path), timestamps=timestamps, since=since, tail=tail, limit_bytes=limit)
         response = web.StreamResponse(headers={"Content-Type": "text/plain"})
         await response.prepare(request)
-        await response.write(body)
+        chunks = reader.chunks()
+        while (chunk := await asyncio.to_thread(next, chunks, b"")):
+            await response.write(chunk)
+        follow = _flag(request, "follow") and not _flag(request, "previous")
+        if not follow:
+            await response.write_eof()
+            return response
         done = asyncio.Event()
         container = record.container
 
@@ -139,7 +139,8 @@ class KubeletServer:
         watcher = asyncio.create_task(watch_exit())
         writer = container.log if container is not None else None
         try:
-            async for chunk in logs.follow(str(path), writer, cut, timestamps=timestamps, done=done):
+            async for chunk in logs.follow(str(path), writer, reader.end, timestamps=timestamps, done=done,
+                                           inode=reader.inode):
                 await response.write(chunk)
         except (ConnectionResetError, asyncio.CancelledError):
             pass

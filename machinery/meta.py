@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 
-def meta(obj: dict[str, Any]) -> dict[str, Any]:
+def meta(obj: Mapping[str, Any]) -> dict[str, Any]:
     """The object's metadata (an empty dict when it has none)."""
-    return obj.get("metadata") or {}
+    found: dict[str, Any] = obj.get("metadata") or {}
+    return found
 
 
 def controller_ref(owner: dict[str, Any]) -> dict[str, Any]:

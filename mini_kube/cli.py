@@ -20,6 +20,7 @@ from mini_kube.client import ApiClient, Connection, KubeconfigError
 from mini_kube.client.leaderelection import add_timing_flags
 from mini_kube.controllers.signals import until_signalled
 from mini_kube.machinery.kubeconfig import KubeConfig, resolve
+from mini_kube.network.relay import raise_open_files_limit
 
 
 def _serve_parser(sub: argparse._SubParsersAction) -> None:
@@ -69,12 +70,13 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
 
 
 async def serve(args: argparse.Namespace) -> None:
-    from mini_kube.node import IN_PROCESS_LABEL
+    from mini_kube.node import IN_PROCESS_LABEL, node_flag_options
     from mini_kube.serve_options import kubeconfig_path, memory_kubeconfig_problem, serve_args_problem
 
     problem = serve_args_problem(args) or memory_kubeconfig_problem(args)
     if problem:
         raise SystemExit(f"mini-kube: {problem}")
+    raise_open_files_limit()  # the relays take a share of it: the API server keeps the rest
     if args.join:  # the cluster-wide components run once, in the first server
         args.no_controllers = args.no_scheduler = args.no_ccm = args.no_dns = True
         args.nodes = 0
@@ -105,9 +107,8 @@ async def serve(args: argparse.Namespace) -> None:
         if args.nodes > 0:
             root = args.node_root_dir or (str(Path(data_dir) / "nodes") if data_dir != ":memory:" else None)
             await start_nodes(server, args.nodes, runtime=args.node_runtime, root=root,
-                              external_cloud=not args.no_ccm, labels={IN_PROCESS_LABEL: "true"}, kubelet_options={
-                                  "unknown_images": args.unknown_images,
-                                  **({} if args.pod_pids_limit is None else {"pod_pids_limit": args.pod_pids_limit})})
+                              external_cloud=not args.no_ccm, labels={IN_PROCESS_LABEL: "true"},
+                              kubelet_options=node_flag_options(args))
         if not args.no_ccm:
             await start_ccm(server, lb_pool=args.lb_pool or None)
         if not args.no_dns:

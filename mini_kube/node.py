@@ -11,6 +11,8 @@ from mini_kube.client import ApiClient
 from mini_kube.controllers.signals import until_signalled
 from mini_kube.kubelet.nodes import NodeSet, node_names
 from mini_kube.kubelet.registration import NodeNameTaken
+from mini_kube.machinery.quantity import parse as parse_quantity
+from mini_kube.network.relay import raise_open_files_limit
 
 UNINITIALIZED = "node.cloudprovider.kubernetes.io/uninitialized"
 IN_PROCESS_LABEL = "node.mini-kube.dev/in-process"  # the nodes `serve` runs itself (it removes those it no longer runs)
@@ -43,6 +45,28 @@ def add_node_options(parser: argparse.ArgumentParser) -> None:
                         help="the most processes a Pod may have (podPidsLimit; -1: no limit; default -1 for "
                              f"`mini-kube node`, as upstream's kubelet, and {IN_PROCESS_PIDS_LIMIT} for the nodes "
                              "`serve` runs in its own process)")
+    parser.add_argument("--container-log-max-size", type=log_size, default=None, metavar="QUANTITY",
+                        help="a container's log file is rotated before it grows past this (default 10Mi)")
+    parser.add_argument("--container-log-max-files", type=int, default=None, metavar="N",
+                        help="the files a container's log keeps, the current one included (default 5)")
+
+
+def log_size(text: str) -> int:
+    """A --container-log-max-size value (a quantity such as 10Mi) in bytes."""
+    try:
+        size = int(parse_quantity(text).value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if size < 1:
+        raise argparse.ArgumentTypeError("must be greater than 0")
+    return size
+
+
+def node_flag_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The KubeletConfig fields the node flags set (those given)."""
+    given = {"pod_pids_limit": args.pod_pids_limit, "container_log_max_size": args.container_log_max_size,
+             "container_log_max_files": args.container_log_max_files, "unknown_images": args.unknown_images}
+    return {key: value for key, value in given.items() if value is not None}
 
 
 class InProcessNodes:
@@ -83,7 +107,8 @@ async def start_in_process(client_factory: Any, names: list[str], *, runtime: st
             if proxy:
                 from mini_kube.proxy.server import ProxyServer
 
-                server = ProxyServer(client_factory(), name, kubelet.address, nodes.network.netns)
+                server = ProxyServer(client_factory(), name, kubelet.address, nodes.network.netns,
+                                     gateway=nodes.network.gateway)
                 await server.start()
                 proxies.append(server)
     except BaseException:  # e.g. a name another live kubelet runs: what started stops
@@ -97,10 +122,10 @@ async def run(args: argparse.Namespace) -> None:
         return ApiClient.from_kubeconfig(args.kubeconfig, user_agent=f"kubelet/{args.name}")
 
     pids = -1 if args.pod_pids_limit is None else args.pod_pids_limit
+    raise_open_files_limit()  # the relays take a share of it
     try:
         running = await start_in_process(client, [args.name], runtime=args.node_runtime, root=args.node_root_dir,
-                                         kubelet_options={"pod_pids_limit": pids,
-                                                          "unknown_images": args.unknown_images},
+                                         kubelet_options={**node_flag_options(args), "pod_pids_limit": pids},
                                          proxy=not args.no_proxy, first_index=args.index,
                                          external_cloud=args.cloud_provider == "external")
     except NodeNameTaken as exc:

@@ -18,13 +18,10 @@ import orjson
 from mini_kube.apiserver.auth.rbac import AttributesLike
 from mini_kube.apiserver.auth.user import UserInfo
 from mini_kube.apiserver.ratelog import RATE_LIMITED
+from mini_kube.machinery import times
+from mini_kube.machinery.times import format_micro
 
 _STOP = object()
-
-
-def micro_time(t: dt.datetime | None = None) -> str:
-    """metav1.MicroTime: RFC 3339 with microseconds, UTC."""
-    return (t or dt.datetime.now(dt.UTC)).astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def object_ref(attrs: AttributesLike, api_version: str = "") -> dict[str, str] | None:
@@ -65,8 +62,8 @@ def make_event(*, user: UserInfo, attrs: AttributesLike, request_uri: str, code:
             status["reason"] = status_reason
     status["code"] = code
     event["responseStatus"] = status
-    event["requestReceivedTimestamp"] = micro_time(received)
-    event["stageTimestamp"] = micro_time(now)
+    event["requestReceivedTimestamp"] = format_micro(received)
+    event["stageTimestamp"] = format_micro(now or times.now())
     if annotations:
         event["annotations"] = annotations
     return event

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from mini_kube.apiserver.auth.user import UserInfo, is_superuser, service_account_username
 from mini_kube.apiserver.errors import StatusError
+from mini_kube.machinery.meta import meta
 
 Rule = Mapping[str, Any]
 RBAC_GROUP = "rbac.authorization.k8s.io"
@@ -85,7 +86,7 @@ class StaticSource:
 
     def _of(self, kind: str, namespace: str | None = None) -> Iterator[Mapping[str, Any]]:
         for obj in self.objects:
-            if obj.get("kind") == kind and (namespace is None or _meta(obj).get("namespace", "") == namespace):
+            if obj.get("kind") == kind and (namespace is None or meta(obj).get("namespace", "") == namespace):
                 yield obj
 
     def cluster_roles(self) -> list[Mapping[str, Any]]:
@@ -101,14 +102,10 @@ class StaticSource:
         return list(self._of("RoleBinding", namespace))
 
     def get_cluster_role(self, name: str) -> Mapping[str, Any] | None:
-        return next((o for o in self._of("ClusterRole") if _meta(o).get("name") == name), None)
+        return next((o for o in self._of("ClusterRole") if meta(o).get("name") == name), None)
 
     def get_role(self, namespace: str, name: str) -> Mapping[str, Any] | None:
-        return next((o for o in self._of("Role", namespace) if _meta(o).get("name") == name), None)
-
-
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    return obj.get("metadata") or {}
+        return next((o for o in self._of("Role", namespace) if meta(o).get("name") == name), None)
 
 
 # -- rule matching -------------------------------------------------------------------------------------------
@@ -235,7 +232,7 @@ class RuleResolver:
             except LookupError as e:
                 yield RuleVisit(error=str(e))
                 continue
-            name = _meta(binding).get("name", "")
+            name = meta(binding).get("name", "")
             if cluster:
                 source = (f"ClusterRoleBinding {_quote(name)} of {ref.get('kind', '')} "
                           f"{_quote(ref.get('name', ''))} to {describe_subject(subject, '')}")

@@ -13,6 +13,8 @@ from typing import Any, Protocol
 from mini_kube.apiserver.auth.rbac import Attributes, AttributesLike, Decision, Rule, aggregate_errors
 from mini_kube.apiserver.auth.user import UserInfo
 from mini_kube.apiserver.errors import FieldError, StatusError, bad_request, invalid
+from mini_kube.machinery import times
+from mini_kube.machinery.times import format_time
 
 AUTHZ_GROUP = "authorization.k8s.io"
 AUTHZ_VERSION = f"{AUTHZ_GROUP}/v1"
@@ -24,14 +26,10 @@ class Authorizer(Protocol):
     def rules_for(self, user: UserInfo, namespace: str) -> tuple[list[Rule], list[str]]: ...
 
 
-def _timestamp(now: dt.datetime | None = None) -> str:
-    return (now or dt.datetime.now(dt.UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def self_subject_review(user: UserInfo, now: dt.datetime | None = None) -> dict[str, Any]:
     """authentication.k8s.io/v1 SelfSubjectReview: who the server thinks you are."""
     return {"kind": "SelfSubjectReview", "apiVersion": AUTHN_VERSION,
-            "metadata": {"creationTimestamp": _timestamp(now)}, "status": {"userInfo": user.to_api()}}
+            "metadata": {"creationTimestamp": format_time(now or times.now())}, "status": {"userInfo": user.to_api()}}
 
 
 def _invalid(kind: str, errors: list[FieldError]) -> StatusError:

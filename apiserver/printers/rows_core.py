@@ -7,6 +7,7 @@ from typing import Any
 
 from mini_kube.apiserver.printers.formatting import NONE, UNSET, access_modes, dig, format_labels, with_more
 from mini_kube.apiserver.printers.humanize import UNKNOWN, epoch, since
+from mini_kube.machinery.meta import meta
 from mini_kube.machinery.quantity import canonical
 
 Obj = dict[str, Any]
@@ -17,30 +18,26 @@ _CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
 RFC3339 = "%Y-%m-%dT%H:%M:%SZ"
 
 
-def _meta(obj: Obj) -> Obj:
-    return obj.get("metadata") or {}
-
-
 def _age(obj: Obj, now: float) -> str:
-    return since(_meta(obj).get("creationTimestamp"), now)
+    return since(meta(obj).get("creationTimestamp"), now)
 
 
 def config_map(obj: Obj, now: float) -> list:
     count = len(obj.get("data") or {}) + len(obj.get("binaryData") or {})
-    return [_meta(obj).get("name", ""), count, _age(obj, now)]
+    return [meta(obj).get("name", ""), count, _age(obj, now)]
 
 
 def secret(obj: Obj, now: float) -> list:
     keys = set(obj.get("data") or {}) | set(obj.get("stringData") or {})
-    return [_meta(obj).get("name", ""), obj.get("type") or "Opaque", len(keys), _age(obj, now)]
+    return [meta(obj).get("name", ""), obj.get("type") or "Opaque", len(keys), _age(obj, now)]
 
 
 def service_account(obj: Obj, now: float) -> list:
-    return [_meta(obj).get("name", ""), len(obj.get("secrets") or ()), _age(obj, now)]
+    return [meta(obj).get("name", ""), len(obj.get("secrets") or ()), _age(obj, now)]
 
 
 def namespace(obj: Obj, now: float) -> list:
-    return [_meta(obj).get("name", ""), dig(obj, "status", "phase", default=""), _age(obj, now)]
+    return [meta(obj).get("name", ""), dig(obj, "status", "phase", default=""), _age(obj, now)]
 
 
 def _load_balancer(status: Obj | None) -> str:
@@ -83,7 +80,7 @@ def service(obj: Obj, now: float) -> list:
     spec = obj.get("spec") or {}
     cluster_ips = spec.get("clusterIPs") or ([spec["clusterIP"]] if spec.get("clusterIP") else [])
     return [
-        _meta(obj).get("name", ""), spec.get("type") or "ClusterIP", cluster_ips[0] if cluster_ips else NONE,
+        meta(obj).get("name", ""), spec.get("type") or "ClusterIP", cluster_ips[0] if cluster_ips else NONE,
         _external_ip(obj), _service_ports(spec.get("ports") or []) or NONE, _age(obj, now),
         format_labels(spec.get("selector")),
     ]
@@ -112,7 +109,7 @@ def _endpoint_text(obj: Obj) -> str:
 
 
 def endpoints(obj: Obj, now: float) -> list:
-    return [_meta(obj).get("name", ""), _endpoint_text(obj), _age(obj, now)]
+    return [meta(obj).get("name", ""), _endpoint_text(obj), _age(obj, now)]
 
 
 def _node_status(obj: Obj) -> str:
@@ -144,7 +141,7 @@ def _node_address(obj: Obj, kind: str) -> str:
 def node(obj: Obj, now: float) -> list:
     info = dig(obj, "status", "nodeInfo", default={})
     return [
-        _meta(obj).get("name", ""), _node_status(obj), _node_roles(_meta(obj).get("labels") or {}),
+        meta(obj).get("name", ""), _node_status(obj), _node_roles(meta(obj).get("labels") or {}),
         _age(obj, now), info.get("kubeletVersion", ""), _node_address(obj, "InternalIP"),
         _node_address(obj, "ExternalIP"), info.get("osImage") or UNKNOWN, info.get("kernelVersion") or UNKNOWN,
         info.get("containerRuntimeVersion") or UNKNOWN,
@@ -152,7 +149,7 @@ def node(obj: Obj, now: float) -> list:
 
 
 def _pv_class(obj: Obj) -> str:
-    annotations = _meta(obj).get("annotations") or {}
+    annotations = meta(obj).get("annotations") or {}
     if _CLASS_ANNOTATION in annotations:
         return annotations[_CLASS_ANNOTATION]
     return dig(obj, "spec", "storageClassName", default="")
@@ -162,9 +159,9 @@ def persistent_volume(obj: Obj, now: float) -> list:
     spec = obj.get("spec") or {}
     claim = spec.get("claimRef")
     claim_text = f"{claim.get('namespace', '')}/{claim.get('name', '')}" if claim else ""
-    phase = "Terminating" if _meta(obj).get("deletionTimestamp") else dig(obj, "status", "phase", default="")
+    phase = "Terminating" if meta(obj).get("deletionTimestamp") else dig(obj, "status", "phase", default="")
     return [
-        _meta(obj).get("name", ""), canonical(dig(spec, "capacity", "storage")), access_modes(spec.get("accessModes")),
+        meta(obj).get("name", ""), canonical(dig(spec, "capacity", "storage")), access_modes(spec.get("accessModes")),
         spec.get("persistentVolumeReclaimPolicy", ""), phase, claim_text, _pv_class(obj),
         spec.get("volumeAttributesClassName") or UNSET, dig(obj, "status", "reason", default=""), _age(obj, now),
         spec.get("volumeMode") or UNSET,
@@ -174,13 +171,13 @@ def persistent_volume(obj: Obj, now: float) -> list:
 def persistent_volume_claim(obj: Obj, now: float) -> list:
     spec = obj.get("spec") or {}
     status = obj.get("status") or {}
-    phase = "Terminating" if _meta(obj).get("deletionTimestamp") else status.get("phase", "")
+    phase = "Terminating" if meta(obj).get("deletionTimestamp") else status.get("phase", "")
     capacity = modes = ""
     if spec.get("volumeName"):
         modes = access_modes(status.get("accessModes"))
         capacity = canonical(dig(status, "capacity", "storage"))
     return [
-        _meta(obj).get("name", ""), phase, spec.get("volumeName", ""), capacity, modes, _pv_class(obj),
+        meta(obj).get("name", ""), phase, spec.get("volumeName", ""), capacity, modes, _pv_class(obj),
         spec.get("volumeAttributesClassName") or UNSET, _age(obj, now), spec.get("volumeMode") or UNSET,
     ]
 
@@ -193,7 +190,7 @@ def resource_quota(obj: Obj, now: float) -> list:
         text = f"{name}: {canonical(used.get(name))}/{canonical(hard[name])}"
         parts = name.split(".")
         (limits if len(parts) > 1 and parts[0] == "limits" else requests).append(text)
-    return [_meta(obj).get("name", ""), ", ".join(requests), ", ".join(limits), _age(obj, now)]
+    return [meta(obj).get("name", ""), ", ".join(requests), ", ".join(limits), _age(obj, now)]
 
 
 def component_status(obj: Obj, now: float) -> list:
@@ -203,7 +200,7 @@ def component_status(obj: Obj, now: float) -> list:
             status = "Healthy" if condition.get("status") == "True" else "Unhealthy"
             message, error = condition.get("message", ""), condition.get("error", "")
             break
-    return [_meta(obj).get("name", ""), status, message, error]
+    return [meta(obj).get("name", ""), status, message, error]
 
 
 def _as_core_event(obj: Obj) -> Obj:
@@ -243,13 +240,13 @@ def event(ev: Obj, now: float) -> list:
     return [
         last, ev.get("type") or "", ev.get("reason") or "", target, involved.get("fieldPath", ""),
         f"{component}, {host}" if host else component, (ev.get("message") or "").strip(), first, count,
-        _meta(ev).get("name", ""),
+        meta(ev).get("name", ""),
     ]
 
 
 def default_row(obj: Obj, now: float) -> list:
     """Name and creation time in RFC 3339 (the default table convertor's `Created At`)."""
-    created = _meta(obj).get("creationTimestamp")
+    created = meta(obj).get("creationTimestamp")
     start = epoch(created)
     stamp = "0001-01-01T00:00:00Z" if start is None else datetime.fromtimestamp(start, UTC).strftime(RFC3339)
-    return [_meta(obj).get("name", ""), stamp]
+    return [meta(obj).get("name", ""), stamp]

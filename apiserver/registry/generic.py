@@ -329,14 +329,27 @@ class Registry:
                 raise errors.not_found(res.group_resource, name)
             return await self.create(res, namespace, obj, opts), True
         rv = meta.get("resourceVersion")
-        expected = self._parse_rv(rv) if rv else current.revision
-        if expected != current.revision:
+        if not rv:
+            if not self.strategy(res).unconditional_update:
+                raise self._unversioned_update(res, name)
+            rv = meta["resourceVersion"] = str(current.revision)  # an unconditional update of what is stored
+        if self._parse_rv(rv) != current.revision:
             raise errors.conflict(res.group_resource, name, errors.STALE)
         try:
             result = await self._write_update(res, namespace, current, obj, opts)
         except ConflictError:  # another write landed between the read and the compare-and-swap
             raise errors.conflict(res.group_resource, name, errors.STALE) from None
         return result, False
+
+    @staticmethod
+    def _unversioned_update(res: ResourceType, name: str) -> StatusError:
+        """Upstream's store refuses an update without a resourceVersion for kinds that need one, naming the
+        resource (not the kind) and the version as the integer it parsed."""
+        cause = errors.invalid("metadata.resourceVersion", errors.GoText("0x0"), "must be specified for an update")
+        qualified = f"{res.plural}.{res.group}" if res.group else res.plural
+        details = {"name": name, **({"group": res.group} if res.group else {}), "kind": res.plural,
+                   "causes": [{"reason": cause.type, "message": cause.body(), "field": cause.field}]}
+        return StatusError(422, "Invalid", f'{qualified} "{name}" is invalid: {cause}', details)
 
     async def guaranteed_update(self, res: ResourceType, namespace: str | None, name: str,
                                 mutate: Callable[[dict[str, Any]], Awaitable[dict[str, Any]] | dict[str, Any]],
@@ -352,7 +365,11 @@ class Registry:
             self._check_identity(res, namespace, new)
             new["metadata"]["name"] = name
             rv = new["metadata"].get("resourceVersion")
-            if rv and rv != str(current.revision):
+            if not rv:  # a patch that removed it
+                if not self.strategy(res).unconditional_update:
+                    raise self._unversioned_update(res, name)
+                new["metadata"]["resourceVersion"] = str(current.revision)
+            elif rv != str(current.revision):
                 raise errors.conflict(res.group_resource, name, errors.STALE)
             try:
                 return await self._write_update(res, namespace, current, new, opts)

@@ -31,7 +31,7 @@ from .strategies.node import NodeStrategy
 from .strategies.pod import PodStrategy
 from .strategies.service import ServiceStrategy
 from .strategies.volume import PersistentVolumeClaimStrategy, PersistentVolumeStrategy
-from .strategy import Strategy
+from .strategy import STATUS_METADATA, Strategy
 
 DEFAULT_SERVICE_CIDR = "10.0.0.0/24"
 DEFAULT_NODE_PORTS = (30000, 32767)
@@ -39,6 +39,7 @@ APPS = "apps"
 ADMISSION = "admissionregistration.k8s.io"
 NETWORKING = "networking.k8s.io"
 FLOWCONTROL = "flowcontrol.apiserver.k8s.io"
+STORAGE = "storage.k8s.io"
 
 
 def builtin_strategies(service_cidr: str = DEFAULT_SERVICE_CIDR,
@@ -46,38 +47,53 @@ def builtin_strategies(service_cidr: str = DEFAULT_SERVICE_CIDR,
     """(group, kind) -> the kind's strategy, for kinds whose strategy is not the generic one (fresh instances:
     a Service strategy holds its in-flight allocations)."""
     tracked = Strategy(generation=True)
+
+    def conditional(*, generation: bool = False, status_metadata: tuple[str, ...] = STATUS_METADATA) -> Strategy:
+        """A kind whose updates must name the resourceVersion they replace (AllowUnconditionalUpdate false)."""
+        return Strategy(generation=generation, status_metadata=status_metadata, unconditional_update=False)
+
     return {
         ("", "Namespace"): NamespaceStrategy(),
         ("", "Node"): NodeStrategy(),
-        ("", "Pod"): PodStrategy(returns_deleted_object=True),
+        ("", "Pod"): PodStrategy(returns_deleted_object=True,
+                                 status_metadata=tuple(k for k in STATUS_METADATA if k != "ownerReferences")),
         ("", "Service"): ServiceStrategy(service_cidr, node_ports, returns_deleted_object=True),
         ("", "ServiceAccount"): Strategy(returns_deleted_object=True),
         ("", "PersistentVolume"): PersistentVolumeStrategy(returns_deleted_object=True),
         ("", "PersistentVolumeClaim"): PersistentVolumeClaimStrategy(returns_deleted_object=True),
         ("", "ReplicationController"): tracked,
-        (APPS, "Deployment"): Strategy(generation=True, status_writes_annotations=True),
-        (APPS, "ReplicaSet"): Strategy(generation=True, status_writes_annotations=True),
-        (APPS, "StatefulSet"): Strategy(generation=True, status_writes_annotations=True),
-        (APPS, "DaemonSet"): DaemonSetStrategy(generation=True, status_writes_annotations=True),
+        (APPS, "Deployment"): Strategy(generation=True,
+                                       status_metadata=tuple(k for k in STATUS_METADATA if k != "labels")),
+        (APPS, "ReplicaSet"): tracked,
+        (APPS, "StatefulSet"): tracked,
+        (APPS, "DaemonSet"): DaemonSetStrategy(generation=True),
         ("batch", "Job"): JobStrategy(generation=True),
         ("batch", "CronJob"): tracked,
-        ("policy", "PodDisruptionBudget"): tracked,
+        ("policy", "PodDisruptionBudget"): conditional(generation=True),
         ("autoscaling", "HorizontalPodAutoscaler"): HorizontalPodAutoscalerStrategy(generation=True),
         ("events.k8s.io", "Event"): EventsV1Strategy(),
-        ("apiextensions.k8s.io", "CustomResourceDefinition"): CrdStrategy(generation=True),
+        ("apiextensions.k8s.io", "CustomResourceDefinition"): CrdStrategy(generation=True,
+                                                                          unconditional_update=False),
+        ("apiregistration.k8s.io", "APIService"): conditional(),
         ("discovery.k8s.io", "EndpointSlice"): tracked,
         ("scheduling.k8s.io", "PriorityClass"): tracked,
-        ("storage.k8s.io", "StorageClass"): Strategy(returns_deleted_object=True),
+        ("coordination.k8s.io", "Lease"): conditional(),
+        ("node.k8s.io", "RuntimeClass"): conditional(),
+        (STORAGE, "StorageClass"): Strategy(returns_deleted_object=True),
+        (STORAGE, "CSIDriver"): conditional(),
+        (STORAGE, "CSINode"): conditional(),
+        (STORAGE, "CSIStorageCapacity"): conditional(),
+        (STORAGE, "VolumeAttachment"): conditional(status_metadata=()),
         ("certificates.k8s.io", "CertificateSigningRequest"): CertificateSigningRequestStrategy(),
         (NETWORKING, "Ingress"): tracked,
         (NETWORKING, "IngressClass"): tracked,
         (NETWORKING, "NetworkPolicy"): tracked,
-        (ADMISSION, "MutatingWebhookConfiguration"): tracked,
-        (ADMISSION, "ValidatingWebhookConfiguration"): tracked,
-        (ADMISSION, "ValidatingAdmissionPolicy"): tracked,
-        (ADMISSION, "ValidatingAdmissionPolicyBinding"): tracked,
-        (FLOWCONTROL, "FlowSchema"): tracked,
-        (FLOWCONTROL, "PriorityLevelConfiguration"): tracked,
+        (ADMISSION, "MutatingWebhookConfiguration"): conditional(generation=True),
+        (ADMISSION, "ValidatingWebhookConfiguration"): conditional(generation=True),
+        (ADMISSION, "ValidatingAdmissionPolicy"): conditional(generation=True, status_metadata=()),
+        (ADMISSION, "ValidatingAdmissionPolicyBinding"): conditional(generation=True),
+        (FLOWCONTROL, "FlowSchema"): Strategy(generation=True, status_metadata=()),
+        (FLOWCONTROL, "PriorityLevelConfiguration"): Strategy(generation=True, status_metadata=()),
     }
 
 

@@ -18,7 +18,12 @@ from .validating import validate_object
 if TYPE_CHECKING:
     from ..resources import ResourceType
 
-__all__ = ["Strategy", "WriteContext", "spec_changed"]
+__all__ = ["Strategy", "WriteContext", "spec_changed", "STATUS_METADATA"]
+
+# The metadata a status write takes from the request: upstream's status strategies reset only the spec (and the
+# generic update keeps the identity fields), so labels, annotations, finalizers and owner references change
+# there too, unless the kind's strategy resets them (ResetObjectMetaForStatus and friends).
+STATUS_METADATA = ("labels", "annotations", "ownerReferences", "finalizers")
 
 
 def spec_changed(new: dict[str, Any], old: dict[str, Any]) -> bool:
@@ -27,19 +32,35 @@ def spec_changed(new: dict[str, Any], old: dict[str, Any]) -> bool:
     return any(new.get(k) != old.get(k) for k in keys)
 
 
+def take_metadata(old: dict[str, Any], given: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """`old` metadata with `keys` as the request gave them (a key the request left out is dropped, as Go's
+    assignment of an empty field)."""
+    meta = dict(old)
+    for key in keys:
+        if given.get(key) is not None:
+            meta[key] = given[key]
+        else:
+            meta.pop(key, None)
+    return meta
+
+
 class Strategy:
     """Generic rules for one resource.
 
     `generation`: metadata.generation tracks spec changes (the upstream strategies that set it).
-    `status_writes_annotations`: the status endpoint writes annotations too (upstream's apps status strategies
-    reset only the spec, and the deployment controller records `deployment.kubernetes.io/revision` that way).
+    `status_metadata`: the metadata fields a status write takes from the request (the rest stays as stored):
+    all of STATUS_METADATA for most kinds; Deployments keep their labels, Pods their owner references, the kinds
+    whose status strategy calls ResetObjectMetaForStatus (or copies the old ObjectMeta) keep all of them.
+    `unconditional_update`: a PUT without metadata.resourceVersion overwrites whatever is stored (upstream's
+    AllowUnconditionalUpdate; true for almost all kinds), else it is 422 `must be specified for an update`.
     `returns_deleted_object`: a completed DELETE answers the object, not a Status (upstream's ReturnDeletedObject).
     """
 
-    def __init__(self, *, generation: bool = False, status_writes_annotations: bool = False,
-                 returns_deleted_object: bool = False) -> None:
+    def __init__(self, *, generation: bool = False, status_metadata: tuple[str, ...] = STATUS_METADATA,
+                 unconditional_update: bool = True, returns_deleted_object: bool = False) -> None:
         self.generation = generation
-        self.status_writes_annotations = status_writes_annotations
+        self.status_metadata = status_metadata
+        self.unconditional_update = unconditional_update
         self.returns_deleted_object = returns_deleted_object
 
     def tracks_generation(self, resource: ResourceType) -> bool:
@@ -71,21 +92,14 @@ class Strategy:
     def prepare_for_update(self, ctx: WriteContext, new: dict[str, Any], old: dict[str, Any]) -> None:
         res = ctx.resource
         if ctx.subresource == "status":
-            # the status endpoint changes status only (and records who changed it; apps kinds: annotations too)
+            # the status endpoint changes status and the metadata the kind lets it (and records who changed it)
             status = new.get("status")
-            new_meta = new.get("metadata")
-            managed = (new_meta or {}).get("managedFields")
+            given = new.get("metadata") or {}
             new.clear()
             new.update({k: v for k, v in old.items() if k != "status"})
-            annotations = (new_meta or {}).get("annotations")
-            new["metadata"] = dict(old["metadata"])
-            if self.status_writes_annotations:
-                if annotations:
-                    new["metadata"]["annotations"] = annotations
-                else:
-                    new["metadata"].pop("annotations", None)
-            if managed is not None:
-                new["metadata"]["managedFields"] = managed
+            new["metadata"] = take_metadata(old["metadata"], given, self.status_metadata)
+            if given.get("managedFields") is not None:
+                new["metadata"]["managedFields"] = given["managedFields"]
             if status is not None:
                 new["status"] = status
             return

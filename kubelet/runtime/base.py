@@ -38,6 +38,8 @@ class ContainerSpec:
     workdir: str
     mounts: list[dict[str, Any]]  # {"source", "target", "readOnly"}
     log_path: str
+    log_max_size: int = 10 * 1024 * 1024  # the log file is rotated before it grows past this (bytes)
+    log_max_files: int = 5  # files of the log kept, the current one included
     tty: bool = False
     stdin: bool = False
     ports: list[int] = field(default_factory=list)

@@ -202,7 +202,7 @@ class ProcessRuntime(Runtime):
                                          "started_fd": started_w, "keep": KEEP, "hide": hide,
                                          "security": security,
                                          "cgroups": self.cgroups.join_files(cgroup) if self.cgroups else []}))
-        log = LogWriter(spec.log_path)
+        log = LogWriter(spec.log_path, max_size=spec.log_max_size, max_files=spec.log_max_files)
         argv = ["nsenter", f"--net={holder.netns}", f"--uts=/proc/{holder.pid}/ns/uts",
                 f"--ipc=/proc/{holder.pid}/ns/ipc", f"--mount=/proc/{holder.pid}/ns/mnt", "--",
                 "unshare", "--mount", "--propagation", "private", "--",

@@ -61,7 +61,7 @@ class SimulatedRuntime(Runtime):
         elif sandbox.extra.get("restartPolicy") != "Always" or spec.init:
             seconds = self.job_seconds
         Path(spec.log_path).parent.mkdir(parents=True, exist_ok=True)
-        Path(spec.log_path).touch()
+        Path(spec.log_path).touch(mode=0o600)
         return SimulatedContainer(seconds, int(annotations.get(EXIT_CODE, "0")))
 
     async def remove_sandbox(self, sandbox: Sandbox) -> None:

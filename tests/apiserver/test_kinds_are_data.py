@@ -65,7 +65,7 @@ def test_every_builtin_row_carries_its_strategy_validator_and_printer():
     assert namespaces.strategy.waits_for_finalization({}) and not pods.strategy.waits_for_finalization({})
     assert pods.strategy.returns_deleted_object and not namespaces.strategy.returns_deleted_object
     deployments = by_key[("apps", "v1", "deployments")]
-    assert deployments.strategy.generation and deployments.strategy.status_writes_annotations
+    assert deployments.strategy.generation and "labels" not in deployments.strategy.status_metadata
     assert by_key[("", "v1", "configmaps")].validator is RULES[("", "ConfigMap")]
     # both versions of HorizontalPodAutoscalers share one strategy (one storage), each server its own
     assert by_key[("autoscaling", "v1", "horizontalpodautoscalers")].strategy is \

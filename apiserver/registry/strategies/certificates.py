@@ -7,16 +7,17 @@ from typing import Any
 
 from mini_kube.machinery.times import now_rfc3339
 
-from ..strategy import Strategy, WriteContext
+from ..strategy import STATUS_METADATA, Strategy, WriteContext, take_metadata
 
 APPROVAL = "approval"
 
 
 def prepare_approval_update(new: dict[str, Any], old: dict[str, Any]) -> None:
-    """`new` becomes `old` with `new`'s conditions, whose missing timestamps are filled in: lastUpdateTime now,
-    lastTransitionTime kept from the old condition of the same type and status, else now."""
+    """`new` becomes `old` with `new`'s metadata and conditions (upstream resets only spec and status), whose
+    missing timestamps are filled in: lastUpdateTime now, lastTransitionTime kept from the old condition of the
+    same type and status, else now."""
+    given = new.get("metadata") or {}
     conditions = [dict(c) for c in ((new.get("status") or {}).get("conditions") or []) if isinstance(c, dict)]
-    managed = (new.get("metadata") or {}).get("managedFields")
     before = {c.get("type"): c for c in ((old.get("status") or {}).get("conditions") or [])}
     now = now_rfc3339()
     for cond in conditions:
@@ -29,9 +30,9 @@ def prepare_approval_update(new: dict[str, Any], old: dict[str, Any]) -> None:
             cond["lastTransitionTime"] = kept if same and kept else now
     new.clear()
     new.update(old)
-    new["metadata"] = dict(old["metadata"])
-    if managed is not None:
-        new["metadata"]["managedFields"] = managed
+    new["metadata"] = take_metadata(old["metadata"], given, STATUS_METADATA)
+    if given.get("managedFields") is not None:
+        new["metadata"]["managedFields"] = given["managedFields"]
     status = dict(old.get("status") or {})
     if conditions:
         status["conditions"] = conditions

@@ -25,7 +25,7 @@ class CustomResourceStrategy(Strategy):
     objects may be stored in any of them); each row carries its own version's as `object_schema`."""
 
     def __init__(self, schemas: Mapping[str, ObjectSchema]) -> None:
-        super().__init__(generation=True)
+        super().__init__(generation=True, status_metadata=(), unconditional_update=False)
         self.schemas = schemas
 
     def read(self, res: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:

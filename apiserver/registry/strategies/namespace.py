@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...resources import ResourceType
-from ..strategy import Strategy, WriteContext
+from ..strategy import STATUS_METADATA, Strategy, WriteContext, take_metadata
 
 NAME_LABEL = "kubernetes.io/metadata.name"
 
@@ -30,16 +30,23 @@ class NamespaceStrategy(Strategy):
         obj["spec"] = {**obj.get("spec", {}), "finalizers": ["kubernetes"]}
 
     def prepare_for_update(self, ctx: WriteContext, new: dict[str, Any], old: dict[str, Any]) -> None:
-        if ctx.subresource == "finalize":
+        if ctx.subresource == "finalize":  # spec.finalizers and metadata; the status stays
             finalizers = (new.get("spec") or {}).get("finalizers") or []
+            given = new.get("metadata") or {}
             new.clear()
             new.update({**old, "spec": {**old.get("spec", {}), "finalizers": finalizers}})
+            new["metadata"] = take_metadata(old["metadata"], given, STATUS_METADATA)
+            if given.get("managedFields") is not None:
+                new["metadata"]["managedFields"] = given["managedFields"]
             if not finalizers:
                 new["spec"].pop("finalizers", None)
-            return
-        if ctx.subresource != "status":
-            new["spec"] = old.get("spec", {})  # spec.finalizers changes only through /finalize
-        super().prepare_for_update(ctx, new, old)
+        else:
+            if ctx.subresource != "status":
+                new["spec"] = old.get("spec", {})  # spec.finalizers changes only through /finalize
+            super().prepare_for_update(ctx, new, old)
+        # the name label is a default every decoded Namespace gets, whatever endpoint it came through
+        meta = new["metadata"]
+        meta["labels"] = {**(meta.get("labels") or {}), NAME_LABEL: meta["name"]}
 
     def waits_for_finalization(self, obj: dict[str, Any]) -> bool:
         return True
