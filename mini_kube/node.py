@@ -103,7 +103,8 @@ async def start_in_process(client_factory: Any, names: list[str], *, runtime: st
             if proxy:
                 from mini_kube.proxy.server import ProxyServer
 
-                server = ProxyServer(client_factory(), name, kubelet.address, nodes.network.netns)
+                server = ProxyServer(client_factory(), name, kubelet.address, nodes.network.netns,
+                                     gateway=nodes.network.gateway)
                 await server.start()
                 proxies.append(server)
     except BaseException:  # e.g. a name another live kubelet runs: what started stops
