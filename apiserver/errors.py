@@ -197,8 +197,11 @@ def unsupported_media_type(content_type: str) -> StatusError:
     return StatusError(415, "UnsupportedMediaType", f'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf; got "{content_type}"')
 
 
-def not_acceptable(accept: str) -> StatusError:
-    return StatusError(406, "NotAcceptable", f"only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf; got \"{accept}\"")
+def not_acceptable(*also: str) -> StatusError:
+    """406 from upstream's negotiation.NewNotAcceptableError: the media types the endpoint's serializer offers
+    (JSON, YAML and `also`: protobuf for built-in kinds)."""
+    offered = ", ".join(("application/json", "application/yaml", *(m for m in also if m)))
+    return StatusError(406, "NotAcceptable", f"only the following media types are accepted: {offered}")
 
 
 def internal_error(message: str) -> StatusError:

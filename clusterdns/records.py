@@ -202,7 +202,11 @@ class ClusterRecords:
                               (self.reverse_zone, self._reverse), (self.reverse6_zone, self._reverse)):
             if name.is_subdomain(zone):
                 out = Answer()
-                exists = handler(name, [label.decode() for label in name.relativize(zone).labels], qtype, out)
+                try:
+                    labels = [label.decode() for label in name.relativize(zone).labels]
+                except UnicodeDecodeError:  # no object has such a name (CoreDNS answers NXDOMAIN too)
+                    labels = None
+                exists = labels is not None and handler(name, labels, qtype, out)
                 if not exists:
                     out.rcode = dns.rcode.NXDOMAIN
                 if not out.answer:

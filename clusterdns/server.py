@@ -26,7 +26,9 @@ from .records import ClusterRecords
 
 log = logging.getLogger("mini-kube.dns")
 TCP_IDLE = 10.0
-CACHE_LIMIT = 10_000
+CACHE_LIMIT = 10_000  # answers kept at most
+CACHE_BYTES = 4 * 1024 * 1024  # bytes of queries and answers kept at most (the oldest go first)
+CACHE_ENTRY_OVERHEAD = 200  # bytes an entry costs beyond its query and answer (the tuples, the dict slot)
 SocketMaker = Callable[[int, int], socket.socket]
 
 
@@ -37,14 +39,21 @@ class DnsHandler:
         self.records = records
         self.counts: Counter[str] = Counter()  # by rcode name, and "requests"
         # answers by the query's bytes after its ID, while nothing changed (records.serial): a repeated
-        # question costs a dictionary lookup
-        self._cache: dict[tuple[bool, bytes], tuple[bytes, str]] = {}
+        # question costs a dictionary lookup; bounded in entries and bytes, FORMERR answers never kept
+        self._cache: dict[tuple[bool, bytes], tuple[bytes, str, int]] = {}  # (answer, rcode, bytes it costs)
+        self._cache_bytes = 0
         self._serial = -1
+
+    @property
+    def cached(self) -> tuple[int, int]:
+        """(answers, bytes) the cache holds."""
+        return len(self._cache), self._cache_bytes
 
     def answer(self, wire: bytes, max_size: int | None) -> bytes | None:
         self.counts["requests"] += 1
         if self._serial != self.records.serial:
             self._cache.clear()
+            self._cache_bytes = 0
             self._serial = self.records.serial
         key = (max_size is None, wire[2:])
         hit = self._cache.get(key)
@@ -52,10 +61,12 @@ class DnsHandler:
             self.counts[hit[1]] += 1
             return wire[:2] + hit[0]
         reply = self._answer(wire, max_size)
-        if reply is not None and len(wire) >= 12:
-            if len(self._cache) >= CACHE_LIMIT:
-                self._cache.clear()
-            self._cache[key] = (reply[2:], dns.rcode.to_text(reply[3] & 0xF))
+        if reply is not None and len(wire) >= 12 and reply[3] & 0xF != dns.rcode.FORMERR:  # junk is not kept
+            size = len(wire) + len(reply) + CACHE_ENTRY_OVERHEAD
+            while self._cache and (len(self._cache) >= CACHE_LIMIT or self._cache_bytes + size > CACHE_BYTES):
+                self._cache_bytes -= self._cache.pop(next(iter(self._cache)))[2]  # the oldest goes first
+            self._cache[key] = (reply[2:], dns.rcode.to_text(reply[3] & 0xF), size)
+            self._cache_bytes += size
         return reply
 
     def _answer(self, wire: bytes, max_size: int | None) -> bytes | None:

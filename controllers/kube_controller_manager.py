@@ -21,6 +21,7 @@ from .workloads.disruption import DisruptionController
 from .workloads.hpa import HorizontalPodAutoscalerController
 from .workloads.job import JobController
 from .workloads.replicaset import ReplicaSetController
+from .workloads.replicationcontroller import ReplicationControllerController
 from .workloads.statefulset import StatefulSetController
 from .workloads.ttlafterfinished import TTLAfterFinishedController
 
@@ -33,6 +34,7 @@ CONTROLLERS: ControllerTable = {
     "endpointslice": EndpointSliceController,
     "nodelifecycle": NodeLifecycleController,
     "replicaset": ReplicaSetController,
+    "replicationcontroller": ReplicationControllerController,
     "deployment": DeploymentController,
     "disruption": DisruptionController,
     "statefulset": StatefulSetController,

@@ -22,6 +22,7 @@ from . import eviction, hooks, pod_status
 from .actions import Target
 from .container_events import ensure_image, field_path
 from .deletion import final_delete
+from .entrypoints import container_argv
 from .env import EnvError, container_env, expand
 from .images import standin_argv
 from .inflight import to_the_end
@@ -436,7 +437,7 @@ class PodWorker:
                                   self.env.allocatable)
         command = [expand(a, env) for a in spec.get("command") or ()]
         args = [expand(a, env) for a in spec.get("args") or ()]
-        argv = command + args if command else args
+        argv = container_argv(spec.get("image", ""), command, args)
         ports = [p["containerPort"] for p in spec.get("ports") or () if p.get("protocol", "TCP") == "TCP"]
         mounts = container_mounts(spec, self.volumes, self.sandbox.memory if self.sandbox is not None else None)
         if not argv:

@@ -20,6 +20,7 @@ from mini_kube.client import ApiClient, Connection, KubeconfigError
 from mini_kube.client.leaderelection import add_timing_flags
 from mini_kube.controllers.signals import until_signalled
 from mini_kube.machinery.kubeconfig import KubeConfig, resolve
+from mini_kube.network.relay import raise_open_files_limit
 
 
 def _serve_parser(sub: argparse._SubParsersAction) -> None:
@@ -75,6 +76,7 @@ async def serve(args: argparse.Namespace) -> None:
     problem = serve_args_problem(args) or memory_kubeconfig_problem(args)
     if problem:
         raise SystemExit(f"mini-kube: {problem}")
+    raise_open_files_limit()  # the relays take a share of it: the API server keeps the rest
     if args.join:  # the cluster-wide components run once, in the first server
         args.no_controllers = args.no_scheduler = args.no_ccm = args.no_dns = True
         args.nodes = 0

@@ -12,6 +12,7 @@ from mini_kube.controllers.signals import until_signalled
 from mini_kube.kubelet.nodes import NodeSet, node_names
 from mini_kube.kubelet.registration import NodeNameTaken
 from mini_kube.machinery.quantity import parse as parse_quantity
+from mini_kube.network.relay import raise_open_files_limit
 
 UNINITIALIZED = "node.cloudprovider.kubernetes.io/uninitialized"
 IN_PROCESS_LABEL = "node.mini-kube.dev/in-process"  # the nodes `serve` runs itself (it removes those it no longer runs)
@@ -102,7 +103,8 @@ async def start_in_process(client_factory: Any, names: list[str], *, runtime: st
             if proxy:
                 from mini_kube.proxy.server import ProxyServer
 
-                server = ProxyServer(client_factory(), name, kubelet.address, nodes.network.netns)
+                server = ProxyServer(client_factory(), name, kubelet.address, nodes.network.netns,
+                                     gateway=nodes.network.gateway)
                 await server.start()
                 proxies.append(server)
     except BaseException:  # e.g. a name another live kubelet runs: what started stops
@@ -116,6 +118,7 @@ async def run(args: argparse.Namespace) -> None:
         return ApiClient.from_kubeconfig(args.kubeconfig, user_agent=f"kubelet/{args.name}")
 
     pids = -1 if args.pod_pids_limit is None else args.pod_pids_limit
+    raise_open_files_limit()  # the relays take a share of it
     try:
         running = await start_in_process(client, [args.name], runtime=args.node_runtime, root=args.node_root_dir,
                                          kubelet_options={**node_flag_options(args), "pod_pids_limit": pids},

@@ -11,6 +11,14 @@ an EOF shuts down the other socket's write half once the pipe is empty (half-clo
 both directions have ended; an error (a reset) on either socket resets both (SO_LINGER 0). A connection that
 no target takes is reset at once.
 
+Budgets (`LIMITS`, one RelayLimits for the process): the relays of a process hold at most a share of its
+open-file limit (half, at 6 descriptors a connection: two sockets, two pipes), one listener at most half of
+that and one client address at most a quarter, so a flooded load balancer or Service leaves descriptors for the
+API server and the other Services; a connection past a budget is reset at once (counted in `over_budget`). A
+connection with no traffic either way for `idle_timeout` (15 min, as a conntrack-ish default; cloud balancers
+use 350 s to an hour) is closed. accept() errors (EMFILE) pause accepting for a moment and are logged at most
+once a second for the process.
+
 What to dial is the caller's policy, in a subclass of `TcpRelay`: `targets(peer)` yields the attempts in order
 (lazily: the next is asked for only when one fails), and `connected`, `dial_failed` and `refused` hear how
 each connection went.
@@ -24,10 +32,13 @@ import errno
 import fcntl
 import logging
 import os
+import resource
 import select
 import socket
 import struct
+import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from .poller import READABLE, WRITABLE, Poller
@@ -47,6 +58,60 @@ _QUIET_ERRORS = (errno.ECONNRESET, errno.EPIPE, errno.ETIMEDOUT)
 _IN_PROGRESS = (errno.EINPROGRESS, errno.EALREADY, errno.EAGAIN)
 _CONNECTED = (0, errno.EISCONN)
 _HANG_UP = select.EPOLLRDHUP | select.EPOLLHUP | select.EPOLLERR
+
+
+@dataclass
+class RelayLimits:
+    """The relays' budgets (see the module's docstring); tests may lower them."""
+
+    idle_timeout: float = 900.0  # seconds without traffic either way before a relayed connection is closed
+    fd_share: float = 0.5  # of the process's open-file limit, for all its relays together
+    fds_per_connection: int = 6  # two sockets and two pipes
+    listener_share: float = 0.5  # of the relays' budget, for one listener
+    client_share: float = 0.25  # of the relays' budget, for one client address (on one listener)
+    max_connections: int | None = None  # the relays' budget itself, instead of the share of the fd limit
+    held: int = 0  # connections held now by the relays under these limits
+
+    def total(self) -> int:
+        """The most connections all relays of the process may hold now."""
+        if self.max_connections is not None:
+            return self.max_connections
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        soft = soft if soft != resource.RLIM_INFINITY else 1 << 20
+        return max(int(soft * self.fd_share) // self.fds_per_connection, 1)
+
+
+LIMITS = RelayLimits()
+ACCEPT_WARNING_INTERVAL = 1.0  # seconds between two warnings about failing accept() calls (per process)
+
+
+def raise_open_files_limit() -> int:
+    """Raise the soft open-file limit to the hard one (as servers do at start); the new soft limit."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+class _AcceptWarnings:
+    """accept() failures logged at most once per ACCEPT_WARNING_INTERVAL, with how many went unlogged."""
+
+    def __init__(self) -> None:
+        self.last = -ACCEPT_WARNING_INTERVAL
+        self.unlogged = 0
+
+    def failed(self, name: str, exc: OSError) -> None:
+        now = time.monotonic()
+        if now - self.last < ACCEPT_WARNING_INTERVAL:
+            self.unlogged += 1
+            return
+        more = f" ({self.unlogged} more since the last warning)" if self.unlogged else ""
+        log.warning("%s: accept failed: %s%s", name, exc, more)
+        self.last, self.unlogged = now, 0
+
+
+_ACCEPT_WARNINGS = _AcceptWarnings()
 
 
 def family_of(ip: str) -> int:
@@ -171,10 +236,14 @@ class _Direction:
 class _Connection:
     """A client socket spliced to a target socket, both ways."""
 
-    __slots__ = ("poller", "loop", "client", "backend", "up", "down", "ended", "closed")
+    __slots__ = ("poller", "loop", "client", "backend", "up", "down", "ended", "closed", "relay", "peer", "last")
 
-    def __init__(self, poller: Poller, client: socket.socket, backend: socket.socket) -> None:
+    def __init__(self, poller: Poller, client: socket.socket, backend: socket.socket, relay: TcpRelay,
+                 peer: Any) -> None:
         self.poller, self.loop = poller, poller.loop
+        self.relay, self.peer = relay, peer
+        self.last = self.loop.time()  # of the last traffic either way
+        relay.connections.add(self)
         self.client, self.backend = client, backend
         self.up = _Direction(self, client, backend)
         self.down = _Direction(self, backend, client)
@@ -192,6 +261,7 @@ class _Connection:
         self._event(events, self.down, self.up)
 
     def _event(self, events: int, reading: _Direction, writing: _Direction) -> None:
+        self.last = self.loop.time()
         if events & READABLE:
             reading.in_ready = True
             reading.trust_short = not events & _HANG_UP  # an EOF already there when the event was made: probe
@@ -236,6 +306,8 @@ class _Connection:
             else:
                 sock.close()
         poller.release()
+        self.relay.connections.discard(self)
+        self.relay.ended(self.peer)
 
 
 class _Dial:
@@ -262,6 +334,7 @@ class _Dial:
             relay.gave_up(self.peer)
             reset_socket(self.client)
             self.poller.release()
+            relay.ended(self.peer)
             return
         self.target, address, timeout = attempt
         self.address = address
@@ -315,7 +388,7 @@ class _Dial:
         assert sock is not None
         self.sock = None  # from now on its events are the connection's
         self.relay.connected(self.peer, self.target, sock)
-        _Connection(self.poller, self.client, sock)
+        _Connection(self.poller, self.client, sock, self.relay, self.peer)
         self.poller.release()
 
 
@@ -329,8 +402,13 @@ class TcpRelay:
         self.sock = sock
         self.name = name  # for log lines
         self.loop: asyncio.AbstractEventLoop = None  # type: ignore[assignment]
-        self.accepted = self.refused = 0
+        self.accepted = self.refused = self.over_budget = 0
         self._paused: asyncio.Handle | None = None
+        self.limits = LIMITS
+        self.live = 0  # connections held (dialling or relayed)
+        self.per_client: dict[str, int] = {}  # of them, by client address
+        self.connections: set[_Connection] = set()
+        self._sweeper: asyncio.TimerHandle | None = None
         self.poller: Poller | None = None
         self._family = socket.AF_INET
 
@@ -353,6 +431,39 @@ class TcpRelay:
     def gave_up(self, peer: Any) -> None:
         """No target took the connection of `peer`: it is reset."""
 
+    # -- budgets ---------------------------------------------------------------------------------------------
+    def _admit(self, peer: Any) -> bool:
+        """Whether a new connection from `peer` fits the budgets; counted in when it does."""
+        total = self.limits.total()
+        client = peer[0] if isinstance(peer, tuple) else str(peer)
+        held = self.per_client.get(client, 0)
+        if (self.limits.held >= total or self.live >= max(int(total * self.limits.listener_share), 1)
+                or held >= max(int(total * self.limits.client_share), 1)):
+            return False
+        self.limits.held += 1
+        self.live += 1
+        self.per_client[client] = held + 1
+        return True
+
+    def ended(self, peer: Any) -> None:
+        """A connection counted in by `_admit` is over."""
+        client = peer[0] if isinstance(peer, tuple) else str(peer)
+        self.limits.held -= 1
+        self.live -= 1
+        left = self.per_client.get(client, 1) - 1
+        if left > 0:
+            self.per_client[client] = left
+        else:
+            self.per_client.pop(client, None)
+
+    def _sweep(self) -> None:
+        """Close the relayed connections idle for `idle_timeout`; look again in a while."""
+        timeout = self.limits.idle_timeout
+        now = self.loop.time()
+        for conn in [c for c in self.connections if now - c.last >= timeout]:
+            conn.close()
+        self._sweeper = self.loop.call_later(min(max(timeout / 4, 0.1), 60.0), self._sweep)
+
     # -- accepting -------------------------------------------------------------------------------------------
     async def start(self) -> None:
         assert self.sock is not None
@@ -362,6 +473,7 @@ class TcpRelay:
         self.sock.setblocking(False)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # for the sockets it accepts
         self.poller.watch(self.sock.fileno(), self._incoming)
+        self._sweeper = self.loop.call_later(min(max(self.limits.idle_timeout / 4, 0.1), 60.0), self._sweep)
 
     def _incoming(self, events: int) -> None:
         if self._paused is None:
@@ -378,10 +490,14 @@ class TcpRelay:
             except (BlockingIOError, InterruptedError):
                 return
             except OSError as exc:  # e.g. EMFILE: try again in a moment
-                log.warning("%s: accept failed: %s", self.name, exc)
+                _ACCEPT_WARNINGS.failed(self.name, exc)
                 self._paused = self.loop.call_later(ACCEPT_PAUSE, self._accept)
                 return
             client = socket.socket(self._family, socket.SOCK_STREAM, 0, fd)
+            if not self._admit(peer):  # past a budget: refused at once
+                self.over_budget += 1
+                reset_socket(client)
+                continue
             client.setblocking(False)  # (TCP_NODELAY comes from the listening socket)
             self.accepted += 1
             _Dial(self, client, peer).next()
@@ -392,6 +508,9 @@ class TcpRelay:
         if self._paused is not None:
             self._paused.cancel()
             self._paused = None
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            self._sweeper = None
         if self.sock is not None:
             if self.poller is not None:
                 self.poller.forget(self.sock.fileno())

@@ -6,6 +6,11 @@ per session. A session ends after `timeout` seconds without traffic either way, 
 answers with an error (ICMP port unreachable), so the client's next datagram chooses again. A datagram that
 cannot be sent at once (a full socket), or for which there is no target, is dropped, as UDP may.
 
+Budgets: a listener holds at most `max_sessions` (4096) sessions, one client address at most
+`max_sessions_per_client` (1024) of them (one socket each); a datagram that would open one more is dropped
+(counted in `over_budget`), so a flood of source ports costs a bounded number of descriptors and leaves room for
+the other clients.
+
 The policy is a subclass's: `choose(client)` (required), and `dial_socket` and `opened` when it needs them;
 `end(session)` ends a session early (kube-proxy's removed endpoints).
 """
@@ -24,6 +29,8 @@ log = logging.getLogger("mini-kube.network.relay")
 MAX_DATAGRAM = 65535
 BATCH = 64  # datagrams read per wake-up before yielding to the loop
 TIMEOUT = 30.0
+MAX_SESSIONS = 4096  # sessions (sockets) one listener holds at most
+MAX_SESSIONS_PER_CLIENT = 1024  # of them, for one client address
 
 
 class Session:
@@ -49,6 +56,10 @@ class UdpRelay:
         self.timeout = timeout
         self.sweep_every = sweep_every if sweep_every is not None else timeout / 2
         self.sessions: dict[Any, Session] = {}
+        self.max_sessions = MAX_SESSIONS
+        self.max_sessions_per_client = MAX_SESSIONS_PER_CLIENT
+        self.per_client: dict[str, int] = {}  # sessions by client address
+        self.over_budget = 0  # datagrams dropped for want of a session
         self._loop: asyncio.AbstractEventLoop | None = None
         self._sweeper: asyncio.TimerHandle | None = None
 
@@ -99,6 +110,11 @@ class UdpRelay:
                 self.end(session)
 
     def _open(self, client: Any) -> Session | None:
+        host = client[0] if isinstance(client, tuple) else str(client)
+        held = self.per_client.get(host, 0)
+        if len(self.sessions) >= self.max_sessions or held >= self.max_sessions_per_client:
+            self.over_budget += 1
+            return None
         chosen = self.choose(client)
         if chosen is None:
             return None
@@ -115,6 +131,7 @@ class UdpRelay:
             log.debug("%s: %s: %s", self.name, target, exc)
             return None
         session = self.sessions[client] = Session(client, target, sock)
+        self.per_client[host] = held + 1
         assert self._loop is not None
         self._loop.add_reader(sock.fileno(), self._reply, session)
         if self._sweeper is None:
@@ -144,6 +161,12 @@ class UdpRelay:
         """End `session` (its client's next datagram opens a new one)."""
         if self.sessions.get(session.client) is session:
             del self.sessions[session.client]
+            host = session.client[0] if isinstance(session.client, tuple) else str(session.client)
+            left = self.per_client.get(host, 1) - 1
+            if left > 0:
+                self.per_client[host] = left
+            else:
+                self.per_client.pop(host, None)
         if self._loop is not None:
             self._loop.remove_reader(session.sock.fileno())
         session.sock.close()

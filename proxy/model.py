@@ -8,7 +8,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 SERVICE_NAME_LABEL = "kubernetes.io/service-name"
 DEFAULT_AFFINITY_TIMEOUT = 10800  # seconds, upstream's default for sessionAffinity ClientIP
@@ -166,3 +166,16 @@ def categorize(endpoints: list[Endpoint], port: ServicePort, node: str) -> Categ
 def local_ready_count(endpoints_by_port: Iterable[list[Endpoint]], node: str) -> int:
     """What the health-check node port reports: this node's ready endpoints of a Service (ip:port, once)."""
     return len({str(e) for endpoints in endpoints_by_port for e in endpoints if e.node == node and e.ready})
+
+
+class PortRouting(Protocol):
+    """What a listener uses of its ServicePort's state (server.PortState): the port, picking an endpoint for a
+    connection, the endpoints still usable, and noting what was forwarded."""
+
+    port: ServicePort
+
+    def pick(self, kind: str, client_ip: str, exclude: tuple[Endpoint, ...] = ()) -> Endpoint | None: ...
+
+    def usable(self, kind: str) -> set[Endpoint]: ...
+
+    def note(self, listener: Any, client: tuple[Any, ...], endpoint: Any) -> None: ...

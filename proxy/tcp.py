@@ -13,14 +13,11 @@ import logging
 import os
 import socket
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mini_kube.network.relay import Address, Attempt, TcpRelay
 
-from .model import Endpoint
-
-if TYPE_CHECKING:
-    from .server import PortState
+from .model import Endpoint, PortRouting
 
 log = logging.getLogger("mini-kube.proxy")
 CONNECT_TIMEOUTS = (0.25, 0.5, 1.0, 2.0)  # one try per endpoint, as upstream's userspace proxy
@@ -31,7 +28,7 @@ class TcpListener(TcpRelay):
 
     protocol = "TCP"
 
-    def __init__(self, state: PortState, kind: str, sock: socket.socket, maker: Any) -> None:
+    def __init__(self, state: PortRouting, kind: str, sock: socket.socket, maker: Any) -> None:
         super().__init__(sock, state.port.name)
         self.state = state
         self.kind = kind

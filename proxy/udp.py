@@ -7,14 +7,11 @@ conntrack entries of a removed endpoint), so the next datagram goes to a live en
 from __future__ import annotations
 
 import socket
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mini_kube.network.udp_relay import UdpRelay
 
-from .model import Endpoint
-
-if TYPE_CHECKING:
-    from .server import PortState
+from .model import Endpoint, PortRouting
 
 
 class UdpListener(UdpRelay):
@@ -22,7 +19,7 @@ class UdpListener(UdpRelay):
 
     protocol = "UDP"
 
-    def __init__(self, state: PortState, kind: str, sock: socket.socket, maker: Any, timeout: float = 30.0) -> None:
+    def __init__(self, state: PortRouting, kind: str, sock: socket.socket, maker: Any, timeout: float = 30.0) -> None:
         super().__init__(sock, state.port.name, timeout)
         self.state = state
         self.kind = kind

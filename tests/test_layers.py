@@ -178,8 +178,6 @@ def test_the_cycle_finder_finds_cycles():
 
 KNOWN_CYCLES = {  # each flips to XPASS, and fails, once its cycle is gone: then drop it from here
     "store": "store.store <-> store.watch (a Watch is typed with the Store that made it, under TYPE_CHECKING)",
-    "proxy": "proxy.server <-> proxy.tcp, proxy.udp (the listeners are typed with server.PortState, under "
-             "TYPE_CHECKING)",
 }
 
 

@@ -10,7 +10,7 @@ from aiohttp import web
 from .. import errors
 from ..crd.serving import served, serves_raw
 from ..http import responses
-from ..http.negotiation import Target, decode_body, negotiate
+from ..http.negotiation import PROTOBUF, Target, decode_body, negotiate
 from ..http.tables import build_table
 from ..registry.cache import Entry
 from ..registry.generic import Registry, WriteOptions
@@ -26,8 +26,9 @@ class ObjectIO:
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
 
-    def target(self, request: web.Request) -> Target:
-        return negotiate(request.headers.get("Accept"))
+    def target(self, request: web.Request, *, tables: bool = True) -> Target:
+        """The answer's representation; `tables`: whether the endpoint converts to a Table at all."""
+        return negotiate(request.headers.get("Accept"), tables=tables)
 
     def respond_entry(self, res: ResourceType, entry: Entry | dict[str, Any], target: Target,
                       status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
@@ -40,7 +41,7 @@ class ObjectIO:
         if target.as_kind == "PartialObjectMetadata":
             return responses.encode_dict(responses.partial_metadata(obj, target.version), target, status, headers)
         if target.as_kind:
-            raise errors.not_acceptable(target.as_kind)
+            raise errors.not_acceptable(PROTOBUF)
         if isinstance(entry, Entry) and serves_raw(res, obj, entry.revision):
             return responses.encode_entry(entry, target, status, headers)
         return responses.encode_dict(self.served(res, obj), target, status, headers)

@@ -120,7 +120,7 @@ class ResourceHandler(ObjectIO):
     # -- writes ----------------------------------------------------------------------------------
     async def create(self, request: web.Request, info: RequestInfo, res: ResourceType, namespace: str | None,
                      user: Any) -> web.Response:
-        target = self.target(request)
+        target = self.target(request, tables=res.stored)  # request-only kinds have no Table conversion
         obj, opts = await self.decode_write(request, info, res, user)
         if not res.stored:
             return await subresources.create_virtual(self.table, request, info, res, obj, user, target)

@@ -10,7 +10,7 @@ from aiohttp import web
 
 from .. import errors
 from ..http import responses
-from ..http.negotiation import PATCH_TYPES, Target, decode_body, media_type
+from ..http.negotiation import PATCH_TYPES, PROTOBUF, Target, decode_body, media_type
 from ..http.tables import build_table
 from ..registry.rest import status as status_rest
 from ..registry.rest.scale import ScaleREST
@@ -24,6 +24,10 @@ from .object_io import ObjectIO
 from .requests import read_body, warning_headers, write_options
 from .routes import SubresourceTable
 
+TABLE_SUBRESOURCES = ("status", "scale")
+"""The subresources whose REST storage converts to a Table (upstream's StatusREST and ScaleREST delegate to
+the kind's); the others (finalize, approval, log, eviction, token, ...) answer `as=Table` with 406."""
+
 
 async def handle(handler: ObjectIO, table: SubresourceTable, request: web.Request, info: RequestInfo,
                  res: ResourceType, user: Any) -> web.StreamResponse:
@@ -31,7 +35,7 @@ async def handle(handler: ObjectIO, table: SubresourceTable, request: web.Reques
     if sub is None or info.verb not in sub.verbs:
         raise errors.not_found(res.group_resource, info.name) if sub is None else errors.method_not_allowed()
     namespace = info.namespace if res.namespaced else None
-    target = handler.target(request)
+    target = handler.target(request, tables=sub.name in TABLE_SUBRESOURCES)
     if sub.name == "scale":
         return await _scale(handler, request, info, res, namespace, user, target)
     if sub.name in status_rest.SUBRESOURCES:
@@ -112,7 +116,7 @@ def _scale_response(scale: dict[str, Any], target: Target) -> web.Response:
     if target.as_kind == "PartialObjectMetadata":
         return responses.encode_dict(responses.partial_metadata(scale, target.version), target)
     if target.as_kind:
-        raise errors.not_acceptable(target.as_kind)
+        raise errors.not_acceptable(PROTOBUF)
     return responses.encode_dict(scale, target)
 
 

@@ -46,19 +46,21 @@ def _params(part: str) -> tuple[str, dict[str, str]]:
 _ACCEPT_CACHE: dict[str, Target] = {}
 
 
-def negotiate(accept: str | None, *, allow_protobuf: bool = True) -> Target:
-    """Pick the first representation we can produce from an Accept header (406 if none)."""
-    key = f"{accept}|{allow_protobuf}"
+def negotiate(accept: str | None, *, allow_protobuf: bool = True, tables: bool = True) -> Target:
+    """Pick the first representation we can produce from an Accept header (406 if none). `tables`: the endpoint
+    has a Table conversion (upstream's TableConvertor: stored kinds and their status and scale, not the
+    request-only kinds nor the other subresources); without one an `as=Table` choice is passed over."""
+    key = f"{accept}|{allow_protobuf}|{tables}"
     cached = _ACCEPT_CACHE.get(key)
     if cached is not None:
         return cached
-    target = _negotiate(accept, allow_protobuf)
+    target = _negotiate(accept, allow_protobuf, tables)
     if len(_ACCEPT_CACHE) < 256:
         _ACCEPT_CACHE[key] = target
     return target
 
 
-def _negotiate(accept: str | None, allow_protobuf: bool) -> Target:
+def _negotiate(accept: str | None, allow_protobuf: bool, tables: bool) -> Target:
     if not accept:
         return Target(JSON)
     for part in accept.split(","):
@@ -68,7 +70,7 @@ def _negotiate(accept: str | None, allow_protobuf: bool) -> Target:
             if params.get("g") != "meta.k8s.io" or as_kind not in ("Table", "PartialObjectMetadata",
                                                                     "PartialObjectMetadataList"):
                 continue
-            if params.get("v") not in ("v1", "v1beta1"):
+            if params.get("v") not in ("v1", "v1beta1") or (as_kind == "Table" and not tables):
                 continue
             if media == JSON:
                 return Target(JSON, as_kind, params["v"])
@@ -81,7 +83,7 @@ def _negotiate(accept: str | None, allow_protobuf: bool) -> Target:
             return Target(YAML)
         if media == PROTOBUF and allow_protobuf:
             return Target(PROTOBUF, stream=params.get("stream") == "watch")
-    raise errors.not_acceptable(accept)
+    raise errors.not_acceptable(PROTOBUF if allow_protobuf else "")
 
 
 def media_type(content_type: str | None) -> str:
@@ -107,7 +109,7 @@ def decode_body(body: bytes, content_type: str | None, kind_hint: str = "") -> A
     if media in (YAML, "application/apply-patch+yaml", "text/yaml", "application/x-yaml"):
         return decode_yaml(body)
     if media == PROTOBUF:
-        from ..codecs import protobuf
+        from ..codecs import protobuf  # loaded on first use, not at start-up
 
         try:
             return protobuf.decode(body)

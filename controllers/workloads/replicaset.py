@@ -4,7 +4,9 @@ Creates Pods from the template (named `<rs>-<random>`, owned by the ReplicaSet) 
 as upstream ranks them (unscheduled, pending, not ready, newest first); adopts matching orphans and releases
 owned Pods that no longer match; waits for its own creations and deletions to show in the cache (expectations)
 before acting again; reports replicas, fullyLabeledReplicas, readyReplicas, availableReplicas (minReadySeconds)
-and observedGeneration through the status subresource.
+and observedGeneration through the status subresource, with a ReplicaFailure condition while Pods cannot be
+created. The kind is a class attribute: the ReplicationController controller (replicationcontroller.py) is this one
+run over ReplicationControllers, as upstream's.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from mini_kube.client import ApiClient, Conflict, NotFound
 from mini_kube.client.informer import SharedInformerFactory
 from mini_kube.machinery.meta import controller_ref, meta
 from mini_kube.machinery.refs import PODS, REPLICASETS
+from mini_kube.machinery.times import now_rfc3339
 
 from ..reconciler import Controller, Result
 from .claims import claim
@@ -35,9 +38,32 @@ def pod_from_template(owner: dict[str, Any], template: dict[str, Any]) -> dict[s
             "spec": template.get("spec") or {}}
 
 
+class ReplicasFailed(Exception):
+    """A sync could not create or delete the Pods it wanted (the reconcile is retried with back-off)."""
+
+
+def failure_conditions(conditions: list[dict[str, Any]], failure: dict[str, str] | None) -> list[dict[str, Any]]:
+    """The status conditions after a sync, as upstream's calculateStatus: a ReplicaFailure condition is added when a
+    create or delete failed and there is none yet, and removed after a sync that wrote without failing."""
+    has_failure = any(c.get("type") == "ReplicaFailure" for c in conditions)
+    if failure is not None and not has_failure:
+        return [*conditions, {"type": "ReplicaFailure", "status": "True", "lastTransitionTime": now_rfc3339(),
+                              **failure}]
+    if failure is None and has_failure:
+        return [c for c in conditions if c.get("type") != "ReplicaFailure"]
+    return conditions
+
+
 class ReplicaSetController(Controller):
     name = "replicaset"
     workers = 4
+    resource = REPLICASETS
+    kind = "ReplicaSet"
+
+    @staticmethod
+    def selector_of(owner: dict[str, Any]) -> dict[str, Any] | None:
+        """The owner's selector as a metav1.LabelSelector."""
+        return (owner.get("spec") or {}).get("selector")
 
     def __init__(self, client: ApiClient, informers: SharedInformerFactory | None = None, *,
                  expectations_timeout: float = EXPECTATIONS_TIMEOUT, **kwargs: Any) -> None:
@@ -45,7 +71,7 @@ class ReplicaSetController(Controller):
         self.expectations = Expectations(expectations_timeout)
 
     def setup(self) -> None:
-        self.replicasets = self.watch(REPLICASETS)
+        self.owners = self.watch(self.resource)
         self.pods = self.watch(PODS, enqueue=False)
         self.pods.add_index(ORPHANS_INDEX, orphan_namespace)
         self.pods.add_view(SUMMARY_VIEW, summarize)
@@ -57,7 +83,7 @@ class ReplicaSetController(Controller):
             return
         owner = controller_of(pod)
         namespace = meta(pod).get("namespace")
-        if owner is not None and owner.get("kind") == "ReplicaSet":
+        if owner is not None and owner.get("kind") == self.kind:
             key = f"{namespace}/{owner['name']}"
             # a deletion is seen when the Pod starts terminating (it is no longer active), as upstream's updatePod:
             # a Pod with a long grace period does not hold the ReplicaSet back until it is gone
@@ -69,21 +95,24 @@ class ReplicaSetController(Controller):
                 self.expectations.lower(key, deletes=1)
             self.queue.add(key)
             return
-        for rs in self.replicasets.list(namespace):  # an orphan: the ReplicaSets that could adopt it
-            if selector_matches((rs.get("spec") or {}).get("selector"), meta(pod).get("labels")):
+        for rs in self.owners.list(namespace):  # an orphan: the owners that could adopt it
+            if selector_matches(self.selector_of(rs), meta(pod).get("labels")):
                 self.queue.add(f"{namespace}/{meta(rs)['name']}")
 
     async def reconcile(self, key: Any) -> Result | None:
-        rs = self.replicasets.get(key)
+        rs = self.owners.get(key)
         if rs is None:
             self.expectations.forget(key)
             return None
         pods = await self._claim(rs)
         active = [p for p in pods if p.active]
         satisfied = self.expectations.satisfied(key)
+        failure = None
         if satisfied and not meta(rs).get("deletionTimestamp"):
-            await self._scale(key, rs, active)
-        result = await self._write_status(rs, active)
+            failure = await self._scale(key, rs, active)
+        result = await self._write_status(rs, active, failure)
+        if failure is not None:  # retried with growing back-off, as upstream returns manageReplicas' error
+            raise ReplicasFailed(failure["message"])
         waiting = 0.0 if satisfied else self.expectations.remaining(key)
         if waiting:  # expectations that are never met lapse: sync again then, even if no event comes
             return Result(requeue_after=min(waiting, result.requeue_after if result else waiting))
@@ -93,7 +122,7 @@ class ReplicaSetController(Controller):
         """The ReplicaSet's Pods: owned ones that still match, plus matching active orphans it adopts (retrying
         an adoption that a concurrent write, such as the scheduler's status update, made stale). Read from the
         Pods' summaries; only the Pods to release or adopt are decoded."""
-        selector = (rs.get("spec") or {}).get("selector")
+        selector = self.selector_of(rs)
         uid, namespace = meta(rs)["uid"], meta(rs)["namespace"]
         prefix = f"{namespace}/"
         kept, to_claim = [], []
@@ -117,7 +146,8 @@ class ReplicaSetController(Controller):
             kept.extend(summarize(p) for p in claimed)
         return kept
 
-    async def _scale(self, key: str, rs: dict[str, Any], active: list[PodSummary]) -> None:
+    async def _scale(self, key: str, rs: dict[str, Any], active: list[PodSummary]) -> dict[str, str] | None:
+        """Create or delete Pods towards `replicas`; the ReplicaFailure reason and message when a write failed."""
         wanted = int((rs.get("spec") or {}).get("replicas", 1))
         diff = wanted - len(active)
         namespace = meta(rs)["namespace"]
@@ -129,12 +159,14 @@ class ReplicaSetController(Controller):
             results = await asyncio.gather(*(self.client.create(PODS, body, namespace) for _ in range(count)),
                                            return_exceptions=True)
             failed = sum(isinstance(r, BaseException) for r in results)
-            if failed:
-                self.expectations.lower(key, adds=failed)
-                self.events.event(rs, "Warning", "FailedCreate", f"Error creating: {next(r for r in results if isinstance(r, BaseException))}")
             created = [r for r in results if isinstance(r, dict)]
             for pod in created:
                 self.events.event(rs, "Normal", "SuccessfulCreate", f"Created pod: {meta(pod)['name']}")
+            if failed:
+                self.expectations.lower(key, adds=failed)
+                error = str(next(r for r in results if isinstance(r, BaseException)))
+                self.events.event(rs, "Warning", "FailedCreate", f"Error creating: {error}")
+                return {"reason": "FailedCreate", "message": error}
         elif diff < 0:
             victims = sorted(active, key=lambda p: p.rank)[:min(-diff, BURST)]
             self.expectations.expect(key, deletes=len(victims))
@@ -152,9 +184,11 @@ class ReplicaSetController(Controller):
                     self.events.event(rs, "Warning", "FailedDelete", f"Error deleting: {result}")
                     failure = failure or result
             if failure is not None:
-                raise failure  # the reconcile is retried with back-off
+                return {"reason": "FailedDelete", "message": str(failure)}
+        return None
 
-    async def _write_status(self, rs: dict[str, Any], active: list[PodSummary]) -> Result | None:
+    async def _write_status(self, rs: dict[str, Any], active: list[PodSummary],
+                            failure: dict[str, str] | None) -> Result | None:
         spec = rs.get("spec") or {}
         min_ready = float(spec.get("minReadySeconds") or 0)
         template_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
@@ -167,13 +201,14 @@ class ReplicaSetController(Controller):
             "observedGeneration": meta(rs).get("generation", 1),
         }
         current = rs.get("status") or {}
-        if any(current.get(k, 0) != v for k, v in status.items()):
-            body = {**{k: v for k, v in current.items() if k not in status}, **status}
-            for k in ("readyReplicas", "availableReplicas", "fullyLabeledReplicas"):
+        conditions = failure_conditions(current.get("conditions") or [], failure)
+        if any(current.get(k, 0) != v for k, v in status.items()) or conditions != (current.get("conditions") or []):
+            body = {**{k: v for k, v in current.items() if k not in status}, **status, "conditions": conditions}
+            for k in ("readyReplicas", "availableReplicas", "fullyLabeledReplicas", "conditions"):
                 if not body.get(k):
                     body.pop(k, None)  # omitempty, as upstream writes them
             with contextlib.suppress(NotFound, Conflict):
-                await self.client.replace_status(REPLICASETS, {**rs, "status": body}, meta(rs)["namespace"])
+                await self.client.replace_status(self.resource, {**rs, "status": body}, meta(rs)["namespace"])
         if min_ready > 0 and status["readyReplicas"] > status["availableReplicas"]:
             return Result(requeue_after=min_ready)  # become available later without another event
         return None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from mini_kube.client import ApiError
+from mini_kube.client import ApiError, ResourceRef
 from mini_kube.machinery.refs import CONFIGMAPS
 
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
@@ -67,3 +67,31 @@ def test_typed_list_items_carry_no_type_meta(mini_kube_session, kube_namespace):
     item = listed["items"][0]
     assert "kind" not in item and "apiVersion" not in item
     assert item["metadata"]["name"] == "l1" and item["data"] == {"a": "b"}
+
+
+NOT_ACCEPTABLE = ("only the following media types are accepted: application/json, application/yaml, "
+                  "application/vnd.kubernetes.protobuf")
+ONLY_TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
+REVIEW = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+          "spec": {"nonResourceAttributes": {"path": "/", "verb": "get"}}}
+
+
+def test_a_table_of_a_kind_without_table_conversion_is_not_acceptable(mini_kube_session, kube_namespace):
+    """Request-only kinds and subresources other than status and scale have no TableConvertor upstream: an
+    Accept naming only a Table is 406 (nothing done), one that also names JSON gets JSON."""
+    client = mini_kube_session.client
+    path = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+    with pytest.raises(ApiError) as err:
+        client.request("POST", path, body=REVIEW, accept=ONLY_TABLE)
+    assert err.value.status == 406
+    assert err.value.body["reason"] == "NotAcceptable" and err.value.body["message"] == NOT_ACCEPTABLE
+    answered = client.request("POST", path, body=REVIEW, accept=TABLE)
+    assert answered["kind"] == "SelfSubjectAccessReview" and answered["status"]["allowed"] is True
+    client.create(ResourceRef("", "v1", "serviceaccounts"), {"metadata": {"name": "tabled"}}, kube_namespace)
+    token_path = f"/api/v1/namespaces/{kube_namespace}/serviceaccounts/tabled/token"
+    with pytest.raises(ApiError) as err:
+        client.request("POST", token_path, body={"spec": {}}, accept=ONLY_TABLE)
+    assert err.value.status == 406 and err.value.body["message"] == NOT_ACCEPTABLE
+    # a status subresource converts (its kind's Table)
+    status = client.request("GET", f"/api/v1/namespaces/{kube_namespace}/status", accept=ONLY_TABLE)
+    assert status["kind"] == "Table" and status["rows"][0]["cells"][0] == kube_namespace

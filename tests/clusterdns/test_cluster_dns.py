@@ -10,6 +10,7 @@ import sys
 
 import dns.flags
 import dns.message
+import dns.name
 import dns.query
 import dns.rcode
 import dns.rdatatype
@@ -262,3 +263,39 @@ def test_dns_inside_the_cluster_network():
             assert "10.0.0.10" not in host_addresses and "10.244.0.1" not in host_addresses
         finally:
             network.close()
+
+
+def test_a_non_utf8_label_is_nxdomain(cluster):
+    """CoreDNS answers NXDOMAIN for a name no object can have; on main the query got no answer at all."""
+    name = dns.name.Name([b"\xff\xfe", b"default", b"svc", b"cluster", b"local", b""])
+    response = dns.query.udp(dns.message.make_query(name, "A"), f"{BLOCK}.2", port=cluster.dns.host_port,
+                             timeout=2)
+    assert response.rcode() == dns.rcode.NXDOMAIN and not response.answer
+
+
+def test_the_answer_cache_is_bounded_in_bytes_and_keeps_no_formerr(cluster, monkeypatch):
+    """Distinct queries fill the cache only up to CACHE_BYTES (on main: 10,000 answers of any size, 9,000
+    65 KB queries cost 336 MiB), and malformed queries (FORMERR) are not kept at all."""
+    import socket
+
+    from mini_kube.clusterdns import server as dns_server
+
+    handler = cluster.dns.server.handler
+    monkeypatch.setattr(dns_server, "CACHE_BYTES", 30_000)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.settimeout(2)
+    try:
+        for index in range(60):  # malformed: a header that promises a question, then junk
+            sock.sendto(index.to_bytes(2, "big") + b"\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00" + b"\xc0" * (
+                index + 20), (f"{BLOCK}.2", cluster.dns.host_port))
+            assert sock.recv(512)[3] & 0xF == dns.rcode.FORMERR
+        for index in range(120):  # ~230-byte questions, each new
+            long = "x" * 60
+            response = ask(cluster, f"q{index}.{long}.{long}.{long}.default.svc.cluster.local")
+            assert response.rcode() == dns.rcode.NXDOMAIN
+            entries, size = handler.cached
+            assert size <= 30_000, (entries, size)
+        assert 0 < entries < 120
+        assert ask(cluster, "kube-dns.kube-system.svc.cluster.local").answer  # still answering
+    finally:
+        sock.close()
