@@ -55,22 +55,23 @@ async def node_ip(client: ApiClient, name: str, wait: float = 60.0) -> str:
         await asyncio.sleep(0.5)
 
 
-async def cluster_netns(client: ApiClient) -> str | None:
-    """The cluster network namespace the network package published, if any."""
+async def cluster_network(client: ApiClient) -> dict[str, str]:
+    """What the network package published about the cluster network (netns, gateway...), if anything."""
     namespace, name = NETWORK_CONFIGMAP
     try:
         config = await client.get(CONFIGMAPS, name, namespace)
     except NotFound:
-        return None
-    return (config.get("data") or {}).get("netns") or None
+        return {}
+    return config.get("data") or {}
 
 
 async def run(args: argparse.Namespace) -> None:
     client = ApiClient.from_kubeconfig(args.kubeconfig, user_agent=f"kube-proxy/{args.node}")
     address = args.node_ip or await node_ip(client, args.node)
-    netns = None if args.network == "none" else (args.netns or await cluster_netns(client))
-    proxy = ProxyServer(client, args.node, address, netns, healthz_port=args.healthz_port,
-                        udp_timeout=args.udp_timeout)
+    network = {} if args.network == "none" else await cluster_network(client)
+    netns = None if args.network == "none" else (args.netns or network.get("netns") or None)
+    proxy = ProxyServer(client, args.node, address, netns, gateway=network.get("gateway") or None,
+                        healthz_port=args.healthz_port, udp_timeout=args.udp_timeout)
     await proxy.start()
     print(f"mini-kube proxy for node {args.node} ready: NodePorts on {address}"
           + (f", ClusterIPs in {netns}" if netns else " (no cluster network: ClusterIPs not served)"), flush=True)

@@ -8,8 +8,10 @@ It watches Services and EndpointSlices and keeps, for every port of every proxie
   use (`internalTrafficPolicy`);
 - for `externalTrafficPolicy: Local`, the HTTP health check on `healthCheckNodePort`.
 
-The `kubernetes` Service without EndpointSlices goes to the API server the proxy itself uses, when that listens
-on loopback (which no EndpointSlice may hold), so that pods reach the API server at its ClusterIP.
+The `kubernetes` Service goes to the API server the proxy itself uses, when that listens on loopback (which no
+EndpointSlice may hold), so that pods reach the API server at its ClusterIP; with the cluster network's gateway
+known, the proxy also relays the API server's port on the gateway address and publishes that address as the
+Service's Endpoints and EndpointSlice (apiserver_endpoints.py), as upstream's API server publishes its own.
 
 A listener exists only while it has endpoints to forward to, so a Service without endpoints refuses
 connections at once (TCP RST; ICMP port unreachable for UDP), as upstream's REJECT rules do. Changes are
@@ -29,12 +31,13 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
-from mini_kube.client import ApiClient
+from mini_kube.client import ApiClient, ApiError
 from mini_kube.client.informer import Informer, SharedInformerFactory, object_key
 from mini_kube.client.node_token import node_token
 from mini_kube.machinery.refs import ENDPOINTSLICES, NODES, SERVICES
 from mini_kube.network.connlog import ConnectionLog
 
+from .apiserver_endpoints import publish
 from .balancer import Balancer
 from .healthcheck import HttpListener, ServiceHealth, proxy_healthz
 from .model import (
@@ -119,12 +122,13 @@ class ProxyServer:
     """kube-proxy for `node_name`: NodePorts on `node_ip`, ClusterIPs inside `netns` (when given)."""
 
     def __init__(self, client: ApiClient, node_name: str, node_ip: str, netns: str | None = None, *,
-                 informers: SharedInformerFactory | None = None,
+                 gateway: str | None = None, informers: SharedInformerFactory | None = None,
                  healthz_port: int = 10256, udp_timeout: float = 30.0, record_limit: int = 1000) -> None:
         self.client = client
         self.node_name = node_name
         self.node_ip = node_ip
         self.netns = netns
+        self.gateway = gateway if netns is not None else None  # where Pods reach the API server relayed
         self.maker = SocketMaker(netns)
         self.factory = informers or SharedInformerFactory(client)
         self._own_factory = informers is None
@@ -261,8 +265,8 @@ class ProxyServer:
             ident = (port.port_name, port.protocol)
             state = old_states.pop(ident, None) or PortState(port, self)
             endpoints = slice_endpoints(slices, port)
-            if not endpoints and key == API_SERVICE:
-                endpoints = self._apiserver_endpoints()
+            if key == API_SERVICE:  # the published endpoint is this relay: dial the API server itself
+                endpoints = self._apiserver_endpoints() or endpoints
             all_endpoints.append(endpoints)
             state.update(port, endpoints)
             failed |= not await self._sync_listeners(state, key)
@@ -273,8 +277,31 @@ class ProxyServer:
         if states:
             self._states[key] = states
         await self._sync_health(key, ports, all_endpoints)
+        if key == API_SERVICE and not failed:
+            failed = not await self._publish_apiserver(states.values())
         if failed:
             self._retry(key)
+
+    def _relay(self, state: PortState) -> ListenerKey | None:
+        """The gateway listener relaying the API server for the `kubernetes` Service's TCP port."""
+        port = state.port
+        if self.gateway is None or port.service_key != API_SERVICE or port.protocol != "TCP" or not state.endpoints:
+            return None
+        if not is_loopback(state.endpoints[0].ip):
+            return None
+        return ("internal", self.gateway, state.endpoints[0].port, "TCP")
+
+    async def _publish_apiserver(self, states: Any) -> bool:
+        """Publish the relay this proxy holds (another node's proxy may hold it); False to retry later."""
+        for state in states:
+            relay = self._relay(state)
+            if relay is not None and relay in state.listeners:
+                try:
+                    await publish(self.client, relay[1], relay[2])
+                except ApiError as exc:
+                    log.warning("kube-proxy %s: publishing the API server's endpoints: %s", self.node_name, exc)
+                    return False
+        return True
 
     def _wanted(self, state: PortState) -> set[ListenerKey]:
         port, wanted = state.port, set()
@@ -282,6 +309,9 @@ class ProxyServer:
             wanted |= {("internal", ip, port.port, port.protocol) for ip in port.cluster_ips}
         if port.node_port and state.balancer.external:
             wanted.add(("external", self.node_ip, port.node_port, port.protocol))
+        relay = self._relay(state)
+        if relay is not None:
+            wanted.add(relay)
         return wanted
 
     async def _sync_listeners(self, state: PortState, service_key: str) -> bool:

@@ -108,7 +108,7 @@ def discovery(disco: Discovery, request: web.Request) -> web.Response | None:
 
 def openapi(resources: ResourceRegistry, request: web.Request) -> web.Response:
     """`/openapi/v2` (JSON or protobuf), `/openapi/v3` and `/openapi/v3/<group-version path>`."""
-    from ..schema import openapi as docs
+    from ..schema import openapi as docs  # loaded on first use, not at start-up
 
     path = request.path.rstrip("/")
     if path == "/openapi/v2":

@@ -61,7 +61,7 @@ class Encoder:
         if self.table_version:
             return self._table(event_type, obj)
         if self.media == PROTOBUF:
-            from ..codecs import protobuf
+            from ..codecs import protobuf  # loaded on first use, not at start-up
 
             return protobuf.encode_watch_event(event_type, self._served(obj))
         if event_type == event.type and serves_raw(self.res, obj, event.revision):
@@ -90,7 +90,7 @@ class Encoder:
 
     def raw(self, event_type: str, obj: dict[str, Any]) -> bytes:
         if self.media == PROTOBUF:
-            from ..codecs import protobuf
+            from ..codecs import protobuf  # loaded on first use, not at start-up
 
             return protobuf.encode_watch_event(event_type, obj)
         return _frame_json(event_type, obj)

@@ -109,7 +109,7 @@ def decode_body(body: bytes, content_type: str | None, kind_hint: str = "") -> A
     if media in (YAML, "application/apply-patch+yaml", "text/yaml", "application/x-yaml"):
         return decode_yaml(body)
     if media == PROTOBUF:
-        from ..codecs import protobuf
+        from ..codecs import protobuf  # loaded on first use, not at start-up
 
         try:
             return protobuf.decode(body)

@@ -32,7 +32,7 @@ def encode_dict(obj: dict[str, Any], target: Target, status: int = 200,
     if target.media == YAML:
         return _bytes_response(yaml.safe_dump(obj, sort_keys=False).encode(), status, YAML, headers)
     if target.media == PROTOBUF:
-        from ..codecs import protobuf
+        from ..codecs import protobuf  # loaded on first use, not at start-up
 
         if protobuf.supports(obj.get("apiVersion", ""), obj.get("kind", "")):
             return _bytes_response(protobuf.encode(obj), status, PROTOBUF, headers)

@@ -66,13 +66,40 @@ def _convert(schema: Any, prefix: str, drop_type_enums: bool = False) -> Any:
     return out
 
 
+_SCHEMA_MAPS = ("properties", "patternProperties")
+_SCHEMA_VALUED = ("items", "additionalProperties", "allOf", "anyOf", "oneOf", "not")
+
+
+def wrap_refs(schema: Any) -> Any:
+    """A v3 schema with every `$ref` that has siblings (a description, a default) wrapped in `allOf`, as
+    kube-openapi's builder3 publishes definitions (a `$ref` ignores its siblings in OpenAPI 3.0, so clients
+    such as `kubectl explain` would show the referenced type's description instead of the field's)."""
+    if isinstance(schema, list):
+        return [wrap_refs(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _SCHEMA_MAPS and isinstance(value, dict):  # names to schemas (a name may be "$ref")
+            out[key] = {name: wrap_refs(sub) for name, sub in value.items()}
+        elif key in _SCHEMA_VALUED:
+            out[key] = wrap_refs(value)
+        else:
+            out[key] = value
+    if "$ref" in out and len(out) > 1:
+        out = {("allOf" if key == "$ref" else key): ([{"$ref": value}] if key == "$ref" else value)
+               for key, value in out.items()}
+    return out
+
+
 @functools.cache
 def definition_schema(name: str, v3: bool = True) -> dict[str, Any]:
     """One upstream definition as an OpenAPI schema (shared; do not mutate)."""
     special = _special(name, v3)
     if special is not None:
         return special
-    return _convert(definitions()[name], V3_PREFIX if v3 else V2_PREFIX, drop_type_enums=True)
+    converted = _convert(definitions()[name], V3_PREFIX if v3 else V2_PREFIX, drop_type_enums=True)
+    return wrap_refs(converted) if v3 else converted
 
 
 def reachable(roots: list[str]) -> list[str]:
@@ -222,4 +249,6 @@ def custom_schemas(group: str, version: str, kind: str, list_kind: str, schema: 
         "type": "object",
         "x-kubernetes-group-version-kind": [{"group": group, "kind": list_kind, "version": version}],
     }
+    if v3:
+        body, listing = wrap_refs(body), wrap_refs(listing)
     return {name: body, custom_schema_name(group, version, list_kind): listing}

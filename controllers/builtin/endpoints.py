@@ -6,8 +6,8 @@ deleted. Target ports named in the Service resolve per Pod from its container po
 `kubernetes.io/service-name` and managed-by labels, hold at most 100 endpoints, group endpoints with the same
 ports, and are owned by the Service. An Endpoints is deleted with its Service; one written without a Service
 is left alone. Both are updated as soon as a Pod or the Service changes; the
-`default/kubernetes` Service (no selector) is left alone: its endpoint is the API server's loopback address,
-which Endpoints validation refuses; the API server itself is the one to publish it.
+`default/kubernetes` Service (no selector) is left alone: kube-proxy publishes its endpoint (the API server
+relayed on the cluster network's gateway; proxy/apiserver_endpoints.py).
 """
 
 from __future__ import annotations

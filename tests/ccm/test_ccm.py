@@ -146,7 +146,7 @@ def reasons(kube, ns: str, name: str) -> list[str]:
 
 
 def expose(kube, ns: str, name: str, *extra: str) -> dict:
-    kubectl(kube, "-n", ns, "create", "deployment", name, "--image=nginx")
+    kubectl(kube, "-n", ns, "create", "deployment", name, "--image=traefik/whoami")
     kubectl(kube, "-n", ns, "expose", "deployment", name, "--port=8080", "--target-port=80", "--type=LoadBalancer",
             *extra)
     eventually(lambda: ingress_of(kube, ns, name))
@@ -154,7 +154,7 @@ def expose(kube, ns: str, name: str, *extra: str) -> dict:
 
 
 def test_load_balancer_spreads_traffic_over_the_nodes(cluster, servers, namespace):
-    kubectl(cluster, "-n", namespace, "create", "deployment", "web", "--image=nginx")
+    kubectl(cluster, "-n", namespace, "create", "deployment", "web", "--image=traefik/whoami")
     kubectl(cluster, "-n", namespace, "expose", "deployment", "web", "--port=8080", "--target-port=80",
             "--type=LoadBalancer")
     svc = cluster.client.get(SERVICES, "web", namespace)
@@ -245,7 +245,7 @@ def test_no_healthy_backend_resets_at_once(cluster, servers, namespace):
 
 
 def test_external_traffic_policy_local_uses_the_health_check_node_port(cluster, servers, namespace):
-    kubectl(cluster, "-n", namespace, "create", "deployment", "local", "--image=nginx")
+    kubectl(cluster, "-n", namespace, "create", "deployment", "local", "--image=traefik/whoami")
     kubectl(cluster, "-n", namespace, "expose", "deployment", "local", "--port=8080", "--target-port=80",
             "--type=LoadBalancer", "--overrides", '{"spec": {"externalTrafficPolicy": "Local"}}')
     svc = cluster.client.get(SERVICES, "local", namespace)

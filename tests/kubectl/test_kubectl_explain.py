@@ -67,6 +67,18 @@ def test_explain_custom_resource(kc: Kubectl, gadgets: str):
     assert kc.out("explain", "gadget.spec.ports.port").splitlines()[4] == "FIELD: port <integer>"
 
 
+def test_explain_a_field_that_refers_to_a_type_shows_the_fields_own_description(kc: Kubectl, gadgets: str):
+    """OpenAPI v3 wraps a `$ref` that has a description in `allOf` (a bare `$ref` ignores its siblings), so
+    explain says what the field is, then what its type is: a custom resource's metadata as a built-in's."""
+    for resource, api_version in (("gadgets.metadata", f"{gadgets}/v1"), ("configmaps.metadata", "v1")):
+        out = kc.out("explain", resource, f"--api-version={api_version}")
+        description = out.split("DESCRIPTION:\n", 1)[1].split("FIELDS:", 1)[0].split()
+        assert " ".join(description) == (f"Standard object's metadata. More info: {CONVENTIONS}#metadata "
+                                         "ObjectMeta is metadata that all persisted resources must have, which "
+                                         "includes all objects users must create."), resource
+        assert "  creationTimestamp\t<string>" in out.splitlines()
+
+
 def test_explain_custom_resource_with_openapi_v2(kc: Kubectl, gadgets: str):
     out = kc.with_version("1.27").out("explain", "gadget.spec", "--output=plaintext-openapiv2").splitlines()
     assert out[:4] == ["KIND:     Gadget", f"VERSION:  {gadgets}/v1", "", "RESOURCE: spec <Object>"]

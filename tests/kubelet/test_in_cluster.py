@@ -45,3 +45,34 @@ def test_a_pod_calls_the_api_with_its_service_account(kube):
     eventually(lambda: status_of(kube, "inside", "client").get("phase") == "Succeeded", timeout=60)
     # the namespace's pods: allowed by the RoleBinding, by IP and by name; kube-system's Secrets: forbidden
     assert kubectl(kube, "-n", "inside", "logs", "client").stdout.split() == ["10.0.0.1:443", "200", "200", "403"]
+
+
+DIAL_ENDPOINT = """
+import ssl, sys, urllib.request
+sa = "/var/run/secrets/kubernetes.io/serviceaccount"
+ctx = ssl.create_default_context(cafile=sa + "/ca.crt")
+ctx.check_hostname = False  # the serving certificate names the ClusterIP and DNS names, not the gateway
+auth = {"Authorization": "Bearer " + open(sa + "/token").read()}
+print(urllib.request.urlopen(urllib.request.Request(f"https://{sys.argv[1]}/api", headers=auth), context=ctx).status)
+"""
+
+
+def test_the_kubernetes_endpoints_name_an_address_pods_reach_the_api_server_at(kube):
+    """`default/kubernetes` Endpoints and EndpointSlice name one non-loopback address and the API server's port
+    (named https), the same in both, and a Pod reaches the API server there."""
+    import json
+
+    endpoints = json.loads(kubectl(kube, "get", "endpoints", "kubernetes", "-o", "json").stdout)
+    (subset,) = endpoints["subsets"]
+    (address,) = subset["addresses"]
+    (port,) = subset["ports"]
+    assert port["name"] == "https" and port["protocol"] == "TCP" and not address["ip"].startswith("127.")
+    slices = json.loads(kubectl(kube, "get", "endpointslices", "-l", "kubernetes.io/service-name=kubernetes",
+                                "-o", "json").stdout)["items"]
+    assert [(s["addressType"], s["endpoints"][0]["addresses"], s["ports"]) for s in slices] == [
+        ("IPv4", [address["ip"]], [{"name": "https", "port": port["port"], "protocol": "TCP"}])]
+    kubectl(kube, "create", "namespace", "dial")
+    kubectl(kube, "-n", "dial", "run", "client", "--image=python", "--restart=Never", "--", "python3", "-c",
+            DIAL_ENDPOINT, f"{address['ip']}:{port['port']}")
+    eventually(lambda: status_of(kube, "dial", "client").get("phase") in ("Succeeded", "Failed"), timeout=60)
+    assert kubectl(kube, "-n", "dial", "logs", "client").stdout.split() == ["200"]

@@ -96,7 +96,7 @@ def test_apps_v1_schemas_keep_upstream_extensions():
     assert deployment["x-kubernetes-group-version-kind"] == [{"group": "apps", "kind": "Deployment", "version": "v1"}]
     assert deployment["properties"]["kind"] == {"description": deployment["properties"]["kind"]["description"],
                                                 "type": "string"}
-    assert deployment["properties"]["spec"]["$ref"] == "#/components/schemas/io.k8s.api.apps.v1.DeploymentSpec"
+    assert deployment["properties"]["spec"]["allOf"] == [{"$ref": "#/components/schemas/io.k8s.api.apps.v1.DeploymentSpec"}]
     spec = schemas["io.k8s.api.apps.v1.DeploymentSpec"]
     assert spec["properties"]["strategy"]["x-kubernetes-patch-strategy"] == "retainKeys"
     assert spec["properties"]["replicas"] == {**spec["properties"]["replicas"], "type": "integer", "format": "int32"}
@@ -124,7 +124,7 @@ def test_custom_resources_are_published_and_invalidate_the_cache():
     schemas = doc["components"]["schemas"]
     agent = schemas["com.example.v1.Agent"]
     assert agent["x-kubernetes-group-version-kind"] == [{"group": "example.com", "kind": "Agent", "version": "v1"}]
-    assert agent["properties"]["metadata"]["$ref"] == "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+    assert agent["properties"]["metadata"]["allOf"] == [{"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}]
     assert agent["properties"]["spec"]["properties"]["model"]["enum"] == ["small", "medium", "large"]
     assert schemas["com.example.v1.AgentList"]["properties"]["items"]["items"]["$ref"] == \
         "#/components/schemas/com.example.v1.Agent"
