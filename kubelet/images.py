@@ -2,7 +2,7 @@
 repository (any registry host, any tag), each deciding the environment its containers start from and what runs
 when a container names no command.
 
-- `registry.k8s.io/pause`: the sandbox's pause (kubelet/pause.py: sleeps, reaps children).
+- `registry.k8s.io/pause`: the sandbox's pause (PAUSE: sleeps, reaps children), for any user.
 - Shell images (`busybox`, `alpine`, `debian`, `ubuntu`, the conformance suite's `busybox`): commands run with the
   host's utilities, with a `sh` that is bash (kubelet/image_bin/shell first on PATH), so scripts written for
   busybox's ash (`[[ ... ]]` included) run where the host's /bin/sh is dash.
@@ -27,7 +27,12 @@ from pathlib import Path
 BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 HERE = Path(__file__).resolve().parent
 STANDIN = HERE / "standin.py"
-PAUSE = HERE / "pause.py"
+# the pause image's program, as upstream's pause.c: sleeps until SIGINT or SIGTERM (then exits 0 saying so),
+# reaping every child meanwhile. A shell, not Python: the serving interpreter may be where a non-root
+# container's user cannot reach it (under /root), and the pause image runs as any user.
+PAUSE = ("trap 'echo \"Shutting down, got signal: Terminated\" >&2; exit 0' TERM; "
+         "trap 'echo \"Shutting down, got signal: Interrupt\" >&2; exit 0' INT; "
+         "while :; do sleep 3600 & wait $!; done")
 IMAGE_BIN = HERE / "image_bin"  # per-image directories first on PATH (visible, read-only, in every container)
 UNKNOWN_IMAGES = ("fail", "standin")  # what a node does with an image it does not know
 
@@ -143,7 +148,7 @@ def default_argv(image: str, ports: list[int]) -> list[str]:
     images serve their document root as their server does."""
     found = BUILT_IN.get(repository(image)) or STANDIN_IMAGE
     if found.kind == "pause":
-        return [sys.executable, "-I", "-S", str(PAUSE)]
+        return ["/bin/sh", "-c", PAUSE]
     every = list(ports)
     if found.port is not None and found.port not in every:
         every.append(found.port)
