@@ -234,3 +234,18 @@ def test_foreground_deletion_is_not_blocked_by_an_owner_cycle(mini_kube_session,
         kube.client.patch(CONFIGMAPS, name, {"metadata": {"ownerReferences": [ref]}}, ns)
     kubectl(kube, "-n", ns, "delete", "configmap", "c1", "--cascade=foreground", "--wait=false")
     eventually(lambda: not any(_exists(kube, CONFIGMAPS, name, ns) for name in names), timeout=20)
+
+
+def test_foreground_deletion_keeps_a_dependent_another_owner_holds(mini_kube_session, kube_namespace):
+    """A dependent with a second, live owner is not deleted with the first: it loses the reference to the owner
+    being deleted in foreground (which then goes), as upstream's collector does."""
+    kube, ns = mini_kube_session, kube_namespace
+    going = kube.client.create(CONFIGMAPS, {"metadata": {"name": "going"}}, ns)
+    staying = kube.client.create(CONFIGMAPS, {"metadata": {"name": "staying"}}, ns)
+    refs = [{"apiVersion": "v1", "kind": "ConfigMap", "name": o["metadata"]["name"], "uid": o["metadata"]["uid"],
+             "blockOwnerDeletion": True} for o in (going, staying)]
+    kube.client.create(SECRETS, {"metadata": {"name": "shared", "ownerReferences": refs}}, ns)
+    kube.client.create(SECRETS, {"metadata": {"name": "only", "ownerReferences": refs[:1]}}, ns)
+    kubectl(kube, "-n", ns, "delete", "configmap", "going", "--cascade=foreground", "--timeout=20s")
+    eventually(lambda: not _exists(kube, SECRETS, "only", ns))
+    assert kube.client.get(SECRETS, "shared", ns)["metadata"]["ownerReferences"] == refs[1:]
