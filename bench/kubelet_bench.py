@@ -6,6 +6,8 @@
   (another user and groups, fsGroup, no capabilities, no_new_privs, a read-only root, an emptyDir) [< 100 ms];
 - 100 Pods on one simulated node: the kubelet's own memory per Pod (Python allocations by the kubelet and its
   Pod informer, tracemalloc) [< 5 MB];
+- built-in images (issue #27), from create to Running and Ready: busybox running `sh -c` (its sh is bash),
+  nginx serving its welcome page (ready once port 80 answers), the pause image; `--images` runs only these;
 - exec round trip through the API server and the kubelet (WebSocket `v5.channel.k8s.io`, `true` run in the
   container) [< 50 ms].
 
@@ -34,8 +36,15 @@ RESTRICTED = {"pod": {"runAsUser": 1000, "runAsGroup": 3000, "fsGroup": 2000, "r
                             "capabilities": {"drop": ["ALL"]}}}
 
 
-def pod(name: str, command: list[str] | None = None, node: str = "mini-kube", secure: bool = False) -> dict:
-    container = {"name": "c", "image": "busybox", **({"command": command} if command else {})}
+BUILT_IN = [("busybox:1.36", ["sh", "-c", "[[ 1 == 1 ]] && sleep 300"], None),
+            ("nginx:1.27", None, {"tcpSocket": {"port": 80}, "periodSeconds": 1}),
+            ("registry.k8s.io/pause:3.10", None, None)]
+
+
+def pod(name: str, command: list[str] | None = None, node: str = "mini-kube", secure: bool = False,
+        image: str = "busybox", readiness: dict | None = None) -> dict:
+    container = {"name": "c", "image": image, **({"command": command} if command else {}),
+                 **({"readinessProbe": readiness} if readiness else {})}
     spec: dict = {"nodeName": node, "containers": [container], "terminationGracePeriodSeconds": 0}
     if secure:
         container["securityContext"] = RESTRICTED["container"]
@@ -44,7 +53,8 @@ def pod(name: str, command: list[str] | None = None, node: str = "mini-kube", se
     return {"metadata": {"name": name}, "spec": spec}
 
 
-async def time_to_running(kube: MiniKube, count: int, command: list[str] | None, secure: bool = False) -> list[float]:
+async def time_to_running(kube: MiniKube, count: int, command: list[str] | None, secure: bool = False,
+                          image: str = "busybox", readiness: dict | None = None) -> list[float]:
     """Create Pods one at a time; a watch sees each become Running and Ready."""
     client = kube.client.async_client
     times = []
@@ -52,7 +62,7 @@ async def time_to_running(kube: MiniKube, count: int, command: list[str] | None,
         name = f"r{i}-{time.monotonic_ns() % 100000}"
         listed = await client.list(PODS, "default")
         started = time.perf_counter()
-        await client.create(PODS, pod(name, command, secure=secure), "default")
+        await client.create(PODS, pod(name, command, secure=secure, image=image, readiness=readiness), "default")
         async for event in client.watch(PODS, "default", resource_version=listed["metadata"]["resourceVersion"],
                                         fieldSelector=f"metadata.name={name}"):
             status = event["object"].get("status") or {}
@@ -85,7 +95,18 @@ def summary(values: list[float]) -> str:
     return f"median {statistics.median(values):.1f} ms, p90 {values[int(len(values) * 0.9) - 1]:.1f} ms"
 
 
+def built_in_images() -> None:
+    with MiniKube(nodes=1, node_runtime="process", scheduler=False,
+                  node_options={"unknown_images": "fail"}) as kube:
+        for image, command, readiness in BUILT_IN:
+            times = kube.run(time_to_running(kube, 15, command, image=image, readiness=readiness), timeout=300)
+            print(f"process runtime, built-in image {image} to Running+Ready: {summary(times)}")
+
+
 def main() -> None:
+    if "--images" in sys.argv:
+        built_in_images()
+        return
     with MiniKube(nodes=1, node_runtime="simulated", scheduler=False) as kube:
         sim = kube.run(time_to_running(kube, 30, None), timeout=120)
         print(f"simulated runtime, bound Pod to Running+Ready: {summary(sim)}  [target < 10 ms]")
@@ -121,6 +142,7 @@ def main() -> None:
             time.sleep(0.02)
         trips = kube.run(exec_round_trips(kube, "exec", 30), timeout=120)
         print(f"exec round trip through the API server: {summary(trips)}  [target < 50 ms]")
+    built_in_images()
 
 
 if __name__ == "__main__":

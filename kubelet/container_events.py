@@ -1,8 +1,9 @@
 """The kubelet's events about one container, as upstream's kubelet records them: about the Pod, with
 `involvedObject.fieldPath` naming the container (`spec.containers{web}`), and the image "pull" before each start.
 
-There are no real images: every image is already on the node, so IfNotPresent and Never give "already present";
-Always "pulls" it (a short pause) and reports the time taken and a nominal size, as upstream's image manager does.
+Built-in images (kubelet/images.py) are already on the node, so IfNotPresent and Never give "already present";
+Always "pulls" them (a short pause) and reports the time taken and a nominal size, as upstream's image manager
+does. An image run by the stand-in says so in its Pulled event. An unknown image's pull fails (pull_failed).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import time
 import zlib
 from typing import Any, Protocol
 
+from .images import Image, pull_error
 from .records import ContainerRecord
 
 PULL_SECONDS = 0.01  # how long an Always "pull" takes
@@ -45,12 +47,14 @@ def image_size(image: str) -> int:
     return 2_000_000 + zlib.crc32(image.encode()) % 78_000_000
 
 
-async def ensure_image(events: Emitter, pod: dict[str, Any], spec: dict[str, Any], path: str) -> None:
-    """Upstream's EnsureImageExists for an image that is always present: Pulled ("already present"), or for
-    imagePullPolicy Always, Pulling then Pulled with the time the pull took."""
+async def ensure_image(events: Emitter, pod: dict[str, Any], spec: dict[str, Any], path: str,
+                       found: Image | None = None) -> None:
+    """Upstream's EnsureImageExists for an image that is present: Pulled ("already present"), or for
+    imagePullPolicy Always, Pulling then Pulled with the time the pull took. An image the stand-in runs says so."""
     image = spec.get("image", "")
     if spec.get("imagePullPolicy") != "Always":
-        events.emit(pod, "Pulled", f'Container image "{image}" already present on machine', field_path=path)
+        how = f" ({found.ran_as})" if found is not None and found.kind == "standin" else ""
+        events.emit(pod, "Pulled", f'Container image "{image}" already present on machine{how}', field_path=path)
         return
     events.emit(pod, "Pulling", f'Pulling image "{image}"', field_path=path)
     started = time.monotonic()
@@ -58,3 +62,19 @@ async def ensure_image(events: Emitter, pod: dict[str, Any], spec: dict[str, Any
     took = go_duration(time.monotonic() - started)
     events.emit(pod, "Pulled", f'Successfully pulled image "{image}" in {took} ({took} including waiting). '
                                f"Image size: {image_size(image)} bytes.", field_path=path)
+
+
+def pull_failed(events: Emitter, pod: dict[str, Any], image: str, path: str) -> str:
+    """A pull of an image no registry has, as upstream's image manager reports it: Pulling, Failed with the
+    runtime's error, then `Error: ErrImagePull` (from the container's start). Returns the runtime's error."""
+    error = pull_error(image)
+    events.emit(pod, "Pulling", f'Pulling image "{image}"', field_path=path)
+    events.emit(pod, "Failed", f'Failed to pull image "{image}": {error}', "Warning", field_path=path)
+    events.emit(pod, "Failed", "Error: ErrImagePull", "Warning", field_path=path)
+    return error
+
+
+def pull_backing_off(events: Emitter, pod: dict[str, Any], image: str, path: str) -> None:
+    """The events of a sync while the image's pull is backing off."""
+    events.emit(pod, "BackOff", f'Back-off pulling image "{image}"', field_path=path)
+    events.emit(pod, "Failed", "Error: ImagePullBackOff", "Warning", field_path=path)

@@ -1,33 +1,120 @@
-"""What an image means to a node without a container runtime or images.
+"""What an image means to a node without a container runtime: a table of built-in images, resolved by
+repository (any registry host, any tag), each deciding the environment its containers start from and what runs
+when a container names no command.
 
-- mini-kube's own image (`mini-kube/mini-kube`, any tag) is the installation that serves the node: its scripts
-  and interpreter directories come first on PATH, so `mini-kube` and `python3` are the very ones serving the
-  cluster (whatever venv that is). Every other image starts from the host's standard PATH.
-- A container that names no command runs a stand-in (kubelet/standin.py) serving HTTP on its ports and its
-  image's usual port, and, for web servers' images, the image's document root."""
+- `registry.k8s.io/pause`: the sandbox's pause (kubelet/pause.py: sleeps, reaps children).
+- Shell images (`busybox`, `alpine`, `debian`, `ubuntu`, the conformance suite's `busybox`): commands run with the
+  host's utilities, with a `sh` that is bash (kubelet/image_bin/shell first on PATH), so scripts written for
+  busybox's ash (`[[ ... ]]` included) run where the host's /bin/sh is dash.
+- `python`: `python` (kubelet/image_bin/python) and `python3`, the host's interpreter.
+- `nginx`, `httpd`: with no command, their default page at their docroot on port 80, with their Server header
+  and error pages (kubelet/standin.py `--server`).
+- `mini-kube/mini-kube`: the serving installation (its scripts and interpreter first on PATH).
+- Images the stand-in knows (and those yet to be built in, such as agnhost): with no command, the stand-in
+  serving HTTP on their ports; with one, the host's utilities.
+- Any other image is unknown: with `unknown_images="fail"` (mini-kube serve's default, as a real node lacking it)
+  its pull fails; with `"standin"` (the test fixtures' default) it runs as the stand-in images do."""
 
 from __future__ import annotations
 
 import os
 import sys
 import sysconfig
+from dataclasses import dataclass
 from pathlib import Path
 
 BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-MINI_KUBE_IMAGE = "mini-kube/mini-kube"
-STANDIN = Path(__file__).with_name("standin.py")
-IMAGE_PORTS = {"nginx": 80, "httpd": 80, "caddy": 80, "traefik/whoami": 80, "hashicorp/http-echo": 5678}
-IMAGE_DOCROOTS = {"nginx": "/usr/share/nginx/html", "httpd": "/usr/local/apache2/htdocs", "caddy": "/usr/share/caddy"}
-"""Web server images whose stand-in serves files from the image's document root (a writable, initially empty
-directory of the container's own), as the real server would: 404 for what is not there."""
+HERE = Path(__file__).resolve().parent
+STANDIN = HERE / "standin.py"
+PAUSE = HERE / "pause.py"
+IMAGE_BIN = HERE / "image_bin"  # per-image directories first on PATH (visible, read-only, in every container)
+UNKNOWN_IMAGES = ("fail", "standin")  # what a node does with an image it does not know
+
+NGINX_INDEX = """<!DOCTYPE html>
+<html>
+<head>
+<title>Welcome to nginx!</title>
+<style>
+html { color-scheme: light dark; }
+body { width: 35em; margin: 0 auto;
+font-family: Tahoma, Verdana, Arial, sans-serif; }
+</style>
+</head>
+<body>
+<h1>Welcome to nginx!</h1>
+<p>If you see this page, the nginx web server is successfully installed and
+working. Further configuration is required.</p>
+
+<p>For online documentation and support please refer to
+<a href="http://nginx.org/">nginx.org</a>.<br/>
+Commercial support is available at
+<a href="http://nginx.com/">nginx.com</a>.</p>
+
+<p><em>Thank you for using nginx.</em></p>
+</body>
+</html>
+"""
+HTTPD_INDEX = "<html><body><h1>It works!</h1></body></html>\n"
 
 
-def image_name(image: str) -> str:
-    """`docker.io/library/nginx:1.27@sha256:...` -> `nginx`."""
-    name = image.split("@")[0].rsplit(":", 1)[0] if ":" in image.rsplit("/", 1)[-1] else image.split("@")[0]
-    for prefix in ("docker.io/library/", "docker.io/", "library/"):
-        name = name.removeprefix(prefix)
-    return name
+@dataclass(frozen=True)
+class Image:
+    """A built-in image: how its containers run. `kind`: pause, shell, python, web, installation, standin."""
+
+    kind: str
+    bin_dir: str = ""  # a directory of IMAGE_BIN first on PATH
+    port: int | None = None  # the port its default program serves (web servers, stand-ins)
+    docroot: str = ""  # where a web server image keeps its files
+    server: str = ""  # the web server the default program answers as (standin.py --server)
+    pages: tuple[tuple[str, str], ...] = ()  # the files the image ships in its docroot
+
+    @property
+    def ran_as(self) -> str:
+        """How the node runs it, for its events."""
+        return "run by mini-kube's stand-in: the image is not built in" if self.kind == "standin" else "built in"
+
+
+SHELL = Image("shell", bin_dir="shell")
+NGINX = Image("web", port=80, docroot="/usr/share/nginx/html", server="nginx",
+              pages=(("index.html", NGINX_INDEX),))
+HTTPD = Image("web", port=80, docroot="/usr/local/apache2/htdocs", server="httpd",
+              pages=(("index.html", HTTPD_INDEX),))
+BUILT_IN: dict[str, Image] = {
+    "pause": Image("pause"),
+    **dict.fromkeys(("busybox", "alpine", "debian", "ubuntu", "e2e-test-images/busybox"), SHELL),
+    "python": Image("python", bin_dir="python"),
+    "nginx": NGINX, "e2e-test-images/nginx": NGINX,
+    "httpd": HTTPD, "e2e-test-images/httpd": HTTPD,
+    "mini-kube/mini-kube": Image("installation"),
+    # not built in yet (their own tasks): the stand-in keeps them running, with the host's utilities
+    "e2e-test-images/agnhost": Image("standin"),
+    "e2e-test-images/jessie-dnsutils": Image("standin"),
+    "caddy": Image("standin", port=80, docroot="/usr/share/caddy"),
+    "traefik/whoami": Image("standin", port=80),
+    "hashicorp/http-echo": Image("standin", port=5678),
+}
+STANDIN_IMAGE = Image("standin")
+TEST_IMAGES = "e2e-test-images/"  # the conformance suite's other images exist: run by the stand-in until built in
+
+
+def repository(image: str) -> str:
+    """`docker.io/library/nginx:1.27@sha256:...` -> `nginx`, `registry.k8s.io/e2e-test-images/agnhost:2.53` ->
+    `e2e-test-images/agnhost`: the image's repository without registry host, tag or digest."""
+    name = image.split("@")[0]
+    head, _, rest = name.partition("/")
+    if rest and ("." in head or ":" in head or head == "localhost"):
+        name = rest
+    if ":" in name.rsplit("/", 1)[-1]:
+        name = name.rsplit(":", 1)[0]
+    return name.removeprefix("library/")
+
+
+def resolve(image: str, unknown: str = "standin") -> Image | None:
+    """The built-in image `image` names; for an unknown one the stand-in, or None when unknown images fail."""
+    found = BUILT_IN.get(repository(image))
+    if found is not None or repository(image).startswith(TEST_IMAGES):
+        return found or STANDIN_IMAGE
+    return STANDIN_IMAGE if unknown == "standin" else None
 
 
 def installation_path() -> str:
@@ -38,17 +125,44 @@ def installation_path() -> str:
 
 def image_environment(image: str) -> dict[str, str]:
     """The environment an image gives its containers before the Pod's own variables."""
-    if image_name(image) == MINI_KUBE_IMAGE:
+    found = BUILT_IN.get(repository(image))
+    if found is not None and found.kind == "installation":
         return {"PATH": installation_path()}
+    if found is not None and found.kind == "python":  # the serving interpreter where the host has no python3
+        return {"PATH": f"{IMAGE_BIN / found.bin_dir}:{BASE_PATH}:{Path(sys.base_prefix).resolve() / 'bin'}"}
+    if found is not None and found.bin_dir:
+        return {"PATH": f"{IMAGE_BIN / found.bin_dir}:{BASE_PATH}"}
     return {"PATH": BASE_PATH}
 
 
-def standin_argv(image: str, ports: list[int]) -> list[str]:
-    """The program for a container with neither command nor args: HTTP on its ports (and its image's usual
-    port, e.g. 80 for nginx), or just staying up; web servers' images serve their document root."""
-    name = image_name(image)
+def default_argv(image: str, ports: list[int]) -> list[str]:
+    """The program of a container with neither command nor args: the pause image's pause; for the others HTTP
+    on the container's ports (and its image's usual port, e.g. 80 for nginx), or just staying up; web servers'
+    images serve their document root as their server does."""
+    found = BUILT_IN.get(repository(image)) or STANDIN_IMAGE
+    if found.kind == "pause":
+        return [sys.executable, "-I", "-S", str(PAUSE)]
     every = list(ports)
-    if name in IMAGE_PORTS and IMAGE_PORTS[name] not in every:
-        every.append(IMAGE_PORTS[name])
-    docroot = ["--docroot", IMAGE_DOCROOTS[name]] if name in IMAGE_DOCROOTS else []
-    return [sys.executable, "-I", "-S", str(STANDIN), *docroot, *map(str, every)]
+    if found.port is not None and found.port not in every:
+        every.append(found.port)
+    docroot = ["--docroot", found.docroot] if found.docroot else []
+    server = ["--server", found.server] if found.server else []
+    return [sys.executable, "-I", "-S", str(STANDIN), *server, *docroot, *map(str, every)]
+
+
+def image_pages(image: str) -> tuple[tuple[str, str], ...]:
+    """The files a web server image ships in its docroot (name, text)."""
+    found = BUILT_IN.get(repository(image))
+    return found.pages if found is not None else ()
+
+
+def pull_error(image: str) -> str:
+    """What containerd says of an image no registry has (the node's "pull" of an unknown image)."""
+    name = image.split("@")[0]
+    head, _, rest = name.partition("/")
+    if not (rest and ("." in head or ":" in head or head == "localhost")):
+        name = f"docker.io/{name if '/' in name else 'library/' + name}"
+    if ":" not in name.rsplit("/", 1)[-1]:
+        name += ":latest"
+    return (f'rpc error: code = NotFound desc = failed to pull and unpack image "{name}": failed to resolve '
+            f'reference "{name}": {name}: not found')

@@ -50,6 +50,7 @@ class KubeletConfig:
     cgroups: bool = True  # process runtime: Pods and containers in cgroups with their limits, where writable
     pod_pids_limit: int = -1  # podPidsLimit: the most processes a Pod may have (-1: no limit)
     housekeeping_interval: float = 10.0  # seconds between measures of Pods' local storage against their limits
+    unknown_images: str = "standin"  # an image not built in: "fail" its pull (serve's default) or run "standin"
     container_log_max_size: int = 10 * 1024 * 1024  # --container-log-max-size: a log file is rotated at this
     container_log_max_files: int = 5  # --container-log-max-files: the files a container's log keeps
 
@@ -77,8 +78,11 @@ class Kubelet:
                              root=self.root, address=config.address, allocatable=dict(config.capacity),
                              services=self.services_informer.list,
                              settings=WorkerSettings(config.backoff_base, config.config_retry,
-                                                     config.housekeeping_interval, config.container_log_max_size,
-                                                     config.container_log_max_files), dialer=dialer)
+                                                     config.housekeeping_interval,
+                                                     container_log_max_size=config.container_log_max_size,
+                                                     container_log_max_files=config.container_log_max_files,
+                                                     unknown_images=config.unknown_images),
+                             dialer=dialer)
         self._tasks: list[asyncio.Task[None]] = []
         self._deletes: dict[str, asyncio.Task[None]] = {}  # final deletes of Pods that ended before this kubelet
         self._rejecting: dict[str, asyncio.Task[None]] = {}  # status writes of Pods admission refused

@@ -20,10 +20,11 @@ from mini_kube.machinery.times import now_rfc3339
 
 from . import eviction, hooks, pod_status
 from .actions import Target
-from .container_events import ensure_image, field_path
+from .container_events import ensure_image, field_path, pull_backing_off, pull_failed
 from .deletion import final_delete
+from .entrypoints import container_argv
 from .env import EnvError, container_env, expand
-from .images import standin_argv
+from .images import default_argv, image_pages, resolve
 from .inflight import to_the_end
 from .probes import ProbeRunner
 from .records import ContainerRecord
@@ -35,6 +36,7 @@ from .worker_env import WorkerEnv
 log = logging.getLogger("mini-kube.kubelet")
 MAX_BACKOFF = 300.0
 BACKOFF_RESET = 600.0
+PULL_RESYNC = 1.0  # seconds from a failed pull to the sync that reports its back-off (ImagePullBackOff)
 SANDBOX_RETRY, MAX_SANDBOX_RETRY = 1.0, 30.0  # seconds between attempts at a Pod's sandbox (doubling)
 
 
@@ -292,9 +294,9 @@ class PodWorker:
         """Start the container and wait for its exit code (None: it could not start before termination)."""
         spec = self.specs[record.name]
         while True:
-            await ensure_image(self.env.events, self.pod, spec, self._field_path(record))
-            if self.terminating:
+            if not await self._ensure_image(record):
                 return None
+            spec = self.specs[record.name]
             try:
                 container_spec = await self._container_spec(record, spec)
                 break
@@ -343,6 +345,39 @@ class PodWorker:
         record.set_terminated(code, "OOMKilled" if container.oom_killed else "")
         self.mark_dirty()
         return code
+
+    async def _ensure_image(self, record: ContainerRecord) -> bool:
+        """The container's image present (built in, or run by the stand-in), or its pull failing as on a node
+        where no registry has it: waiting ErrImagePull, then ImagePullBackOff for the back-off (10 s doubled up to
+        5 min), pulled again after it, until the image changes. False once the Pod terminates."""
+        delay = self.env.settings.backoff_base
+        while not self.terminating:
+            spec = self.specs[record.name]
+            image = spec.get("image", "")
+            found = resolve(image, self.env.settings.unknown_images)
+            if found is not None:
+                await ensure_image(self.env.events, self.pod, spec, self._field_path(record), found)
+                return not self.terminating
+            error = pull_failed(self.env.events, self.pod, image, self._field_path(record))
+            record.set_waiting("ErrImagePull", error)
+            self.mark_dirty()
+            if not await self._image_unchanged_for(record, image, PULL_RESYNC):
+                continue
+            pull_backing_off(self.env.events, self.pod, image, self._field_path(record))
+            record.set_waiting("ImagePullBackOff", f'Back-off pulling image "{image}": ErrImagePull: {error}')
+            self.mark_dirty()
+            if await self._image_unchanged_for(record, image, delay):
+                delay = min(delay * 2, MAX_BACKOFF)
+        return False
+
+    async def _image_unchanged_for(self, record: ContainerRecord, image: str, seconds: float) -> bool:
+        """Wait `seconds` (in short steps); False as soon as the container's image changes or the Pod ends."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            await asyncio.sleep(min(0.25, max(0.0, deadline - time.monotonic())))
+            if self.terminating or self.specs[record.name].get("image", "") != image:
+                return False
+        return True
 
     async def _post_start(self, record: ContainerRecord, container: Container, spec: dict[str, Any],
                           action: dict[str, Any]) -> tuple[int, str] | None:
@@ -436,14 +471,16 @@ class PodWorker:
                                   self.env.allocatable)
         command = [expand(a, env) for a in spec.get("command") or ()]
         args = [expand(a, env) for a in spec.get("args") or ()]
-        argv = command + args if command else args
+        argv = container_argv(spec.get("image", ""), command, args)
         ports = [p["containerPort"] for p in spec.get("ports") or () if p.get("protocol", "TCP") == "TCP"]
         mounts = container_mounts(spec, self.volumes, self.sandbox.memory if self.sandbox is not None else None)
         if not argv:
-            argv = standin_argv(spec.get("image", ""), ports)
-            if "--docroot" in argv:  # the image's own files: empty, writable, fresh for each run of the container
+            argv = default_argv(spec.get("image", ""), ports)
+            if "--docroot" in argv:  # the image's own files: writable, fresh for each run of the container
                 docroot = self.directory / "docroots" / record.name / str(record.restart_count)
                 docroot.mkdir(parents=True, exist_ok=True)
+                for name, text in image_pages(spec.get("image", "")):
+                    (docroot / name).write_text(text)
                 mounts.insert(0, {"source": str(docroot), "target": argv[argv.index("--docroot") + 1],
                                   "readOnly": False})  # first: the Pod's own volumes mounted there win
         log_dir = self.directory / "logs" / record.name

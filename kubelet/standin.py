@@ -1,11 +1,12 @@
 """The stand-in program of a container that has no command (there are no images): an HTTP server on every
 port given, answering with the pod's name so traffic can be traced; with no ports it just stays up.
-With `--docroot DIR` (web server images such as nginx) it serves the files there as the real server would
+With `--server nginx|httpd` it answers with that server's Server header and error pages. With `--docroot DIR`
+(web server images such as nginx) it serves the files there as the real server would
 (index.html for a directory, 404 for what is missing), and the pod's name for `/` while there is no index.
 On SIGTERM it finishes what it is serving and keeps answering until no connection has come for a moment (the
 Pod's endpoint is being removed from every kube-proxy meanwhile), at most DRAIN_MAX seconds, then exits 0, as a
 web server with a short preStop sleep does: a Pod deleted behind a Service fails no request.
-Standard library only: it runs as `python -I -S standin.py [--docroot DIR] PORT...` inside the pod's namespaces."""
+Standard library only: it runs as `python -I -S standin.py [--server NAME] [--docroot DIR] PORT...` inside the pod's namespaces."""
 
 import http.server
 import mimetypes
@@ -23,6 +24,13 @@ QUIET, DRAIN_MAX = 0.3, 5.0  # seconds without a connection that end the drain a
 ACTIVITY = {"last": 0.0, "busy": 0}  # when the latest connection came or ended, and how many are being served
 ACTIVITY_LOCK = threading.Lock()
 DOCROOT = None
+SERVERS = {  # --server NAME: the Server header and 404 page of the web server an image ships
+    "nginx": ("nginx/1.27.3", b"<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n<center><h1>404 Not "
+              b"Found</h1></center>\r\n<hr><center>nginx/1.27.3</center>\r\n</body>\r\n</html>\r\n"),
+    "httpd": ("Apache/2.4.62 (Unix)", b'<!DOCTYPE HTML PUBLIC "-//IETF//DTD HTML 2.0//EN">\n<html><head>\n<title>404 '
+              b"Not Found</title>\n</head><body>\n<h1>Not Found</h1>\n<p>The requested URL was not found on this "
+              b"server.</p>\n</body></html>\n"),
+}
 NOT_FOUND = (b"<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n<center><h1>404 Not Found</h1>"
              b"</center>\r\n<hr><center>mini-kube-standin</center>\r\n</body>\r\n</html>\r\n")
 
@@ -30,6 +38,9 @@ NOT_FOUND = (b"<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n
 class Handler(http.server.BaseHTTPRequestHandler):
     server_version = "mini-kube-standin/0.1"
     protocol_version = "HTTP/1.1"
+
+    def version_string(self) -> str:
+        return self.server_version
 
     def _answer(self, with_body: bool) -> None:
         if DOCROOT is not None and self._serve_file(with_body):
@@ -55,7 +66,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             handle = open(local, "rb")  # noqa: SIM115 - closed below
         except OSError:
             self.send_response(404)
-            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Type", "text/html" + ("; charset=iso-8859-1" if "Apache" in
+                                                            self.server_version else ""))
             self.send_header("Content-Length", str(len(NOT_FOUND)))
             self.end_headers()
             if with_body:
@@ -118,11 +130,14 @@ def drain_and_exit() -> None:
 
 
 def main() -> None:
-    global DOCROOT
+    global DOCROOT, NOT_FOUND
     # SIGTERM stays pending (in every thread, which inherit the mask) until the main thread takes it below: no
     # window between testing a flag and waiting in which it could be missed
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
     args = sys.argv[1:]
+    if args[:1] == ["--server"]:
+        Handler.server_version, NOT_FOUND = SERVERS[args[1]]
+        args = args[2:]
     if args[:1] == ["--docroot"]:
         DOCROOT, args = args[1], args[2:]
     ports = [int(p) for p in args]

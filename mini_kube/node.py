@@ -37,6 +37,10 @@ def add_node_options(parser: argparse.ArgumentParser) -> None:
                              "processes (simulated), or process where namespaces can be made (auto, the default)")
     parser.add_argument("--node-root-dir", default=None,
                         help="where the kubelets keep pod files (default: a temporary directory)")
+    parser.add_argument("--unknown-images", choices=("fail", "standin"), default="fail",
+                        help="an image that is not built in: fail to pull it, as a node without it does "
+                             "(ErrImagePull, then ImagePullBackOff; the default), or run it as the stand-in "
+                             "(its command from the host's directories, or HTTP on its ports without one)")
     parser.add_argument("--pod-pids-limit", type=int, default=None,
                         help="the most processes a Pod may have (podPidsLimit; -1: no limit; default -1 for "
                              f"`mini-kube node`, as upstream's kubelet, and {IN_PROCESS_PIDS_LIMIT} for the nodes "
@@ -61,7 +65,7 @@ def log_size(text: str) -> int:
 def node_flag_options(args: argparse.Namespace) -> dict[str, Any]:
     """The KubeletConfig fields the node flags set (those given)."""
     given = {"pod_pids_limit": args.pod_pids_limit, "container_log_max_size": args.container_log_max_size,
-             "container_log_max_files": args.container_log_max_files}
+             "container_log_max_files": args.container_log_max_files, "unknown_images": args.unknown_images}
     return {key: value for key, value in given.items() if value is not None}
 
 

@@ -227,3 +227,47 @@ def _cluster_ips_update(new: Obj, old: Obj) -> list[FieldError]:
 def validate_service_update(new: Obj, old: Obj) -> list[FieldError]:
     """ValidateServiceUpdate minus metadata: clusterIPs keep their primary, then the full create rules."""
     return _cluster_ips_update(new.get("spec") or {}, old.get("spec") or {}) + validate_service(new)
+
+
+IP_MODES = ("Proxy", "VIP")
+
+
+def validate_load_balancer_status(status: Obj, spec: Obj, path: str = "status.loadBalancer") -> list[FieldError]:
+    """ValidateLoadBalancerStatus: ingress points only on a LoadBalancer Service (AllowServiceLBStatusOnNonLB
+    is locked off in v1.32), each with a valid IP and ipMode (required with an IP) or a DNS hostname."""
+    ingress = (status or {}).get("ingress") or []
+    if ingress and (spec or {}).get("type") != "LoadBalancer":
+        return [forbidden(f"{path}.ingress", "may only be used when `spec.type` is 'LoadBalancer'")]
+    errs: list[FieldError] = []
+    for i, point in enumerate(ingress):
+        at = f"{path}.ingress[{i}]"
+        point = point or {}
+        ip, mode, hostname = point.get("ip") or "", point.get("ipMode"), point.get("hostname") or ""
+        if ip:
+            errs += is_valid_ip(f"{at}.ip", ip)
+        if mode is None:
+            if ip:
+                errs.append(required(f"{at}.ipMode", "must be specified when `ip` is set"))
+        elif not ip:
+            errs.append(forbidden(f"{at}.ipMode", "may not be specified when `ip` is not set"))
+        elif mode not in IP_MODES:
+            errs.append(not_supported(f"{at}.ipMode", mode, IP_MODES))
+        if hostname:
+            errs += [invalid(f"{at}.hostname", hostname, msg) for msg in is_dns1123_subdomain(hostname)]
+            if parse_ip(hostname) is not None:
+                errs.append(invalid(f"{at}.hostname", hostname, "must be a DNS name, not an IP address"))
+    return errs
+
+
+def default_ingress_ip_mode(svc: Obj) -> None:
+    """SetDefaults_Service: a LoadBalancer Service's ingress points with an IP get ipMode VIP."""
+    if (svc.get("spec") or {}).get("type") != "LoadBalancer":
+        return
+    for point in ((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []:
+        if isinstance(point, dict) and point.get("ip") and point.get("ipMode") is None:
+            point["ipMode"] = "VIP"
+
+
+def validate_service_status_update(new: Obj, old: Obj) -> list[FieldError]:
+    """ValidateServiceStatusUpdate minus metadata: the load-balancer status against the Service's type."""
+    return validate_load_balancer_status((new.get("status") or {}).get("loadBalancer") or {}, new.get("spec") or {})

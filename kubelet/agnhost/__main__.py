@@ -1,8 +1,10 @@
-"""`python -m mini_kube.kubelet.agnhost SUBCOMMAND [flags]`: run one agnhost subcommand (usage without one)."""
+"""`python -m mini_kube.kubelet.agnhost [--argv0=/agnhost] SUBCOMMAND [flags]`: run one agnhost subcommand
+(usage without one); `--argv0` is the program name the container's command gave (entrypoint-tester prints it)."""
 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 SUBCOMMANDS = {
@@ -31,6 +33,8 @@ def usage() -> str:
 def main(argv: list[str] | None = None) -> int:
     """Dispatch to the subcommand's module."""
     args = sys.argv[1:] if argv is None else argv
+    if args and args[0].startswith("--argv0="):  # the binary the container's command named (kubelet/entrypoints)
+        os.environ["AGNHOST_ARGV0"] = args.pop(0).partition("=")[2]
     if not args or args[0] in ("help", "-h", "--help"):
         print(usage())
         return 0

@@ -45,7 +45,7 @@ def cluster():
 
 
 def test_dns_load_balancer_node_port_pod(cluster):
-    kubectl(cluster, "create", "deployment", "web", "--image=nginx", "--replicas=3")
+    kubectl(cluster, "create", "deployment", "web", "--image=traefik/whoami", "--replicas=3")
     kubectl(cluster, "expose", "deployment", "web", "--port=8080", "--target-port=80", "--type=LoadBalancer")
     eventually(lambda: len(_ready_pods(cluster)) == 3)
     out = kubectl(cluster, "get", "service", "web", "-o", "jsonpath={.status.loadBalancer.ingress[0].ip}").stdout

@@ -157,7 +157,7 @@ def test_load_balancer_name_resolves_and_answers(cluster, namespace):
     import asyncio
     import socket
 
-    kubectl(cluster, "-n", namespace, "create", "deployment", "web", "--image=nginx")
+    kubectl(cluster, "-n", namespace, "create", "deployment", "web", "--image=traefik/whoami")
     kubectl(cluster, "-n", namespace, "expose", "deployment", "web", "--port=8080", "--type=LoadBalancer")
     svc = cluster.client.get(SERVICES, "web", namespace)
     node_port = svc["spec"]["ports"][0]["nodePort"]

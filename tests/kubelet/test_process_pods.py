@@ -362,7 +362,7 @@ def test_graceful_termination_and_the_final_delete(kube, ns):
 
 
 def test_port_forward_carries_http(kube, ns):
-    kube.client.create(PODS, pod("web", {"name": "web", "image": "nginx", "readinessProbe": READY_ON_80}), ns)
+    kube.client.create(PODS, pod("web", {"name": "web", "image": "traefik/whoami", "readinessProbe": READY_ON_80}), ns)
     wait_running(kube, ns, "web")
     forward = subprocess.Popen(["kubectl", "--kubeconfig", kube.kubeconfig, "-n", ns, "port-forward", "pod/web",
                                 ":80"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -391,7 +391,7 @@ def test_port_forward_carries_http(kube, ns):
 
 
 def test_pod_node_and_service_proxies(kube, ns):
-    web = pod("web", {"name": "web", "image": "nginx", "ports": [{"containerPort": 80}],
+    web = pod("web", {"name": "web", "image": "traefik/whoami", "ports": [{"containerPort": 80}],
                       "readinessProbe": READY_ON_80})
     web["metadata"]["labels"] = {"app": "web"}
     kube.client.create(PODS, web, ns)

@@ -13,11 +13,57 @@ from typing import Any
 from ... import errors
 from ...errors import FieldError, invalid
 from ...resources import ResourceType
+from ...validation import validator_of
+from ...validation.services import default_ingress_ip_mode, validate_service_status_update
 from ..strategy import Strategy, WriteContext
 from . import service_claims
 
 NODE_PORT_TYPES = ("NodePort", "LoadBalancer")
 CLAIM_ATTEMPTS = 10
+
+
+def _node_ports(spec: dict[str, Any]) -> set[int]:
+    return {p["nodePort"] for p in spec.get("ports") or () if isinstance(p, dict) and p.get("nodePort")}
+
+
+def _externally_accessible(spec: dict[str, Any]) -> bool:
+    kind = spec.get("type") or "ClusterIP"
+    return kind in NODE_PORT_TYPES or (kind == "ClusterIP" and bool(spec.get("externalIPs")))
+
+
+def _needs_health_port(spec: dict[str, Any]) -> bool:
+    return spec.get("type") == "LoadBalancer" and spec.get("externalTrafficPolicy") == "Local"
+
+
+def drop_type_dependent_fields(new: dict[str, Any], old: dict[str, Any]) -> None:
+    """Upstream's dropTypeDependentFields: a Service whose type changes loses the fields the old type had that
+    the new one cannot have, where the request left them as they were (a changed one is the user's, and
+    validation judges it); the load-balancer status goes once the Service is not a LoadBalancer."""
+    spec, before = new.setdefault("spec", {}), old.get("spec") or {}
+    kind, was = spec.get("type") or "ClusterIP", before.get("type") or "ClusterIP"
+    if was != "ExternalName" and kind == "ExternalName":
+        if spec.get("clusterIP") == before.get("clusterIP") and spec.get("clusterIPs") == before.get("clusterIPs"):
+            spec.pop("clusterIP", None)
+            spec.pop("clusterIPs", None)
+        for key in ("ipFamilies", "ipFamilyPolicy"):
+            if spec.get(key) == before.get(key):
+                spec.pop(key, None)
+    if was in NODE_PORT_TYPES and kind not in NODE_PORT_TYPES and _node_ports(spec) == _node_ports(before):
+        for port in spec.get("ports") or ():
+            if isinstance(port, dict):
+                port.pop("nodePort", None)
+    if _needs_health_port(before) and not _needs_health_port(spec) and \
+            spec.get("healthCheckNodePort") == before.get("healthCheckNodePort"):
+        spec.pop("healthCheckNodePort", None)
+    if was == "LoadBalancer" and kind != "LoadBalancer":
+        for key in ("allocateLoadBalancerNodePorts", "loadBalancerClass"):
+            if spec.get(key) == before.get(key):
+                spec.pop(key, None)
+    if _externally_accessible(before) and not _externally_accessible(spec) and \
+            spec.get("externalTrafficPolicy") == before.get("externalTrafficPolicy"):
+        spec.pop("externalTrafficPolicy", None)
+    if kind != "LoadBalancer" and (new.get("status") or {}).get("loadBalancer"):
+        new["status"] = {**new["status"], "loadBalancer": {}}
 
 
 class ServiceStrategy(Strategy):
@@ -168,6 +214,7 @@ class ServiceStrategy(Strategy):
     def prepare_for_update(self, ctx: WriteContext, new: dict[str, Any], old: dict[str, Any]) -> None:
         super().prepare_for_update(ctx, new, old)
         if ctx.subresource:
+            default_ingress_ip_mode(new)  # a default of every decoded Service (the status one is written here)
             return
         # upstream carries allocated values the client did not send over to the new object
         spec, old_spec = new.setdefault("spec", {}), old.get("spec") or {}
@@ -182,6 +229,7 @@ class ServiceStrategy(Strategy):
                     port["nodePort"] = carried
         if old_spec.get("healthCheckNodePort") and not spec.get("healthCheckNodePort"):
             spec["healthCheckNodePort"] = old_spec["healthCheckNodePort"]
+        drop_type_dependent_fields(new, old)
 
     async def before_write(self, ctx: WriteContext, new: dict[str, Any], old: dict[str, Any] | None) -> None:
         spec = new.setdefault("spec", {})
@@ -248,6 +296,10 @@ class ServiceStrategy(Strategy):
             await service_claims.release(ctx, obj.get("spec") or {})
 
     def validate_update(self, ctx: WriteContext, new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
+        if ctx.subresource == "status":  # ValidateServiceStatusUpdate: metadata and the load-balancer status
+            res = ctx.resource
+            return (validator_of(res).metadata_errors(new, old, res.namespaced)
+                    + validate_service_status_update(new, old))
         errs = super().validate_update(ctx, new, old)
         old_ip = (old.get("spec") or {}).get("clusterIP")
         new_ip = (new.get("spec") or {}).get("clusterIP")

@@ -1,0 +1,35 @@
+"""What a container runs given its image's entrypoint: `command` replaces the image's ENTRYPOINT, `args` its
+CMD, as upstream combines them. The built-in agnhost image (`.../e2e-test-images/agnhost:TAG`, ENTRYPOINT
+`["/agnhost"]`) is mini-kube's Python agnhost (kubelet/agnhost/): args alone are its subcommand, and a command
+naming `/agnhost` or `/agnhost-2` (the image's two copies of the binary) runs it too."""
+
+from __future__ import annotations
+
+import sys
+
+AGNHOST_REPOSITORY = "e2e-test-images/agnhost"
+AGNHOST_BINARIES = ("/agnhost", "/agnhost-2", "agnhost", "agnhost-2")
+AGNHOST_MODULE = "mini_kube.kubelet.agnhost"
+
+
+def is_agnhost(image: str) -> bool:
+    """`registry.k8s.io/e2e-test-images/agnhost:2.53` (any registry host, tag or digest)."""
+    name = image.split("@")[0]
+    if ":" in name.rsplit("/", 1)[-1]:
+        name = name.rsplit(":", 1)[0]
+    return name == AGNHOST_REPOSITORY or name.endswith("/" + AGNHOST_REPOSITORY)
+
+
+def agnhost_argv(argv0: str, args: list[str]) -> list[str]:
+    """The serving interpreter running the Python agnhost as the binary `argv0` with `args`."""
+    return [sys.executable, "-I", "-m", AGNHOST_MODULE, f"--argv0={argv0}", *args]
+
+
+def container_argv(image: str, command: list[str], args: list[str]) -> list[str]:
+    """The program and arguments of a container; empty when neither image nor spec names one."""
+    if is_agnhost(image):
+        if not command:
+            return agnhost_argv("/agnhost", args)
+        if command[0] in AGNHOST_BINARIES:
+            return agnhost_argv(command[0], command[1:] + args)
+    return command + args if command else args

@@ -1,0 +1,54 @@
+"""The agnhost image on a node: `kubectl run --image=registry.k8s.io/e2e-test-images/agnhost:2.53 x -- netexec`
+runs mini-kube's Python agnhost with the container's args as its subcommand (the image's ENTRYPOINT is
+`/agnhost`), and a command naming `/agnhost-2` runs it as that binary."""
+
+from __future__ import annotations
+
+import subprocess
+import urllib.request
+
+from mini_kube.kubelet.entrypoints import container_argv
+
+from tests.helpers import kubectl
+
+from .conftest import eventually, new_namespace, status_of
+
+AGNHOST = "registry.k8s.io/e2e-test-images/agnhost:2.53"
+
+
+def test_container_argv_maps_the_agnhost_entrypoint_only() -> None:
+    assert container_argv(AGNHOST, [], ["pause"])[-2:] == ["--argv0=/agnhost", "pause"]
+    assert container_argv(AGNHOST, ["/agnhost-2", "entrypoint-tester"], ["a"])[-3:] == [
+        "--argv0=/agnhost-2", "entrypoint-tester", "a"]
+    assert container_argv(AGNHOST, ["/bin/sh", "-c", "true"], []) == ["/bin/sh", "-c", "true"]
+    assert container_argv("busybox", [], ["netexec"]) == ["netexec"]
+    assert container_argv("example.com/not-agnhost:1", ["/agnhost"], []) == ["/agnhost"]
+
+
+def test_kubectl_run_agnhost_netexec_answers_its_hostname_through_port_forward(process_cluster) -> None:
+    kube, ns = process_cluster, new_namespace(process_cluster)
+    kubectl(kube, "-n", ns, "run", f"--image={AGNHOST}", "x", "--", "netexec", "--http-port=8080")
+    eventually(lambda: status_of(kube, ns, "x").get("phase") == "Running")
+    forward = subprocess.Popen(["kubectl", "--kubeconfig", kube.kubeconfig, "-n", ns, "port-forward", "pod/x",
+                                ":8080"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        port = int(forward.stdout.readline().split("127.0.0.1:")[1].split(" ")[0])
+
+        def hostname() -> str:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/hostname", timeout=5) as resp:
+                return resp.read().decode()
+
+        assert eventually(lambda: hostname() == "x")
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/echo?msg=hi", timeout=5) as resp:
+            assert resp.read() == b"hi"
+    finally:
+        forward.terminate()
+        forward.wait(10)
+
+
+def test_a_command_naming_agnhost_2_runs_entrypoint_tester_as_that_binary(process_cluster) -> None:
+    kube, ns = process_cluster, new_namespace(process_cluster)
+    kubectl(kube, "-n", ns, "run", f"--image={AGNHOST}", "--restart=Never", "--command", "ep", "--",
+            "/agnhost-2", "entrypoint-tester", "override", "arguments")
+    eventually(lambda: status_of(kube, ns, "ep").get("phase") == "Succeeded")
+    assert kubectl(kube, "-n", ns, "logs", "ep").stdout == "[/agnhost-2 entrypoint-tester override arguments]\n"
