@@ -10,7 +10,8 @@ when a container names no command.
 - `nginx`, `httpd`: with no command, their default page at their docroot on port 80, with their Server header
   and error pages (kubelet/standin.py `--server`).
 - `mini-kube/mini-kube`: the serving installation (its scripts and interpreter first on PATH).
-- Images the stand-in knows (and those yet to be built in, such as agnhost): with no command, the stand-in
+- `e2e-test-images/agnhost`: mini-kube's Python agnhost (kubelet/entrypoints.py runs it).
+- Images the stand-in knows (and those yet to be built in, such as jessie-dnsutils): with no command, the stand-in
   serving HTTP on their ports; with one, the host's utilities.
 - Any other image is unknown: with `unknown_images="fail"` (mini-kube serve's default, as a real node lacking it)
   its pull fails; with `"standin"` (the test fixtures' default) it runs as the stand-in images do."""
@@ -86,8 +87,9 @@ BUILT_IN: dict[str, Image] = {
     "nginx": NGINX, "e2e-test-images/nginx": NGINX,
     "httpd": HTTPD, "e2e-test-images/httpd": HTTPD,
     "mini-kube/mini-kube": Image("installation"),
+    # agnhost: mini-kube's Python agnhost (kubelet/agnhost/, chosen by kubelet/entrypoints.py)
+    "e2e-test-images/agnhost": Image("agnhost"),
     # not built in yet (their own tasks): the stand-in keeps them running, with the host's utilities
-    "e2e-test-images/agnhost": Image("standin"),
     "e2e-test-images/jessie-dnsutils": Image("standin"),
     "caddy": Image("standin", port=80, docroot="/usr/share/caddy"),
     "traefik/whoami": Image("standin", port=80),

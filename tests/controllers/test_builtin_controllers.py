@@ -220,3 +220,17 @@ def test_endpoints_without_a_service_are_left_alone(mini_kube_session, kube_name
     kube.client.delete(SERVICES, "later", ns)
     eventually(lambda: not _exists(kube, ENDPOINTS, "later", ns))
     assert _exists(kube, ENDPOINTS, "by-hand", ns)
+
+
+def test_foreground_deletion_is_not_blocked_by_an_owner_cycle(mini_kube_session, kube_namespace):
+    """Three objects each owning the next with blockOwnerDeletion: deleting one in foreground deletes all three
+    (the collector makes the references of the one that closes the cycle non-blocking, as upstream's does)."""
+    kube, ns = mini_kube_session, kube_namespace
+    names = ["c1", "c2", "c3"]
+    made = {name: kube.client.create(CONFIGMAPS, {"metadata": {"name": name}}, ns) for name in names}
+    for name, owner in zip(names, names[-1:] + names[:-1], strict=True):
+        ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": owner, "uid": made[owner]["metadata"]["uid"],
+               "blockOwnerDeletion": True}
+        kube.client.patch(CONFIGMAPS, name, {"metadata": {"ownerReferences": [ref]}}, ns)
+    kubectl(kube, "-n", ns, "delete", "configmap", "c1", "--cascade=foreground", "--wait=false")
+    eventually(lambda: not any(_exists(kube, CONFIGMAPS, name, ns) for name in names), timeout=20)
