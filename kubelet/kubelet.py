@@ -17,6 +17,7 @@ from mini_kube.machinery.refs import LEASES, NODES, PODS, SERVICES
 from mini_kube.machinery.times import now_micro
 
 from .actions import Dialer
+from .admission import refusal, reject
 from .deletion import final_delete
 from .ipam import Ipam
 from .node_status import default_capacity, node_object, node_status, status_events
@@ -84,6 +85,7 @@ class Kubelet:
                              dialer=dialer)
         self._tasks: list[asyncio.Task[None]] = []
         self._deletes: dict[str, asyncio.Task[None]] = {}  # final deletes of Pods that ended before this kubelet
+        self._rejecting: dict[str, asyncio.Task[None]] = {}  # status writes of Pods admission refused
         self._stopping: set[asyncio.Task[None]] = set()  # workers of Pods gone from the API, being stopped
         self.server: KubeletServer | None = None
 
@@ -121,9 +123,9 @@ class Kubelet:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.pods.stop()
-        for task in self._deletes.values():
+        for task in [*self._deletes.values(), *self._rejecting.values()]:
             task.cancel()
-        await asyncio.gather(*self._deletes.values(), return_exceptions=True)
+        await asyncio.gather(*self._deletes.values(), *self._rejecting.values(), return_exceptions=True)
         await self.services_informer.stop()
         await asyncio.gather(*(w.stop() for w in list(self.workers.values())), *self._stopping,
                              return_exceptions=True)
@@ -237,6 +239,13 @@ class Kubelet:
             return
         if phase in ("Succeeded", "Failed"):
             return  # finished before this kubelet started: never run again
+        rejected = refusal(new, (w.pod for w in self.workers.values() if not w.finished.is_set()))
+        if rejected is not None:
+            if uid not in self._rejecting:
+                self.events.emit(new, rejected[0], rejected[1], "Warning")
+                self._rejecting[uid] = asyncio.create_task(reject(self.client, new, *rejected))
+                self._rejecting[uid].add_done_callback(lambda _: self._rejecting.pop(uid, None))
+            return
         worker = self.workers[uid] = PodWorker(new, self.env)
         worker.start()
         if new["metadata"].get("deletionTimestamp"):

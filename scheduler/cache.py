@@ -8,6 +8,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from mini_kube.machinery.hostports import host_ports
+
 from .resources import CPU, MEMORY, PODS, Resources, allocatable, pod_requests
 
 ASSUMED_TTL = 30.0  # seconds an assumed Pod may wait, after its binding returned, for the watch to show it
@@ -18,17 +20,6 @@ UNREACHABLE = "node.kubernetes.io/unreachable"
 def pod_key(pod: dict[str, Any]) -> str:
     meta = pod.get("metadata") or {}
     return f"{meta.get('namespace')}/{meta.get('name')}"
-
-
-def host_ports(pod: dict[str, Any]) -> list[tuple[str, str, int]]:
-    """(hostIP, protocol, hostPort) of every container port that claims a host port."""
-    spec = pod.get("spec") or {}
-    ports = []
-    for container in list(spec.get("containers") or ()) + list(spec.get("initContainers") or ()):
-        for port in container.get("ports") or ():
-            if port.get("hostPort"):
-                ports.append((port.get("hostIP") or "0.0.0.0", port.get("protocol") or "TCP", int(port["hostPort"])))
-    return ports
 
 
 @dataclass(slots=True)

@@ -11,7 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .cache import Cache, NodeInfo, PodInfo, host_ports, pod_key
+from mini_kube.machinery.hostports import host_ports, ports_conflict
+
+from .cache import Cache, NodeInfo, PodInfo, pod_key
 from .resources import CPU, MEMORY, PODS, STORAGE, Resources, pod_requests
 from .selectors import label_selector_matches, node_selector_matches
 
@@ -192,12 +194,7 @@ def node_affinity(c: Candidate, node: NodeInfo) -> Failure | None:
 
 
 def node_ports(c: Candidate, node: NodeInfo) -> Failure | None:
-    for ip, protocol, port in c.ports:
-        for used_ip, used_protocol, used_port in node.ports:
-            if used_port == port and used_protocol == protocol and (
-                    ip == used_ip or "0.0.0.0" in (ip, used_ip)):
-                return Failure((REASON_PORTS,))
-    return None
+    return Failure((REASON_PORTS,)) if ports_conflict(c.ports, node.ports) else None
 
 
 def node_resources_fit(c: Candidate, node: NodeInfo) -> Failure | None:

@@ -108,6 +108,15 @@ class Store(StoreBase):
         return self._writer.revision
 
     @property
+    def hub(self) -> WatchHub:
+        """The watchers of this store, fed each commit's events."""
+        return self._hub
+
+    async def history(self, prefix: str, exact: bool, first: int, last: int, limit: int) -> list[Event]:
+        """Events under ``prefix`` (or at the exact key) in revisions first..last, at most ``limit``."""
+        return await self._log.history(prefix, exact, first, last, limit)
+
+    @property
     def compact_revision(self) -> int:
         """Reads below this revision, and watches starting at or below it, raise CompactedError."""
         return self._compact_revision

@@ -14,13 +14,10 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .errors import CompactedError, StoreError, WatchOverflowError
 from .types import Event
-
-if TYPE_CHECKING:
-    from .store import Store
 
 HISTORY_PAGE = 1000
 
@@ -78,6 +75,21 @@ class WatchHub:
         self._groups.clear()
 
 
+class WatchSource(Protocol):
+    """What a Watch reads from the store that made it: its revisions, its hub and its history."""
+
+    @property
+    def revision(self) -> int: ...
+
+    @property
+    def compact_revision(self) -> int: ...
+
+    @property
+    def hub(self) -> WatchHub: ...
+
+    async def history(self, prefix: str, exact: bool, first: int, last: int, limit: int) -> list[Event]: ...
+
+
 class Watch:
     """Async iterator of ``list[Event]`` batches; see :meth:`Store.watch`.
 
@@ -88,7 +100,7 @@ class Watch:
 
     def __init__(
         self,
-        store: Store,
+        store: WatchSource,
         prefix: str,
         exact: bool,
         start_revision: int,
@@ -110,7 +122,7 @@ class Watch:
         current = store.revision
         # History still to read from the log, as [next, last]; None once caught up.
         self._history: list[int] | None = [start_revision, current] if start_revision <= current else None
-        store._hub.add(self)
+        store.hub.add(self)
 
     # --- producer side (called synchronously by the hub) ----------------------------------------
 
@@ -141,7 +153,7 @@ class Watch:
         self._history = None
         self._buffer.clear()
         self._buffered = 0
-        self._store._hub.remove(self)
+        self._store.hub.remove(self)
         waiter = self._waiter
         if waiter is not None:
             self._waiter = None
@@ -205,7 +217,7 @@ class Watch:
             self._fail(CompactedError(first, store.compact_revision))
             return []
         try:
-            events = await store._log.history(self.prefix, self.exact, first, last, HISTORY_PAGE)
+            events = await store.history(self.prefix, self.exact, first, last, HISTORY_PAGE)
         except StoreError:
             if first > store.compact_revision:
                 raise

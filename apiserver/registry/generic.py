@@ -475,6 +475,9 @@ class Registry:
         if options.get("orphanDependents") is True:
             policy = "Orphan"
         finalizers = list(meta.get("finalizers") or ())
+        if not policy and options.get("orphanDependents") is None and not {"orphan", "foregroundDeletion"} & set(
+                finalizers):
+            policy = strategy.default_gc_policy  # none asked for, none chosen earlier: the kind's default
         wanted = {"Orphan": "orphan", "Foreground": "foregroundDeletion"}.get(policy or "")
         if wanted and wanted not in finalizers:
             finalizers.append(wanted)  # the garbage collector handles dependents, then removes it

@@ -54,11 +54,15 @@ class Strategy:
     `unconditional_update`: a PUT without metadata.resourceVersion overwrites whatever is stored (upstream's
     AllowUnconditionalUpdate; true for almost all kinds), else it is 422 `must be specified for an update`.
     `returns_deleted_object`: a completed DELETE answers the object, not a Status (upstream's ReturnDeletedObject).
+    `default_gc_policy`: the propagation of a DELETE that names none ("Orphan": core/v1 ReplicationControllers,
+    upstream's DefaultGarbageCollectionPolicy; "": background).
     """
 
     def __init__(self, *, generation: bool = False, status_metadata: tuple[str, ...] = STATUS_METADATA,
-                 unconditional_update: bool = True, returns_deleted_object: bool = False) -> None:
+                 unconditional_update: bool = True, returns_deleted_object: bool = False,
+                 default_gc_policy: str = "") -> None:
         self.generation = generation
+        self.default_gc_policy = default_gc_policy
         self.status_metadata = status_metadata
         self.unconditional_update = unconditional_update
         self.returns_deleted_object = returns_deleted_object

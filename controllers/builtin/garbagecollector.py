@@ -208,6 +208,11 @@ class GarbageCollector(Controller):
                 dmeta = object_meta(dependent)
                 found = self._lookup(dmeta.get("uid", ""))
                 if found is not None and not dmeta.get("deletionTimestamp"):
+                    solid = [r for r in dmeta.get("ownerReferences") or () if await self._solid(dependent, r)]
+                    if solid:  # another owner keeps it: it only stops naming the owners that are going
+                        await self._set_owner_refs(found[0].ref, dependent, solid)
+                        continue
+                    await self._unblock_if_in_cycle(found[0], dependent)
                     with contextlib.suppress(NotFound):
                         await self.client.delete(found[0].ref, dmeta["name"], dmeta.get("namespace"), body={
                             "kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Foreground"})
@@ -215,6 +220,28 @@ class GarbageCollector(Controller):
                 return Result(requeue_after=0.5)  # dependents' deletions wake this too; this is a safety net
             return await self._remove_finalizer(informer, owner, FOREGROUND)
         return None
+
+    async def _solid(self, dependent: dict[str, Any], ref: dict[str, Any]) -> bool:
+        """Upstream's classifyReferences: an owner that exists and is not itself waiting for its dependents."""
+        found = self._lookup(ref.get("uid", ""))
+        if found is not None:
+            meta = object_meta(found[1])
+            return not (meta.get("deletionTimestamp") and FOREGROUND in (meta.get("finalizers") or ()))
+        return await self._owner_exists(dependent, ref)
+
+    async def _unblock_if_in_cycle(self, informer: Informer, item: dict[str, Any]) -> None:
+        """Upstream's cycle breaker: an item about to be deleted in foreground, one of whose own dependents is
+        already deleting its dependents, may sit in an owner cycle (each waiting for the next): its references
+        stop blocking their owners, so the owners it would hold up go first."""
+        meta = object_meta(item)
+        if not any(object_meta(d).get("deletionTimestamp") and FOREGROUND in (object_meta(d).get("finalizers") or ())
+                   for d in self._dependents(meta.get("uid", ""))):
+            return
+        refs = [{**r, "blockOwnerDeletion": False} if r.get("blockOwnerDeletion") else r
+                for r in meta.get("ownerReferences") or ()]
+        if refs != list(meta.get("ownerReferences") or ()):
+            with contextlib.suppress(Conflict):
+                await self._set_owner_refs(informer.ref, item, refs)
 
     async def _remove_finalizer(self, informer: Informer, owner: dict[str, Any], finalizer: str) -> Result | None:
         meta = object_meta(owner)

@@ -383,7 +383,7 @@ def main(argv: list[str]) -> int:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(opts["tls_cert_file"], opts["tls_private_key_file"] or None)
         wrap = lambda sock: context.wrap_socket(sock, server_side=True)  # noqa: E731
-    log(f"Started HTTP server on port {opts['http_port']}")
     Handler.server_ref = serve_in_background(opts["http_port"], Handler, wrap)
+    log(f"Started HTTP server on port {opts['http_port']}")  # once it listens
     threading.Event().wait()
     return 0

@@ -220,3 +220,32 @@ def test_endpoints_without_a_service_are_left_alone(mini_kube_session, kube_name
     kube.client.delete(SERVICES, "later", ns)
     eventually(lambda: not _exists(kube, ENDPOINTS, "later", ns))
     assert _exists(kube, ENDPOINTS, "by-hand", ns)
+
+
+def test_foreground_deletion_is_not_blocked_by_an_owner_cycle(mini_kube_session, kube_namespace):
+    """Three objects each owning the next with blockOwnerDeletion: deleting one in foreground deletes all three
+    (the collector makes the references of the one that closes the cycle non-blocking, as upstream's does)."""
+    kube, ns = mini_kube_session, kube_namespace
+    names = ["c1", "c2", "c3"]
+    made = {name: kube.client.create(CONFIGMAPS, {"metadata": {"name": name}}, ns) for name in names}
+    for name, owner in zip(names, names[-1:] + names[:-1], strict=True):
+        ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": owner, "uid": made[owner]["metadata"]["uid"],
+               "blockOwnerDeletion": True}
+        kube.client.patch(CONFIGMAPS, name, {"metadata": {"ownerReferences": [ref]}}, ns)
+    kubectl(kube, "-n", ns, "delete", "configmap", "c1", "--cascade=foreground", "--wait=false")
+    eventually(lambda: not any(_exists(kube, CONFIGMAPS, name, ns) for name in names), timeout=20)
+
+
+def test_foreground_deletion_keeps_a_dependent_another_owner_holds(mini_kube_session, kube_namespace):
+    """A dependent with a second, live owner is not deleted with the first: it loses the reference to the owner
+    being deleted in foreground (which then goes), as upstream's collector does."""
+    kube, ns = mini_kube_session, kube_namespace
+    going = kube.client.create(CONFIGMAPS, {"metadata": {"name": "going"}}, ns)
+    staying = kube.client.create(CONFIGMAPS, {"metadata": {"name": "staying"}}, ns)
+    refs = [{"apiVersion": "v1", "kind": "ConfigMap", "name": o["metadata"]["name"], "uid": o["metadata"]["uid"],
+             "blockOwnerDeletion": True} for o in (going, staying)]
+    kube.client.create(SECRETS, {"metadata": {"name": "shared", "ownerReferences": refs}}, ns)
+    kube.client.create(SECRETS, {"metadata": {"name": "only", "ownerReferences": refs[:1]}}, ns)
+    kubectl(kube, "-n", ns, "delete", "configmap", "going", "--cascade=foreground", "--timeout=20s")
+    eventually(lambda: not _exists(kube, SECRETS, "only", ns))
+    assert kube.client.get(SECRETS, "shared", ns)["metadata"]["ownerReferences"] == refs[1:]

@@ -113,3 +113,16 @@ def test_replica_failure_condition_while_pods_are_refused(cluster, namespace):
     assert _pods(kube, ns) == []
     kubectl(kube, "label", "namespace", ns, "pod-security.kubernetes.io/enforce=privileged", "--overwrite")
     eventually(lambda: len(_pods(kube, ns)) == 3 and failure() is None)
+
+
+def test_a_delete_naming_no_propagation_orphans_a_replication_controllers_pods(cluster, namespace):
+    """core/v1 ReplicationControllers default to orphaning (upstream's DefaultGarbageCollectionPolicy, kept for
+    compatibility): a DELETE without propagationPolicy or orphanDependents leaves the Pods, released; kubectl's
+    explicit background propagation still cascades (the test above)."""
+    kube, ns = cluster, namespace
+    kubectl(kube, "-n", ns, "create", "-f", "-", input=RC_YAML)
+    eventually(lambda: len(_pods(kube, ns)) == 3)
+    kube.client.delete(REPLICATIONCONTROLLERS, "web", ns)
+    eventually(lambda: not kube.client.list(REPLICATIONCONTROLLERS, ns)["items"])
+    eventually(lambda: all(not p["metadata"].get("ownerReferences") for p in _pods(kube, ns)))
+    assert len(_pods(kube, ns)) == 3

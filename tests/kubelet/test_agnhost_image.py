@@ -4,6 +4,7 @@ runs mini-kube's Python agnhost with the container's args as its subcommand (the
 
 from __future__ import annotations
 
+import http.client
 import subprocess
 import urllib.request
 
@@ -29,16 +30,22 @@ def test_kubectl_run_agnhost_netexec_answers_its_hostname_through_port_forward(p
     kube, ns = process_cluster, new_namespace(process_cluster)
     kubectl(kube, "-n", ns, "run", f"--image={AGNHOST}", "x", "--", "netexec", "--http-port=8080")
     eventually(lambda: status_of(kube, ns, "x").get("phase") == "Running")
+    # kubectl port-forward ends at its first failed connection: start it once netexec listens
+    eventually(lambda: "Started HTTP server on port 8080" in kubectl(kube, "-n", ns, "logs", "x").stdout,
+               timeout=30)
     forward = subprocess.Popen(["kubectl", "--kubeconfig", kube.kubeconfig, "-n", ns, "port-forward", "pod/x",
                                 ":8080"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         port = int(forward.stdout.readline().split("127.0.0.1:")[1].split(" ")[0])
 
         def hostname() -> str:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/hostname", timeout=5) as resp:
-                return resp.read().decode()
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/hostname", timeout=5) as resp:
+                    return resp.read().decode()
+            except (OSError, http.client.HTTPException):
+                return ""
 
-        assert eventually(lambda: hostname() == "x")
+        assert eventually(lambda: hostname() == "x", timeout=30)
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/echo?msg=hi", timeout=5) as resp:
             assert resp.read() == b"hi"
     finally:
