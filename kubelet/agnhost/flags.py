@@ -64,7 +64,8 @@ def parse(spec: dict[str, Flag], argv: list[str]) -> tuple[dict[str, Any], list[
         if not arg.startswith("-") or arg == "-":
             positional.append(arg)
             continue
-        name, has_value, text = arg.lstrip("-").partition("=")
+        name, separator, text = arg.lstrip("-").partition("=")
+        has_value = bool(separator)
         if not arg.startswith("--"):
             long = [full for full, known in spec.items() if known.short and known.short == name[:1]]
             if long and len(name) > 1 and not has_value:

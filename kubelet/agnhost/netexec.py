@@ -117,7 +117,7 @@ def resolve(host: str, port: str) -> tuple[str, int]:
         info = socket.getaddrinfo(host or "127.0.0.1", int(port), type=socket.SOCK_STREAM)
     except OSError:
         raise ValueError(f"lookup {host}: no such host") from None
-    return info[0][4][0], int(port)
+    return str(info[0][4][0]), int(port)
 
 
 class Handler(GoHandler):

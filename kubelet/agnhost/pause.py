@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import sys
@@ -11,11 +12,16 @@ from .flags import parse_or_exit
 EXIT_CODES = {signal.SIGINT: 1, signal.SIGTERM: 2}
 
 
+def exit_with(code: int, _signum: int, _frame: object) -> None:
+    """The signal handler: end at once with upstream's exit code for that signal."""
+    os._exit(code)
+
+
 def main(argv: list[str]) -> int:
     """Pause until SIGINT or SIGTERM."""
     parse_or_exit("pause", {}, argv)
     for signum, code in EXIT_CODES.items():
-        signal.signal(signum, lambda _signum, _frame, code=code: os._exit(code))
+        signal.signal(signum, functools.partial(exit_with, code))
     print("Paused", flush=True)
     while True:
         signal.pause()
