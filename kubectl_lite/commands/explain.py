@@ -107,8 +107,9 @@ def run(session: Session) -> int:
             description = "\n".join(d for d in (field_schema.get("description", ""), item.get("description", ""))
                                     if d)
             target = item
-        elif schemas.ref_name(field_schema):
-            description = target.get("description", "")
+        elif schemas.ref_name(field_schema):  # the field's own words (beside its allOf), then its type's
+            description = "\n".join(d for d in (field_schema.get("description", ""), target.get("description", ""))
+                                    if d)
     else:
         description = target.get("description", "")
     if description:

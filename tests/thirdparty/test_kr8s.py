@@ -65,9 +65,8 @@ async def test_a_pod_through_kr8s(kube):
     async with pod.portforward(80, local_port=free_port()) as port, httpx.AsyncClient(timeout=10) as http:
         assert (await http.get(f"http://127.0.0.1:{port}/hello.txt")).text == "hello\n"
         assert (await http.get(f"http://127.0.0.1:{port}/missing")).status_code == 404
-        assert (await http.get(f"http://127.0.0.1:{port}/")).text == "web\n"
+        assert "<title>Welcome to nginx!</title>" in (await http.get(f"http://127.0.0.1:{port}/")).text
     logs = [line async for line in pod.logs()]
-    assert logs[0] == "web: serving HTTP on 80"
     assert any('"GET /hello.txt HTTP/1.1" 200' in line for line in logs)
     assert [line async for line in pod.logs(tail_lines=1)] == logs[-1:]
 
@@ -114,7 +113,7 @@ async def test_port_forward_through_a_service(kube):
                     break
                 except httpx.ConnectError:
                     await asyncio.sleep(0.05)
-            assert answer.text == "web\n"
+            assert "<title>Welcome to nginx!</title>" in answer.text
         await forward.stop()
 
 
