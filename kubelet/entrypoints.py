@@ -1,7 +1,8 @@
 """What a container runs given its image's entrypoint: `command` replaces the image's ENTRYPOINT, `args` its
 CMD, as upstream combines them. The built-in agnhost image (`.../e2e-test-images/agnhost:TAG`, ENTRYPOINT
-`["/agnhost"]`) is mini-kube's Python agnhost (kubelet/agnhost/): args alone are its subcommand, and a command
-naming `/agnhost` or `/agnhost-2` (the image's two copies of the binary) runs it too."""
+`["/agnhost"]`, CMD `["pause"]`) is mini-kube's Python agnhost (kubelet/agnhost/): args alone are its subcommand,
+neither command nor args runs `pause`, and a command naming `/agnhost` or `/agnhost-2` (the image's two copies of
+the binary) runs it too."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import sys
 AGNHOST_REPOSITORY = "e2e-test-images/agnhost"
 AGNHOST_BINARIES = ("/agnhost", "/agnhost-2", "agnhost", "agnhost-2")
 AGNHOST_MODULE = "mini_kube.kubelet.agnhost"
+AGNHOST_CMD = ["pause"]  # the image's CMD: the args of a container that gives neither command nor args
 
 
 def is_agnhost(image: str) -> bool:
@@ -29,7 +31,7 @@ def container_argv(image: str, command: list[str], args: list[str]) -> list[str]
     """The program and arguments of a container; empty when neither image nor spec names one."""
     if is_agnhost(image):
         if not command:
-            return agnhost_argv("/agnhost", args)
+            return agnhost_argv("/agnhost", args or AGNHOST_CMD)
         if command[0] in AGNHOST_BINARIES:
             return agnhost_argv(command[0], command[1:] + args)
     return command + args if command else args

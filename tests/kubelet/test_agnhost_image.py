@@ -19,6 +19,8 @@ AGNHOST = "registry.k8s.io/e2e-test-images/agnhost:2.53"
 
 def test_container_argv_maps_the_agnhost_entrypoint_only() -> None:
     assert container_argv(AGNHOST, [], ["pause"])[-2:] == ["--argv0=/agnhost", "pause"]
+    assert container_argv(AGNHOST, [], [])[-2:] == ["--argv0=/agnhost", "pause"]  # the image's CMD
+    assert container_argv(AGNHOST, ["/agnhost"], [])[-1] == "--argv0=/agnhost"  # a command drops the CMD
     assert container_argv(AGNHOST, ["/agnhost-2", "entrypoint-tester"], ["a"])[-3:] == [
         "--argv0=/agnhost-2", "entrypoint-tester", "a"]
     assert container_argv(AGNHOST, ["/bin/sh", "-c", "true"], []) == ["/bin/sh", "-c", "true"]
@@ -59,3 +61,11 @@ def test_a_command_naming_agnhost_2_runs_entrypoint_tester_as_that_binary(proces
             "/agnhost-2", "entrypoint-tester", "override", "arguments")
     eventually(lambda: status_of(kube, ns, "ep").get("phase") == "Succeeded")
     assert kubectl(kube, "-n", ns, "logs", "ep").stdout == "[/agnhost-2 entrypoint-tester override arguments]\n"
+
+
+def test_agnhost_without_command_or_args_pauses_as_its_image_cmd_says(process_cluster) -> None:
+    kube, ns = process_cluster, new_namespace(process_cluster)
+    kubectl(kube, "-n", ns, "run", f"--image={AGNHOST}", "idle")
+    eventually(lambda: status_of(kube, ns, "idle").get("phase") == "Running")
+    eventually(lambda: kubectl(kube, "-n", ns, "logs", "idle").stdout == "Paused\n", timeout=30)
+    assert status_of(kube, ns, "idle")["containerStatuses"][0]["restartCount"] == 0
