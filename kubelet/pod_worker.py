@@ -22,7 +22,7 @@ from . import eviction, hooks, pod_status
 from .actions import Target
 from .container_events import ensure_image, field_path, pull_backing_off, pull_failed
 from .deletion import final_delete
-from .entrypoints import container_argv
+from .entrypoints import container_argv, image_binaries
 from .env import EnvError, container_env, expand
 from .images import default_argv, image_pages, resolve
 from .inflight import to_the_end
@@ -474,6 +474,7 @@ class PodWorker:
         argv = container_argv(spec.get("image", ""), command, args)
         ports = [p["containerPort"] for p in spec.get("ports") or () if p.get("protocol", "TCP") == "TCP"]
         mounts = container_mounts(spec, self.volumes, self.sandbox.memory if self.sandbox is not None else None)
+        mounts[:0] = image_binaries(spec.get("image", ""), self.env.root / "images")  # first: volumes win
         if not argv:
             argv = default_argv(spec.get("image", ""), ports)
             if "--docroot" in argv:  # the image's own files: writable, fresh for each run of the container

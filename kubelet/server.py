@@ -152,12 +152,18 @@ class KubeletServer:
     async def exec_or_attach(self, request: web.Request) -> web.StreamResponse:
         worker, record = self._container(request)
         name = request.match_info["container"]
-        if worker is None or record is None:
-            return _bad(f"container {name} is not found in pod {request.match_info['pod']}", 404)
-        if not record.running or record.container is None:
-            return _bad(f"container {name} is not running")
+        problem = (f'container not found ("{name}")' if worker is None or record is None or record.container is None
+                   else f'container "{name}" is not running' if not record.running else "")
+        if problem and request.headers.get("Upgrade", "").lower() != "websocket":
+            return _bad(f"unable to upgrade connection: {problem}", 404 if "not found" in problem else 400)
         ws = web.WebSocketResponse(protocols=channels.EXEC_PROTOCOLS, max_msg_size=16 << 20, autoping=True)
         await ws.prepare(request)
+        if problem:  # on the error channel, where the client shows it (a failed upgrade makes kubectl try SPDY)
+            await ws.send_bytes(channels.frame(channels.ERROR, channels.failure(f"unable to upgrade connection: "
+                                                                                f"{problem}")))
+            await ws.close()
+            return ws
+        assert worker is not None and record is not None
         try:
             if request.path.startswith("/attach/"):
                 await self._attach(ws, request, worker, record)
