@@ -13,6 +13,7 @@ from .builtin.garbagecollector import GarbageCollector
 from .builtin.namespace import NamespaceController
 from .builtin.nodelifecycle import NodeLifecycleController
 from .builtin.podgc import PodGCController
+from .builtin.resourcequota import ResourceQuotaController
 from .manager import ControllerTable, Manager
 from .workloads.cronjob import CronJobController
 from .workloads.daemonset import DaemonSetController
@@ -40,6 +41,7 @@ CONTROLLERS: ControllerTable = {
     "statefulset": StatefulSetController,
     "daemonset": DaemonSetController,
     "podgc": PodGCController,
+    "resourcequota": ResourceQuotaController,
     "job": JobController,
     "cronjob": CronJobController,
     "ttl-after-finished": TTLAfterFinishedController,

@@ -114,6 +114,7 @@ class Root:
             if not os.path.isdir(kept) or under(path, self.read_only):
                 continue
             os.makedirs(path, exist_ok=True)
+            self.traversable(path)
             bind(kept, path, LOCKED | MS_RDONLY, recursive=True)
             self.read_only.append(path)
         for hidden in self.hide:
@@ -148,6 +149,16 @@ class Root:
             bind(self.path, self.path, LOCKED)
         finally:
             os.chdir(here)
+
+    def traversable(self, path):
+        """Every directory of the container's own on the way to `path` may be passed through by any user (the
+        image's /root is 0700, the interpreter may be kept under it): o+x, nothing listed, nothing of the host's."""
+        parent = os.path.dirname(path)
+        while parent.startswith(self.path.rstrip("/") + "/") and not under(parent, self.read_only):
+            mode = stat.S_IMODE(os.stat(parent).st_mode)
+            if mode & 0o111 != 0o111:
+                os.chmod(parent, mode | 0o111)
+            parent = os.path.dirname(parent)
 
     def blank(self, paths):
         """Files read as empty, directories as empty (read-only either way)."""

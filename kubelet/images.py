@@ -6,7 +6,8 @@ when a container names no command.
 - Shell images (`busybox`, `alpine`, `debian`, `ubuntu`, the conformance suite's `busybox`): commands run with the
   host's utilities, with a `sh` that is bash (kubelet/image_bin/shell first on PATH), so scripts written for
   busybox's ash (`[[ ... ]]` included) run where the host's /bin/sh is dash.
-- `python`: `python` (kubelet/image_bin/python) and `python3`, the host's interpreter.
+- `python`: `python` (kubelet/image_bin/python) and `python3`, the serving interpreter (reachable for any user:
+  kubelet/containerinit.py keeps its prefix visible and the directories above it passable).
 - `nginx`, `httpd`: with no command, their default page at their docroot on port 80, with their Server header
   and error pages (kubelet/standin.py `--server`).
 - `mini-kube/mini-kube`: the serving installation (its scripts and interpreter first on PATH).
@@ -146,8 +147,8 @@ def image_environment(image: str) -> dict[str, str]:
     found = BUILT_IN.get(repository(image))
     if found is not None and found.kind == "installation":
         return {"PATH": installation_path()}
-    if found is not None and found.kind == "python":  # the serving interpreter where the host has no python3
-        return {"PATH": f"{IMAGE_BIN / found.bin_dir}:{BASE_PATH}:{Path(sys.base_prefix).resolve() / 'bin'}"}
+    if found is not None and found.kind == "python":  # the serving interpreter, whatever the host's python3 is
+        return {"PATH": f"{IMAGE_BIN / found.bin_dir}:{Path(sys.base_prefix).resolve() / 'bin'}:{BASE_PATH}"}
     if found is not None and found.bin_dir:
         return {"PATH": f"{IMAGE_BIN / found.bin_dir}:{BASE_PATH}"}
     return {"PATH": BASE_PATH}
