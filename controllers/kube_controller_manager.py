@@ -9,6 +9,7 @@ from mini_kube.client import ApiClient
 from .builtin.accounts import RootCAPublisher, ServiceAccountController
 from .builtin.csrsigning import CSRSigningController
 from .builtin.endpoints import EndpointsController, EndpointSliceController
+from .builtin.endpointslicemirroring import EndpointSliceMirroringController
 from .builtin.garbagecollector import GarbageCollector
 from .builtin.namespace import NamespaceController
 from .builtin.nodelifecycle import NodeLifecycleController
@@ -33,6 +34,7 @@ CONTROLLERS: ControllerTable = {
     "root-ca-cert-publisher": RootCAPublisher,
     "endpoint": EndpointsController,
     "endpointslice": EndpointSliceController,
+    "endpointslicemirroring": EndpointSliceMirroringController,
     "nodelifecycle": NodeLifecycleController,
     "replicaset": ReplicaSetController,
     "replicationcontroller": ReplicationControllerController,

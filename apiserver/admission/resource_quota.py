@@ -137,6 +137,8 @@ class ResourceQuotaAdmission(AdmissionPlugin):
         quotas_res = registry.resources.lookup("", "v1", "resourcequotas")
         assert quotas_res is not None
         namespace = attrs.namespace or ""
+        if not registry.cache.list(quotas_res.key_prefix, namespace):
+            return  # no quota here: nothing to check, nothing to wait for
         async with self.locks.hold(namespace):
             pending: set[str] | None = None  # the quotas still to charge (None: all of the namespace)
             last: errors.StatusError | None = None
