@@ -29,6 +29,7 @@ from .inflight import to_the_end
 from .probes import ProbeRunner
 from .records import ContainerRecord
 from .runtime.base import Container, ContainerSpec, Sandbox
+from .seccomp import PROFILE_DIRECTORY
 from .security import SecurityError, container_security
 from .volumes import VolumeError, container_mounts, make_volumes
 from .worker_env import WorkerEnv
@@ -303,7 +304,8 @@ class PodWorker:
             except (EnvError, SecurityError) as exc:
                 if "terminated" in record.state:
                     record.last_state = {"terminated": record.state["terminated"]}
-                record.state = {"waiting": {"reason": "CreateContainerConfigError", "message": str(exc)}}
+                reason = exc.reason if isinstance(exc, SecurityError) else "CreateContainerConfigError"
+                record.state = {"waiting": {"reason": reason, "message": str(exc)}}
                 self.container_event(record, "Failed", f"Error: {exc}", "Warning")
                 self.mark_dirty()
                 await asyncio.sleep(self.env.settings.config_retry)
@@ -491,7 +493,7 @@ class PodWorker:
                              log_max_files=self.env.settings.container_log_max_files,
                              stdin=bool(spec.get("stdin")), ports=ports, hostname=self._hostname(),
                              init=record.init, resources=spec.get("resources") or {},
-                             security=container_security(self.pod, spec))
+                             security=container_security(self.pod, spec, self.env.root / PROFILE_DIRECTORY))
 
     def _hostname(self) -> str:
         spec = self.pod.get("spec") or {}
