@@ -24,6 +24,7 @@ process's child, to exec into it."""
 import ctypes
 import json
 import os
+import shutil
 import signal
 import stat
 import sys
@@ -41,6 +42,7 @@ libc = ctypes.CDLL(None, use_errno=True)
 SYSTEM = ("bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc")  # the "image": the host's, read-only
 EMPTY = {"dev": 0o755, "proc": 0o555, "sys": 0o555, "tmp": 0o1777, "var": 0o755, "var/tmp": 0o1777, "run": 0o755,
          "home": 0o755, "root": 0o700, "srv": 0o755, "mnt": 0o755, "media": 0o755, "opt": 0o755}
+IMAGE_MOUNTPOINTS = ("dev", "proc", "sys")  # made in an image's root when it lacks them, as runtimes do
 # the runtime's defaults (Kubernetes' DefaultProcMount: masked paths get /dev/null or an empty read-only tmpfs)
 MASKED = ("/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
           "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware", "/sys/devices/virtual/powercap")
@@ -72,8 +74,9 @@ def under(path, directories):
 class Root:
     """The container's root directory under construction."""
 
-    def __init__(self, path, scratch, keep=(), hide=(), privileged=False):
+    def __init__(self, path, scratch, keep=(), hide=(), privileged=False, layers=()):
         self.path = path
+        self.layers = layers  # an image's layers, topmost first: its root instead of the host's directories
         self.keep = keep  # host directories that stay visible, read-only (mini-kube and its interpreter)
         self.hide = hide  # host directories never visible (the node's root dir...), even under a kept one
         self.privileged = privileged
@@ -86,6 +89,13 @@ class Root:
         return os.path.join(self.path, path.lstrip("/"))
 
     def build(self):
+        if self.layers:
+            self.stack_layers()
+            for entry in IMAGE_MOUNTPOINTS:
+                if not os.path.lexists(self.at(entry)):
+                    os.mkdir(self.at(entry), 0o755)
+            self.kernel_filesystems()
+            return
         bind(self.path, self.path, LOCKED)  # a mount of its own, for pivot_root
         for entry in SYSTEM:
             src, dst = "/" + entry, self.at(entry)
@@ -105,6 +115,7 @@ class Root:
             if not os.path.isdir(kept) or under(path, self.read_only):
                 continue
             os.makedirs(path, exist_ok=True)
+            self.traversable(path)
             bind(kept, path, LOCKED | MS_RDONLY, recursive=True)
             self.read_only.append(path)
         for hidden in self.hide:
@@ -118,6 +129,37 @@ class Root:
         except OSError:
             keys = []
         self.blank(keys)
+
+    def stack_layers(self):
+        """The image's layers as the root: overlayfs over them (read-only) with an upper layer of the
+        container's own, mounted from their common parent so that many layers fit in the mount's options; where
+        overlayfs cannot be mounted, a copy of them."""
+        upper, work = os.path.join(self.scratch, "root", "upper"), os.path.join(self.scratch, "root", "work")
+        os.makedirs(upper, 0o755)
+        os.makedirs(work, 0o700)
+        os.chmod(upper, 0o755)
+        parent = os.path.commonpath(self.layers) if len(self.layers) > 1 else os.path.dirname(self.layers[0])
+        lower = ":".join(os.path.relpath(layer, parent) for layer in self.layers)
+        here = os.getcwd()
+        try:
+            os.chdir(parent)
+            mount("overlay", self.path, "overlay", LOCKED, f"lowerdir={lower},upperdir={upper},workdir={work}")
+        except OSError as exc:
+            sys.stderr.write(f"overlayfs: {exc}: copying the image's layers\n")
+            copy_layers(self.layers, self.path)
+            bind(self.path, self.path, LOCKED)
+        finally:
+            os.chdir(here)
+
+    def traversable(self, path):
+        """Every directory of the container's own on the way to `path` may be passed through by any user (the
+        image's /root is 0700, the interpreter may be kept under it): o+x, nothing listed, nothing of the host's."""
+        parent = os.path.dirname(path)
+        while parent.startswith(self.path.rstrip("/") + "/") and not under(parent, self.read_only):
+            mode = stat.S_IMODE(os.stat(parent).st_mode)
+            if mode & 0o111 != 0o111:
+                os.chmod(parent, mode | 0o111)
+            parent = os.path.dirname(parent)
 
     def blank(self, paths):
         """Files read as empty, directories as empty (read-only either way)."""
@@ -244,6 +286,55 @@ def load_seccomp(program):
         raise OSError(err, f"seccomp: {os.strerror(err)}")
 
 
+def _remove(path):
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path)
+    elif os.path.lexists(path):
+        os.unlink(path)
+
+
+def copy_layers(layers, root):
+    """The union of `layers` (topmost first) copied into `root`, lowest first, as overlayfs shows it: a 0/0
+    character device hides what lower layers have at its path, an opaque directory all they have in it.
+    Nothing is written through a link: a path a lower layer made a link is replaced by the upper's directory."""
+    for layer in reversed(layers):
+        for directory, dirs, files in os.walk(layer):
+            target = os.path.normpath(os.path.join(root, os.path.relpath(directory, layer)))
+            for name in dirs + files:
+                source, destination = os.path.join(directory, name), os.path.join(target, name)
+                info = os.lstat(source)
+                if stat.S_ISCHR(info.st_mode) and info.st_rdev == 0:
+                    _remove(destination)
+                    continue
+                if stat.S_ISDIR(info.st_mode):
+                    opaque = _xattr(source, "trusted.overlay.opaque") == b"y"
+                    if opaque or (os.path.lexists(destination) and (os.path.islink(destination) or
+                                                                    not os.path.isdir(destination))):
+                        _remove(destination)
+                    if not os.path.lexists(destination):
+                        os.mkdir(destination)
+                else:
+                    _remove(destination)
+                    if stat.S_ISLNK(info.st_mode):
+                        os.symlink(os.readlink(source), destination)
+                    elif stat.S_ISREG(info.st_mode):
+                        shutil.copyfile(source, destination, follow_symlinks=False)
+                    elif stat.S_ISFIFO(info.st_mode):
+                        os.mkfifo(destination)
+                    else:
+                        continue
+                os.lchown(destination, info.st_uid, info.st_gid)
+                if not stat.S_ISLNK(info.st_mode):
+                    os.chmod(destination, stat.S_IMODE(info.st_mode))
+
+
+def _xattr(path, name):
+    try:
+        return os.getxattr(path, name, follow_symlinks=False)
+    except OSError:
+        return b""
+
+
 def drop_privileges(security, last_cap):
     """The container's identity: capability bounding set (a root process gets exactly it at exec, any other
     user none), supplementary groups, gid, uid, no_new_privs when asked, and the seccomp filter: as runc, last
@@ -335,7 +426,7 @@ def main():
     with open("/proc/sys/kernel/cap_last_cap") as handle:
         last_cap = int(handle.read())
     root = Root(spec["root"], spec["scratch"], spec.get("keep") or (), spec.get("hide") or (),
-                bool(security.get("privileged")))
+                bool(security.get("privileged")), tuple(spec.get("layers") or ()))
     root.build()
     for m in spec.get("mounts") or ():
         root.bind(m["source"], m["target"], m.get("readOnly", False))

@@ -6,10 +6,10 @@ when `allowPrivilegeEscalation: false`, a read-only root. There are no images: e
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 from typing import Any
 
+from .imagestore.users import ImageUser, primary_gid
 from .seccomp import SeccompError, container_profile
 
 # containerd's (and Docker's) default capabilities, in the kernel's numbering
@@ -53,16 +53,6 @@ def capabilities(context: dict[str, Any]) -> list[str]:
     return [c for c in CAPABILITIES if c in wanted]
 
 
-def _passwd_gid(uid: int, passwd: str = "/etc/passwd") -> int:
-    """The primary group of `uid` in the image's /etc/passwd (the host's here), else 0 as containerd does."""
-    with contextlib.suppress(OSError, ValueError), open(passwd, encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            fields = line.split(":")
-            if len(fields) > 3 and fields[2] == str(uid):
-                return int(fields[3])
-    return 0
-
-
 def effective(pod: dict[str, Any], container: dict[str, Any]) -> dict[str, Any]:
     """The container's securityContext over the Pod's (the fields both have)."""
     pod_context = (pod.get("spec") or {}).get("securityContext") or {}
@@ -80,25 +70,35 @@ def pod_format(pod: dict[str, Any]) -> str:
 
 
 def container_security(pod: dict[str, Any], container: dict[str, Any],
-                       seccomp_root: Path | None = None) -> dict[str, Any]:
+                       image: ImageUser | None = None, *, seccomp_root: Path | None = None) -> dict[str, Any]:
     """What the container's init applies before it execs the command: uid, gid, groups, capability names,
     noNewPrivs, privileged, readOnlyRoot, and the seccomp profile (a JSON object, absent when unconfined;
-    Localhost profiles are read under `seccomp_root`). SecurityError when runAsNonRoot cannot be met or the
-    profile cannot be read."""
+    Localhost profiles are read under `seccomp_root`). `image`: the user a mapped or loaded image runs as (else
+    root, with the host's /etc/passwd). SecurityError when runAsNonRoot cannot be met or the profile cannot be
+    read."""
     context = effective(pod, container)
     pod_context = (pod.get("spec") or {}).get("securityContext") or {}
     name = container.get("name", "")
     uid = context.get("runAsUser")
+    image_uid = IMAGE_UID if image is None else image.uid
     if context.get("runAsNonRoot"):
         if uid == 0:
             raise SecurityError(f"container's runAsUser breaks non-root policy (pod: \"{pod_format(pod)}\", "
                                 f"container: {name})")
-        if uid is None:
+        if uid is None and image_uid == 0:
             raise SecurityError(f"container has runAsNonRoot and image will run as root (pod: \"{pod_format(pod)}\", "
                                 f"container: {name})")
-    uid = IMAGE_UID if uid is None else int(uid)
-    gid = context.get("runAsGroup")
-    gid = _passwd_gid(uid) if gid is None else int(gid)
+        if uid is None and image is not None and image.uid is None:
+            raise SecurityError(f"container has runAsNonRoot and image has non-numeric user ({image.name}), cannot "
+                                f"verify user is non-root (pod: \"{pod_format(pod)}\", container: {name})")
+    passwd = "/etc/passwd" if image is None else image.passwd
+    if uid is None and image is not None:
+        uid = image.run_uid
+        gid = context.get("runAsGroup", image.gid)
+    else:
+        uid = IMAGE_UID if uid is None else int(uid)
+        gid = context.get("runAsGroup")
+    gid = primary_gid(uid, passwd) if gid is None else int(gid)
     groups = [gid]
     for extra in [*([pod_context["fsGroup"]] if pod_context.get("fsGroup") is not None else []),
                   *(pod_context.get("supplementalGroups") or ())]:

@@ -2,8 +2,9 @@
 
 Mutating: NamespaceLifecycle, ServiceAccount, DefaultTolerationSeconds, then MutatingAdmissionWebhook (webhooks
 run after the built-in mutators). Validating: the same built-ins, PodSecurity, then ValidatingAdmissionPolicy, then
-ValidatingAdmissionWebhook.
-Plugins added after these (RBAC escalation checks) run after them.
+ValidatingAdmissionWebhook, then ResourceQuota (last, so that only writes every other plugin let through are
+charged).
+RBAC escalation checks (assemble.py) go just before ResourceQuota.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from .default_tolerations import DefaultTolerationSeconds
 from .namespace_lifecycle import NamespaceLifecycle
 from .podsecurity import PodSecurity
 from .policy import ValidatingAdmissionPolicyPlugin
+from .resource_quota import ResourceQuotaAdmission
 from .service_account import ServiceAccountAdmission
 from .webhook_client import WebhookClient
 from .webhooks import MutatingWebhooks, ValidatingWebhooks
@@ -57,4 +59,5 @@ def default_plugins(objects: ObjectReader, webhooks: WebhookClient, *, require_d
         MutatingWebhooks(webhooks),
         ValidatingAdmissionPolicyPlugin(objects),
         ValidatingWebhooks(webhooks),
+        ResourceQuotaAdmission(),
     ]

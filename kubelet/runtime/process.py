@@ -202,7 +202,7 @@ class ProcessRuntime(Runtime):
                                          "files": files, "workdir": spec.workdir, "argv": spec.argv,
                                          "pidns": sandbox.extra.get("pidns") or holder.pidns, "env": spec.env,
                                          "started_fd": started_w, "keep": KEEP, "hide": hide,
-                                         "security": security,
+                                         "security": security, "layers": spec.layers,
                                          "cgroups": self.cgroups.join_files(cgroup) if self.cgroups else []}))
         log = LogWriter(spec.log_path, max_size=spec.log_max_size, max_files=spec.log_max_files)
         argv = ["nsenter", f"--net={holder.netns}", f"--uts=/proc/{holder.pid}/ns/uts",
