@@ -436,5 +436,36 @@ def main():
         sys.exit(128)
 
 
+def exec_in(pid, security, argv):
+    """A process exec'd into the container whose command is `pid` (kubectl exec, exec probes and hooks) when the
+    container has a root of its own (an image's, where the host's nsenter and setpriv are not): its namespaces
+    joined, its root and working directory, the container's identity and capability bounding set, then exec."""
+    kinds = ("ipc", "uts", "net", "pid", "mnt")  # the mount namespace last: /proc is the host's until then
+    namespaces = [os.open(f"/proc/{pid}/ns/{kind}", os.O_RDONLY | os.O_CLOEXEC) for kind in kinds]
+    root = os.open(f"/proc/{pid}/root", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    cwd = os.open(f"/proc/{pid}/cwd", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    with open("/proc/sys/kernel/cap_last_cap") as handle:
+        last_cap = int(handle.read())
+    for kind, fd in zip(kinds, namespaces, strict=True):
+        if libc.setns(fd, 0) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"setns {kind} of {pid}: {os.strerror(err)}")
+        os.close(fd)
+    child = os.fork()  # in the container's PID namespace
+    if child:
+        supervise(child)
+    os.fchdir(root)
+    os.chroot(".")
+    os.fchdir(cwd)
+    drop_privileges(security, last_cap)
+    try:
+        os.execvpe(argv[0], argv, dict(os.environ))
+    except OSError as exc:
+        sys.stderr.write(f'exec: "{argv[0]}": {exc.strerror}\n')
+        os._exit(127)
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "--exec":  # --exec PID SECURITY_JSON -- ARGV...
+        exec_in(int(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[5:])
     main()

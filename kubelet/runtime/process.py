@@ -49,6 +49,7 @@ class ProcessContainer(Container):
                  layers: tuple[Path, ...] = ()) -> None:
         self.id = f"mini-kube://{container_id}"
         self.layers = layers  # its writable layer (root and overlays' upper layers): removed once it has exited
+        self.own_root = False  # its root is an image's (exec'd processes then enter it without host programs)
         self.security = security or {}  # the identity and capabilities processes exec'd into it get too
         self._started = started  # done once the command is exec'd (or could not be: then why)
         self.cgroups = cgroups
@@ -192,9 +193,7 @@ class ProcessRuntime(Runtime):
         files = {"/etc/hosts": str(base / "etc" / "hosts"), "/etc/resolv.conf": str(base / "etc" / "resolv.conf")}
         spec_file = base / f"container-{run_id}.json"
         started_r, started_w = os.pipe()
-        security = dict(spec.security)
-        if security.get("capabilities") is not None:
-            security["bounding"] = [CAPABILITIES.index(c) for c in security["capabilities"]]
+        security = with_bounding(spec.security)
         hide = sorted({*self.hide, str(Path(sandbox.directory).parent.parent)})  # the node's root dir
         spec_file.write_text(json.dumps({"root": str(root), "scratch": str(scratch), "mounts": spec.mounts,
                                          "files": files, "workdir": spec.workdir, "argv": spec.argv,
@@ -223,6 +222,7 @@ class ProcessRuntime(Runtime):
         container = ProcessContainer(proc, log, pumps, container_id, self.cgroups, cgroup,
                                      started=asyncio.ensure_future(_closed(started_r)), security=spec.security,
                                      layers=(root, scratch))
+        container.own_root = bool(spec.layers)  # an image's root, not the host's directories
         try:
             failure = await container.started()
             if failure:  # as a runtime's StartContainer fails: the container never ran
@@ -258,6 +258,13 @@ class ProcessRuntime(Runtime):
         """The command line and environment of a process inside `container` (for `kubectl exec`)."""
         pid = getattr(container, "main_pid", container.pid)
         security = getattr(container, "security", None) or {}
+        if getattr(container, "own_root", False):  # an image's root: no nsenter or setpriv in it
+            environ = _environ(pid)
+            problem = exec_problem(pid, argv, environ.get("PATH", ""))
+            if problem:
+                raise ExecError(problem)
+            return ([sys.executable, "-I", "-S", str(INIT), "--exec", str(pid), json.dumps(with_bounding(security)),
+                     "--", *argv], environ)
         identity = setpriv_argv(security) if security else []
         if identity:
             identity[0] = SETPRIV
@@ -322,6 +329,14 @@ class ProcessRuntime(Runtime):
         if self.cgroups is not None and cgroup:
             await self.cgroups.remove(cgroup)
         await asyncio.get_running_loop().run_in_executor(None, shutil.rmtree, sandbox.directory, True)
+
+
+def with_bounding(security: dict[str, Any]) -> dict[str, Any]:
+    """The container's security with its capabilities as the kernel's numbers (`bounding`), for its init."""
+    security = dict(security)
+    if security.get("capabilities") is not None:
+        security["bounding"] = [CAPABILITIES.index(c) for c in security["capabilities"]]
+    return security
 
 
 def _environ(pid: int | None) -> dict[str, str]:
