@@ -16,7 +16,8 @@ outside as its parent, passing signals on. The process that becomes the command 
 first thing (the supervisor stays out of them, as a runtime's shim does), so the command never runs outside its
 limits.
 
-Standard library only, run as `python -I -S containerinit.py SPEC.json`; exits 128 when the command cannot
+`--enter PID SECURITY ARGV...` runs a process in a running container instead (kubectl exec), with the same
+identity and filter. Standard library only, run as `python -I -S containerinit.py SPEC.json`; exits 128 when the command cannot
 start (as a runtime's StartError). It starts no process but the command: the kubelet finds the command as this
 process's child, to exec into it."""
 
@@ -31,7 +32,7 @@ import warnings  # noqa: F401 - os.execvpe imports it, when the host's root (and
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC = 1, 2, 4, 8, 32, 4096, 16384
 MNT_DETACH = 2
-PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 24, 38
+PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 24, 38, 22, 2
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}.get(os.uname().machine, 155)
 LOCKED = MS_NOSUID | MS_NODEV  # what comes from the host: no setuid programs, no device files
 # libc's functions from this process's own symbols: ctypes.util.find_library would run `ldconfig -p` as a child,
@@ -272,6 +273,19 @@ class Root:
         os.chdir(workdir)
 
 
+class SockFprog(ctypes.Structure):
+    _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.c_void_p))
+
+
+def load_seccomp(program):
+    """Install a seccomp filter (a BPF program, 8-byte instructions) on this process and what it execs."""
+    buffer = ctypes.create_string_buffer(program, len(program))
+    fprog = SockFprog(len(program) // 8, ctypes.addressof(buffer))
+    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"seccomp: {os.strerror(err)}")
+
+
 def _remove(path):
     if os.path.isdir(path) and not os.path.islink(path):
         shutil.rmtree(path)
@@ -323,7 +337,8 @@ def _xattr(path, name):
 
 def drop_privileges(security, last_cap):
     """The container's identity: capability bounding set (a root process gets exactly it at exec, any other
-    user none), supplementary groups, gid, uid, and no_new_privs when asked."""
+    user none), supplementary groups, gid, uid, no_new_privs when asked, and the seccomp filter: as runc, last
+    with no_new_privs, else while still root (loading one needs CAP_SYS_ADMIN or no_new_privs)."""
     if not security:
         return
     if not security.get("privileged"):
@@ -332,13 +347,18 @@ def drop_privileges(security, last_cap):
             if cap not in wanted and libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
                 err = ctypes.get_errno()
                 raise OSError(err, f"drop capability {cap}: {os.strerror(err)}")
+    program = bytes.fromhex(security.get("seccomp") or "")
     os.setgroups(security.get("groups") or [])
     gid, uid = security.get("gid", 0), security.get("uid", 0)
     os.setresgid(gid, gid, gid)
+    if program and not security.get("noNewPrivs"):
+        load_seccomp(program)
     os.setresuid(uid, uid, uid)
     if security.get("noNewPrivs") and libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"no_new_privs: {os.strerror(err)}")
+    if program and security.get("noNewPrivs"):
+        load_seccomp(program)
 
 
 CLONE_NEWPID = 0x20000000
@@ -436,36 +456,44 @@ def main():
         sys.exit(128)
 
 
-def exec_in(pid, security, argv):
-    """A process exec'd into the container whose command is `pid` (kubectl exec, exec probes and hooks) when the
-    container has a root of its own (an image's, where the host's nsenter and setpriv are not): its namespaces
-    joined, its root and working directory, the container's identity and capability bounding set, then exec."""
-    kinds = ("ipc", "uts", "net", "pid", "mnt")  # the mount namespace last: /proc is the host's until then
-    namespaces = [os.open(f"/proc/{pid}/ns/{kind}", os.O_RDONLY | os.O_CLOEXEC) for kind in kinds]
-    root = os.open(f"/proc/{pid}/root", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    cwd = os.open(f"/proc/{pid}/cwd", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+ENTERED = (("ipc", 0x08000000), ("uts", 0x04000000), ("net", 0x40000000), ("pid", CLONE_NEWPID),
+           ("mnt", 0x00020000))  # the namespaces an exec'd process joins, in nsenter's order
+
+
+def enter(pid, security, argv):
+    """`kubectl exec` (and exec probes): run `argv` in the container whose process is `pid` (its namespaces,
+    root and working directory), with the container's identity, bounding set, no_new_privs and seccomp filter,
+    as a runtime's exec does; this process stays outside as its parent, passing signals on."""
     with open("/proc/sys/kernel/cap_last_cap") as handle:
         last_cap = int(handle.read())
-    for kind, fd in zip(kinds, namespaces, strict=True):
-        if libc.setns(fd, 0) != 0:
+    namespaces = [(os.open(f"/proc/{pid}/ns/{name}", os.O_RDONLY), name, flag) for name, flag in ENTERED]
+    root = os.open(f"/proc/{pid}/root", os.O_RDONLY | os.O_DIRECTORY)
+    cwd = os.open(f"/proc/{pid}/cwd", os.O_RDONLY | os.O_DIRECTORY)
+    for fd, name, flag in namespaces:
+        if libc.setns(fd, flag) != 0:
             err = ctypes.get_errno()
-            raise OSError(err, f"setns {kind} of {pid}: {os.strerror(err)}")
+            raise OSError(err, f"setns {name}: {os.strerror(err)}")
         os.close(fd)
-    child = os.fork()  # in the container's PID namespace
-    if child:
-        supervise(child)
     os.fchdir(root)
     os.chroot(".")
     os.fchdir(cwd)
+    os.close(root)
+    os.close(cwd)
+    child = os.fork()  # the process that runs argv is in the Pod's PID namespace
+    if child:
+        supervise(child)
+    for signum in FORWARDED:
+        signal.signal(signum, signal.SIG_DFL)
     drop_privileges(security, last_cap)
     try:
-        os.execvpe(argv[0], argv, dict(os.environ))
+        os.execvp(argv[0], argv)
     except OSError as exc:
         sys.stderr.write(f'exec: "{argv[0]}": {exc.strerror}\n')
-        os._exit(127)
+        sys.exit(126 if not isinstance(exc, FileNotFoundError) else 127)
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "--exec":  # --exec PID SECURITY_JSON -- ARGV...
-        exec_in(int(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[5:])
-    main()
+    if sys.argv[1:2] == ["--enter"]:  # containerinit.py --enter PID SECURITY-JSON ARGV...
+        enter(int(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4:])
+    else:
+        main()

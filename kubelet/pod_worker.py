@@ -31,6 +31,7 @@ from .inflight import to_the_end
 from .probes import ProbeRunner
 from .records import ContainerRecord
 from .runtime.base import Container, ContainerSpec, Sandbox
+from .seccomp import PROFILE_DIRECTORY
 from .security import SecurityError, container_security
 from .volumes import VolumeError, container_mounts, make_volumes
 from .worker_env import WorkerEnv
@@ -311,7 +312,10 @@ class PodWorker:
             except (EnvError, SecurityError, ImageRunError) as exc:
                 if "terminated" in record.state:
                     record.last_state = {"terminated": record.state["terminated"]}
-                reason = "CreateContainerError" if isinstance(exc, ImageRunError) else "CreateContainerConfigError"
+                if isinstance(exc, SecurityError):
+                    reason = exc.reason
+                else:
+                    reason = "CreateContainerError" if isinstance(exc, ImageRunError) else "CreateContainerConfigError"
                 record.state = {"waiting": {"reason": reason, "message": str(exc)}}
                 self.container_event(record, "Failed", f"Error: {exc}", "Warning")
                 self.mark_dirty()
@@ -506,7 +510,7 @@ class PodWorker:
                              log_max_files=self.env.settings.container_log_max_files,
                              stdin=bool(spec.get("stdin")), ports=ports, hostname=self._hostname(),
                              init=record.init, resources=spec.get("resources") or {},
-                             security=container_security(self.pod, spec))
+                             security=container_security(self.pod, spec, seccomp_root=self.env.root / PROFILE_DIRECTORY))
 
     def _local_container_spec(self, record: ContainerRecord, spec: dict[str, Any], local: LocalImage,
                               argv: list[str], env: dict[str, str], mounts: list[dict[str, Any]],
@@ -528,7 +532,9 @@ class PodWorker:
                              log_max_files=self.env.settings.container_log_max_files,
                              stdin=bool(spec.get("stdin")), ports=ports, hostname=self._hostname(),
                              init=record.init, resources=spec.get("resources") or {},
-                             security=container_security(self.pod, spec, user), layers=list(local.layers))
+                             security=container_security(self.pod, spec, user,
+                                                         seccomp_root=self.env.root / PROFILE_DIRECTORY),
+                             layers=list(local.layers))
 
     def _hostname(self) -> str:
         spec = self.pod.get("spec") or {}
