@@ -98,14 +98,15 @@ def build_security(config: ServerConfig, objects: ObjectReader) -> Security:
 
 def build_admission(config: ServerConfig, objects: ObjectReader, security: Security,
                     lifecycle: Lifecycle) -> AdmissionChain:
-    """The built-in plugins in upstream's order, then RBAC escalation checks when authorization is on."""
+    """The built-in plugins in upstream's order, with RBAC escalation checks when authorization is on (before
+    ResourceQuota, which stays last: it charges only writes every other plugin let through)."""
     webhooks = WebhookClient(objects)
     lifecycle.on_stop(webhooks.close)
     plugins = default_plugins(objects, webhooks,
                               require_default_service_account=config.require_default_service_account,
                               admission_control_config_file=config.admission_control_config_file)
     if not config.insecure_http:
-        plugins.append(RbacEscalation(security.rbac))
+        plugins.insert(len(plugins) - 1, RbacEscalation(security.rbac))
     return AdmissionChain(plugins)
 
 

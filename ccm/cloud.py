@@ -5,6 +5,7 @@ or UDP; it spreads connections round robin over the healthy backends, each a nod
 service's node port. Health is checked as a cloud does, every `health_interval` seconds: a TCP connect to the
 node port, or, for `externalTrafficPolicy: Local`, HTTP GET /healthz on the health-check node port (200 means
 the node has local endpoints); a backend that refuses a connection is taken out at once until it passes again.
+With no healthy backend it fails open, as the clouds' network load balancers do, and tries them all.
 Everything listens and dials only on 127.0.0.0/8.
 """
 
@@ -173,7 +174,10 @@ class LoadBalancer:
         ready = self._ready.get(key)
         if ready is None:
             port = self.port(key)
-            ready = self._ready[key] = [b for b in self.backends(port) if b in self._healthy] if port else []
+            backends = self.backends(port) if port else []
+            # with no healthy backend the load balancer fails open, as the clouds' network load balancers do:
+            # it tries them all (a new Service's node ports may listen before the next health check sees them)
+            ready = self._ready[key] = [b for b in backends if b in self._healthy] or backends
         if not ready or (client and not self.allowed(client[0])):
             return []
         if self.spec.client_ip_affinity and client:

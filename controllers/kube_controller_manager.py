@@ -9,10 +9,12 @@ from mini_kube.client import ApiClient
 from .builtin.accounts import RootCAPublisher, ServiceAccountController
 from .builtin.csrsigning import CSRSigningController
 from .builtin.endpoints import EndpointsController, EndpointSliceController
+from .builtin.endpointslicemirroring import EndpointSliceMirroringController
 from .builtin.garbagecollector import GarbageCollector
 from .builtin.namespace import NamespaceController
 from .builtin.nodelifecycle import NodeLifecycleController
 from .builtin.podgc import PodGCController
+from .builtin.resourcequota import ResourceQuotaController
 from .manager import ControllerTable, Manager
 from .workloads.cronjob import CronJobController
 from .workloads.daemonset import DaemonSetController
@@ -32,6 +34,7 @@ CONTROLLERS: ControllerTable = {
     "root-ca-cert-publisher": RootCAPublisher,
     "endpoint": EndpointsController,
     "endpointslice": EndpointSliceController,
+    "endpointslicemirroring": EndpointSliceMirroringController,
     "nodelifecycle": NodeLifecycleController,
     "replicaset": ReplicaSetController,
     "replicationcontroller": ReplicationControllerController,
@@ -40,6 +43,7 @@ CONTROLLERS: ControllerTable = {
     "statefulset": StatefulSetController,
     "daemonset": DaemonSetController,
     "podgc": PodGCController,
+    "resourcequota": ResourceQuotaController,
     "job": JobController,
     "cronjob": CronJobController,
     "ttl-after-finished": TTLAfterFinishedController,

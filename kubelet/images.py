@@ -6,13 +6,15 @@ when a container names no command.
 - Shell images (`busybox`, `alpine`, `debian`, `ubuntu`, the conformance suite's `busybox`): commands run with the
   host's utilities, with a `sh` that is bash (kubelet/image_bin/shell first on PATH), so scripts written for
   busybox's ash (`[[ ... ]]` included) run where the host's /bin/sh is dash.
-- `python`: `python` (kubelet/image_bin/python) and `python3`, the host's interpreter.
+- `python`: `python` (kubelet/image_bin/python) and `python3`, the serving interpreter (reachable for any user:
+  kubelet/containerinit.py keeps its prefix visible and the directories above it passable).
 - `nginx`, `httpd`: with no command, their default page at their docroot on port 80, with their Server header
   and error pages (kubelet/standin.py `--server`).
 - `mini-kube/mini-kube`: the serving installation (its scripts and interpreter first on PATH).
 - `e2e-test-images/agnhost`: mini-kube's Python agnhost (kubelet/entrypoints.py runs it).
 - Images the stand-in knows (and those yet to be built in, such as jessie-dnsutils): with no command, the stand-in
   serving HTTP on their ports; with one, the host's utilities.
+- Then the node's image map (`--image-map`) and its loaded images (`mini-kube image load`): kubelet/imagestore/.
 - Any other image is unknown: with `unknown_images="fail"` (mini-kube serve's default, as a real node lacking it)
   its pull fails; with `"standin"` (the test fixtures' default) it runs as the stand-in images do."""
 
@@ -23,6 +25,9 @@ import sys
 import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
+
+from .imagestore.local import LocalImage
+from .imagestore.node_images import NodeImages
 
 BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 HERE = Path(__file__).resolve().parent
@@ -116,11 +121,18 @@ def repository(image: str) -> str:
     return name.removeprefix("library/")
 
 
-def resolve(image: str, unknown: str = "standin") -> Image | None:
-    """The built-in image `image` names; for an unknown one the stand-in, or None when unknown images fail."""
+def resolve(image: str, unknown: str = "standin", local: NodeImages | None = None) -> Image | LocalImage | None:
+    """What runs a container of `image`, looked up in this order: the built-in image it names; the node's
+    image map, then its loaded images (`local`); for an unknown image the stand-in, or None when unknown
+    images fail."""
     found = BUILT_IN.get(repository(image))
-    if found is not None or repository(image).startswith(TEST_IMAGES):
-        return found or STANDIN_IMAGE
+    if found is not None:
+        return found
+    mine = local.find(image) if local is not None else None
+    if mine is not None:
+        return mine
+    if repository(image).startswith(TEST_IMAGES):
+        return STANDIN_IMAGE
     return STANDIN_IMAGE if unknown == "standin" else None
 
 
@@ -135,8 +147,8 @@ def image_environment(image: str) -> dict[str, str]:
     found = BUILT_IN.get(repository(image))
     if found is not None and found.kind == "installation":
         return {"PATH": installation_path()}
-    if found is not None and found.kind == "python":  # the serving interpreter where the host has no python3
-        return {"PATH": f"{IMAGE_BIN / found.bin_dir}:{BASE_PATH}:{Path(sys.base_prefix).resolve() / 'bin'}"}
+    if found is not None and found.kind == "python":  # the serving interpreter, whatever the host's python3 is
+        return {"PATH": f"{IMAGE_BIN / found.bin_dir}:{Path(sys.base_prefix).resolve() / 'bin'}:{BASE_PATH}"}
     if found is not None and found.bin_dir:
         return {"PATH": f"{IMAGE_BIN / found.bin_dir}:{BASE_PATH}"}
     return {"PATH": BASE_PATH}

@@ -152,12 +152,18 @@ class KubeletServer:
     async def exec_or_attach(self, request: web.Request) -> web.StreamResponse:
         worker, record = self._container(request)
         name = request.match_info["container"]
-        if worker is None or record is None:
-            return _bad(f"container {name} is not found in pod {request.match_info['pod']}", 404)
-        if not record.running or record.container is None:
-            return _bad(f"container {name} is not running")
+        problem = (f'container not found ("{name}")' if worker is None or record is None or record.container is None
+                   else f'container "{name}" is not running' if not record.running else "")
+        if problem and request.headers.get("Upgrade", "").lower() != "websocket":
+            return _bad(f"unable to upgrade connection: {problem}", 404 if "not found" in problem else 400)
         ws = web.WebSocketResponse(protocols=channels.EXEC_PROTOCOLS, max_msg_size=16 << 20, autoping=True)
         await ws.prepare(request)
+        if problem:  # on the error channel, where the client shows it (a failed upgrade makes kubectl try SPDY)
+            await ws.send_bytes(channels.frame(channels.ERROR, channels.failure(f"unable to upgrade connection: "
+                                                                                f"{problem}")))
+            await ws.close()
+            return ws
+        assert worker is not None and record is not None
         try:
             if request.path.startswith("/attach/"):
                 await self._attach(ws, request, worker, record)
@@ -219,9 +225,10 @@ class KubeletServer:
     async def _feed(self, ws: web.WebSocketResponse, proc: asyncio.subprocess.Process, master: int) -> None:
         """Client -> process: stdin, resize, close."""
         async for message in ws:
-            if message.type != aiohttp.WSMsgType.BINARY or not message.data:
+            payload = _payload(message)
+            if not payload:
                 continue
-            channel, data = message.data[0], message.data[1:]
+            channel, data = payload[0], payload[1:]
             if channel == channels.STDIN and data:
                 if master >= 0:
                     await asyncio.get_running_loop().run_in_executor(None, os.write, master, data)
@@ -254,9 +261,10 @@ class KubeletServer:
 
         async def feed() -> None:
             async for message in ws:
-                if message.type == aiohttp.WSMsgType.BINARY and message.data[:1] == bytes([channels.STDIN]):
-                    container.write_stdin(message.data[1:])
-                elif message.type == aiohttp.WSMsgType.BINARY and message.data[:2] == bytes([channels.CLOSE, 0]):
+                payload = _payload(message)
+                if payload[:1] == bytes([channels.STDIN]):
+                    container.write_stdin(payload[1:])
+                elif payload[:2] == bytes([channels.CLOSE, 0]):
                     container.close_stdin()
             done.set()
 
@@ -308,9 +316,10 @@ class KubeletServer:
             pumps.append(asyncio.create_task(_pump(reader, ws, 2 * index)))
         first: set[int] = set()
         async for message in ws:
-            if message.type != aiohttp.WSMsgType.BINARY or not message.data:
+            payload = _payload(message)
+            if not payload:
                 continue
-            channel, data = message.data[0], message.data[1:]
+            channel, data = payload[0], payload[1:]
             index = channel // 2
             if channel % 2 or index not in streams:
                 continue
@@ -353,6 +362,16 @@ class KubeletServer:
                 return web.Response(status=answer.status, body=body, headers=out)
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             return _bad(f"error trying to reach pod: {exc}", 503)
+
+
+def _payload(message: aiohttp.WSMessage) -> bytes:
+    """A client message's channel byte and data: binary frames as sent, text frames (the official Python client
+    sends str data so) as their UTF-8 bytes, as upstream's wsstream reads both; nothing for control frames."""
+    if message.type == aiohttp.WSMsgType.BINARY:
+        return bytes(message.data)
+    if message.type == aiohttp.WSMsgType.TEXT:
+        return message.data.encode()
+    return b""
 
 
 async def _pump(reader: asyncio.StreamReader, ws: web.WebSocketResponse, channel: int) -> None:

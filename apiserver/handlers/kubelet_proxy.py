@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import json
 from typing import Any
 from urllib.parse import quote
 
@@ -22,6 +23,8 @@ TOKEN_SECRET = ("kube-system", "mini-kube-kubelet-api")
 HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "upgrade", "content-length", "host", "authorization",
                "proxy-authorization", "te", "trailer", "content-encoding"}
 STREAM_QUERY = ("command", "container", "stdin", "stdout", "stderr", "tty", "ports")
+STATUS_PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io")  # exec and attach: a Status on the error channel
+ERROR_CHANNEL = b"\x03"
 LOG_QUERY = ("follow", "previous", "sinceSeconds", "sinceTime", "timestamps", "tailLines", "limitBytes")
 
 
@@ -96,6 +99,7 @@ async def stream(client: KubeletClient, kubelet: Kubelet, request: web.Request, 
                                      "attach, 1.31 and newer for port-forward)")
         raise errors.bad_request("Upgrade request required")
     offered = [p.strip() for p in request.headers.get("Sec-WebSocket-Protocol", "").split(",") if p.strip()]
+    status_protocols = [] if path.startswith("/portForward/") else offered  # exec and attach report on channel 3
     session = client.session()
     upstream: aiohttp.ClientWebSocketResponse | None = None
     try:
@@ -104,9 +108,13 @@ async def stream(client: KubeletClient, kubelet: Kubelet, request: web.Request, 
                                                 protocols=offered, headers=kubelet.headers, max_msg_size=16 << 20,
                                                 autoping=True)
         except aiohttp.WSServerHandshakeError as exc:
-            raise errors.StatusError(exc.status if exc.status < 500 else 500, "BadRequest", exc.message, {}) from None
+            return await _fail(request, status_protocols, f"unable to upgrade connection: {exc.status} {exc.message}",
+                               errors.StatusError(exc.status if exc.status < 500 else 500, "BadRequest",
+                                                  exc.message, {}))
         except aiohttp.ClientError as exc:
-            raise errors.StatusError(503, "ServiceUnavailable", f"error dialing backend: {exc}", {}) from None
+            cause = f"error dialing backend: {exc}"
+            return await _fail(request, status_protocols, cause,
+                               errors.StatusError(503, "ServiceUnavailable", cause, {}))
         chosen = upstream.protocol
         downstream = web.WebSocketResponse(protocols=[chosen] if chosen else (), max_msg_size=16 << 20)
         await downstream.prepare(request)
@@ -131,6 +139,25 @@ async def stream(client: KubeletClient, kubelet: Kubelet, request: web.Request, 
     finally:
         if upstream is not None:
             await upstream.close()
+
+
+async def _fail(request: web.Request, offered: list[str], cause: str,
+                refusal: errors.StatusError) -> web.StreamResponse:
+    """The kubelet could not be reached: as upstream's stream translator, the client's WebSocket is accepted and
+    the cause sent as an InternalError Status on the error channel (v4/v5), which the client shows; an answer
+    refusing the upgrade would make kubectl retry over SPDY and show only that SPDY is not spoken here. Other
+    protocols (port-forward) get `refusal`."""
+    protocol = next((p for p in offered if p in STATUS_PROTOCOLS), None)
+    if protocol is None:
+        raise refusal
+    message = f"Internal error occurred: {cause}"
+    status = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message,
+              "reason": "InternalError", "details": {"causes": [{"message": cause}]}, "code": 500}
+    downstream = web.WebSocketResponse(protocols=[protocol])
+    await downstream.prepare(request)
+    await downstream.send_bytes(ERROR_CHANNEL + json.dumps(status).encode())
+    await downstream.close()
+    return downstream
 
 
 async def http(client: KubeletClient, kubelet: Kubelet, request: web.Request, path: str) -> web.Response:

@@ -1,6 +1,6 @@
-"""StorageClass, RuntimeClass, Node taints and ResourceQuota amounts, as upstream's ValidateStorageClass,
-ValidateRuntimeClass, validateNodeTaints and ValidateResourceQuotaSpec check them (the rules a client trips over:
-supported values, required fields, name formats, non-negative and whole amounts)."""
+"""StorageClass, RuntimeClass and Node taints, as upstream's ValidateStorageClass,
+ValidateRuntimeClass and validateNodeTaints check them (the rules a client trips over:
+supported values, required fields, name formats)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from mini_kube.apiserver.validation.names import (
     regex_error,
 )
 from mini_kube.apiserver.validation.network import is_valid_cidr
-from mini_kube.apiserver.validation.pods import validate_resource_quantity, validate_tolerations
+from mini_kube.apiserver.validation.pods import validate_tolerations
 
 Obj = dict[str, Any]
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -96,15 +96,6 @@ def validate_node_update(new: Obj, old: Obj) -> list[FieldError]:
     provider = before.get("providerID") or ""
     if provider and provider != (spec.get("providerID") or ""):
         errs.append(forbidden("spec.providerID", "node updates may not change providerID except from \"\" to valid"))
-    return errs
-
-
-def validate_resource_quota(obj: Obj) -> list[FieldError]:
-    errs: list[FieldError] = []
-    for section in ("spec", "status"):
-        for key in ("hard", "used") if section == "status" else ("hard",):
-            for name, value in ((obj.get(section) or {}).get(key) or {}).items():
-                errs += validate_resource_quantity(name, value, f"{section}.{key}[{name}]")
     return errs
 
 

@@ -18,6 +18,13 @@ SUBCOMMANDS = {
     "mounttest": ("mounttest", "Creates files with given permissions and outputs FS type, owner, mode, "
                                "permissions, contents of files"),
     "logs-generator": ("logs_generator", "Outputs lines of logs to stdout uniformly"),
+    "etc-hosts": ("dns:etc_hosts", "Prints the host's /etc/hosts file"),
+    "dns-suffix": ("dns:dns_suffix", "Prints the host's DNS suffix list"),
+    "dns-server-list": ("dns:dns_server_list", "Prints the host's DNS Server list"),
+    "nettest": ("nettest", "Starts a tiny web server for checking networking connectivity"),
+    "inclusterclient": ("inclusterclient", 'Periodically poll the Kubernetes "/healthz" endpoint'),
+    "guestbook": ("guestbook", "Creates a HTTP server with various endpoints representing a guestbook app"),
+    "grpc-health-checking": ("grpc_health_checking", "Starts a simple grpc health checking endpoint"),
 }
 
 
@@ -42,8 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     if entry is None:
         print(f'Error: unknown command "{args[0]}" for "app"\nRun \'app --help\' for usage.', file=sys.stderr)
         return 1
-    module = importlib.import_module(f"{__package__}.{entry[0]}")
-    return module.main(args[1:])
+    module_name, _, function = entry[0].partition(":")  # `module` (its main) or `module:function`
+    module = importlib.import_module(f"{__package__}.{module_name}")
+    return getattr(module, function or "main")(args[1:])
 
 
 if __name__ == "__main__":

@@ -5,7 +5,9 @@ runs mini-kube's Python agnhost with the container's args as its subcommand (the
 from __future__ import annotations
 
 import http.client
+import json
 import subprocess
+import time
 import urllib.request
 
 from mini_kube.kubelet.entrypoints import container_argv
@@ -19,6 +21,8 @@ AGNHOST = "registry.k8s.io/e2e-test-images/agnhost:2.53"
 
 def test_container_argv_maps_the_agnhost_entrypoint_only() -> None:
     assert container_argv(AGNHOST, [], ["pause"])[-2:] == ["--argv0=/agnhost", "pause"]
+    assert container_argv(AGNHOST, [], [])[-2:] == ["--argv0=/agnhost", "pause"]  # the image's CMD
+    assert container_argv(AGNHOST, ["/agnhost"], [])[-1] == "--argv0=/agnhost"  # a command drops the CMD
     assert container_argv(AGNHOST, ["/agnhost-2", "entrypoint-tester"], ["a"])[-3:] == [
         "--argv0=/agnhost-2", "entrypoint-tester", "a"]
     assert container_argv(AGNHOST, ["/bin/sh", "-c", "true"], []) == ["/bin/sh", "-c", "true"]
@@ -59,3 +63,53 @@ def test_a_command_naming_agnhost_2_runs_entrypoint_tester_as_that_binary(proces
             "/agnhost-2", "entrypoint-tester", "override", "arguments")
     eventually(lambda: status_of(kube, ns, "ep").get("phase") == "Succeeded")
     assert kubectl(kube, "-n", ns, "logs", "ep").stdout == "[/agnhost-2 entrypoint-tester override arguments]\n"
+
+
+def test_agnhost_without_command_or_args_pauses_as_its_image_cmd_says(process_cluster) -> None:
+    kube, ns = process_cluster, new_namespace(process_cluster)
+    kubectl(kube, "-n", ns, "run", f"--image={AGNHOST}", "idle")
+    eventually(lambda: status_of(kube, ns, "idle").get("phase") == "Running")
+    eventually(lambda: kubectl(kube, "-n", ns, "logs", "idle").stdout == "Paused\n", timeout=30)
+    assert status_of(kube, ns, "idle")["containerStatuses"][0]["restartCount"] == 0
+
+
+def test_agnhost_binaries_print_the_pods_dns_settings_and_hosts_file(process_cluster) -> None:
+    """`kubectl exec POD -- /agnhost dns-suffix`: the image's binaries are files in the container, and the dns
+    subcommands read its resolv.conf and hosts file as upstream's do."""
+    kube, ns = process_cluster, new_namespace(process_cluster)
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "dns"}, "spec": {
+        "dnsPolicy": "None", "dnsConfig": {"nameservers": ["1.1.1.1", "8.8.8.8"], "searches": ["resolv.conf.local"]},
+        "hostAliases": [{"ip": "123.45.67.89", "hostnames": ["foo", "bar"]}],
+        "terminationGracePeriodSeconds": 0, "containers": [{"name": "c", "image": AGNHOST}]}}
+    kubectl(kube, "-n", ns, "apply", "-f", "-", input=json.dumps(pod))
+    eventually(lambda: status_of(kube, ns, "dns").get("phase") == "Running")
+    assert kubectl(kube, "-n", ns, "exec", "dns", "--", "/agnhost", "dns-suffix").stdout == "resolv.conf.local\n"
+    assert kubectl(kube, "-n", ns, "exec", "dns", "--", "/agnhost", "dns-server-list").stdout == "1.1.1.1\n"
+    hosts = kubectl(kube, "-n", ns, "exec", "dns", "--", "cat", "/etc/hosts").stdout
+    assert "123.45.67.89\tfoo\tbar" in hosts
+    assert kubectl(kube, "-n", ns, "exec", "dns", "--", "/agnhost-2", "etc-hosts").stdout == hosts + "\n"
+
+
+def test_agnhost_etc_hosts_logs_the_hosts_file_with_its_aliases(process_cluster) -> None:
+    kube, ns = process_cluster, new_namespace(process_cluster)
+    overrides = {"spec": {"hostAliases": [{"ip": "123.45.67.89", "hostnames": ["foo", "bar"]}]}}
+    kubectl(kube, "-n", ns, "run", f"--image={AGNHOST}", "--restart=Never", "--overrides", json.dumps(overrides),
+            "hosts", "--", "etc-hosts")
+    eventually(lambda: status_of(kube, ns, "hosts").get("phase") == "Succeeded", timeout=30)
+    logs = kubectl(kube, "-n", ns, "logs", "hosts").stdout
+    assert logs.startswith("# Kubernetes-managed hosts file.\n") and logs.endswith("123.45.67.89\tfoo\tbar\n\n"), logs
+
+
+
+def test_agnhost_grpc_health_checking_keeps_a_grpc_liveness_probe_passing(process_cluster) -> None:
+    kube, ns = process_cluster, new_namespace(process_cluster)
+    # the suite's probe waits 15 s; 5 here, time enough for the interpreter to start on a loaded machine
+    probe = {"grpc": {"port": 5000}, "initialDelaySeconds": 5, "periodSeconds": 1, "failureThreshold": 1}
+    overrides = {"spec": {"containers": [{"name": "g", "image": AGNHOST, "livenessProbe": probe,
+                                          "args": ["grpc-health-checking"]}]}}
+    kubectl(kube, "-n", ns, "run", f"--image={AGNHOST}", "g", "--overrides", json.dumps(overrides))
+    eventually(lambda: status_of(kube, ns, "g").get("phase") == "Running")
+    eventually(lambda: "gRPC server starting to listen on :5000" in kubectl(kube, "-n", ns, "logs", "g").stdout,
+               timeout=30)
+    time.sleep(8)  # a few probes past the initial delay
+    assert status_of(kube, ns, "g")["containerStatuses"][0]["restartCount"] == 0

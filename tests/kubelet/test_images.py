@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -12,6 +13,8 @@ import pytest
 from tests.helpers import kubectl
 
 from .conftest import eventually, new_namespace, process_cluster_or_skip, status_of
+
+AGNHOST = "registry.k8s.io/e2e-test-images/agnhost:2.53"
 
 
 @pytest.fixture(scope="module")
@@ -53,17 +56,17 @@ def test_python_image_has_python(kube, ns):
     assert finished_logs(kube, ns, "py") == "1\n"
 
 
-def forwarded(kube, ns: str, name: str, *paths: str) -> list[str]:
-    """`curl -i` of each path through `kubectl port-forward` to the Pod's port 80 (a Pod without a readiness probe
+def forwarded(kube, ns: str, name: str, *paths: str, port: int = 80) -> list[str]:
+    """`curl -i` of each path through `kubectl port-forward` to the Pod's `port` (a Pod without a readiness probe
     is Running once started, maybe before its server listens: a forward whose connection was refused ends, so
     it is tried again)."""
 
     def attempt() -> list[str] | None:
         forward = subprocess.Popen(["kubectl", "--kubeconfig", kube.kubeconfig, "-n", ns, "port-forward",
-                                    f"pod/{name}", ":80"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                    f"pod/{name}", f":{port}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            port = int(forward.stdout.readline().split("127.0.0.1:")[1].split(" ")[0])
-            answers = [subprocess.run(["curl", "-si", "-m", "5", f"http://127.0.0.1:{port}{path}"],
+            local = int(forward.stdout.readline().split("127.0.0.1:")[1].split(" ")[0])
+            answers = [subprocess.run(["curl", "-si", "-m", "5", f"http://127.0.0.1:{local}{path}"],
                                       capture_output=True, text=True).stdout.replace("\r\n", "\n") for path in paths]
             return answers if all(a.startswith("HTTP/") for a in answers) else None
         finally:
@@ -131,3 +134,28 @@ def test_an_image_run_by_the_stand_in_says_so(kube, ns):
     running(kube, ns, "a")
     assert ('Normal Pulled Container image "traefik/whoami:v1.10" already present on machine '
             "(run by mini-kube's stand-in: the image is not built in)") in events(kube, ns, "a")
+
+
+NON_ROOT = {"runAsNonRoot": True, "runAsUser": 1000, "seccompProfile": {"type": "RuntimeDefault"}}
+RESTRICTED = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+
+
+def test_python_image_runs_python_as_any_user(kube, ns):
+    """The interpreter lives where a non-root user may not look (under /root here): the container still reaches
+    it, and nothing else of that directory."""
+    script = ("import os, sys; print(os.getuid(), sys.version)\n"
+              "try: os.listdir('/root')\nexcept PermissionError: pass\nelse: print('root listed')")
+    overrides = {"spec": {"securityContext": NON_ROOT, "containers": [{
+        "name": "py", "image": "python:3.12", "command": ["python", "-c", script], "securityContext": RESTRICTED}]}}
+    kubectl(kube, "-n", ns, "run", "py", "--image=python:3.12", "--restart=Never", "--overrides",
+            json.dumps(overrides))
+    assert finished_logs(kube, ns, "py") == f"1000 {sys.version}\n"  # the serving interpreter, the host's or not
+
+
+def test_agnhost_runs_as_a_non_root_user(kube, ns):
+    restricted = {"spec": {"securityContext": NON_ROOT, "containers": [{
+        "name": "x", "image": AGNHOST, "args": ["netexec", "--http-port=8080"], "securityContext": RESTRICTED}]}}
+    kubectl(kube, "-n", ns, "run", "x", f"--image={AGNHOST}", "--overrides", json.dumps(restricted))
+    running(kube, ns, "x")
+    [answer] = forwarded(kube, ns, "x", "/hostname", port=8080)
+    assert answer.startswith("HTTP/1.1 200 OK\n") and answer.endswith("\n\nx"), answer

@@ -127,6 +127,29 @@ def test_exec_with_a_terminal_through_the_official_client(kube, ns):
     assert "not a tty" in plain
 
 
+def test_stdin_written_as_text_by_the_official_client_reaches_the_shell(kube, ns):
+    """The official Python client's own e2e (`test_pod_apis`, `test_pod_exec_close_channel`): `write_stdin` of a
+    str sends a WebSocket text frame, which the kubelet dropped (only binary frames were read)."""
+    from kubernetes import client, config
+    from kubernetes.stream import stream
+
+    run(kube, ns, "s", "sleep 300")
+    wait_running(kube, ns, "s")
+    api = client.CoreV1Api(config.new_client_from_config(kube.kubeconfig))
+    resp = stream(api.connect_get_namespaced_pod_exec, "s", ns, command=["/bin/sh"], stderr=True, stdin=True,
+                  stdout=True, tty=False, _preload_content=False)
+    try:
+        resp.write_stdin("echo test string 1\n")
+        assert resp.readline_stdout(timeout=5) == "test string 1"
+        resp.write_stdin(b"echo test string 2 >&2\n")
+        assert resp.readline_stderr(timeout=5) == "test string 2"
+        resp.write_stdin("exit 4\n")
+        resp.update(timeout=5)
+        assert eventually(lambda: (resp.update(timeout=1), resp.returncode)[1] == 4)
+    finally:
+        resp.close()
+
+
 def test_volumes_and_environment(kube, ns):
     kube.client.create(CONFIGMAPS, {"metadata": {"name": "cfg"}, "data": {"greeting": "hello", "mode": "fast"}}, ns)
     kube.client.create(SECRETS, {"metadata": {"name": "sec"}, "data": {

@@ -3,46 +3,14 @@
 from __future__ import annotations
 
 import copy
-from decimal import Decimal
 from typing import Any
 
-from mini_kube.machinery.quantity import SUMS, parse_quantity
+from mini_kube.machinery.quota.pods import qos_class
 
 from ...errors import FieldError
 from ...resources import ResourceType
 from ...validation.pods import validate_ephemeral_containers_update
 from ..strategy import Strategy, WriteContext
-
-QOS_RESOURCES = ("cpu", "memory")
-
-
-def qos_class(spec: dict[str, Any]) -> str:
-    """Upstream's ComputePodQOS: BestEffort without cpu/memory requests or limits; Guaranteed when every container
-    limits both and the Pod's summed requests equal its summed limits (compared by value: `1` == `1000m`; zero
-    quantities count as unset); else Burstable."""
-    requests: dict[str, Decimal] = {}
-    limits: dict[str, Decimal] = {}
-    guaranteed = True
-    for container in [*(spec.get("containers") or ()), *(spec.get("initContainers") or ())]:
-        resources = container.get("resources") or {}
-        for kind, total in (("requests", requests), ("limits", limits)):
-            for name in QOS_RESOURCES:
-                value = _value((resources.get(kind) or {}).get(name))
-                if value > 0:
-                    total[name] = SUMS.add(total.get(name, Decimal(0)), value)
-        if not all(_value((resources.get("limits") or {}).get(name)) > 0 for name in QOS_RESOURCES):
-            guaranteed = False
-    if not requests and not limits:
-        return "BestEffort"
-    if guaranteed and len(requests) == len(limits) and all(limits.get(k) == v for k, v in requests.items()):
-        return "Guaranteed"
-    return "Burstable"
-
-
-def _value(text: Any) -> Decimal:
-    quantity = parse_quantity(text) if text is not None else None
-    return quantity.value if quantity is not None else Decimal(0)
-
 
 EPHEMERAL = "ephemeralcontainers"
 
