@@ -12,5 +12,5 @@ setup(
     packages=["mini_kube", "mini_kube.testing"] + [f"mini_kube.{name}" for folder in FOLDERS
                               for name in [folder, *(f"{folder}.{sub}" for sub in find_packages(folder))]],
     package_dir={"mini_kube": "mini_kube", **{f"mini_kube.{folder}": folder for folder in FOLDERS}},
-    package_data={"mini_kube.apiserver.codecs.protobuf": ["messages.json"]},
+    package_data={"mini_kube.apiserver.codecs.protobuf": ["messages.json"], "mini_kube.kubelet": ["seccomp_default.json"]},
 )

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import IO
 
 LOCK_NAME = "mini-kube.lock"
+IMAGES = "images"  # `mini-kube image load`'s store (kubelet/imagestore/store.py)
 
 
 class StartupError(Exception):
@@ -19,14 +20,20 @@ class StartupError(Exception):
 
 
 def _secure(path: Path) -> None:
-    """Make the dir 0700 and everything in it owner-only (fixing what older versions created world-readable)."""
+    """Make the dir 0700 and everything in it owner-only (fixing what older versions created world-readable),
+    except the files of loaded images (IMAGES: the store is 0700 itself, and its files keep the modes their
+    images give them, which containers see)."""
     os.chmod(path, 0o700)
-    for entry in path.rglob("*"):
-        with contextlib.suppress(FileNotFoundError):
-            mode = entry.lstat().st_mode
-            if stat.S_ISLNK(mode):
-                continue
-            os.chmod(entry, 0o700 if stat.S_ISDIR(mode) else stat.S_IMODE(mode) & 0o700)
+    for directory, dirs, files in os.walk(path):
+        if Path(directory) == path and IMAGES in dirs:
+            dirs.remove(IMAGES)
+        for name in dirs + files:
+            entry = Path(directory) / name
+            with contextlib.suppress(FileNotFoundError):
+                mode = entry.lstat().st_mode
+                if stat.S_ISLNK(mode):
+                    continue
+                os.chmod(entry, 0o700 if stat.S_ISDIR(mode) else stat.S_IMODE(mode) & 0o700)
 
 
 def claim(data_dir: str) -> IO[str]:

@@ -14,6 +14,7 @@ import zlib
 from typing import Any, Protocol
 
 from .images import Image, pull_error
+from .imagestore.local import LocalImage
 from .records import ContainerRecord
 
 PULL_SECONDS = 0.01  # how long an Always "pull" takes
@@ -48,12 +49,13 @@ def image_size(image: str) -> int:
 
 
 async def ensure_image(events: Emitter, pod: dict[str, Any], spec: dict[str, Any], path: str,
-                       found: Image | None = None) -> None:
+                       found: Image | LocalImage | None = None) -> None:
     """Upstream's EnsureImageExists for an image that is present: Pulled ("already present"), or for
-    imagePullPolicy Always, Pulling then Pulled with the time the pull took. An image the stand-in runs says so."""
+    imagePullPolicy Always, Pulling then Pulled with the time the pull took (a loaded image's real size). An
+    image the stand-in runs, or the node's image map maps, says so."""
     image = spec.get("image", "")
     if spec.get("imagePullPolicy") != "Always":
-        how = f" ({found.ran_as})" if found is not None and found.kind == "standin" else ""
+        how = f" ({found.ran_as})" if found is not None and found.kind in ("standin", "mapped") else ""
         events.emit(pod, "Pulled", f'Container image "{image}" already present on machine{how}', field_path=path)
         return
     events.emit(pod, "Pulling", f'Pulling image "{image}"', field_path=path)
@@ -61,7 +63,7 @@ async def ensure_image(events: Emitter, pod: dict[str, Any], spec: dict[str, Any
     await asyncio.sleep(PULL_SECONDS)
     took = go_duration(time.monotonic() - started)
     events.emit(pod, "Pulled", f'Successfully pulled image "{image}" in {took} ({took} including waiting). '
-                               f"Image size: {image_size(image)} bytes.", field_path=path)
+                               f"Image size: {getattr(found, 'size', 0) or image_size(image)} bytes.", field_path=path)
 
 
 def pull_failed(events: Emitter, pod: dict[str, Any], image: str, path: str) -> str:

@@ -16,13 +16,15 @@ outside as its parent, passing signals on. The process that becomes the command 
 first thing (the supervisor stays out of them, as a runtime's shim does), so the command never runs outside its
 limits.
 
-Standard library only, run as `python -I -S containerinit.py SPEC.json`; exits 128 when the command cannot
+`--enter PID SECURITY ARGV...` runs a process in a running container instead (kubectl exec), with the same
+identity and filter. Standard library only, run as `python -I -S containerinit.py SPEC.json`; exits 128 when the command cannot
 start (as a runtime's StartError). It starts no process but the command: the kubelet finds the command as this
 process's child, to exec into it."""
 
 import ctypes
 import json
 import os
+import shutil
 import signal
 import stat
 import sys
@@ -30,7 +32,7 @@ import warnings  # noqa: F401 - os.execvpe imports it, when the host's root (and
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC = 1, 2, 4, 8, 32, 4096, 16384
 MNT_DETACH = 2
-PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 24, 38
+PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 24, 38, 22, 2
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}.get(os.uname().machine, 155)
 LOCKED = MS_NOSUID | MS_NODEV  # what comes from the host: no setuid programs, no device files
 # libc's functions from this process's own symbols: ctypes.util.find_library would run `ldconfig -p` as a child,
@@ -40,6 +42,7 @@ libc = ctypes.CDLL(None, use_errno=True)
 SYSTEM = ("bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc")  # the "image": the host's, read-only
 EMPTY = {"dev": 0o755, "proc": 0o555, "sys": 0o555, "tmp": 0o1777, "var": 0o755, "var/tmp": 0o1777, "run": 0o755,
          "home": 0o755, "root": 0o700, "srv": 0o755, "mnt": 0o755, "media": 0o755, "opt": 0o755}
+IMAGE_MOUNTPOINTS = ("dev", "proc", "sys")  # made in an image's root when it lacks them, as runtimes do
 # the runtime's defaults (Kubernetes' DefaultProcMount: masked paths get /dev/null or an empty read-only tmpfs)
 MASKED = ("/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
           "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware", "/sys/devices/virtual/powercap")
@@ -71,8 +74,9 @@ def under(path, directories):
 class Root:
     """The container's root directory under construction."""
 
-    def __init__(self, path, scratch, keep=(), hide=(), privileged=False):
+    def __init__(self, path, scratch, keep=(), hide=(), privileged=False, layers=()):
         self.path = path
+        self.layers = layers  # an image's layers, topmost first: its root instead of the host's directories
         self.keep = keep  # host directories that stay visible, read-only (mini-kube and its interpreter)
         self.hide = hide  # host directories never visible (the node's root dir...), even under a kept one
         self.privileged = privileged
@@ -85,6 +89,13 @@ class Root:
         return os.path.join(self.path, path.lstrip("/"))
 
     def build(self):
+        if self.layers:
+            self.stack_layers()
+            for entry in IMAGE_MOUNTPOINTS:
+                if not os.path.lexists(self.at(entry)):
+                    os.mkdir(self.at(entry), 0o755)
+            self.kernel_filesystems()
+            return
         bind(self.path, self.path, LOCKED)  # a mount of its own, for pivot_root
         for entry in SYSTEM:
             src, dst = "/" + entry, self.at(entry)
@@ -118,6 +129,27 @@ class Root:
         except OSError:
             keys = []
         self.blank(keys)
+
+    def stack_layers(self):
+        """The image's layers as the root: overlayfs over them (read-only) with an upper layer of the
+        container's own, mounted from their common parent so that many layers fit in the mount's options; where
+        overlayfs cannot be mounted, a copy of them."""
+        upper, work = os.path.join(self.scratch, "root", "upper"), os.path.join(self.scratch, "root", "work")
+        os.makedirs(upper, 0o755)
+        os.makedirs(work, 0o700)
+        os.chmod(upper, 0o755)
+        parent = os.path.commonpath(self.layers) if len(self.layers) > 1 else os.path.dirname(self.layers[0])
+        lower = ":".join(os.path.relpath(layer, parent) for layer in self.layers)
+        here = os.getcwd()
+        try:
+            os.chdir(parent)
+            mount("overlay", self.path, "overlay", LOCKED, f"lowerdir={lower},upperdir={upper},workdir={work}")
+        except OSError as exc:
+            sys.stderr.write(f"overlayfs: {exc}: copying the image's layers\n")
+            copy_layers(self.layers, self.path)
+            bind(self.path, self.path, LOCKED)
+        finally:
+            os.chdir(here)
 
     def traversable(self, path):
         """Every directory of the container's own on the way to `path` may be passed through by any user (the
@@ -241,9 +273,72 @@ class Root:
         os.chdir(workdir)
 
 
+class SockFprog(ctypes.Structure):
+    _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.c_void_p))
+
+
+def load_seccomp(program):
+    """Install a seccomp filter (a BPF program, 8-byte instructions) on this process and what it execs."""
+    buffer = ctypes.create_string_buffer(program, len(program))
+    fprog = SockFprog(len(program) // 8, ctypes.addressof(buffer))
+    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"seccomp: {os.strerror(err)}")
+
+
+def _remove(path):
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path)
+    elif os.path.lexists(path):
+        os.unlink(path)
+
+
+def copy_layers(layers, root):
+    """The union of `layers` (topmost first) copied into `root`, lowest first, as overlayfs shows it: a 0/0
+    character device hides what lower layers have at its path, an opaque directory all they have in it.
+    Nothing is written through a link: a path a lower layer made a link is replaced by the upper's directory."""
+    for layer in reversed(layers):
+        for directory, dirs, files in os.walk(layer):
+            target = os.path.normpath(os.path.join(root, os.path.relpath(directory, layer)))
+            for name in dirs + files:
+                source, destination = os.path.join(directory, name), os.path.join(target, name)
+                info = os.lstat(source)
+                if stat.S_ISCHR(info.st_mode) and info.st_rdev == 0:
+                    _remove(destination)
+                    continue
+                if stat.S_ISDIR(info.st_mode):
+                    opaque = _xattr(source, "trusted.overlay.opaque") == b"y"
+                    if opaque or (os.path.lexists(destination) and (os.path.islink(destination) or
+                                                                    not os.path.isdir(destination))):
+                        _remove(destination)
+                    if not os.path.lexists(destination):
+                        os.mkdir(destination)
+                else:
+                    _remove(destination)
+                    if stat.S_ISLNK(info.st_mode):
+                        os.symlink(os.readlink(source), destination)
+                    elif stat.S_ISREG(info.st_mode):
+                        shutil.copyfile(source, destination, follow_symlinks=False)
+                    elif stat.S_ISFIFO(info.st_mode):
+                        os.mkfifo(destination)
+                    else:
+                        continue
+                os.lchown(destination, info.st_uid, info.st_gid)
+                if not stat.S_ISLNK(info.st_mode):
+                    os.chmod(destination, stat.S_IMODE(info.st_mode))
+
+
+def _xattr(path, name):
+    try:
+        return os.getxattr(path, name, follow_symlinks=False)
+    except OSError:
+        return b""
+
+
 def drop_privileges(security, last_cap):
     """The container's identity: capability bounding set (a root process gets exactly it at exec, any other
-    user none), supplementary groups, gid, uid, and no_new_privs when asked."""
+    user none), supplementary groups, gid, uid, no_new_privs when asked, and the seccomp filter: as runc, last
+    with no_new_privs, else while still root (loading one needs CAP_SYS_ADMIN or no_new_privs)."""
     if not security:
         return
     if not security.get("privileged"):
@@ -252,13 +347,18 @@ def drop_privileges(security, last_cap):
             if cap not in wanted and libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
                 err = ctypes.get_errno()
                 raise OSError(err, f"drop capability {cap}: {os.strerror(err)}")
+    program = bytes.fromhex(security.get("seccomp") or "")
     os.setgroups(security.get("groups") or [])
     gid, uid = security.get("gid", 0), security.get("uid", 0)
     os.setresgid(gid, gid, gid)
+    if program and not security.get("noNewPrivs"):
+        load_seccomp(program)
     os.setresuid(uid, uid, uid)
     if security.get("noNewPrivs") and libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"no_new_privs: {os.strerror(err)}")
+    if program and security.get("noNewPrivs"):
+        load_seccomp(program)
 
 
 CLONE_NEWPID = 0x20000000
@@ -326,7 +426,7 @@ def main():
     with open("/proc/sys/kernel/cap_last_cap") as handle:
         last_cap = int(handle.read())
     root = Root(spec["root"], spec["scratch"], spec.get("keep") or (), spec.get("hide") or (),
-                bool(security.get("privileged")))
+                bool(security.get("privileged")), tuple(spec.get("layers") or ()))
     root.build()
     for m in spec.get("mounts") or ():
         root.bind(m["source"], m["target"], m.get("readOnly", False))
@@ -356,5 +456,44 @@ def main():
         sys.exit(128)
 
 
+ENTERED = (("ipc", 0x08000000), ("uts", 0x04000000), ("net", 0x40000000), ("pid", CLONE_NEWPID),
+           ("mnt", 0x00020000))  # the namespaces an exec'd process joins, in nsenter's order
+
+
+def enter(pid, security, argv):
+    """`kubectl exec` (and exec probes): run `argv` in the container whose process is `pid` (its namespaces,
+    root and working directory), with the container's identity, bounding set, no_new_privs and seccomp filter,
+    as a runtime's exec does; this process stays outside as its parent, passing signals on."""
+    with open("/proc/sys/kernel/cap_last_cap") as handle:
+        last_cap = int(handle.read())
+    namespaces = [(os.open(f"/proc/{pid}/ns/{name}", os.O_RDONLY), name, flag) for name, flag in ENTERED]
+    root = os.open(f"/proc/{pid}/root", os.O_RDONLY | os.O_DIRECTORY)
+    cwd = os.open(f"/proc/{pid}/cwd", os.O_RDONLY | os.O_DIRECTORY)
+    for fd, name, flag in namespaces:
+        if libc.setns(fd, flag) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"setns {name}: {os.strerror(err)}")
+        os.close(fd)
+    os.fchdir(root)
+    os.chroot(".")
+    os.fchdir(cwd)
+    os.close(root)
+    os.close(cwd)
+    child = os.fork()  # the process that runs argv is in the Pod's PID namespace
+    if child:
+        supervise(child)
+    for signum in FORWARDED:
+        signal.signal(signum, signal.SIG_DFL)
+    drop_privileges(security, last_cap)
+    try:
+        os.execvp(argv[0], argv)
+    except OSError as exc:
+        sys.stderr.write(f'exec: "{argv[0]}": {exc.strerror}\n')
+        sys.exit(126 if not isinstance(exc, FileNotFoundError) else 127)
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--enter"]:  # containerinit.py --enter PID SECURITY-JSON ARGV...
+        enter(int(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4:])
+    else:
+        main()

@@ -95,12 +95,15 @@ def _decode(kind: str, data: dict[str, str]) -> dict[str, str]:
 
 
 async def container_env(pod: dict[str, Any], container: dict[str, Any], get: Getter,
-                        services: list[dict[str, Any]], allocatable: dict[str, str]) -> dict[str, str]:
-    """The whole environment of one container."""
+                        services: list[dict[str, Any]], allocatable: dict[str, str],
+                        image_env: dict[str, str] | None = None) -> dict[str, str]:
+    """The whole environment of one container (`image_env`: a mapped or loaded image's own variables, its HOME
+    kept; else the built-in image's)."""
     namespace = pod["metadata"]["namespace"]
     spec = pod.get("spec") or {}
-    env: dict[str, str] = {**image_environment(container.get("image") or ""),
-                           "HOSTNAME": spec.get("hostname") or pod["metadata"]["name"], "HOME": "/root"}
+    hostname = spec.get("hostname") or pod["metadata"]["name"]
+    env: dict[str, str] = ({**image_environment(container.get("image") or ""), "HOSTNAME": hostname, "HOME": "/root"}
+                           if image_env is None else {"HOME": "/root", **image_env, "HOSTNAME": hostname})
     links = [s for s in services if s["metadata"]["namespace"] == namespace] if spec.get(
         "enableServiceLinks", True) else []
     links += [s for s in services if s["metadata"]["namespace"] == "default" and

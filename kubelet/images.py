@@ -14,6 +14,7 @@ when a container names no command.
 - `e2e-test-images/agnhost`: mini-kube's Python agnhost (kubelet/entrypoints.py runs it).
 - Images the stand-in knows (and those yet to be built in, such as jessie-dnsutils): with no command, the stand-in
   serving HTTP on their ports; with one, the host's utilities.
+- Then the node's image map (`--image-map`) and its loaded images (`mini-kube image load`): kubelet/imagestore/.
 - Any other image is unknown: with `unknown_images="fail"` (mini-kube serve's default, as a real node lacking it)
   its pull fails; with `"standin"` (the test fixtures' default) it runs as the stand-in images do."""
 
@@ -24,6 +25,9 @@ import sys
 import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
+
+from .imagestore.local import LocalImage
+from .imagestore.node_images import NodeImages
 
 BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 HERE = Path(__file__).resolve().parent
@@ -117,11 +121,18 @@ def repository(image: str) -> str:
     return name.removeprefix("library/")
 
 
-def resolve(image: str, unknown: str = "standin") -> Image | None:
-    """The built-in image `image` names; for an unknown one the stand-in, or None when unknown images fail."""
+def resolve(image: str, unknown: str = "standin", local: NodeImages | None = None) -> Image | LocalImage | None:
+    """What runs a container of `image`, looked up in this order: the built-in image it names; the node's
+    image map, then its loaded images (`local`); for an unknown image the stand-in, or None when unknown
+    images fail."""
     found = BUILT_IN.get(repository(image))
-    if found is not None or repository(image).startswith(TEST_IMAGES):
-        return found or STANDIN_IMAGE
+    if found is not None:
+        return found
+    mine = local.find(image) if local is not None else None
+    if mine is not None:
+        return mine
+    if repository(image).startswith(TEST_IMAGES):
+        return STANDIN_IMAGE
     return STANDIN_IMAGE if unknown == "standin" else None
 
 

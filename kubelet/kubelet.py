@@ -19,6 +19,7 @@ from mini_kube.machinery.times import now_micro
 from .actions import Dialer
 from .admission import refusal, reject
 from .deletion import final_delete
+from .imagestore.node_images import NodeImages
 from .ipam import Ipam
 from .node_status import default_capacity, node_object, node_status, status_events
 from .pod_worker import PodWorker
@@ -54,6 +55,8 @@ class KubeletConfig:
     unknown_images: str = "standin"  # an image not built in: "fail" its pull (serve's default) or run "standin"
     container_log_max_size: int = 10 * 1024 * 1024  # --container-log-max-size: a log file is rotated at this
     container_log_max_files: int = 5  # --container-log-max-files: the files a container's log keeps
+    image_map: str | dict[str, Any] | list[Any] | None = None  # --image-map: a file, or its YAML parsed
+    image_store: str = ""  # where `mini-kube image load` keeps images ("": no loaded images)
     static_pods: tuple[StaticPod, ...] = ()  # components this node's process runs, shown as mirror Pods
 
 
@@ -84,7 +87,7 @@ class Kubelet:
                                                      container_log_max_size=config.container_log_max_size,
                                                      container_log_max_files=config.container_log_max_files,
                                                      unknown_images=config.unknown_images),
-                             dialer=dialer)
+                             dialer=dialer, images=NodeImages.from_config(config.image_map, config.image_store))
         self._tasks: list[asyncio.Task[None]] = []
         self._deletes: dict[str, asyncio.Task[None]] = {}  # final deletes of Pods that ended before this kubelet
         self._rejecting: dict[str, asyncio.Task[None]] = {}  # status writes of Pods admission refused

@@ -24,11 +24,14 @@ from .container_events import ensure_image, field_path, pull_backing_off, pull_f
 from .deletion import final_delete
 from .entrypoints import container_argv, image_binaries
 from .env import EnvError, container_env, expand
-from .images import default_argv, image_pages, resolve
+from .images import BASE_PATH, default_argv, image_pages, resolve
+from .imagestore.local import ImageRunError, LocalImage
+from .imagestore.users import UserError, resolve_user
 from .inflight import to_the_end
 from .probes import ProbeRunner
 from .records import ContainerRecord
 from .runtime.base import Container, ContainerSpec, Sandbox
+from .seccomp import PROFILE_DIRECTORY
 from .security import SecurityError, container_security
 from .volumes import VolumeError, container_mounts, make_volumes
 from .worker_env import WorkerEnv
@@ -38,6 +41,11 @@ MAX_BACKOFF = 300.0
 BACKOFF_RESET = 600.0
 PULL_RESYNC = 1.0  # seconds from a failed pull to the sync that reports its back-off (ImagePullBackOff)
 SANDBOX_RETRY, MAX_SANDBOX_RETRY = 1.0, 30.0  # seconds between attempts at a Pod's sandbox (doubling)
+
+
+def local_environment(image: LocalImage) -> dict[str, str]:
+    """A mapped or loaded image's variables over the runtime's default PATH (as containerd's default spec)."""
+    return {"PATH": BASE_PATH, **image.environment()}
 
 
 def _mount_failure(exc: Exception) -> str:
@@ -95,6 +103,7 @@ class PodWorker:
         self._in_post_start: set[str] = set()  # containers started whose postStart hook has not returned
         self._kills: set[asyncio.Task[int | None]] = set()  # containers being stopped to be started again
         self._storage: asyncio.Task[None] | None = None  # local storage measured against its limits (eviction.py)
+        self._local: dict[str, LocalImage | None] = {}  # each container's mapped or loaded image, once resolved
 
     def start(self) -> None:
         """Begin running the Pod: its sandbox, volumes and containers, and the status writes."""
@@ -300,10 +309,14 @@ class PodWorker:
             try:
                 container_spec = await self._container_spec(record, spec)
                 break
-            except (EnvError, SecurityError) as exc:
+            except (EnvError, SecurityError, ImageRunError) as exc:
                 if "terminated" in record.state:
                     record.last_state = {"terminated": record.state["terminated"]}
-                record.state = {"waiting": {"reason": "CreateContainerConfigError", "message": str(exc)}}
+                if isinstance(exc, SecurityError):
+                    reason = exc.reason
+                else:
+                    reason = "CreateContainerError" if isinstance(exc, ImageRunError) else "CreateContainerConfigError"
+                record.state = {"waiting": {"reason": reason, "message": str(exc)}}
                 self.container_event(record, "Failed", f"Error: {exc}", "Warning")
                 self.mark_dirty()
                 await asyncio.sleep(self.env.settings.config_retry)
@@ -354,8 +367,10 @@ class PodWorker:
         while not self.terminating:
             spec = self.specs[record.name]
             image = spec.get("image", "")
-            found = resolve(image, self.env.settings.unknown_images)
+            found = resolve(image, self.env.settings.unknown_images, self.env.images)
             if found is not None:
+                self._local[record.name] = found if isinstance(found, LocalImage) else None
+                record.image_id = found.image_id if isinstance(found, LocalImage) else ""
                 await ensure_image(self.env.events, self.pod, spec, self._field_path(record), found)
                 return not self.terminating
             error = pull_failed(self.env.events, self.pod, image, self._field_path(record))
@@ -467,13 +482,16 @@ class PodWorker:
             await asyncio.wait({wait}, timeout=5)
 
     async def _container_spec(self, record: ContainerRecord, spec: dict[str, Any]) -> ContainerSpec:
+        local = self._local.get(record.name)
         env = await container_env(self._pod_with_ips(), spec, self.env.get_object, self.env.services(),
-                                  self.env.allocatable)
+                                  self.env.allocatable, image_env=local_environment(local) if local else None)
         command = [expand(a, env) for a in spec.get("command") or ()]
         args = [expand(a, env) for a in spec.get("args") or ()]
-        argv = container_argv(spec.get("image", ""), command, args)
         ports = [p["containerPort"] for p in spec.get("ports") or () if p.get("protocol", "TCP") == "TCP"]
         mounts = container_mounts(spec, self.volumes, self.sandbox.memory if self.sandbox is not None else None)
+        if local is not None:
+            return self._local_container_spec(record, spec, local, local.argv(command, args), env, mounts, ports)
+        argv = container_argv(spec.get("image", ""), command, args)
         mounts[:0] = image_binaries(spec.get("image", ""), self.env.root / "images")  # first: volumes win
         if not argv:
             argv = default_argv(spec.get("image", ""), ports)
@@ -492,7 +510,31 @@ class PodWorker:
                              log_max_files=self.env.settings.container_log_max_files,
                              stdin=bool(spec.get("stdin")), ports=ports, hostname=self._hostname(),
                              init=record.init, resources=spec.get("resources") or {},
-                             security=container_security(self.pod, spec))
+                             security=container_security(self.pod, spec, seccomp_root=self.env.root / PROFILE_DIRECTORY))
+
+    def _local_container_spec(self, record: ContainerRecord, spec: dict[str, Any], local: LocalImage,
+                              argv: list[str], env: dict[str, str], mounts: list[dict[str, Any]],
+                              ports: list[int]) -> ContainerSpec:
+        """A container of a mapped or loaded image: the image's root (its layers) or the host's directories with
+        its binds, its working directory and user. ImageRunError when the image cannot run it."""
+        if not argv:
+            raise ImageRunError(f'failed to generate container "{record.name}" spec: no command specified')
+        try:
+            user = resolve_user(local.user, local.layers)
+        except UserError as exc:
+            raise ImageRunError(f'failed to generate container "{record.name}" spec: {exc}') from None
+        binds = [{"source": path, "target": path, "readOnly": not local.writable} for path in local.binds]
+        log_dir = self.directory / "logs" / record.name
+        return ContainerSpec(name=record.name, argv=argv, env=env,
+                             workdir=spec.get("workingDir") or local.working_dir or "/", mounts=binds + mounts,
+                             log_path=str(log_dir / f"{record.restart_count}.log"), tty=bool(spec.get("tty")),
+                             log_max_size=self.env.settings.container_log_max_size,
+                             log_max_files=self.env.settings.container_log_max_files,
+                             stdin=bool(spec.get("stdin")), ports=ports, hostname=self._hostname(),
+                             init=record.init, resources=spec.get("resources") or {},
+                             security=container_security(self.pod, spec, user,
+                                                         seccomp_root=self.env.root / PROFILE_DIRECTORY),
+                             layers=list(local.layers))
 
     def _hostname(self) -> str:
         spec = self.pod.get("spec") or {}

@@ -44,6 +44,7 @@ class ContainerRecord:
     container: Container | None = None
     container_id: str = ""
     started_monotonic: float = 0.0
+    image_id: str = ""  # the image's real ID (a loaded image's config digest), when it has one
 
     @property
     def running(self) -> bool:
@@ -79,7 +80,7 @@ class ContainerRecord:
 
     def status(self) -> dict[str, Any]:
         out: dict[str, Any] = {"containerID": self.container_id or None, "image": image_ref(self.image),
-                               "imageID": image_id(self.image) if self.container_id else "",
+                               "imageID": (self.image_id or image_id(self.image)) if self.container_id else "",
                                "lastState": self.last_state, "name": self.name, "ready": self.ready,
                                "restartCount": self.restart_count, "started": self.started, "state": self.state}
         if not self.container_id:

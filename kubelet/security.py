@@ -6,8 +6,11 @@ when `allowPrivilegeEscalation: false`, a read-only root. There are no images: e
 
 from __future__ import annotations
 
-import contextlib
+from pathlib import Path
 from typing import Any
+
+from .imagestore.users import ImageUser, primary_gid
+from .seccomp import SeccompError, container_profile
 
 # containerd's (and Docker's) default capabilities, in the kernel's numbering
 DEFAULT_CAPABILITIES = ("CHOWN", "DAC_OVERRIDE", "FSETID", "FOWNER", "MKNOD", "NET_RAW", "SETGID", "SETUID",
@@ -22,7 +25,12 @@ IMAGE_UID = 0  # the user every image runs as
 
 
 class SecurityError(Exception):
-    """A container its security context forbids to start (CreateContainerConfigError, as upstream)."""
+    """A container its security context forbids to start: CreateContainerConfigError, as upstream, or the
+    `reason` given (CreateContainerError where the runtime is what refuses)."""
+
+    def __init__(self, message: str, reason: str = "CreateContainerConfigError") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 def _cap_name(name: str) -> str:
@@ -45,16 +53,6 @@ def capabilities(context: dict[str, Any]) -> list[str]:
     return [c for c in CAPABILITIES if c in wanted]
 
 
-def _passwd_gid(uid: int, passwd: str = "/etc/passwd") -> int:
-    """The primary group of `uid` in the image's /etc/passwd (the host's here), else 0 as containerd does."""
-    with contextlib.suppress(OSError, ValueError), open(passwd, encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            fields = line.split(":")
-            if len(fields) > 3 and fields[2] == str(uid):
-                return int(fields[3])
-    return 0
-
-
 def effective(pod: dict[str, Any], container: dict[str, Any]) -> dict[str, Any]:
     """The container's securityContext over the Pod's (the fields both have)."""
     pod_context = (pod.get("spec") or {}).get("securityContext") or {}
@@ -71,42 +69,51 @@ def pod_format(pod: dict[str, Any]) -> str:
     return f"{meta.get('name', '')}_{meta.get('namespace', '')}({meta.get('uid', '')})"
 
 
-def container_security(pod: dict[str, Any], container: dict[str, Any]) -> dict[str, Any]:
+def container_security(pod: dict[str, Any], container: dict[str, Any],
+                       image: ImageUser | None = None, *, seccomp_root: Path | None = None) -> dict[str, Any]:
     """What the container's init applies before it execs the command: uid, gid, groups, capability names,
-    noNewPrivs, privileged, readOnlyRoot. SecurityError when runAsNonRoot cannot be met."""
+    noNewPrivs, privileged, readOnlyRoot, and the seccomp profile (a JSON object, absent when unconfined;
+    Localhost profiles are read under `seccomp_root`). `image`: the user a mapped or loaded image runs as (else
+    root, with the host's /etc/passwd). SecurityError when runAsNonRoot cannot be met or the profile cannot be
+    read."""
     context = effective(pod, container)
     pod_context = (pod.get("spec") or {}).get("securityContext") or {}
     name = container.get("name", "")
     uid = context.get("runAsUser")
+    image_uid = IMAGE_UID if image is None else image.uid
     if context.get("runAsNonRoot"):
         if uid == 0:
             raise SecurityError(f"container's runAsUser breaks non-root policy (pod: \"{pod_format(pod)}\", "
                                 f"container: {name})")
-        if uid is None:
+        if uid is None and image_uid == 0:
             raise SecurityError(f"container has runAsNonRoot and image will run as root (pod: \"{pod_format(pod)}\", "
                                 f"container: {name})")
-    uid = IMAGE_UID if uid is None else int(uid)
-    gid = context.get("runAsGroup")
-    gid = _passwd_gid(uid) if gid is None else int(gid)
+        if uid is None and image is not None and image.uid is None:
+            raise SecurityError(f"container has runAsNonRoot and image has non-numeric user ({image.name}), cannot "
+                                f"verify user is non-root (pod: \"{pod_format(pod)}\", container: {name})")
+    passwd = "/etc/passwd" if image is None else image.passwd
+    if uid is None and image is not None:
+        uid = image.run_uid
+        gid = context.get("runAsGroup", image.gid)
+    else:
+        uid = IMAGE_UID if uid is None else int(uid)
+        gid = context.get("runAsGroup")
+    gid = primary_gid(uid, passwd) if gid is None else int(gid)
     groups = [gid]
     for extra in [*([pod_context["fsGroup"]] if pod_context.get("fsGroup") is not None else []),
                   *(pod_context.get("supplementalGroups") or ())]:
         if int(extra) not in groups:
             groups.append(int(extra))
     allow = context.get("allowPrivilegeEscalation")
-    return {"uid": uid, "gid": gid, "groups": groups, "capabilities": capabilities(context),
-            "noNewPrivs": allow is False, "privileged": bool(context.get("privileged")),
-            "readOnlyRoot": bool(context.get("readOnlyRootFilesystem"))}
+    privileged = bool(context.get("privileged"))
+    security = {"uid": uid, "gid": gid, "groups": groups, "capabilities": capabilities(context),
+                "noNewPrivs": allow is False, "privileged": privileged,
+                "readOnlyRoot": bool(context.get("readOnlyRootFilesystem"))}
+    try:  # privileged containers run unconfined, as containerd runs them
+        profile = None if privileged else container_profile(context.get("seccompProfile"), seccomp_root)
+    except SeccompError as exc:
+        raise SecurityError(f"failed to create containerd container: {exc}", "CreateContainerError") from None
+    if profile is not None:
+        security["seccomp"] = profile
+    return security
 
-
-def setpriv_argv(security: dict[str, Any]) -> list[str]:
-    """The `setpriv` prefix that gives a process exec'd into the container the container's identity and
-    capability bounding set (a root process then has exactly these; any other user none)."""
-    argv = ["setpriv", f"--reuid={security['uid']}", f"--regid={security['gid']}",
-            "--groups=" + ",".join(str(g) for g in security["groups"])]
-    if not security.get("privileged"):
-        argv += ["--bounding-set=" + ",".join(["-all", *(f"+{c.lower()}" for c in security["capabilities"])]),
-                 "--inh-caps=-all"]
-    if security.get("noNewPrivs"):
-        argv.append("--no-new-privs")
-    return [*argv, "--"]

@@ -16,6 +16,7 @@ from mini_kube.client.events import EventRecorder
 from mini_kube.machinery.refs import SERVICEACCOUNTS
 
 from .actions import Dialer
+from .imagestore.node_images import NodeImages
 from .ipam import Ipam
 from .runtime.base import Runtime
 
@@ -61,6 +62,7 @@ class WorkerEnv:
     services: Callable[[], list[dict[str, Any]]]  # the cluster's Services (for containers' environments)
     settings: WorkerSettings
     dialer: Dialer | None = None  # connections into the cluster network, where there is one
+    images: NodeImages | None = None  # the node's image map and loaded images (besides the built-in ones)
 
     def pod_directory(self, uid: str) -> Path:
         return self.root / "pods" / uid

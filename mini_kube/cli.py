@@ -70,10 +70,10 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
 
 
 async def serve(args: argparse.Namespace) -> None:
-    from mini_kube.node import IN_PROCESS_LABEL, node_flag_options
+    from mini_kube.node import IN_PROCESS_LABEL, image_map_problem, node_flag_options
     from mini_kube.serve_options import kubeconfig_path, memory_kubeconfig_problem, serve_args_problem
 
-    problem = serve_args_problem(args) or memory_kubeconfig_problem(args)
+    problem = serve_args_problem(args) or memory_kubeconfig_problem(args) or image_map_problem(args)
     if problem:
         raise SystemExit(f"mini-kube: {problem}")
     raise_open_files_limit()  # the relays take a share of it: the API server keeps the rest
@@ -108,7 +108,8 @@ async def serve(args: argparse.Namespace) -> None:
             root = args.node_root_dir or (str(Path(data_dir) / "nodes") if data_dir != ":memory:" else None)
             await start_nodes(server, args.nodes, runtime=args.node_runtime, root=root,
                               external_cloud=not args.no_ccm, labels={IN_PROCESS_LABEL: "true"},
-                              kubelet_options=node_flag_options(args), static_pods=component_pods(server, args))
+                              kubelet_options=node_flag_options(args, data_dir),
+                              static_pods=component_pods(server, args))
         if not args.no_ccm:
             await start_ccm(server, lb_pool=args.lb_pool or None)
         if not args.no_dns:
@@ -398,6 +399,9 @@ def build_parser() -> argparse.ArgumentParser:
     from mini_kube.node import add_parser as add_node_parser
 
     add_node_parser(sub)
+    from mini_kube.kubelet.imagestore.cli import add_parser as add_image_parser
+
+    add_image_parser(sub)
     return parser
 
 
@@ -405,6 +409,7 @@ RUNNERS = {  # each subcommand's coroutine: here (":name"), or in its component,
     "serve": ":serve", "controllers": ":run_controllers", "ccm": ":run_ccm", "dns": ":run_dns",
     "trace": ":run_trace", "operator": ":run_operator", "scheduler": "mini_kube.scheduler.cli:run",
     "node": "mini_kube.node:run", "proxy": "mini_kube.proxy.cli:run",
+    "image": "mini_kube.kubelet.imagestore.cli:run",
 }
 
 

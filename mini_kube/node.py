@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from pathlib import Path
 from typing import Any
 
 from mini_kube.client import ApiClient
@@ -16,7 +17,8 @@ from mini_kube.network.relay import raise_open_files_limit
 
 UNINITIALIZED = "node.cloudprovider.kubernetes.io/uninitialized"
 IN_PROCESS_LABEL = "node.mini-kube.dev/in-process"  # the nodes `serve` runs itself (it removes those it no longer runs)
-IN_PROCESS_PIDS_LIMIT = 1024  # nodes in the API server's process: a fork bomb in a Pod must not starve it
+IN_PROCESS_PIDS_LIMIT = 1024
+DEFAULT_DATA_DIR = "~/.mini-kube"  # nodes in the API server's process: a fork bomb in a Pod must not starve it
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -41,6 +43,12 @@ def add_node_options(parser: argparse.ArgumentParser) -> None:
                         help="an image that is not built in: fail to pull it, as a node without it does "
                              "(ErrImagePull, then ImagePullBackOff; the default), or run it as the stand-in "
                              "(its command from the host's directories, or HTTP on its ports without one)")
+    parser.add_argument("--image-map", default=None, metavar="FILE",
+                        help="YAML mapping image patterns to local commands (e.g. myapp:dev runs ./bin/myapp): "
+                             "looked up after the built-in images, before the loaded ones (see README)")
+    parser.add_argument("--image-store", default=None, metavar="DIR",
+                        help="where `mini-kube image load` keeps the images nodes run (default DATA_DIR/images: "
+                             "~/.mini-kube/images unless serve's --data-dir says otherwise)")
     parser.add_argument("--pod-pids-limit", type=int, default=None,
                         help="the most processes a Pod may have (podPidsLimit; -1: no limit; default -1 for "
                              f"`mini-kube node`, as upstream's kubelet, and {IN_PROCESS_PIDS_LIMIT} for the nodes "
@@ -62,11 +70,28 @@ def log_size(text: str) -> int:
     return size
 
 
-def node_flag_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The KubeletConfig fields the node flags set (those given)."""
+def node_flag_options(args: argparse.Namespace, data_dir: str = DEFAULT_DATA_DIR) -> dict[str, Any]:
+    """The KubeletConfig fields the node flags set (those given); loaded images from `data_dir`'s store unless
+    --image-store names another."""
+    store = args.image_store or str(Path(DEFAULT_DATA_DIR if data_dir == ":memory:" else data_dir) / "images")
     given = {"pod_pids_limit": args.pod_pids_limit, "container_log_max_size": args.container_log_max_size,
-             "container_log_max_files": args.container_log_max_files, "unknown_images": args.unknown_images}
+             "container_log_max_files": args.container_log_max_files, "unknown_images": args.unknown_images,
+             "image_map": str(Path(args.image_map).expanduser().resolve()) if args.image_map else None,
+             "image_store": str(Path(store).expanduser().absolute())}
     return {key: value for key, value in given.items() if value is not None}
+
+
+def image_map_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with --image-map's file, or None."""
+    if not getattr(args, "image_map", None):
+        return None
+    from mini_kube.kubelet.imagestore.imagemap import ImageMap, ImageMapError
+
+    try:
+        ImageMap.load(args.image_map)
+    except ImageMapError as exc:
+        return f"--image-map {exc}"
+    return None
 
 
 class InProcessNodes:
@@ -125,6 +150,9 @@ async def run(args: argparse.Namespace) -> None:
     def client() -> ApiClient:
         return ApiClient.from_kubeconfig(args.kubeconfig, user_agent=f"kubelet/{args.name}")
 
+    problem = image_map_problem(args)
+    if problem:
+        raise SystemExit(f"mini-kube: {problem}")
     pids = -1 if args.pod_pids_limit is None else args.pod_pids_limit
     raise_open_files_limit()  # the relays take a share of it
     try:

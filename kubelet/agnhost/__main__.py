@@ -21,6 +21,9 @@ SUBCOMMANDS = {
     "etc-hosts": ("dns:etc_hosts", "Prints the host's /etc/hosts file"),
     "dns-suffix": ("dns:dns_suffix", "Prints the host's DNS suffix list"),
     "dns-server-list": ("dns:dns_server_list", "Prints the host's DNS Server list"),
+    "nettest": ("nettest", "Starts a tiny web server for checking networking connectivity"),
+    "inclusterclient": ("inclusterclient", 'Periodically poll the Kubernetes "/healthz" endpoint'),
+    "guestbook": ("guestbook", "Creates a HTTP server with various endpoints representing a guestbook app"),
 }
 
 

@@ -47,6 +47,7 @@ class ContainerSpec:
     init: bool = False  # an init container: runs to completion
     resources: dict[str, Any] = field(default_factory=dict)  # the container's `resources` (requests, limits)
     security: dict[str, Any] = field(default_factory=dict)  # user, groups, capabilities... (kubelet/security.py)
+    layers: list[str] = field(default_factory=list)  # an image's layers, topmost first: the container's root
 
 
 class Container(abc.ABC):

@@ -27,7 +27,8 @@ from mini_kube.network.namespaces import Holder, die_with_parent, run_in
 
 from ..cgroups.tree import PodCgroups
 from ..logs import LogWriter
-from ..security import CAPABILITIES, setpriv_argv
+from ..seccomp import compile_filter
+from ..security import CAPABILITIES
 from .base import Container, ContainerSpec, Runtime, Sandbox
 from .exec_check import ExecError, exec_problem
 from .node_namespaces import NodeNamespaces
@@ -36,7 +37,6 @@ INIT = Path(__file__).resolve().parent.parent / "containerinit.py"
 # what a container sees of the host besides its system directories (read-only): the interpreter and mini-kube
 # itself (the stand-in images, and Pods that run mini-kube's own programs, run from them)
 KEEP = sorted({os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix), str(INIT.parent.parent)})
-SETPRIV = shutil.which("setpriv") or "setpriv"
 TIOCGPTPEER = 0x5441  # the slave of a pty master, opened without a path lookup (Linux 4.13)
 TIOCSPTLCK = 0x40045431  # unlock the pty slave
 VOLUME_TMPFS = "memory"  # under a Pod's directory: where its token, Secret and ConfigMap volumes live (a tmpfs)
@@ -195,12 +195,14 @@ class ProcessRuntime(Runtime):
         security = dict(spec.security)
         if security.get("capabilities") is not None:
             security["bounding"] = [CAPABILITIES.index(c) for c in security["capabilities"]]
+        if security.get("seccomp") is not None:
+            security["seccomp"] = (await _seccomp_filter(security["seccomp"], security.get("capabilities"))).hex()
         hide = sorted({*self.hide, str(Path(sandbox.directory).parent.parent)})  # the node's root dir
         spec_file.write_text(json.dumps({"root": str(root), "scratch": str(scratch), "mounts": spec.mounts,
                                          "files": files, "workdir": spec.workdir, "argv": spec.argv,
                                          "pidns": sandbox.extra.get("pidns") or holder.pidns, "env": spec.env,
                                          "started_fd": started_w, "keep": KEEP, "hide": hide,
-                                         "security": security,
+                                         "security": security, "layers": spec.layers,
                                          "cgroups": self.cgroups.join_files(cgroup) if self.cgroups else []}))
         log = LogWriter(spec.log_path, max_size=spec.log_max_size, max_files=spec.log_max_files)
         argv = ["nsenter", f"--net={holder.netns}", f"--uts=/proc/{holder.pid}/ns/uts",
@@ -221,7 +223,7 @@ class ProcessRuntime(Runtime):
         pumps = [asyncio.create_task(log.pump(proc.stdout, "stdout")),
                  asyncio.create_task(log.pump(proc.stderr, "stderr"))]
         container = ProcessContainer(proc, log, pumps, container_id, self.cgroups, cgroup,
-                                     started=asyncio.ensure_future(_closed(started_r)), security=spec.security,
+                                     started=asyncio.ensure_future(_closed(started_r)), security=security,
                                      layers=(root, scratch))
         try:
             failure = await container.started()
@@ -258,15 +260,11 @@ class ProcessRuntime(Runtime):
         """The command line and environment of a process inside `container` (for `kubectl exec`)."""
         pid = getattr(container, "main_pid", container.pid)
         security = getattr(container, "security", None) or {}
-        identity = setpriv_argv(security) if security else []
-        if identity:
-            identity[0] = SETPRIV
         environ = _environ(pid)
         problem = exec_problem(pid, argv, environ.get("PATH", ""))
-        if problem:  # said as the runtime says it, not as nsenter would
+        if problem:  # said as the runtime says it, not as the helper would
             raise ExecError(problem)
-        return (["nsenter", "-t", str(pid), "--net", "--uts", "--ipc", "--pid", "--mount", "--root", "--wd", "--",
-                 *identity, *argv], environ)
+        return [sys.executable, "-I", "-S", str(INIT), "--enter", str(pid), json.dumps(security), *argv], environ
 
     def open_pty(self, container: Container) -> tuple[int, int]:
         """A terminal (master, slave) from the container's own /dev/pts, as a runtime's console is: inside, `tty`
@@ -359,6 +357,15 @@ async def _closed(fd: int) -> bytes:
     finally:
         loop.remove_reader(fd)
         os.close(fd)
+
+
+async def _seccomp_filter(profile: dict[str, Any], capabilities: list[str] | None) -> bytes:
+    """The profile as a BPF program (compiled off the event loop, once per profile and capability set); OSError
+    saying why when it cannot be (the container fails to start, as containerd fails it)."""
+    try:
+        return await asyncio.get_running_loop().run_in_executor(None, compile_filter, profile, capabilities or ())
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        raise OSError(f"failed to create containerd container: failed to generate seccomp spec opts: {exc}") from None
 
 
 async def _ip(netns: str, script: str) -> None:

@@ -66,19 +66,25 @@ class SyncClient:
 class MiniKube:
     """A hermetic cluster; a context manager. `.url`, `.kubeconfig`, `.client`, `.server`; with `nodes=K`, K
     in-process nodes (`.nodes.kubelets`) whose pods run as processes (`node_runtime="process"`), on a timeline
-    (`"simulated"`), or as processes where namespaces can be made (`"auto"`)."""
+    (`"simulated"`), or as processes where namespaces can be made (`"auto"`); `image_map` and `image_store`
+    are the nodes' --image-map and --image-store."""
 
     def __init__(self, *, data_dir: str = ":memory:", insecure_http: bool = True, controllers: bool | str = True,
                  scheduler: bool | dict[str, Any] = True, ccm: bool | dict[str, Any] = False, dns: bool | dict[str, Any] = False,
                  nodes: int = 0, node_runtime: str = "auto",
                  controller_options: dict[str, dict[str, Any]] | None = None,
-                 node_options: dict[str, Any] | None = None, **config: Any) -> None:
+                 node_options: dict[str, Any] | None = None, image_map: str | dict[str, Any] | None = None,
+                 image_store: str | None = None, **config: Any) -> None:
         self.controllers = controllers
         self.scheduler = scheduler
         self.controller_options = controller_options  # per controller, e.g. {"nodelifecycle": {...}}
         self.node_count = nodes  # in-process nodes (kubelet + kube-proxy each)
         self.node_runtime = node_runtime  # auto | process | simulated
         self.node_options = node_options or {}  # KubeletConfig fields, e.g. {"renew_interval": 0.5}
+        if image_map:  # the nodes' --image-map: a file, or its YAML parsed (paths relative to the working dir)
+            self.node_options.setdefault("image_map", image_map)
+        if image_store:  # where `mini-kube image load --data-dir D` put images: D/images
+            self.node_options.setdefault("image_store", image_store)
         self.nodes: Any = None
         self.ccm_options = ccm  # True or CloudControllerManager options: run the cloud-controller-manager
         self.ccm: Any = None

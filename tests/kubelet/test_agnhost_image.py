@@ -97,3 +97,4 @@ def test_agnhost_etc_hosts_logs_the_hosts_file_with_its_aliases(process_cluster)
     eventually(lambda: status_of(kube, ns, "hosts").get("phase") == "Succeeded", timeout=30)
     logs = kubectl(kube, "-n", ns, "logs", "hosts").stdout
     assert logs.startswith("# Kubernetes-managed hosts file.\n") and logs.endswith("123.45.67.89\tfoo\tbar\n\n"), logs
+

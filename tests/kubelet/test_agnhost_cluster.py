@@ -1,0 +1,96 @@
+"""agnhost subcommands that use the cluster (issue #27): the API server through the Pod's in-cluster
+configuration (TLS, its ServiceAccount's token), other Pods and Services by name; through real kubectl."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from tests.helpers import kubectl
+
+from .conftest import eventually, new_namespace, process_cluster_or_skip, status_of
+
+AGNHOST = "registry.k8s.io/e2e-test-images/agnhost:2.53"
+
+
+@pytest.fixture(scope="module")
+def kube() -> Iterator:
+    process_cluster_or_skip()
+    from mini_kube.testing import MiniKube
+
+    with MiniKube(insecure_http=False, nodes=1, node_runtime="process", dns=True) as cluster:
+        yield cluster
+
+
+def proxied(kube, ns: str, pod: str, path: str) -> str:
+    """GET `path` of the Pod's port 8080 through the API server's pods/proxy ("" while it fails)."""
+    done = kubectl(kube, "get", "--raw", f"/api/v1/namespaces/{ns}/pods/{pod}:8080/proxy{path}", check=False)
+    return done.stdout if done.returncode == 0 else ""
+
+
+def test_agnhost_nettest_records_writes_and_contacts_its_services_endpoints(kube) -> None:
+    """nettest finds its Service's endpoints through the API server (in-cluster config, the Pod's token), writes
+    to each (itself here) and passes; another Pod's POST to /write is counted under its Source."""
+    ns = new_namespace(kube)
+    kubectl(kube, "-n", ns, "create", "rolebinding", "read", "--clusterrole=view", f"--serviceaccount={ns}:default")
+    kubectl(kube, "-n", ns, "run", f"--image={AGNHOST}", "--port=8080", "--labels=app=nettest", "server", "--",
+            "nettest", "--peers=1", "--service=peers", f"--namespace={ns}")
+    kubectl(kube, "-n", ns, "expose", "pod", "server", "--name=peers", "--port=8080")
+    ip = eventually(lambda: status_of(kube, ns, "server").get("podIP"), timeout=30)
+    kubectl(kube, "-n", ns, "run", "--image=busybox", "--restart=Never", "writer", "--", "wget", "-q", "-O-",
+            '--post-data={"Source": "prestop"}', f"http://{ip}:8080/write")
+    eventually(lambda: status_of(kube, ns, "writer").get("phase") == "Succeeded", timeout=30)
+    assert kubectl(kube, "-n", ns, "logs", "writer").stdout == '{"Hostname":"server"}\n'
+    assert eventually(lambda: proxied(kube, ns, "server", "/status") == "pass", timeout=30, explain=lambda: proxied(
+        kube, ns, "server", "/read") + kubectl(kube, "-n", ns, "logs", "server").stdout)
+    state = json.loads(proxied(kube, ns, "server", "/read"))
+    assert state["Hostname"] == "server" and state["Received"] == {"prestop": 1, "server": 1} | {
+        "server": state["Received"]["server"]}, state
+    assert state["Sent"]["server"] >= 1 and state["Errors"] is None and state["StillContactingPeers"] is True
+    assert proxied(kube, ns, "server", "/read").startswith('{\n\t"Hostname": "server",\n\t"Sent": {\n')
+
+
+def test_agnhost_inclusterclient_polls_healthz_with_the_pods_token(kube) -> None:
+    ns = new_namespace(kube)
+    kubectl(kube, "-n", ns, "run", f"--image={AGNHOST}", "poller", "--", "inclusterclient", "--poll-interval=1")
+
+    def polled() -> list[str]:
+        done = kubectl(kube, "-n", ns, "logs", "poller", check=False)
+        return [line for line in done.stdout.splitlines() if "authz_header=" in line]
+
+    lines = eventually(lambda: len(polled()) >= 2 and polled(), timeout=30)
+    token = kubectl(kube, "-n", ns, "exec", "poller", "--", "cat",
+                    "/var/run/secrets/kubernetes.io/serviceaccount/token").stdout.strip()
+    digest = base64.urlsafe_b64encode(hashlib.sha256(f"salt|Bearer {token}".encode()).digest()).decode().rstrip("=")
+    assert lines[0].startswith("I") and lines[0].endswith(f"] authz_header={digest}"), lines
+    logs = kubectl(kube, "-n", ns, "logs", "poller").stdout
+    assert "status=failed" not in logs and "] started\n" in logs and "] calling /healthz\n" in logs, logs
+
+
+def test_agnhost_guestbook_stores_through_primary_and_reads_from_its_replica(kube) -> None:
+    """The conformance suite's guestbook: a frontend Service proxying to agnhost-primary and agnhost-replica by
+    name; a set through the frontend reaches the replica, which registered with the primary at start."""
+    ns = new_namespace(kube)
+    for name, port, args in (("agnhost-primary", "6379", ["--http-port", "6379"]),
+                             ("agnhost-replica", "6379", ["--replicaof", "agnhost-primary", "--http-port", "6379"]),
+                             ("frontend", "80", ["--backend-port", "6379"])):
+        if name == "agnhost-replica":  # registering needs the primary's Service: created before, as in the suite
+            eventually(lambda: status_of(kube, ns, "agnhost-primary").get("phase") == "Running", timeout=30)
+        kubectl(kube, "-n", ns, "run", f"--image={AGNHOST}", f"--port={port}", f"--labels=app={name}", name, "--",
+                "guestbook", *args)
+        kubectl(kube, "-n", ns, "expose", "pod", name, f"--port={port}")
+
+    def ask(cmd: str, value: str = "") -> str:
+        path = f"/api/v1/namespaces/{ns}/services/frontend/proxy/guestbook?cmd={cmd}&key=messages&value={value}"
+        done = kubectl(kube, "get", "--raw", path, check=False)
+        return done.stdout if done.returncode == 0 else done.stderr
+
+    assert eventually(lambda: ask("get") == '{"data":""}', timeout=60, explain=lambda: ask("get"))
+    assert ask("set", "TestEntry") == '{"message":"Updated"}'
+    assert ask("get") == '{"data":"TestEntry"}'
+    logs = kubectl(kube, "-n", ns, "logs", "agnhost-replica").stdout
+    assert "Registered to node: agnhost-primary" in logs and "GET /set?key=messages&value=TestEntry" in logs, logs
