@@ -97,3 +97,11 @@ def primary_gid(uid: int, passwd: str) -> int:
         if len(fields) > 3 and fields[2] == str(uid) and fields[3].isdigit():
             return int(fields[3])
     return 0
+
+
+def home_of(uid: int, passwd: str) -> str:
+    """The home directory of `uid` in `passwd`, else `/` (as runc sets HOME when the environment has none)."""
+    for fields in _entries(passwd):
+        if len(fields) > 5 and fields[2] == str(uid) and fields[5]:
+            return fields[5]
+    return "/"
