@@ -89,6 +89,7 @@ class PodWorker:
         self.finished = asyncio.Event()  # containers done for good (terminal) or terminated
         self._dirty = asyncio.Event()
         self._written: dict[str, Any] | None = None
+        self._flushing = asyncio.Lock()  # one status write at a time: the next compares with what it wrote
         self._backoff = {r.name: 0.0 for r in self.containers + self.inits}
         self.probes = ProbeRunner(self)
         self._main: asyncio.Task[None] | None = None  # the Pod's life, once started
@@ -621,9 +622,8 @@ class PodWorker:
                                                "message": "The container could not be located when the pod was "
                                                           "terminated", "startedAt": None, "finishedAt": now_rfc3339()}}
         self.finished.set()
-        self.mark_dirty()
+        await self._release()  # first, as upstream's killPod: the final status tells the sandbox is gone too
         await self._flush()
-        await self._release()
         self.terminated = True
         if self._delete_wanted:
             self._delete_from_api()
@@ -692,21 +692,29 @@ class PodWorker:
         while True:
             await self._dirty.wait()
             await asyncio.sleep(0)  # let changes made in the same tick land in one write
+            if self.terminating and not self.finished.is_set():
+                # The containers are being stopped: as upstream's pod worker, busy killing the Pod until every
+                # container is down, their exits reach the API with the final status that `terminate` writes.
+                self._dirty.clear()
+                continue
             await self._flush()
 
     async def _flush(self) -> None:
-        self._dirty.clear()
-        status = self.status()
-        if status == self._written:
-            return
-        try:
-            await to_the_end(self.env.client.patch(PODS, self.name, {"status": status}, self.namespace,
-                                                   subresource="status"))
-            self._written = status
-        except NotFound:
-            return
-        except ApiError as exc:
-            log.warning("pod %s/%s: status not written: %s", self.namespace, self.name, exc)
-            await asyncio.sleep(0.5)
-            self._dirty.set()
+        """Write the status if it changed since the last write; a write asked for while one is on its way (the
+        status loop woken by `terminate`, which also writes) waits for it rather than sending the same again."""
+        async with self._flushing:
+            self._dirty.clear()
+            status = self.status()
+            if status == self._written:
+                return
+            try:
+                await to_the_end(self.env.client.patch(PODS, self.name, {"status": status}, self.namespace,
+                                                       subresource="status"))
+                self._written = status
+            except NotFound:
+                return
+            except ApiError as exc:
+                log.warning("pod %s/%s: status not written: %s", self.namespace, self.name, exc)
+                await asyncio.sleep(0.5)
+                self._dirty.set()
 

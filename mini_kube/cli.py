@@ -19,6 +19,7 @@ from mini_kube.apiserver.server import ApiServer, ServerConfig
 from mini_kube.client import ApiClient, Connection, KubeconfigError
 from mini_kube.client.leaderelection import add_timing_flags
 from mini_kube.controllers.signals import until_signalled
+from mini_kube.gc_policy import settle_after_start
 from mini_kube.machinery.kubeconfig import KubeConfig, resolve
 from mini_kube.network.relay import raise_open_files_limit
 
@@ -115,6 +116,7 @@ async def serve(args: argparse.Namespace) -> None:
             await start_dns(server, port=args.dns_port)
         logging.getLogger("mini-kube").info("serving on %s (kubeconfig %s)", server.url, kubeconfig)
         print(f"mini-kube API server ready at {server.url}, kubeconfig: {kubeconfig}", flush=True)
+        settle_after_start()
         await until_signalled()
     finally:
         await server.stop()  # also when a component fails to start: nothing may keep the process alive
@@ -283,6 +285,7 @@ async def run_controllers(args: argparse.Namespace) -> None:
         host, _, port = args.health_address.rpartition(":")
         bound = await manager.serve_health(host or "127.0.0.1", int(port))
         print(f"mini-kube controllers: health on http://{host or '127.0.0.1'}:{bound}/healthz", flush=True)
+    settle_after_start()
     await until_signalled()
     await manager.stop()
 

@@ -1,6 +1,6 @@
 """The default admission plugin list of a server, in upstream's order.
 
-Mutating: NamespaceLifecycle, ServiceAccount, DefaultTolerationSeconds, then MutatingAdmissionWebhook (webhooks
+Mutating: NamespaceLifecycle, LimitRanger, ServiceAccount, DefaultTolerationSeconds, then MutatingAdmissionWebhook (webhooks
 run after the built-in mutators). Validating: the same built-ins, PodSecurity, then ValidatingAdmissionPolicy, then
 ValidatingAdmissionWebhook, then ResourceQuota (last, so that only writes every other plugin let through are
 charged).
@@ -16,6 +16,7 @@ from ..registry.reader import ObjectReader
 from . import config_validation, podsecurity
 from .chain import AdmissionPlugin
 from .default_tolerations import DefaultTolerationSeconds
+from .limit_ranger import LimitRanger
 from .namespace_lifecycle import NamespaceLifecycle
 from .podsecurity import PodSecurity
 from .policy import ValidatingAdmissionPolicyPlugin
@@ -53,6 +54,7 @@ def default_plugins(objects: ObjectReader, webhooks: WebhookClient, *, require_d
     config_validation.register()
     return [
         NamespaceLifecycle(),
+        LimitRanger(),
         ServiceAccountAdmission(require_default=require_default_service_account),
         DefaultTolerationSeconds(),
         pod_security(objects, admission_control_config_file),

@@ -24,6 +24,7 @@ SUBCOMMANDS = {
     "nettest": ("nettest", "Starts a tiny web server for checking networking connectivity"),
     "inclusterclient": ("inclusterclient", 'Periodically poll the Kubernetes "/healthz" endpoint'),
     "guestbook": ("guestbook", "Creates a HTTP server with various endpoints representing a guestbook app"),
+    "grpc-health-checking": ("grpc_health_checking", "Starts a simple grpc health checking endpoint"),
 }
 
 

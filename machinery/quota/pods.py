@@ -79,7 +79,7 @@ def pod_qos(pod: Obj) -> str:
     return known if known else qos_class(pod.get("spec") or {})
 
 
-def _aggregate(pod: Obj, kind: str) -> ResourceList:
+def aggregate(pod: Obj, kind: str) -> ResourceList:
     """The containers' sum, sidecar init containers included, or the largest init container's need if bigger."""
     spec = pod.get("spec") or {}
     total: ResourceList = {}
@@ -101,12 +101,12 @@ def _aggregate(pod: Obj, kind: str) -> ResourceList:
 
 def pod_requests(pod: Obj) -> ResourceList:
     """resourcehelper.PodRequests: the aggregate requests plus the Pod overhead."""
-    return add(_aggregate(pod, "requests"), parse_list((pod.get("spec") or {}).get("overhead")))
+    return add(aggregate(pod, "requests"), parse_list((pod.get("spec") or {}).get("overhead")))
 
 
 def pod_limits(pod: Obj) -> ResourceList:
     """resourcehelper.PodLimits: the aggregate limits, the overhead added to those that are set."""
-    limits = _aggregate(pod, "limits")
+    limits = aggregate(pod, "limits")
     overhead = parse_list((pod.get("spec") or {}).get("overhead"))
     return add(limits, {name: value for name, value in overhead.items() if name in limits})
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import http.client
 import json
 import subprocess
+import time
 import urllib.request
 
 from mini_kube.kubelet.entrypoints import container_argv
@@ -98,3 +99,17 @@ def test_agnhost_etc_hosts_logs_the_hosts_file_with_its_aliases(process_cluster)
     logs = kubectl(kube, "-n", ns, "logs", "hosts").stdout
     assert logs.startswith("# Kubernetes-managed hosts file.\n") and logs.endswith("123.45.67.89\tfoo\tbar\n\n"), logs
 
+
+
+def test_agnhost_grpc_health_checking_keeps_a_grpc_liveness_probe_passing(process_cluster) -> None:
+    kube, ns = process_cluster, new_namespace(process_cluster)
+    # the suite's probe waits 15 s; 5 here, time enough for the interpreter to start on a loaded machine
+    probe = {"grpc": {"port": 5000}, "initialDelaySeconds": 5, "periodSeconds": 1, "failureThreshold": 1}
+    overrides = {"spec": {"containers": [{"name": "g", "image": AGNHOST, "livenessProbe": probe,
+                                          "args": ["grpc-health-checking"]}]}}
+    kubectl(kube, "-n", ns, "run", f"--image={AGNHOST}", "g", "--overrides", json.dumps(overrides))
+    eventually(lambda: status_of(kube, ns, "g").get("phase") == "Running")
+    eventually(lambda: "gRPC server starting to listen on :5000" in kubectl(kube, "-n", ns, "logs", "g").stdout,
+               timeout=30)
+    time.sleep(8)  # a few probes past the initial delay
+    assert status_of(kube, ns, "g")["containerStatuses"][0]["restartCount"] == 0

@@ -129,3 +129,14 @@ def test_run_as_non_root_refuses_a_named_user_as_upstream(kube, ns):
                                   and status_of(kube, ns, "nonroot")["containerStatuses"][0]["state"]["waiting"]))
     assert waiting["message"].startswith("container has runAsNonRoot and image has non-numeric user (app), "
                                          "cannot verify user is non-root")
+
+
+def test_exec_runs_in_the_image(kube, ns):
+    kubectl(kube, "-n", ns, "run", "ex", "--image=shell:1", "--", "while :; do cat hello.txt >/dev/null; done")
+    eventually(lambda: status_of(kube, ns, "ex").get("phase") == "Running", timeout=60)
+    out = kubectl(kube, "-n", ns, "exec", "ex", "--", "/app/shell", "-c", "id -u; pwd; echo $GREETING; ls /usr",
+                  check=False)
+    assert out.stdout == "1000\n/app\nhello-from-image\n"
+    assert out.returncode == 2 and "cannot access '/usr'" in out.stderr  # the image has no /usr: ls fails
+    missing = kubectl(kube, "-n", ns, "exec", "ex", "--", "python3", "-V", check=False)
+    assert missing.returncode != 0 and 'exec: "python3": executable file not found in $PATH' in missing.stderr
