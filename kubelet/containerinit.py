@@ -144,8 +144,7 @@ class Root:
         try:
             os.chdir(parent)
             mount("overlay", self.path, "overlay", LOCKED, f"lowerdir={lower},upperdir={upper},workdir={work}")
-        except OSError as exc:
-            sys.stderr.write(f"overlayfs: {exc}: copying the image's layers\n")
+        except OSError:  # no overlayfs here, or a path its options cannot hold: the container's output says nothing
             copy_layers(self.layers, self.path)
             bind(self.path, self.path, LOCKED)
         finally:

@@ -27,7 +27,7 @@ from .env import EnvError, container_env, expand
 from .image_accounts import has_accounts, image_accounts
 from .images import BASE_PATH, built_in, default_argv, image_pages, resolve
 from .imagestore.local import ImageRunError, LocalImage
-from .imagestore.users import UserError, resolve_user
+from .imagestore.users import UserError, home_of, resolve_user
 from .inflight import to_the_end
 from .probes import ProbeRunner
 from .records import ContainerRecord
@@ -532,6 +532,9 @@ class PodWorker:
             user = resolve_user(local.user, local.layers)
         except UserError as exc:
             raise ImageRunError(f'failed to generate container "{record.name}" spec: {exc}') from None
+        security = container_security(self.pod, spec, user, seccomp_root=self.env.root / PROFILE_DIRECTORY)
+        if "HOME" not in local.environment() and not any(v.get("name") == "HOME" for v in spec.get("env") or ()):
+            env["HOME"] = home_of(security["uid"], user.passwd)  # as runc: the user's, from the image's passwd
         binds = [{"source": path, "target": path, "readOnly": not local.writable} for path in local.binds]
         log_dir = self.directory / "logs" / record.name
         return ContainerSpec(name=record.name, argv=argv, env=env,
@@ -541,9 +544,7 @@ class PodWorker:
                              log_max_files=self.env.settings.container_log_max_files,
                              stdin=bool(spec.get("stdin")), ports=ports, hostname=self._hostname(),
                              init=record.init, resources=spec.get("resources") or {},
-                             security=container_security(self.pod, spec, user,
-                                                         seccomp_root=self.env.root / PROFILE_DIRECTORY),
-                             layers=list(local.layers))
+                             security=security, layers=list(local.layers))
 
     def _hostname(self) -> str:
         spec = self.pod.get("spec") or {}

@@ -109,3 +109,11 @@ def additional_gids(uid: int, passwd: str, group: str) -> list[int]:
         return []
     return [int(f[2]) for f in _entries(group)
             if len(f) > 3 and f[2].isdigit() and f[0] != name and name in f[3].strip().split(",")]
+
+
+def home_of(uid: int, passwd: str) -> str:
+    """The home directory of `uid` in `passwd`, else `/` (as runc sets HOME when the environment has none)."""
+    for fields in _entries(passwd):
+        if len(fields) > 5 and fields[2] == str(uid) and fields[5]:
+            return fields[5]
+    return "/"
