@@ -265,6 +265,21 @@ class Root:
         path = self.ensure(target, os.path.isdir(source))
         bind(source, path, LOCKED | (MS_RDONLY if read_only else 0), recursive=True)
 
+    def setuid_programs(self, programs):
+        """The image's set-user-ID root programs ([path, host program to copy]), on a tmpfs of their own: the
+        one place in the container where the set-user-ID bit takes effect (nodev, read-only once written)."""
+        directories = {}
+        for target, source in programs:
+            directories.setdefault(os.path.dirname(target), []).append((os.path.basename(target), source))
+        for directory, files in directories.items():
+            path = self.ensure(directory, True)
+            mount("tmpfs", path, "tmpfs", MS_NODEV, "mode=0755,size=64m")
+            for name, source in files:
+                shutil.copyfile(source, os.path.join(path, name))
+                os.chown(os.path.join(path, name), 0, 0)
+                os.chmod(os.path.join(path, name), 0o4755)
+            mount(None, path, None, MS_REMOUNT | MS_NODEV | MS_RDONLY, "mode=0755")
+
     def enter(self, workdir):
         """pivot_root into the root and let go of the host's (unmounted: nothing of it stays reachable)."""
         os.chdir(self.path)
@@ -436,6 +451,7 @@ def main():
         root.bind(m["source"], m["target"], m.get("readOnly", False))
     for target, source in (spec.get("files") or {}).items():
         root.bind(source, target, False)
+    root.setuid_programs(spec.get("setuid") or ())
     root.mask()
     workdir = spec.get("workdir") or "/"
     root.ensure(workdir, True)
