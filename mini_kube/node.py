@@ -123,11 +123,13 @@ async def start_in_process(client_factory: Any, names: list[str], *, runtime: st
                            root: str | None = None, proxy: bool = True, service_cidr: str = "10.0.0.0/24",
                            first_index: int = 0, external_cloud: bool = False,
                            kubelet_options: dict[str, Any] | None = None,
-                           hidden: list[str] | None = None) -> InProcessNodes:
+                           hidden: list[str] | None = None, static_pods: tuple[Any, ...] = ()) -> InProcessNodes:
     """Start a kubelet (and kube-proxy) for each name. With `external_cloud` (a cloud-controller-manager runs),
     nodes register with the `node.cloudprovider.kubernetes.io/uninitialized` taint, as upstream's kubelet with
     `--cloud-provider=external`, for the ccm to initialise and remove. `hidden`: directories no Pod may see
-    (the server's data dir). Nodes get a pids limit per Pod of IN_PROCESS_PIDS_LIMIT unless told otherwise."""
+    (the server's data dir). Nodes get a pids limit per Pod of IN_PROCESS_PIDS_LIMIT unless told otherwise.
+    `static_pods`: the components this process runs, shown as mirror Pods: the control plane on the first node,
+    kube-proxy on each."""
     nodes = await NodeSet.create(client_factory, runtime=runtime, root=root, service_cidr=service_cidr)
     nodes.hidden = list(hidden or ())
     kubelet_options = {"pod_pids_limit": IN_PROCESS_PIDS_LIMIT, **(kubelet_options or {})}
@@ -136,7 +138,9 @@ async def start_in_process(client_factory: Any, names: list[str], *, runtime: st
     running = InProcessNodes(nodes, proxies, SharedInformerFactory(client_factory()) if proxy and names else None)
     try:
         for offset, name in enumerate(names):
-            kubelet = await nodes.add(name, first_index + offset, taints=list(taints), **(kubelet_options or {}))
+            mine = tuple(s for s in static_pods if s.component == "kube-proxy" or offset == 0)
+            kubelet = await nodes.add(name, first_index + offset, taints=list(taints), static_pods=mine,
+                                      **(kubelet_options or {}))
             if proxy:
                 from mini_kube.proxy.server import ProxyServer
 

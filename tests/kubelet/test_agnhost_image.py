@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 import subprocess
 import time
 import urllib.request
@@ -113,3 +114,35 @@ def test_agnhost_grpc_health_checking_keeps_a_grpc_liveness_probe_passing(proces
                timeout=30)
     time.sleep(8)  # a few probes past the initial delay
     assert status_of(kube, ns, "g")["containerStatuses"][0]["restartCount"] == 0
+
+
+def test_agnhost_port_forward_tester_serves_one_client_through_kubectl_port_forward(process_cluster) -> None:
+    kube, ns = process_cluster, new_namespace(process_cluster)
+    env = {"BIND_PORT": "8080", "EXPECTED_CLIENT_DATA": "abc", "CHUNKS": "3", "CHUNK_SIZE": "10",
+           "CHUNK_INTERVAL": "100"}
+    kubectl(kube, "-n", ns, "run", f"--image={AGNHOST}", "--restart=Never", *(f"--env={k}={v}" for k, v in env.items()),
+            "pft", "--", "port-forward-tester")
+    eventually(lambda: status_of(kube, ns, "pft").get("phase") == "Running")
+    def attempt() -> bytes:
+        """One forward and one client (a forward ends at its first refused connection: the listener may come up
+        after Running)."""
+        forward = subprocess.Popen(["kubectl", "--kubeconfig", kube.kubeconfig, "-n", ns, "port-forward", "pod/pft",
+                                    ":8080"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        received = b""
+        try:
+            port = int(forward.stdout.readline().split("127.0.0.1:")[1].split(" ")[0])
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+                sock.sendall(b"abc")
+                while chunk := sock.recv(1024):
+                    received += chunk
+        except OSError:
+            pass
+        finally:
+            forward.terminate()
+            forward.wait(10)
+        return received
+
+    assert eventually(attempt, timeout=30) == b"x" * 30
+    eventually(lambda: status_of(kube, ns, "pft").get("phase") == "Succeeded", timeout=30)
+    assert kubectl(kube, "-n", ns, "logs", "pft").stdout == (
+        "Accepted client connection\nReceived expected client data\nShutting down connection\nDone\n")
