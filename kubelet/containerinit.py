@@ -91,9 +91,12 @@ class Root:
     def build(self):
         if self.layers:
             self.stack_layers()
-            for entry in IMAGE_MOUNTPOINTS:
-                if not os.path.lexists(self.at(entry)):
-                    os.mkdir(self.at(entry), 0o755)
+            for entry in IMAGE_MOUNTPOINTS:  # real directories of the root's own, whatever the image has there
+                path = self.at(entry)
+                if os.path.islink(path) or (os.path.lexists(path) and not os.path.isdir(path)):
+                    os.unlink(path)
+                if not os.path.lexists(path):
+                    os.mkdir(path, 0o755)
             self.kernel_filesystems()
             return
         bind(self.path, self.path, LOCKED)  # a mount of its own, for pivot_root
@@ -235,6 +238,8 @@ class Root:
         """Make `target` exist (a directory or an empty file), through an overlay where the nearest existing
         directory is read-only (the host's, which never changes)."""
         path = self.inside(target)
+        if self.layers and not under(os.path.realpath(path), [os.path.realpath(self.path)]):
+            raise OSError(40, f"{target}: the image's links lead out of its root")  # ELOOP, as runc refuses it
         if os.path.lexists(path):
             return path
         ancestor = os.path.dirname(path)
