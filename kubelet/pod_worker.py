@@ -24,9 +24,10 @@ from .container_events import ensure_image, field_path, pull_backing_off, pull_f
 from .deletion import final_delete
 from .entrypoints import container_argv, image_binaries
 from .env import EnvError, container_env, expand
-from .images import BASE_PATH, default_argv, image_pages, resolve
+from .image_accounts import has_accounts, image_accounts
+from .images import BASE_PATH, built_in, default_argv, image_pages, resolve
 from .imagestore.local import ImageRunError, LocalImage
-from .imagestore.users import UserError, resolve_user
+from .imagestore.users import UserError, home_of, resolve_user
 from .inflight import to_the_end
 from .probes import ProbeRunner
 from .records import ContainerRecord
@@ -88,6 +89,7 @@ class PodWorker:
         self.finished = asyncio.Event()  # containers done for good (terminal) or terminated
         self._dirty = asyncio.Event()
         self._written: dict[str, Any] | None = None
+        self._flushing = asyncio.Lock()  # one status write at a time: the next compares with what it wrote
         self._backoff = {r.name: 0.0 for r in self.containers + self.inits}
         self.probes = ProbeRunner(self)
         self._main: asyncio.Task[None] | None = None  # the Pod's life, once started
@@ -502,6 +504,11 @@ class PodWorker:
                     (docroot / name).write_text(text)
                 mounts.insert(0, {"source": str(docroot), "target": argv[argv.index("--docroot") + 1],
                                   "readOnly": False})  # first: the Pod's own volumes mounted there win
+        image = built_in(spec.get("image", ""))
+        user = None
+        if image is not None and has_accounts(image):  # its user, and its own /etc/passwd and /etc/group
+            user, accounts = image_accounts(image, self.env.root / "images" / "accounts")
+            mounts[:0] = accounts
         log_dir = self.directory / "logs" / record.name
         return ContainerSpec(name=record.name, argv=argv, env=env, workdir=spec.get("workingDir") or "/",
                              mounts=mounts,
@@ -510,7 +517,9 @@ class PodWorker:
                              log_max_files=self.env.settings.container_log_max_files,
                              stdin=bool(spec.get("stdin")), ports=ports, hostname=self._hostname(),
                              init=record.init, resources=spec.get("resources") or {},
-                             security=container_security(self.pod, spec, seccomp_root=self.env.root / PROFILE_DIRECTORY))
+                             security=container_security(self.pod, spec, user,
+                                                         seccomp_root=self.env.root / PROFILE_DIRECTORY),
+                             setuid=list(image.setuid) if image is not None else [])
 
     def _local_container_spec(self, record: ContainerRecord, spec: dict[str, Any], local: LocalImage,
                               argv: list[str], env: dict[str, str], mounts: list[dict[str, Any]],
@@ -523,6 +532,9 @@ class PodWorker:
             user = resolve_user(local.user, local.layers)
         except UserError as exc:
             raise ImageRunError(f'failed to generate container "{record.name}" spec: {exc}') from None
+        security = container_security(self.pod, spec, user, seccomp_root=self.env.root / PROFILE_DIRECTORY)
+        if "HOME" not in local.environment() and not any(v.get("name") == "HOME" for v in spec.get("env") or ()):
+            env["HOME"] = home_of(security["uid"], user.passwd)  # as runc: the user's, from the image's passwd
         binds = [{"source": path, "target": path, "readOnly": not local.writable} for path in local.binds]
         log_dir = self.directory / "logs" / record.name
         return ContainerSpec(name=record.name, argv=argv, env=env,
@@ -532,9 +544,7 @@ class PodWorker:
                              log_max_files=self.env.settings.container_log_max_files,
                              stdin=bool(spec.get("stdin")), ports=ports, hostname=self._hostname(),
                              init=record.init, resources=spec.get("resources") or {},
-                             security=container_security(self.pod, spec, user,
-                                                         seccomp_root=self.env.root / PROFILE_DIRECTORY),
-                             layers=list(local.layers))
+                             security=security, layers=list(local.layers))
 
     def _hostname(self) -> str:
         spec = self.pod.get("spec") or {}
@@ -613,9 +623,8 @@ class PodWorker:
                                                "message": "The container could not be located when the pod was "
                                                           "terminated", "startedAt": None, "finishedAt": now_rfc3339()}}
         self.finished.set()
-        self.mark_dirty()
+        await self._release()  # first, as upstream's killPod: the final status tells the sandbox is gone too
         await self._flush()
-        await self._release()
         self.terminated = True
         if self._delete_wanted:
             self._delete_from_api()
@@ -684,21 +693,29 @@ class PodWorker:
         while True:
             await self._dirty.wait()
             await asyncio.sleep(0)  # let changes made in the same tick land in one write
+            if self.terminating and not self.finished.is_set():
+                # The containers are being stopped: as upstream's pod worker, busy killing the Pod until every
+                # container is down, their exits reach the API with the final status that `terminate` writes.
+                self._dirty.clear()
+                continue
             await self._flush()
 
     async def _flush(self) -> None:
-        self._dirty.clear()
-        status = self.status()
-        if status == self._written:
-            return
-        try:
-            await to_the_end(self.env.client.patch(PODS, self.name, {"status": status}, self.namespace,
-                                                   subresource="status"))
-            self._written = status
-        except NotFound:
-            return
-        except ApiError as exc:
-            log.warning("pod %s/%s: status not written: %s", self.namespace, self.name, exc)
-            await asyncio.sleep(0.5)
-            self._dirty.set()
+        """Write the status if it changed since the last write; a write asked for while one is on its way (the
+        status loop woken by `terminate`, which also writes) waits for it rather than sending the same again."""
+        async with self._flushing:
+            self._dirty.clear()
+            status = self.status()
+            if status == self._written:
+                return
+            try:
+                await to_the_end(self.env.client.patch(PODS, self.name, {"status": status}, self.namespace,
+                                                       subresource="status"))
+                self._written = status
+            except NotFound:
+                return
+            except ApiError as exc:
+                log.warning("pod %s/%s: status not written: %s", self.namespace, self.name, exc)
+                await asyncio.sleep(0.5)
+                self._dirty.set()
 

@@ -19,6 +19,7 @@ from mini_kube.apiserver.server import ApiServer, ServerConfig
 from mini_kube.client import ApiClient, Connection, KubeconfigError
 from mini_kube.client.leaderelection import add_timing_flags
 from mini_kube.controllers.signals import until_signalled
+from mini_kube.gc_policy import settle_after_start
 from mini_kube.machinery.kubeconfig import KubeConfig, resolve
 from mini_kube.network.relay import raise_open_files_limit
 
@@ -108,16 +109,36 @@ async def serve(args: argparse.Namespace) -> None:
             root = args.node_root_dir or (str(Path(data_dir) / "nodes") if data_dir != ":memory:" else None)
             await start_nodes(server, args.nodes, runtime=args.node_runtime, root=root,
                               external_cloud=not args.no_ccm, labels={IN_PROCESS_LABEL: "true"},
-                              kubelet_options=node_flag_options(args, data_dir))
+                              kubelet_options=node_flag_options(args, data_dir),
+                              static_pods=component_pods(server, args))
         if not args.no_ccm:
             await start_ccm(server, lb_pool=args.lb_pool or None)
         if not args.no_dns:
             await start_dns(server, port=args.dns_port)
         logging.getLogger("mini-kube").info("serving on %s (kubeconfig %s)", server.url, kubeconfig)
         print(f"mini-kube API server ready at {server.url}, kubeconfig: {kubeconfig}", flush=True)
+        settle_after_start()
         await until_signalled()
     finally:
         await server.stop()  # also when a component fails to start: nothing may keep the process alive
+
+
+def component_pods(server: ApiServer, args: argparse.Namespace) -> Any:
+    """The components this `serve` runs, each with the log file of its own that its mirror Pod shows."""
+    from mini_kube.component_logs import ComponentLogs
+
+    running = {"kube-apiserver": True, "kube-controller-manager": not args.no_controllers,
+               "kube-scheduler": not args.no_scheduler, "cloud-controller-manager": not args.no_ccm,
+               "coredns": not args.no_dns, "kube-proxy": True}
+    data_dir = server.config.data_dir
+    logs = ComponentLogs(str(Path(data_dir) / "logs") if data_dir != ":memory:" else None,
+                         [name for name, runs in running.items() if runs])
+
+    async def close() -> None:
+        logs.close()
+
+    server.lifecycle.on_stop(close)
+    return logs.static_pods(tuple(logs.paths))
 
 
 def client_for(server: ApiServer) -> ApiClient:
@@ -283,6 +304,7 @@ async def run_controllers(args: argparse.Namespace) -> None:
         host, _, port = args.health_address.rpartition(":")
         bound = await manager.serve_health(host or "127.0.0.1", int(port))
         print(f"mini-kube controllers: health on http://{host or '127.0.0.1'}:{bound}/healthz", flush=True)
+    settle_after_start()
     await until_signalled()
     await manager.stop()
 

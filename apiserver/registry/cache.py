@@ -21,6 +21,7 @@ HISTORY_EVENTS = 20_000
 HISTORY_BYTES = 64 << 20  # the history also stops at this many bytes of objects (older watches: the store)
 WATCHER_QUEUE = 10_000
 WATCHER_BYTES = 16 << 20  # a watcher this far behind (in bytes of objects) is ended, as upstream ends slow ones
+DECODED_EVENTS = 1_000  # the newest events keep their decoded objects, which the watchers read as they serve them
 
 
 @dataclass(slots=True)
@@ -35,19 +36,47 @@ class Entry:
 
 
 class CacheEvent:
-    """One change, shared by every watcher that receives it. `frame()` is the JSON watch line, built once."""
+    """One change, shared by every watcher that receives it. `frame()` is the JSON watch line, built once.
 
-    __slots__ = ("type", "key", "revision", "obj", "raw", "prev_obj", "_frame")
+    The decoded object (and the one it replaced) is kept while the event is recent; once it has sunk
+    `DECODED_EVENTS` deep into the history it is released (`release()`) and decoded again from the bytes on the
+    rare read (a watch starting from an older revision): the history's old versions are then bytes alone, which
+    the garbage collector does not walk, rather than a million small dicts and lists it walks on every full
+    collection."""
+
+    __slots__ = ("type", "key", "revision", "raw", "prev_raw", "_obj", "_prev_obj", "_frame")
 
     def __init__(self, type_: str, key: str, revision: int, obj: dict[str, Any], raw: bytes,
-                 prev_obj: dict[str, Any] | None) -> None:
+                 prev_obj: dict[str, Any] | None, prev_raw: bytes | None = None) -> None:
         self.type = type_
         self.key = key
         self.revision = revision
-        self.obj = obj
         self.raw = raw
-        self.prev_obj = prev_obj
+        self.prev_raw = prev_raw
+        self._obj: dict[str, Any] | None = obj
+        self._prev_obj = prev_obj
         self._frame: bytes | None = None
+
+    @property
+    def obj(self) -> dict[str, Any]:
+        """The object (a read-only view: every watcher shares it)."""
+        if self._obj is not None:
+            return self._obj
+        decoded: dict[str, Any] = orjson.loads(self.raw)
+        return decoded
+
+    @property
+    def prev_obj(self) -> dict[str, Any] | None:
+        """The object this event replaced or deleted (None for an add)."""
+        if self._prev_obj is not None or self.prev_raw is None:
+            return self._prev_obj
+        decoded: dict[str, Any] = orjson.loads(self.prev_raw)
+        return decoded
+
+    def release(self) -> None:
+        """Drop the decoded objects (the bytes stay); an event that cannot decode them again keeps them."""
+        if self._prev_obj is None or self.prev_raw is not None:
+            self._obj = self._prev_obj = None
 
     def frame(self) -> bytes:
         if self._frame is None:
@@ -67,14 +96,15 @@ def _with_revision(obj: dict[str, Any], revision: int) -> dict[str, Any]:
     return copy
 
 
-def to_cache_event(event: Event, prev_obj: dict[str, Any] | None) -> CacheEvent:
-    """A store event as a watch event; a deleted object carries the delete's revision as its resourceVersion."""
+def to_cache_event(event: Event, prev_obj: dict[str, Any] | None, prev_raw: bytes | None = None) -> CacheEvent:
+    """A store event as a watch event; a deleted object carries the delete's revision as its resourceVersion.
+    `prev_raw`, the replaced object's bytes, lets the event drop `prev_obj` later and decode it again."""
     kv = event.kv
     if event.type == "PUT":
         return CacheEvent("ADDED" if event.prev_kv is None else "MODIFIED", kv.key, kv.mod_revision,
-                          orjson.loads(kv.value), kv.value, prev_obj)
+                          orjson.loads(kv.value), kv.value, prev_obj, prev_raw)
     obj = _with_revision(prev_obj if prev_obj is not None else orjson.loads(kv.value), kv.mod_revision)
-    return CacheEvent("DELETED", kv.key, kv.mod_revision, obj, orjson.dumps(obj), prev_obj)
+    return CacheEvent("DELETED", kv.key, kv.mod_revision, obj, orjson.dumps(obj), prev_obj, prev_raw)
 
 
 class CacheWatcher:
@@ -141,8 +171,8 @@ class ObjectCache:
             collection = collection_of(kv.key)
             objects = self._collections.setdefault(collection, {})
             previous = objects.get(kv.key)
-            prev_obj = previous.obj if previous else None
-            cache_event = to_cache_event(event, prev_obj)
+            cache_event = to_cache_event(event, previous.obj if previous else None,
+                                         previous.raw if previous else None)
             if event.type == "PUT":
                 objects[kv.key] = Entry(kv.key, cache_event.obj, kv.value, kv.mod_revision)
             else:
@@ -159,6 +189,8 @@ class ObjectCache:
         if len(history) == history.maxlen:
             self._history_bytes -= len(history[0].raw)
         history.append(event)
+        if len(history) > DECODED_EVENTS:
+            history[-DECODED_EVENTS - 1].release()
         self._history_bytes += len(event.raw)
         while self._history_bytes > self._history_limit and len(history) > 1:
             self._history_bytes -= len(history.popleft().raw)

@@ -24,6 +24,8 @@ SUBCOMMANDS = {
     "nettest": ("nettest", "Starts a tiny web server for checking networking connectivity"),
     "inclusterclient": ("inclusterclient", 'Periodically poll the Kubernetes "/healthz" endpoint'),
     "guestbook": ("guestbook", "Creates a HTTP server with various endpoints representing a guestbook app"),
+    "grpc-health-checking": ("grpc_health_checking", "Starts a simple grpc health checking endpoint"),
+    "port-forward-tester": ("port_forward_tester", "Creates a TCP server that sends chunks of data"),
 }
 
 

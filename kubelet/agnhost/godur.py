@@ -24,3 +24,25 @@ def parse_duration(text: str) -> float:
     if not body:
         raise ValueError(f'time: invalid duration "{text}"')
     return sign * total
+
+
+def format_duration(nanoseconds: int) -> str:
+    """Go's `Duration.String`: `1h2m3.5s`, `1.5ms`, `800ns`, `0s`."""
+    if nanoseconds == 0:
+        return "0s"
+    sign, value = ("-" if nanoseconds < 0 else ""), abs(nanoseconds)
+
+    def fraction(whole: int, digits: int) -> str:
+        head, tail = divmod(whole, 10 ** digits)
+        rest = f"{tail:0{digits}d}".rstrip("0")
+        return f"{head}.{rest}" if rest else str(head)
+
+    if value < 1000:
+        return f"{sign}{value}ns"
+    if value < 1_000_000:
+        return f"{sign}{fraction(value, 3)}µs"
+    if value < 1_000_000_000:
+        return f"{sign}{fraction(value, 6)}ms"
+    seconds, hours = fraction(value % 60_000_000_000, 9), value // 3_600_000_000_000
+    minutes = value // 60_000_000_000 % 60
+    return sign + (f"{hours}h" if hours else "") + (f"{minutes}m" if hours or minutes else "") + f"{seconds}s"

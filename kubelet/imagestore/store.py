@@ -122,6 +122,11 @@ class ImageStore:
         os.chmod(self.root, 0o700)
         with open(self.root / "lock", "a") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
+            for stale in (self.root / "tmp").iterdir():  # what a load that did not finish left (no other runs)
+                if stale.is_dir() and not stale.is_symlink():
+                    shutil.rmtree(stale, ignore_errors=True)
+                else:
+                    stale.unlink(missing_ok=True)
             yield
 
     def _write_names(self, names: dict[str, str]) -> None:

@@ -53,12 +53,17 @@ def test_data_dir_is_private_and_fixed_on_start(tmp_path):
     leftover = data / "notes.txt"  # world-readable, as older versions left their files
     leftover.write_text("x")
     os.chmod(leftover, 0o644)
+    image_file = data / "images" / "layers" / "abc" / "bin" / "sh"  # a loaded image's: its modes are the image's
+    image_file.parent.mkdir(parents=True)
+    image_file.write_text("#!")
+    os.chmod(image_file, 0o755)
     proc = _started(_serve(data, _free_port()))
     try:
         assert _mode(data) == 0o700
         assert _mode(data / "state.db") == 0o600
         assert _mode(leftover) == 0o600
         assert _mode(data / "pki" / "ca.key") == 0o600
+        assert _mode(image_file) == 0o755 and _mode(image_file.parent) == 0o755
     finally:
         _stop(proc)
 

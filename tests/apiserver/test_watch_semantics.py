@@ -183,3 +183,32 @@ def test_a_watch_whose_client_has_gone_is_ended():
 async def _watchers_of(kube, resource: ResourceRef) -> int:
     res = kube.server.resources.lookup(resource.group, resource.version, resource.plural)
     return len(kube.server.cache._watchers.get(res.key_prefix, ()))
+
+
+def test_old_history_is_kept_as_bytes_and_still_served(monkeypatch):
+    """Past the newest DECODED_EVENTS, history events hold their objects as bytes only (no dicts for the garbage
+    collector to walk); a watch from an older revision still gets them, selectors judged on both versions."""
+    import gc
+
+    from mini_kube.apiserver.registry import cache as cache_module
+
+    from mini_kube.testing import MiniKube
+
+    monkeypatch.setattr(cache_module, "DECODED_EVENTS", 3)
+    with MiniKube(controllers=False) as kube:
+        client = kube.client
+        rv = client.list(CONFIGMAPS, "default")["metadata"]["resourceVersion"]
+        client.create(CONFIGMAPS, {"metadata": {"name": "sel", "labels": {"tier": "web"}}, "data": {"v": "0"}},
+                      "default")
+        client.patch(CONFIGMAPS, "sel", {"metadata": {"labels": {"tier": "db"}}}, "default")
+        client.patch(CONFIGMAPS, "sel", {"metadata": {"labels": {"tier": "web"}}, "data": {"v": "2"}}, "default")
+        client.delete(CONFIGMAPS, "sel", "default")
+        for i in range(6):  # pushes the events above deep into the history
+            client.create(CONFIGMAPS, {"metadata": {"name": f"other-{i}"}}, "default")
+        history = list(kube.server.cache._history)
+        decoded = [e for e in history if any(isinstance(r, dict) for r in gc.get_referents(e))]
+        assert 0 < len(decoded) <= 3 and decoded == history[-len(decoded):]
+        events = watch_lines(kube, "default", marker={"labels": {"tier": "web"}}, resourceVersion=rv,
+                             labelSelector="tier=web")
+    assert names(events) == [("ADDED", "sel"), ("DELETED", "sel"), ("ADDED", "sel"), ("DELETED", "sel")]
+    assert [e["object"].get("data", {}).get("v") for e in events] == ["0", "0", "2", "2"]

@@ -149,5 +149,6 @@ def shell_image_layers() -> list[bytes]:
              Entry("etc/removed.txt", b"deleted by the upper layer\n"),
              Entry("tmp", directory=True, mode=0o1777)]
     app = [Entry("app", directory=True, mode=0o755), Entry("app/hello.txt", b"hello from the image\n"),
+           Entry("app/shell", link="/bin/sh"),  # absolute: followed inside the container's root
            Entry("etc/.wh.removed.txt")]
     return [layer_tar(base), layer_tar(app)]

@@ -313,3 +313,57 @@ def test_liveness_is_healthy_for_ten_seconds_then_fails() -> None:
         time.sleep(10.5)
         status, _h, body = get(8080, "/healthz")
         assert status == 500 and body.startswith("error: 1") and float(body.split(": ")[1]) > 10
+
+
+def grpc_call(port: int, method: str, message: bytes) -> tuple[dict[str, str], bytes]:
+    """One unary gRPC call over HTTP/2 (h2 as the client): the headers and trailers merged, and the body."""
+    import h2.config
+    import h2.connection
+    import h2.events
+
+    conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+    with socket.create_connection((HOST, port), timeout=10) as sock:
+        conn.initiate_connection()
+        stream = conn.get_next_available_stream_id()
+        conn.send_headers(stream, [(":method", "POST"), (":scheme", "http"), (":authority", f"{HOST}:{port}"),
+                                   (":path", method), ("content-type", "application/grpc"), ("te", "trailers")])
+        conn.send_data(stream, b"\x00" + len(message).to_bytes(4, "big") + message, end_stream=True)
+        sock.sendall(conn.data_to_send())
+        headers: dict[str, str] = {}
+        body = bytearray()
+        while True:
+            data = sock.recv(65536)
+            assert data, "connection closed before the answer ended"
+            for event in conn.receive_data(data):
+                if isinstance(event, (h2.events.ResponseReceived, h2.events.TrailersReceived)):
+                    headers.update(dict(event.headers))
+                elif isinstance(event, h2.events.DataReceived):
+                    body.extend(event.data)
+                    conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                elif isinstance(event, h2.events.StreamEnded):
+                    return headers, bytes(body)
+            sock.sendall(conn.data_to_send())
+
+
+def test_grpc_health_checking_serves_the_health_service_until_made_not_serving() -> None:
+    port, http_port = free_port(), free_port()
+    with agnhost("grpc-health-checking", f"--port={port}", f"--http-port={http_port}", "--service=svc"):
+        get(http_port, "/nothing")  # listening
+        check = "/grpc.health.v1.Health/Check"
+        for _ in range(100):
+            try:
+                headers, body = grpc_call(port, check, b"\x0a\x03svc")
+                break
+            except ConnectionRefusedError:
+                time.sleep(0.05)
+        assert headers["grpc-status"] == "0" and headers["content-type"] == "application/grpc"
+        assert body == b"\x00\x00\x00\x00\x02\x08\x01"  # SERVING
+        headers, body = grpc_call(port, check, b"\x0a\x05other")
+        assert (headers["grpc-status"], headers["grpc-message"], body) == ("5", "unknown service", b"")
+        headers, _ = grpc_call(port, "/grpc.health.v1.Health/Watch", b"\x0a\x03svc")
+        assert (headers["grpc-status"], headers["grpc-message"]) == ("12", "unimplemented")
+        status, _, text = get(http_port, "/make-not-serving")
+        assert status == 200 and text.endswith("s")
+        assert grpc_call(port, check, b"\x0a\x03svc")[1] == b"\x00\x00\x00\x00\x02\x08\x02"  # NOT_SERVING
+        get(http_port, "/make-serving")
+        assert grpc_call(port, check, b"\x0a\x03svc")[1] == b"\x00\x00\x00\x00\x02\x08\x01"

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 import subprocess
+import time
 import urllib.request
 
 from mini_kube.kubelet.entrypoints import container_argv
@@ -98,3 +100,49 @@ def test_agnhost_etc_hosts_logs_the_hosts_file_with_its_aliases(process_cluster)
     logs = kubectl(kube, "-n", ns, "logs", "hosts").stdout
     assert logs.startswith("# Kubernetes-managed hosts file.\n") and logs.endswith("123.45.67.89\tfoo\tbar\n\n"), logs
 
+
+
+def test_agnhost_grpc_health_checking_keeps_a_grpc_liveness_probe_passing(process_cluster) -> None:
+    kube, ns = process_cluster, new_namespace(process_cluster)
+    # the suite's probe waits 15 s; 5 here, time enough for the interpreter to start on a loaded machine
+    probe = {"grpc": {"port": 5000}, "initialDelaySeconds": 5, "periodSeconds": 1, "failureThreshold": 1}
+    overrides = {"spec": {"containers": [{"name": "g", "image": AGNHOST, "livenessProbe": probe,
+                                          "args": ["grpc-health-checking"]}]}}
+    kubectl(kube, "-n", ns, "run", f"--image={AGNHOST}", "g", "--overrides", json.dumps(overrides))
+    eventually(lambda: status_of(kube, ns, "g").get("phase") == "Running")
+    eventually(lambda: "gRPC server starting to listen on :5000" in kubectl(kube, "-n", ns, "logs", "g").stdout,
+               timeout=30)
+    time.sleep(8)  # a few probes past the initial delay
+    assert status_of(kube, ns, "g")["containerStatuses"][0]["restartCount"] == 0
+
+
+def test_agnhost_port_forward_tester_serves_one_client_through_kubectl_port_forward(process_cluster) -> None:
+    kube, ns = process_cluster, new_namespace(process_cluster)
+    env = {"BIND_PORT": "8080", "EXPECTED_CLIENT_DATA": "abc", "CHUNKS": "3", "CHUNK_SIZE": "10",
+           "CHUNK_INTERVAL": "100"}
+    kubectl(kube, "-n", ns, "run", f"--image={AGNHOST}", "--restart=Never", *(f"--env={k}={v}" for k, v in env.items()),
+            "pft", "--", "port-forward-tester")
+    eventually(lambda: status_of(kube, ns, "pft").get("phase") == "Running")
+    def attempt() -> bytes:
+        """One forward and one client (a forward ends at its first refused connection: the listener may come up
+        after Running)."""
+        forward = subprocess.Popen(["kubectl", "--kubeconfig", kube.kubeconfig, "-n", ns, "port-forward", "pod/pft",
+                                    ":8080"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        received = b""
+        try:
+            port = int(forward.stdout.readline().split("127.0.0.1:")[1].split(" ")[0])
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+                sock.sendall(b"abc")
+                while chunk := sock.recv(1024):
+                    received += chunk
+        except OSError:
+            pass
+        finally:
+            forward.terminate()
+            forward.wait(10)
+        return received
+
+    assert eventually(attempt, timeout=30) == b"x" * 30
+    eventually(lambda: status_of(kube, ns, "pft").get("phase") == "Succeeded", timeout=30)
+    assert kubectl(kube, "-n", ns, "logs", "pft").stdout == (
+        "Accepted client connection\nReceived expected client data\nShutting down connection\nDone\n")

@@ -21,7 +21,7 @@ from .conftest import eventually, new_namespace, process_cluster_or_skip, status
 from .image_archives import docker_archive, image_config, oci_archive, sha256, shell_image_layers
 
 MINI_KUBE = str(Path(sys.executable).with_name("mini-kube"))
-SCRIPT = ('echo "greeting=$GREETING pwd=$(pwd) uid=$(id -u)"; ls /; ls /etc; cat hello.txt; '
+SCRIPT = ('echo "greeting=$GREETING pwd=$(pwd) uid=$(id -u) home=$HOME"; ls /; ls /etc; cat hello.txt; '
           'cat /etc/removed.txt 2>/dev/null || echo removed-is-gone; '
           'cat /etc/hostname 2>/dev/null || echo no-host-hostname; ls /usr 2>/dev/null || echo no-host-usr')
 
@@ -99,7 +99,7 @@ def test_loaded_image_runs_with_its_own_root_and_config(kube, ns, images, image)
     logs = kubectl(kube, "-n", ns, "logs", "p").stdout.splitlines()
     assert status["phase"] == "Succeeded", (status, logs)
     # Entrypoint ["/bin/sh", "-c"] with the Pod's args as its script; Env, WorkingDir and User of the image
-    assert logs[0] == "greeting=hello-from-image pwd=/app uid=1000", logs
+    assert logs[0] == "greeting=hello-from-image pwd=/app uid=1000 home=/app", logs  # HOME: the user's, as runc
     listing = logs[1:logs.index("hello from the image")]
     assert set(listing) == {"app", "bin", "dev", "etc", "lib", "lib64", "proc", "sys", "tmp",  # ls /
                             "var",  # made for the service account token's mount, as runtimes make mount points
@@ -129,3 +129,14 @@ def test_run_as_non_root_refuses_a_named_user_as_upstream(kube, ns):
                                   and status_of(kube, ns, "nonroot")["containerStatuses"][0]["state"]["waiting"]))
     assert waiting["message"].startswith("container has runAsNonRoot and image has non-numeric user (app), "
                                          "cannot verify user is non-root")
+
+
+def test_exec_runs_in_the_image(kube, ns):
+    kubectl(kube, "-n", ns, "run", "ex", "--image=shell:1", "--", "while :; do cat hello.txt >/dev/null; done")
+    eventually(lambda: status_of(kube, ns, "ex").get("phase") == "Running", timeout=60)
+    out = kubectl(kube, "-n", ns, "exec", "ex", "--", "/app/shell", "-c", "id -u; pwd; echo $GREETING; ls /usr",
+                  check=False)
+    assert out.stdout == "1000\n/app\nhello-from-image\n"
+    assert out.returncode == 2 and "cannot access '/usr'" in out.stderr  # the image has no /usr: ls fails
+    missing = kubectl(kube, "-n", ns, "exec", "ex", "--", "python3", "-V", check=False)
+    assert missing.returncode != 0 and 'exec: "python3": executable file not found in $PATH' in missing.stderr

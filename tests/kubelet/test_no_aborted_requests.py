@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from typing import Any
 from urllib.parse import urlsplit
 
 from mini_kube.client import ApiClient, Connection
@@ -28,6 +29,7 @@ class CountingRelay:
         self.delete_delay = delete_delay
         self.aborted = 0
         self.requests = 0
+        self.request_lines: list[bytes] = []  # "PATCH /api/v1/... HTTP/1.1" of every request relayed
         self.port = 0
         self._server: asyncio.Server | None = None
 
@@ -50,6 +52,7 @@ class CountingRelay:
                     if request and not waiting[0]:
                         self.requests += 1
                         method[0] = data.split(b" ", 1)[0]
+                        self.request_lines.append(data.split(b"\r\n", 1)[0])
                     if not request and waiting[0] and method[0] == b"DELETE":
                         await asyncio.sleep(self.delete_delay)
                     waiting[0] = request
@@ -67,17 +70,23 @@ class CountingRelay:
             w.close()
 
 
-def test_deleted_pods_leave_no_request_aborted(simulated_cluster, tmp_path):
+def relayed_node(kube, name: str, first_index: int) -> tuple[CountingRelay, Any]:
+    """A simulated node whose requests go through a CountingRelay."""
     from mini_kube.node import start_in_process
 
-    kube = simulated_cluster
-    ns = new_namespace(kube)
     url = urlsplit(kube.url)
     relay = CountingRelay(url.hostname or "127.0.0.1", url.port or 80)
     kube.run(relay.start())
     relayed = f"http://127.0.0.1:{relay.port}"
-    node = kube.run(start_in_process(lambda: ApiClient(Connection(relayed)), [NODE], runtime="simulated",
-                                     proxy=False, first_index=7))
+    node = kube.run(start_in_process(lambda: ApiClient(Connection(relayed)), [name], runtime="simulated",
+                                     proxy=False, first_index=first_index))
+    return relay, node
+
+
+def test_deleted_pods_leave_no_request_aborted(simulated_cluster, tmp_path):
+    kube = simulated_cluster
+    ns = new_namespace(kube)
+    relay, node = relayed_node(kube, NODE, 7)
     try:
         names = [f"p{i}" for i in range(40)]
         for name in names:
@@ -93,6 +102,35 @@ def test_deleted_pods_leave_no_request_aborted(simulated_cluster, tmp_path):
         kube.run(asyncio.sleep(0.3))  # the relay sees a connection closed by an abort within a few loop turns
         assert relay.requests > 80  # status writes and final deletes went through the relay
         assert relay.aborted == 0
+    finally:
+        kube.run(node.stop())
+        kube.run(relay.stop())
+
+
+def test_a_deleted_pod_gets_one_status_write(simulated_cluster):
+    """While its containers stop, a terminating Pod's status is written once, with their exits and its final
+    phase (as upstream's pod worker, busy killing the Pod, writes it), not once per container exit and again."""
+    kube = simulated_cluster
+    ns = new_namespace(kube)
+    relay, node = relayed_node(kube, "status-once-node", 8)
+    try:
+        names = [f"s{i}" for i in range(10)]
+        for name in names:
+            kube.client.create(PODS, {"metadata": {"name": name}, "spec": {
+                "nodeName": "status-once-node", "terminationGracePeriodSeconds": 5,
+                "containers": [{"name": "a", "image": "busybox"}, {"name": "b", "image": "busybox"}]}}, ns)
+
+        def ready(pod: dict) -> bool:
+            return any(c["type"] == "Ready" and c["status"] == "True" for c in pod["status"].get("conditions") or ())
+        eventually(lambda: all(ready(p) for p in kube.client.list(PODS, ns)["items"]))
+        kube.run(asyncio.sleep(0.5))  # any status write still on its way lands before the count starts
+        before = len(relay.request_lines)
+        for name in names:
+            kube.client.delete(PODS, name, ns)
+        eventually(lambda: not kube.client.list(PODS, ns)["items"])
+        status_writes = [line for line in relay.request_lines[before:]
+                         if line.startswith(b"PATCH ") and b"/status " in line]
+        assert len(status_writes) == len(names), status_writes
     finally:
         kube.run(node.stop())
         kube.run(relay.stop())
