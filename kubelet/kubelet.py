@@ -26,6 +26,7 @@ from .pod_worker import PodWorker
 from .registration import NodeNameTaken, live_kubelet
 from .runtime.base import Runtime
 from .server import KubeletServer
+from .static_pods import MirrorPods, StaticPod, is_mirror
 from .worker_env import NodeEvents, WorkerEnv, WorkerSettings
 
 log = logging.getLogger("mini-kube.kubelet")
@@ -56,6 +57,7 @@ class KubeletConfig:
     container_log_max_files: int = 5  # --container-log-max-files: the files a container's log keeps
     image_map: str | dict[str, Any] | list[Any] | None = None  # --image-map: a file, or its YAML parsed
     image_store: str = ""  # where `mini-kube image load` keeps images ("": no loaded images)
+    static_pods: tuple[StaticPod, ...] = ()  # components this node's process runs, shown as mirror Pods
 
 
 class Kubelet:
@@ -91,6 +93,7 @@ class Kubelet:
         self._rejecting: dict[str, asyncio.Task[None]] = {}  # status writes of Pods admission refused
         self._stopping: set[asyncio.Task[None]] = set()  # workers of Pods gone from the API, being stopped
         self.server: KubeletServer | None = None
+        self.mirrors = MirrorPods(client, config.static_pods, config.address)
 
     # -- lifecycle ---------------------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -115,6 +118,10 @@ class Kubelet:
             self.events.emit(self.node_ref, "ResourceLimitsNotEnforced",
                              f"resources.limits of this node's Pods are not enforced: {self.runtime.unenforced}",
                              "Warning")
+        if self.server is not None:
+            self.server.static_logs = self.mirrors.logs(self.name)
+        if self.node is not None:
+            self.mirrors.start(self.node)
         self.services_informer.start()
         self.pods.add_handler(self._pod_event)
         self.pods.start()
@@ -125,6 +132,7 @@ class Kubelet:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.mirrors.stop()
         await self.pods.stop()
         for task in [*self._deletes.values(), *self._rejecting.values()]:
             task.cancel()
@@ -216,6 +224,15 @@ class Kubelet:
 
     # -- pods --------------------------------------------------------------------------------------------------
     def _pod_event(self, event: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
+        if is_mirror(new or old or {}):  # the API's view of a static Pod: never run from here
+            if event == "delete":
+                self.mirrors.deleted()  # made again, as upstream's kubelet does while the static Pod runs
+            elif new is not None and new["metadata"].get("deletionTimestamp"):
+                uid = new["metadata"]["uid"]
+                if uid not in self._deletes:  # a graceful delete: the static Pod runs on, the mirror goes at once
+                    self._deletes[uid] = asyncio.create_task(final_delete(self.client, new))
+                    self._deletes[uid].add_done_callback(lambda _: self._deletes.pop(uid, None))
+            return
         if event == "delete":
             pod = old or new or {}
             uid = pod.get("metadata", {}).get("uid", "")

@@ -24,7 +24,8 @@ from .container_events import ensure_image, field_path, pull_backing_off, pull_f
 from .deletion import final_delete
 from .entrypoints import container_argv, image_binaries
 from .env import EnvError, container_env, expand
-from .images import BASE_PATH, default_argv, image_pages, resolve
+from .image_accounts import has_accounts, image_accounts
+from .images import BASE_PATH, built_in, default_argv, image_pages, resolve
 from .imagestore.local import ImageRunError, LocalImage
 from .imagestore.users import UserError, home_of, resolve_user
 from .inflight import to_the_end
@@ -511,6 +512,11 @@ class PodWorker:
                     (docroot / name).write_text(text)
                 mounts.insert(0, {"source": str(docroot), "target": argv[argv.index("--docroot") + 1],
                                   "readOnly": False})  # first: the Pod's own volumes mounted there win
+        image = built_in(spec.get("image", ""))
+        user = None
+        if image is not None and has_accounts(image):  # its user, and its own /etc/passwd and /etc/group
+            user, accounts = image_accounts(image, self.env.root / "images" / "accounts")
+            mounts[:0] = accounts
         log_dir = self.directory / "logs" / record.name
         return ContainerSpec(name=record.name, argv=argv, env=env, workdir=spec.get("workingDir") or "/",
                              mounts=mounts,
@@ -519,7 +525,9 @@ class PodWorker:
                              log_max_files=self.env.settings.container_log_max_files,
                              stdin=bool(spec.get("stdin")), ports=ports, hostname=self._hostname(),
                              init=record.init, resources=spec.get("resources") or {},
-                             security=container_security(self.pod, spec, seccomp_root=self.env.root / PROFILE_DIRECTORY))
+                             security=container_security(self.pod, spec, user,
+                                                         seccomp_root=self.env.root / PROFILE_DIRECTORY),
+                             setuid=list(image.setuid) if image is not None else [])
 
     def _local_container_spec(self, record: ContainerRecord, spec: dict[str, Any], local: LocalImage,
                               argv: list[str], env: dict[str, str], mounts: list[dict[str, Any]],

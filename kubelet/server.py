@@ -34,6 +34,19 @@ def _flag(request: web.Request, name: str, default: bool = False) -> bool:
     return default if value is None else value.lower() in ("1", "true", "yes")
 
 
+def _log_reader(request: web.Request, path: str) -> logs.LogReader:
+    """A reader of the log file `path` with the request's options (since, tail, limit, timestamps)."""
+    since = None
+    if request.query.get("sinceSeconds"):
+        with contextlib.suppress(OverflowError):  # further back than datetime reaches: the whole log
+            since = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=int(request.query["sinceSeconds"]))
+    elif request.query.get("sinceTime"):
+        since = dt.datetime.fromisoformat(request.query["sinceTime"].replace("Z", "+00:00"))
+    tail = int(request.query["tailLines"]) if request.query.get("tailLines") else None
+    limit = int(request.query["limitBytes"]) if request.query.get("limitBytes") else None
+    return logs.LogReader(path, timestamps=_flag(request, "timestamps"), since=since, tail=tail, limit_bytes=limit)
+
+
 def _bad(message: str, code: int = 400) -> web.Response:
     return web.Response(status=code, text=message + "\n")
 
@@ -58,6 +71,7 @@ class KubeletServer:
         self.app.router.add_route("*", "/podProxy/{ns}/{pod}/{port}/{path:.*}", self.pod_proxy)
         self.runner: web.AppRunner | None = None
         self.port = 0
+        self.static_logs: dict[tuple[str, str, str], str] = {}  # mirror Pods' containers: their components' logs
 
     async def start(self, host: str, port: int) -> int:
         self.runner = web.AppRunner(self.app, access_log=None, handle_signals=False)
@@ -101,6 +115,9 @@ class KubeletServer:
     async def container_logs(self, request: web.Request) -> web.StreamResponse:
         worker, record = self._container(request)
         name = request.match_info["container"]
+        static = self.static_logs.get((request.match_info["ns"], request.match_info["pod"], name))
+        if static is not None and worker is None:
+            return await self._static_log(request, static)
         if worker is None or record is None:
             return _bad(f"container {name} is not found in pod {request.match_info['pod']}", 404)
         attempt = record.restart_count
@@ -109,16 +126,8 @@ class KubeletServer:
                 return _bad(f'previous terminated container "{name}" in pod "{worker.name}" not found')
             attempt -= 1
         path = worker.directory / "logs" / name / f"{attempt}.log"
-        since = None
-        if request.query.get("sinceSeconds"):
-            with contextlib.suppress(OverflowError):  # further back than datetime reaches: the whole log
-                since = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=int(request.query["sinceSeconds"]))
-        elif request.query.get("sinceTime"):
-            since = dt.datetime.fromisoformat(request.query["sinceTime"].replace("Z", "+00:00"))
-        tail = int(request.query["tailLines"]) if request.query.get("tailLines") else None
-        limit = int(request.query["limitBytes"]) if request.query.get("limitBytes") else None
         timestamps = _flag(request, "timestamps")
-        reader = logs.LogReader(str(path), timestamps=timestamps, since=since, tail=tail, limit_bytes=limit)
+        reader = _log_reader(request, str(path))
         response = web.StreamResponse(headers={"Content-Type": "text/plain"})
         await response.prepare(request)
         chunks = reader.chunks()
@@ -146,6 +155,27 @@ class KubeletServer:
             pass
         finally:
             watcher.cancel()
+        return response
+
+    async def _static_log(self, request: web.Request, path: str) -> web.StreamResponse:
+        """A mirror Pod's log: its component's log file (never restarted: no previous one), followed until the
+        client goes."""
+        if _flag(request, "previous"):
+            return _bad(f'previous terminated container "{request.match_info["container"]}" in pod '
+                        f'"{request.match_info["pod"]}" not found')
+        timestamps = _flag(request, "timestamps")
+        reader = _log_reader(request, path)
+        response = web.StreamResponse(headers={"Content-Type": "text/plain"})
+        await response.prepare(request)
+        chunks = reader.chunks()
+        while (chunk := await asyncio.to_thread(next, chunks, b"")):
+            await response.write(chunk)
+        if _flag(request, "follow"):
+            with contextlib.suppress(ConnectionResetError):
+                async for chunk in logs.follow(path, None, reader.end, timestamps=timestamps, done=asyncio.Event(),
+                                               inode=reader.inode):
+                    await response.write(chunk)
+        await response.write_eof()
         return response
 
     # -- exec and attach ---------------------------------------------------------------------------------------

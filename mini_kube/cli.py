@@ -109,7 +109,8 @@ async def serve(args: argparse.Namespace) -> None:
             root = args.node_root_dir or (str(Path(data_dir) / "nodes") if data_dir != ":memory:" else None)
             await start_nodes(server, args.nodes, runtime=args.node_runtime, root=root,
                               external_cloud=not args.no_ccm, labels={IN_PROCESS_LABEL: "true"},
-                              kubelet_options=node_flag_options(args, data_dir))
+                              kubelet_options=node_flag_options(args, data_dir),
+                              static_pods=component_pods(server, args))
         if not args.no_ccm:
             await start_ccm(server, lb_pool=args.lb_pool or None)
         if not args.no_dns:
@@ -120,6 +121,24 @@ async def serve(args: argparse.Namespace) -> None:
         await until_signalled()
     finally:
         await server.stop()  # also when a component fails to start: nothing may keep the process alive
+
+
+def component_pods(server: ApiServer, args: argparse.Namespace) -> Any:
+    """The components this `serve` runs, each with the log file of its own that its mirror Pod shows."""
+    from mini_kube.component_logs import ComponentLogs
+
+    running = {"kube-apiserver": True, "kube-controller-manager": not args.no_controllers,
+               "kube-scheduler": not args.no_scheduler, "cloud-controller-manager": not args.no_ccm,
+               "coredns": not args.no_dns, "kube-proxy": True}
+    data_dir = server.config.data_dir
+    logs = ComponentLogs(str(Path(data_dir) / "logs") if data_dir != ":memory:" else None,
+                         [name for name, runs in running.items() if runs])
+
+    async def close() -> None:
+        logs.close()
+
+    server.lifecycle.on_stop(close)
+    return logs.static_pods(tuple(logs.paths))
 
 
 def client_for(server: ApiServer) -> ApiClient:
