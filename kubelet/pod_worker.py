@@ -22,9 +22,10 @@ from . import eviction, hooks, pod_status, termination
 from .actions import Target
 from .container_events import ensure_image, field_path, pull_backing_off, pull_failed
 from .deletion import final_delete
-from .entrypoints import container_argv, image_binaries
+from .entrypoints import container_argv
 from .env import EnvError, container_env, expand
 from .image_accounts import has_accounts, image_accounts
+from .image_files import image_files
 from .images import BASE_PATH, built_in, default_argv, image_pages, resolve
 from .imagestore.local import ImageRunError, LocalImage
 from .imagestore.users import UserError, home_of, resolve_user
@@ -502,7 +503,7 @@ class PodWorker:
         if local is not None:
             return self._local_container_spec(record, spec, local, local.argv(command, args), env, mounts, ports)
         argv = container_argv(spec.get("image", ""), command, args)
-        mounts[:0] = image_binaries(spec.get("image", ""), self.env.root / "images")  # first: volumes win
+        mounts[:0] = image_files(spec.get("image", ""), self.env.root / "images")  # first: volumes win
         if not argv:
             argv = default_argv(spec.get("image", ""), ports)
             if "--docroot" in argv:  # the image's own files: writable, fresh for each run of the container
