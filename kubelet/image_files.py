@@ -1,17 +1,25 @@
 """Files a built-in image's containers find at their paths, as in the real image, made once per node (under its
 `images/` directory) and bound read-only: the agnhost image's `/agnhost` and `/agnhost-2` (scripts starting the
 Python agnhost) and its `/localhost.crt` and `/localhost.key` (a self-signed certificate for localhost, which
-the suite's HTTPS netexec serves with)."""
+the suite's HTTPS netexec serves with); and for the images that have `dig` (agnhost, jessie-dnsutils), on a host
+without one, mini-kube's (kubelet/dig.py) at /usr/local/bin/dig."""
 
 from __future__ import annotations
 
 import datetime as dt
 import ipaddress
 import os
+import shlex
+import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
 from .entrypoints import AGNHOST_BINARIES, agnhost_script, is_agnhost
+from .images import BASE_PATH, repository
+
+DIG_IMAGES = ("e2e-test-images/agnhost", "e2e-test-images/jessie-dnsutils")
+DIG_PATH = "/usr/local/bin/dig"
 
 CERTIFICATE_DAYS = 3650
 
@@ -54,13 +62,23 @@ def localhost_certificate(directory: Path) -> tuple[Path, Path]:
     return cert, key
 
 
+def dig_files(image: str, directory: Path) -> list[dict[str, Any]]:
+    """mini-kube's dig at /usr/local/bin/dig, for an image that has dig where the host has none."""
+    if repository(image) not in DIG_IMAGES or shutil.which("dig", path=BASE_PATH):
+        return []
+    script = directory / "dig"
+    write_once(script, f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -I -m mini_kube.kubelet.dig \"$@\"\n".encode(),
+               0o755)
+    return [{"source": str(script), "target": DIG_PATH, "readOnly": True}]
+
+
 def image_files(image: str, directory: Path) -> list[dict[str, Any]]:
     """Read-only mounts of the image's own files for a container of `image` (none for most images)."""
     if not is_agnhost(image):
-        return []
+        return dig_files(image, directory)
     script = directory / "agnhost"
     write_once(script, agnhost_script().encode(), 0o755)
     cert, key = localhost_certificate(directory)
     return [*({"source": str(script), "target": name, "readOnly": True} for name in AGNHOST_BINARIES[:2]),
             {"source": str(cert), "target": "/localhost.crt", "readOnly": True},
-            {"source": str(key), "target": "/localhost.key", "readOnly": True}]
+            {"source": str(key), "target": "/localhost.key", "readOnly": True}, *dig_files(image, directory)]
