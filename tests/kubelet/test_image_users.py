@@ -11,6 +11,8 @@ import json
 
 import pytest
 
+from tests.helpers import kubectl
+
 from .conftest import eventually, process_cluster_or_skip
 from .test_isolation import Tenant
 
@@ -61,6 +63,13 @@ def test_the_images_groups_of_the_user_join_supplemental_groups_unless_strict(te
     log = eventually(lambda: tenant.kubectl("logs", "merge").stdout.split())
     assert log == ["1000", "50000", "60000", "user-defined-in-image"]
     assert tenant.kubectl("exec", "merge", "--", "id", "-G").stdout.strip() == "1000 50000 60000"
+    # as a node whose runtime supports supplementalGroupsPolicy reports it, and each container's identity
+    assert tenant.pod("merge")["status"]["containerStatuses"][0]["user"] == {
+        "linux": {"uid": 1000, "gid": 1000, "supplementalGroups": [1000, 50000, 60000]}}
+    assert tenant.pod("strict")["status"]["containerStatuses"][0]["user"]["linux"]["supplementalGroups"] == [
+        1000, 60000]
+    node = json.loads(kubectl(tenant.kube, "get", "node", tenant.pod("merge")["spec"]["nodeName"], "-o", "json").stdout)
+    assert node["status"]["features"] == {"supplementalGroupsPolicy": True}
 
 
 def test_an_images_user_is_whom_it_runs_as(tenant):
