@@ -41,9 +41,11 @@ def test_agnhost_nettest_records_writes_and_contacts_its_services_endpoints(kube
             "nettest", "--peers=1", "--service=peers", f"--namespace={ns}")
     kubectl(kube, "-n", ns, "expose", "pod", "server", "--name=peers", "--port=8080")
     ip = eventually(lambda: status_of(kube, ns, "server").get("podIP"), timeout=30)
+    eventually(lambda: proxied(kube, ns, "server", "/status"), timeout=30)  # listening (Running comes before)
     kubectl(kube, "-n", ns, "run", "--image=busybox", "--restart=Never", "writer", "--", "wget", "-q", "-O-",
             '--post-data={"Source": "prestop"}', f"http://{ip}:8080/write")
-    eventually(lambda: status_of(kube, ns, "writer").get("phase") == "Succeeded", timeout=30)
+    eventually(lambda: status_of(kube, ns, "writer").get("phase") == "Succeeded", timeout=30,
+               explain=lambda: json.dumps(status_of(kube, ns, "writer")) + kubectl(kube, "-n", ns, "logs", "writer", check=False).stdout)
     assert kubectl(kube, "-n", ns, "logs", "writer").stdout == '{"Hostname":"server"}\n'
     assert eventually(lambda: proxied(kube, ns, "server", "/status") == "pass", timeout=30, explain=lambda: proxied(
         kube, ns, "server", "/read") + kubectl(kube, "-n", ns, "logs", "server").stdout)
