@@ -91,9 +91,12 @@ class Root:
     def build(self):
         if self.layers:
             self.stack_layers()
-            for entry in IMAGE_MOUNTPOINTS:
-                if not os.path.lexists(self.at(entry)):
-                    os.mkdir(self.at(entry), 0o755)
+            for entry in IMAGE_MOUNTPOINTS:  # real directories of the root's own, whatever the image has there
+                path = self.at(entry)
+                if os.path.islink(path) or (os.path.lexists(path) and not os.path.isdir(path)):
+                    os.unlink(path)
+                if not os.path.lexists(path):
+                    os.mkdir(path, 0o755)
             self.kernel_filesystems()
             return
         bind(self.path, self.path, LOCKED)  # a mount of its own, for pivot_root
@@ -235,6 +238,8 @@ class Root:
         """Make `target` exist (a directory or an empty file), through an overlay where the nearest existing
         directory is read-only (the host's, which never changes)."""
         path = self.inside(target)
+        if self.layers and not under(os.path.realpath(path), [os.path.realpath(self.path)]):
+            raise OSError(40, f"{target}: the image's links lead out of its root")  # ELOOP, as runc refuses it
         if os.path.lexists(path):
             return path
         ancestor = os.path.dirname(path)
@@ -259,6 +264,21 @@ class Root:
         """A volume (or a file of the Pod's) at `target`: nosuid, nodev, read-only when asked."""
         path = self.ensure(target, os.path.isdir(source))
         bind(source, path, LOCKED | (MS_RDONLY if read_only else 0), recursive=True)
+
+    def setuid_programs(self, programs):
+        """The image's set-user-ID root programs ([path, host program to copy]), on a tmpfs of their own: the
+        one place in the container where the set-user-ID bit takes effect (nodev, read-only once written)."""
+        directories = {}
+        for target, source in programs:
+            directories.setdefault(os.path.dirname(target), []).append((os.path.basename(target), source))
+        for directory, files in directories.items():
+            path = self.ensure(directory, True)
+            mount("tmpfs", path, "tmpfs", MS_NODEV, "mode=0755,size=64m")
+            for name, source in files:
+                shutil.copyfile(source, os.path.join(path, name))
+                os.chown(os.path.join(path, name), 0, 0)
+                os.chmod(os.path.join(path, name), 0o4755)
+            mount(None, path, None, MS_REMOUNT | MS_NODEV | MS_RDONLY, "mode=0755")
 
     def enter(self, workdir):
         """pivot_root into the root and let go of the host's (unmounted: nothing of it stays reachable)."""
@@ -431,6 +451,7 @@ def main():
         root.bind(m["source"], m["target"], m.get("readOnly", False))
     for target, source in (spec.get("files") or {}).items():
         root.bind(source, target, False)
+    root.setuid_programs(spec.get("setuid") or ())
     root.mask()
     workdir = spec.get("workdir") or "/"
     root.ensure(workdir, True)

@@ -3,8 +3,8 @@ repository (any registry host, any tag), each deciding the environment its conta
 when a container names no command.
 
 - `registry.k8s.io/pause`: the sandbox's pause (PAUSE: sleeps, reaps children), for any user.
-- Shell images (`busybox`, `alpine`, `debian`, `ubuntu`, the conformance suite's `busybox`): commands run with the
-  host's utilities, with a `sh` that is bash (kubelet/image_bin/shell first on PATH), so scripts written for
+- Shell images (`busybox`, `alpine`, `debian`, `ubuntu`, the conformance suite's `busybox` and `jessie-dnsutils`,
+  which has dig: kubelet/image_files.py): commands run with the host's utilities, with a `sh` that is bash (kubelet/image_bin/shell first on PATH), so scripts written for
   busybox's ash (`[[ ... ]]` included) run where the host's /bin/sh is dash.
 - `python`: `python` (kubelet/image_bin/python) and `python3`, the serving interpreter (reachable for any user:
   kubelet/containerinit.py keeps its prefix visible and the directories above it passable).
@@ -12,8 +12,8 @@ when a container names no command.
   and error pages (kubelet/standin.py `--server`).
 - `mini-kube/mini-kube`: the serving installation (its scripts and interpreter first on PATH).
 - `e2e-test-images/agnhost`: mini-kube's Python agnhost (kubelet/entrypoints.py runs it).
-- Images the stand-in knows (and those yet to be built in, such as jessie-dnsutils): with no command, the stand-in
-  serving HTTP on their ports; with one, the host's utilities.
+- Images the stand-in knows: with no command, the stand-in serving HTTP on their ports; with one, the host's
+  utilities.
 - Then the node's image map (`--image-map`) and its loaded images (`mini-kube image load`): kubelet/imagestore/.
 - Any other image is unknown: with `unknown_images="fail"` (mini-kube serve's default, as a real node lacking it)
   its pull fails; with `"standin"` (the test fixtures' default) it runs as the stand-in images do."""
@@ -78,6 +78,11 @@ class Image:
     docroot: str = ""  # where a web server image keeps its files
     server: str = ""  # the web server the default program answers as (standin.py --server)
     pages: tuple[tuple[str, str], ...] = ()  # the files the image ships in its docroot
+    cmd: tuple[str, ...] = ()  # what runs when a container names no command (else the kind's default)
+    user: str = ""  # its config's User (`1234`): whom its containers run as unless runAsUser says
+    passwd: tuple[str, ...] = ()  # the lines its /etc/passwd has beyond the host's (which stands in for it)
+    group: tuple[str, ...] = ()  # likewise for /etc/group
+    setuid: tuple[tuple[str, str], ...] = ()  # its set-user-ID root programs: (path in the image, host program)
 
     @property
     def ran_as(self) -> str:
@@ -97,10 +102,18 @@ BUILT_IN: dict[str, Image] = {
     "nginx": NGINX, "e2e-test-images/nginx": NGINX,
     "httpd": HTTPD, "e2e-test-images/httpd": HTTPD,
     "mini-kube/mini-kube": Image("installation"),
-    # agnhost: mini-kube's Python agnhost (kubelet/agnhost/, chosen by kubelet/entrypoints.py)
-    "e2e-test-images/agnhost": Image("agnhost"),
+    # agnhost: mini-kube's Python agnhost (kubelet/agnhost/, chosen by kubelet/entrypoints.py), with the user
+    # and group its Dockerfile adds (adduser -u 1000 user-defined-in-image, addgroup -g 50000 ...)
+    "e2e-test-images/agnhost": Image(
+        "agnhost", passwd=("user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh",),
+        group=("user-defined-in-image:x:1000:", "group-defined-in-image:x:50000:user-defined-in-image")),
+    # the conformance suite's images for users: nonroot (USER 1234) and nonewprivs (a set-user-ID root `nnp`
+    # printing its effective uid: the host's `id`, set-user-ID, which no_new_privs makes an ordinary program)
+    "e2e-test-images/nonroot": Image("shell", bin_dir="shell", user="1234"),
+    "e2e-test-images/nonewprivs": Image("shell", bin_dir="nonewprivs", cmd=("nnp",),
+                                        setuid=(("/usr/local/libexec/nnp/euid", "id"),)),
     # not built in yet (their own tasks): the stand-in keeps them running, with the host's utilities
-    "e2e-test-images/jessie-dnsutils": Image("standin"),
+    "e2e-test-images/jessie-dnsutils": SHELL,  # and dig (kubelet/image_files.py)
     "caddy": Image("standin", port=80, docroot="/usr/share/caddy"),
     "traefik/whoami": Image("standin", port=80),
     "hashicorp/http-echo": Image("standin", port=5678),
@@ -161,12 +174,19 @@ def default_argv(image: str, ports: list[int]) -> list[str]:
     found = BUILT_IN.get(repository(image)) or STANDIN_IMAGE
     if found.kind == "pause":
         return ["/bin/sh", "-c", PAUSE]
+    if found.cmd:
+        return list(found.cmd)
     every = list(ports)
     if found.port is not None and found.port not in every:
         every.append(found.port)
     docroot = ["--docroot", found.docroot] if found.docroot else []
     server = ["--server", found.server] if found.server else []
     return [sys.executable, "-I", "-S", str(STANDIN), *server, *docroot, *map(str, every)]
+
+
+def built_in(image: str) -> Image | None:
+    """The built-in image `image` names (None: mapped, loaded, stand-in or unknown)."""
+    return BUILT_IN.get(repository(image))
 
 
 def image_pages(image: str) -> tuple[tuple[str, str], ...]:

@@ -84,7 +84,9 @@ def node_status(name: str, address: str, port: int, capacity: dict[str, str], ru
         conditions.append({"lastHeartbeatTime": stamp,
                            "lastTransitionTime": before.get("lastTransitionTime") if before.get("status") == status
                            else stamp, "message": message, "reason": reason, "status": status, "type": kind})
+    features = {"features": {"supplementalGroupsPolicy": True}} if runtime == "process" else {}
     return {
+        **features,  # what the runtime supports: the process runtime applies supplementalGroupsPolicy
         "addresses": [{"address": address, "type": "InternalIP"}, {"address": name, "type": "Hostname"}],
         "allocatable": dict(capacity), "capacity": dict(capacity), "conditions": conditions,
         "daemonEndpoints": {"kubeletEndpoint": {"Port": port}},

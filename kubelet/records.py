@@ -85,6 +85,10 @@ class ContainerRecord:
                                "restartCount": self.restart_count, "started": self.started, "state": self.state}
         if not self.container_id:
             del out["containerID"]
+        security = getattr(self.container, "security", None) if self.container_id else None
+        if security and "uid" in security:  # the identity its process got, as the runtime reports it
+            out["user"] = {"linux": {"uid": security["uid"], "gid": security["gid"],
+                                     "supplementalGroups": list(security.get("groups") or ())}}
         if self.init:
             out["started"] = self.running
         return out

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .imagestore.users import ImageUser, primary_gid
+from .imagestore.users import ImageUser, additional_gids, primary_gid
 from .seccomp import SeccompError, container_profile
 
 # containerd's (and Docker's) default capabilities, in the kernel's numbering
@@ -100,10 +100,14 @@ def container_security(pod: dict[str, Any], container: dict[str, Any],
         gid = context.get("runAsGroup")
     gid = primary_gid(uid, passwd) if gid is None else int(gid)
     groups = [gid]
+    # the image's memberships of the user (containerd's WithAdditionalGIDs), unless supplementalGroupsPolicy
+    # is Strict; then fsGroup and supplementalGroups, as the kubelet passes them
+    if pod_context.get("supplementalGroupsPolicy") != "Strict":
+        groups += additional_gids(uid, passwd, "/etc/group" if image is None else image.group)
     for extra in [*([pod_context["fsGroup"]] if pod_context.get("fsGroup") is not None else []),
                   *(pod_context.get("supplementalGroups") or ())]:
-        if int(extra) not in groups:
-            groups.append(int(extra))
+        groups.append(int(extra))
+    groups = list(dict.fromkeys(groups))
     allow = context.get("allowPrivilegeEscalation")
     privileged = bool(context.get("privileged"))
     security = {"uid": uid, "gid": gid, "groups": groups, "capabilities": capabilities(context),

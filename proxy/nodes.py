@@ -15,23 +15,29 @@ class NodeCIDRs:
 
     def __init__(self) -> None:
         self._by_node: dict[str, tuple[Network, ...]] = {}
+        self._texts: dict[str, tuple[str, ...]] = {}  # the CIDRs as the Node wrote them, parsed into _by_node
         self._cache: dict[str, str] = {}
 
     def changed(self, _event: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
         """An informer handler for Nodes."""
         if new is None or _event == "delete":
             name = ((old or new or {}).get("metadata") or {}).get("name", "")
+            self._texts.pop(name, None)
             if self._by_node.pop(name, None) is not None:
                 self._cache.clear()
             return
         name = (new.get("metadata") or {}).get("name", "")
         spec = new.get("spec") or {}
+        texts = tuple(spec.get("podCIDRs") or ([spec["podCIDR"]] if spec.get("podCIDR") else []))
+        if name in self._by_node and self._texts.get(name) == texts:
+            return  # a status write (most Node updates): nothing to parse
         cidrs = []
-        for cidr in spec.get("podCIDRs") or ([spec["podCIDR"]] if spec.get("podCIDR") else []):
+        for cidr in texts:
             try:
                 cidrs.append(ipaddress.ip_network(cidr, strict=False))
             except ValueError:
                 continue
+        self._texts[name] = texts
         if self._by_node.get(name) != tuple(cidrs):
             self._by_node[name] = tuple(cidrs)
             self._cache.clear()

@@ -77,3 +77,11 @@ async def run(args: argparse.Namespace) -> None:
         raise SystemExit(f"mini-kube: image {args.verb}: {exc}") from None
     except OSError as exc:
         raise SystemExit(f"mini-kube: image {args.verb}: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")) from None
+
+
+def main(argv: list[str]) -> int:
+    """`mini-kube image ARGS...` on its own (mini_kube/entry.py), as `mini-kube` would parse it."""
+    parser = argparse.ArgumentParser(prog="mini-kube")
+    add_parser(parser.add_subparsers(dest="command", required=True))
+    asyncio.run(run(parser.parse_args(["image", *argv])))
+    return 0

@@ -15,13 +15,15 @@ MAX_FILE = 4 << 20
 class ImageUser:
     """The user an image runs as. `uid`: the config's numeric user (None when it names one: upstream's kubelet
     then cannot tell whether it is root); `name`: the named user; `run_uid`/`gid`: what the container runs as
-    (gid None: the passwd entry's primary group, else 0); `passwd`: the image's /etc/passwd ("" without one)."""
+    (gid None: the passwd entry's primary group, else 0); `passwd`, `group`: the image's /etc/passwd and
+    /etc/group ("" without one)."""
 
     uid: int | None = 0
     name: str = ""
     run_uid: int = 0
     gid: int | None = None
     passwd: str = ""
+    group: str = ""
 
 
 class UserError(ValueError):
@@ -88,7 +90,7 @@ def resolve_user(user: str, layers: tuple[str, ...]) -> ImageUser:
             if entry is None:
                 raise UserError(f"unable to find group {group}: no matching entries in group file")
             gid = int(entry[2])
-    return ImageUser(uid, name, run_uid, gid, passwd)
+    return ImageUser(uid, name, run_uid, gid, passwd, image_file(layers, "etc/group") if layers else "/etc/group")
 
 
 def primary_gid(uid: int, passwd: str) -> int:
@@ -97,6 +99,16 @@ def primary_gid(uid: int, passwd: str) -> int:
         if len(fields) > 3 and fields[2] == str(uid) and fields[3].isdigit():
             return int(fields[3])
     return 0
+
+
+def additional_gids(uid: int, passwd: str, group: str) -> list[int]:
+    """The groups the image's /etc/group makes `uid` a member of, as containerd's WithAdditionalGIDs: the
+    groups (other than one named as the user) whose member list names the user `uid` has in `passwd`."""
+    name = next((f[0] for f in _entries(passwd) if len(f) > 2 and f[2] == str(uid)), None)
+    if name is None:
+        return []
+    return [int(f[2]) for f in _entries(group)
+            if len(f) > 3 and f[2].isdigit() and f[0] != name and name in f[3].strip().split(",")]
 
 
 def home_of(uid: int, passwd: str) -> str:

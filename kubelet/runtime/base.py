@@ -48,6 +48,8 @@ class ContainerSpec:
     resources: dict[str, Any] = field(default_factory=dict)  # the container's `resources` (requests, limits)
     security: dict[str, Any] = field(default_factory=dict)  # user, groups, capabilities... (kubelet/security.py)
     layers: list[str] = field(default_factory=list)  # an image's layers, topmost first: the container's root
+    setuid: list[tuple[str, str]] = field(default_factory=list)  # the image's set-user-ID root programs: (path
+    # in the container, the host program it is a copy of)
 
 
 class Container(abc.ABC):

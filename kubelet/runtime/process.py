@@ -203,6 +203,8 @@ class ProcessRuntime(Runtime):
                                          "pidns": sandbox.extra.get("pidns") or holder.pidns, "env": spec.env,
                                          "started_fd": started_w, "keep": KEEP, "hide": hide,
                                          "security": security, "layers": spec.layers,
+                                         "setuid": [[target, shutil.which(program) or program]
+                                                    for target, program in spec.setuid],
                                          "cgroups": self.cgroups.join_files(cgroup) if self.cgroups else []}))
         log = LogWriter(spec.log_path, max_size=spec.log_max_size, max_files=spec.log_max_files)
         argv = ["nsenter", f"--net={holder.netns}", f"--uts=/proc/{holder.pid}/ns/uts",

@@ -54,9 +54,15 @@ def roots(tmp_path_factory) -> Path:
         unpack(io.BytesIO(layer_tar(host_program_entries("dash", "ls") + [Entry("bin/sh", link="dash"),
                                                                         Entry("data/file", b"mine\n")])),
                str(work / name))
+    (work / "hostile").mkdir()  # its /etc a chain of 41 links to a directory of the host's
+    os.symlink("l1", work / "hostile" / "etc")
+    for i in range(1, 41):
+        os.symlink(f"l{i + 1}" if i < 40 else f"{work}/escaped", work / "hostile" / f"l{i}")
+    (work / "escaped").mkdir()
     (work / "images.yaml").write_text('images:\n- image: rooted:overlay\n  root: rootfs\n  command: [/bin/sh, -c]\n'
                                       '- image: rooted:copy\n  root: "root,fs"\n  command: [/bin/sh, -c]\n'
-                                      '  workingDir: /data\n')
+                                      '  workingDir: /data\n- image: rooted:hostile\n  root: hostile\n'
+                                      '  command: [/bin/sh]\n')
     return work
 
 
@@ -84,3 +90,12 @@ def test_mapped_root_is_the_containers_and_stays_unchanged(kube, roots, image):
         assert not (roots / name / "data" / "new").exists()
     assert subprocess.run(["findmnt", "-rn", "-o", "TARGET"], capture_output=True, text=True).stdout.count(
         str(roots)) == 0  # nothing of it mounted on the host
+
+
+def test_links_of_an_image_never_lead_the_runtime_out_of_its_root(kube, roots):
+    """The container's /etc/hosts is made where the image's /etc leads: never on the host's disk."""
+    ns = new_namespace(kube)
+    kubectl(kube, "-n", ns, "run", "h", "--image=rooted:hostile", "--restart=Never")
+    eventually(lambda: status_of(kube, ns, "h").get("phase") in ("Succeeded", "Failed"), timeout=60)
+    assert status_of(kube, ns, "h")["phase"] == "Failed"
+    assert list((roots / "escaped").iterdir()) == []
