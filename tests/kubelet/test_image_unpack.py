@@ -6,6 +6,7 @@ root) and whiteouts become overlayfs's. Also archives whose blobs do not match t
 from __future__ import annotations
 
 import io
+import json
 import os
 import stat
 from pathlib import Path
@@ -81,7 +82,7 @@ def test_docker_save_links_between_layer_copies(tmp_path):
     import tarfile
 
     layer = layer_tar([Entry("a", b"a")])
-    config = image_config([layer, layer])
+    config = image_config([layer])
     plain = docker_archive(tmp_path / "plain.tar", [layer], config, ["x:1"])
     linked = tmp_path / "linked.tar"
     with tarfile.open(plain) as source, tarfile.open(linked, "w") as out:
@@ -91,8 +92,8 @@ def test_docker_save_links_between_layer_copies(tmp_path):
         link = tarfile.TarInfo("copy/layer.tar")
         link.type, link.linkname = tarfile.SYMTYPE, f"../{layer_path(layer)}"
         out.addfile(link)
-        manifest = f'[{{"Config": "{config_path(config)}", "RepoTags": ["x:2"], "Layers": ["{layer_path(layer)}", ' \
-                   '"copy/layer.tar"]}]'.encode()
+        manifest = json.dumps([{"Config": config_path(config), "RepoTags": ["x:2"],
+                                "Layers": ["copy/layer.tar"]}]).encode()
         info = tarfile.TarInfo("manifest.json")
         info.size = len(manifest)
         out.addfile(info, io.BytesIO(manifest))
