@@ -16,6 +16,7 @@ can be created, listed, watched and deleted is watched (again after CRDs change)
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from typing import Any
 
@@ -132,7 +133,7 @@ class ResourceQuotaController(Controller):
         group_resource = (ref.group, ref.plural)
         self.evaluators.get(*group_resource)  # object counting for resources without their own evaluator
         informer = self.factory.informer(ref)
-        informer.add_handler(lambda event, old, new, gr=group_resource: self._object_changed(gr, event, old, new))
+        informer.add_handler(functools.partial(self._object_changed, group_resource))
         self.monitors[group_resource] = informer
         if informer not in self.informers:
             self.informers.append(informer)
