@@ -64,7 +64,8 @@ class Manager:
 
     async def start(self) -> None:
         """Start the controllers (or, with leader election, start campaigning and return)."""
-        if self.elector is None:
+        elector = self.elector
+        if elector is None:
             await self._run_controllers()
             return
 
@@ -77,7 +78,7 @@ class Manager:
 
         async def campaign() -> None:
             while True:
-                await self.elector.run(lead)  # returns once the lease is lost and the controllers stopped
+                await elector.run(lead)  # returns once the lease is lost and the controllers stopped
 
         self._election = asyncio.create_task(campaign(), name="leader-election")
 
