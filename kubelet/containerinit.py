@@ -16,8 +16,8 @@ outside as its parent, passing signals on. The process that becomes the command 
 first thing (the supervisor stays out of them, as a runtime's shim does), so the command never runs outside its
 limits.
 
-`--enter PID SECURITY ARGV...` runs a process in a running container instead (kubectl exec), with the same
-identity and filter. Standard library only, run as `python -I -S containerinit.py SPEC.json`; exits 128 when the command cannot
+`--enter ARGV...` runs a process in a running container instead (kubectl exec), with the same identity and
+filter (the process, identity and environment in the variable MINI_KUBE_EXEC). Standard library only, run as `python -I -S containerinit.py SPEC.json`; exits 128 when the command cannot
 start (as a runtime's StartError). It starts no process but the command: the kubelet finds the command as this
 process's child, to exec into it."""
 
@@ -480,7 +480,7 @@ ENTERED = (("ipc", 0x08000000), ("uts", 0x04000000), ("net", 0x40000000), ("pid"
            ("mnt", 0x00020000))  # the namespaces an exec'd process joins, in nsenter's order
 
 
-def enter(pid, security, argv):
+def enter(pid, security, environ, argv):
     """`kubectl exec` (and exec probes): run `argv` in the container whose process is `pid` (its namespaces,
     root and working directory), with the container's identity, bounding set, no_new_privs and seccomp filter,
     as a runtime's exec does; this process stays outside as its parent, passing signals on."""
@@ -506,14 +506,15 @@ def enter(pid, security, argv):
         signal.signal(signum, signal.SIG_DFL)
     drop_privileges(security, last_cap)
     try:
-        os.execvp(argv[0], argv)
+        os.execvpe(argv[0], argv, environ)
     except OSError as exc:
         sys.stderr.write(f'exec: "{argv[0]}": {exc.strerror}\n')
         sys.exit(126 if not isinstance(exc, FileNotFoundError) else 127)
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--enter"]:  # containerinit.py --enter PID SECURITY-JSON ARGV...
-        enter(int(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4:])
+    if sys.argv[1:2] == ["--enter"]:  # containerinit.py --enter ARGV..., MINI_KUBE_EXEC: {pid, security, env}
+        exec_spec = json.loads(os.environ.pop("MINI_KUBE_EXEC"))
+        enter(exec_spec["pid"], exec_spec["security"], exec_spec["env"], sys.argv[2:])
     else:
         main()
