@@ -11,8 +11,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import functools
 import json
+import marshal
 import os
+import py_compile
 import shlex
 import shutil
 import signal
@@ -211,7 +214,7 @@ class ProcessRuntime(Runtime):
         argv = ["nsenter", f"--net={holder.netns}", f"--uts=/proc/{holder.pid}/ns/uts",
                 f"--ipc=/proc/{holder.pid}/ns/ipc", f"--mount=/proc/{holder.pid}/ns/mnt", "--",
                 "unshare", "--mount", "--propagation", "private", "--",
-                sys.executable, "-I", "-S", str(INIT), str(spec_file)]
+                sys.executable, "-I", "-S", init_program(), str(spec_file)]
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv, stdin=asyncio.subprocess.PIPE if spec.stdin else asyncio.subprocess.DEVNULL,
@@ -271,8 +274,8 @@ class ProcessRuntime(Runtime):
         # the container's environment reaches only the command: the helper runs on the host's files, where a
         # variable such as LD_PRELOAD must not choose what it loads (it is handed over in a variable of its own,
         # which only root can read, and set at the command's exec)
-        spec = json.dumps({"pid": pid, "security": security, "env": environ})
-        return [sys.executable, "-I", "-S", str(INIT), "--enter", *argv], {EXEC_SPEC: spec}
+        spec = marshal.dumps({"pid": pid, "security": security, "env": environ}).hex()  # the same interpreter reads it
+        return [sys.executable, "-I", "-S", init_program(), "--enter", *argv], {EXEC_SPEC: spec}
 
     def open_pty(self, container: Container) -> tuple[int, int]:
         """A terminal (master, slave) from the container's own /dev/pts, as a runtime's console is: inside, `tty`
@@ -328,6 +331,16 @@ class ProcessRuntime(Runtime):
         if self.cgroups is not None and cgroup:
             await self.cgroups.remove(cgroup)
         await asyncio.get_running_loop().run_in_executor(None, shutil.rmtree, sandbox.directory, True)
+
+
+@functools.cache
+def init_program() -> str:
+    """containerinit.py compiled, once per process (compiling its source took each container start and each exec
+    about 10 ms of CPU); the source itself where the compiled file cannot be written."""
+    try:
+        return py_compile.compile(str(INIT), doraise=True) or str(INIT)
+    except (OSError, py_compile.PyCompileError):
+        return str(INIT)
 
 
 def _environ(pid: int | None) -> dict[str, str]:
