@@ -32,6 +32,18 @@ def exit_status(argv: list[str], code: int) -> bytes:
     return json.dumps(status).encode()
 
 
+def status_message(protocol: str, status: bytes) -> bytes | None:
+    """What the error channel carries of a final Status under `protocol`: v4 and v5 the Status as JSON; the older
+    ones (channel.k8s.io, v2, v3) its message as text on failure and nothing on success, as upstream's
+    v1WriteStatusFunc."""
+    if protocol in ("v5.channel.k8s.io", "v4.channel.k8s.io"):
+        return status
+    decoded = json.loads(status)
+    if decoded.get("status") == "Success":
+        return None
+    return str(decoded.get("message", "")).encode()
+
+
 def failure(message: str) -> bytes:
     return json.dumps({"metadata": {}, "status": "Failure", "message": message, "reason": "InternalError",
                        "details": {"causes": [{"message": message}]}, "code": 500}).encode()

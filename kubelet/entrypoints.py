@@ -3,15 +3,12 @@ CMD, as upstream combines them. The built-in agnhost image (`.../e2e-test-images
 `["/agnhost"]`, CMD `["pause"]`) is mini-kube's Python agnhost (kubelet/agnhost/): args alone are its subcommand,
 neither command nor args runs `pause`, and a command naming `/agnhost` or `/agnhost-2` (the image's two copies of
 the binary) runs it too. Both are files in the container's root as in the image (`kubectl exec POD -- /agnhost
-dns-suffix`): scripts starting the serving interpreter on the Python agnhost."""
+dns-suffix`): scripts starting the serving interpreter on the Python agnhost (kubelet/image_files.py)."""
 
 from __future__ import annotations
 
-import os
 import shlex
 import sys
-from pathlib import Path
-from typing import Any
 
 AGNHOST_REPOSITORY = "e2e-test-images/agnhost"
 AGNHOST_BINARIES = ("/agnhost", "/agnhost-2", "agnhost", "agnhost-2")
@@ -46,18 +43,3 @@ def agnhost_script() -> str:
     """The text of the image's `/agnhost` (and `/agnhost-2`): the Python agnhost, named as it was called."""
     return (f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -I -m {AGNHOST_MODULE} --argv0=\"$0\" \"$@\"\n")
 
-
-def image_binaries(image: str, directory: Path) -> list[dict[str, Any]]:
-    """Read-only mounts of the files an image's containers run by path (the agnhost image's two binaries), made
-    once under `directory` (the node's)."""
-    if not is_agnhost(image):
-        return []
-    script = directory / "agnhost"
-    text = agnhost_script()
-    if not script.is_file() or script.read_text() != text:
-        directory.mkdir(parents=True, exist_ok=True)
-        partial = directory / f".agnhost.{os.getpid()}"  # then renamed: a container never sees half of it
-        partial.write_text(text)
-        partial.chmod(0o755)
-        partial.replace(script)
-    return [{"source": str(script), "target": name, "readOnly": True} for name in AGNHOST_BINARIES[:2]]

@@ -3,8 +3,8 @@ repository (any registry host, any tag), each deciding the environment its conta
 when a container names no command.
 
 - `registry.k8s.io/pause`: the sandbox's pause (PAUSE: sleeps, reaps children), for any user.
-- Shell images (`busybox`, `alpine`, `debian`, `ubuntu`, the conformance suite's `busybox`): commands run with the
-  host's utilities, with a `sh` that is bash (kubelet/image_bin/shell first on PATH), so scripts written for
+- Shell images (`busybox`, `alpine`, `debian`, `ubuntu`, the conformance suite's `busybox` and `jessie-dnsutils`,
+  which has dig: kubelet/image_files.py): commands run with the host's utilities, with a `sh` that is bash (kubelet/image_bin/shell first on PATH), so scripts written for
   busybox's ash (`[[ ... ]]` included) run where the host's /bin/sh is dash.
 - `python`: `python` (kubelet/image_bin/python) and `python3`, the serving interpreter (reachable for any user:
   kubelet/containerinit.py keeps its prefix visible and the directories above it passable).
@@ -15,8 +15,8 @@ when a container names no command.
   and group (kubelet/image_accounts.py).
 - `e2e-test-images/nonroot` (USER 1234) and `e2e-test-images/nonewprivs` (`nnp`, a set-user-ID root program
   printing its effective uid): shell images for the suite's user tests.
-- Images the stand-in knows (and those yet to be built in, such as jessie-dnsutils): with no command, the stand-in
-  serving HTTP on their ports; with one, the host's utilities.
+- Images the stand-in knows: with no command, the stand-in serving HTTP on their ports; with one, the host's
+  utilities.
 - Then the node's image map (`--image-map`) and its loaded images (`mini-kube image load`): kubelet/imagestore/.
 - Any other image is unknown: with `unknown_images="fail"` (mini-kube serve's default, as a real node lacking it)
   its pull fails; with `"standin"` (the test fixtures' default) it runs as the stand-in images do."""
@@ -116,7 +116,7 @@ BUILT_IN: dict[str, Image] = {
     "e2e-test-images/nonewprivs": Image("shell", bin_dir="nonewprivs", cmd=("nnp",),
                                         setuid=(("/usr/local/libexec/nnp/euid", "id"),)),
     # not built in yet (their own tasks): the stand-in keeps them running, with the host's utilities
-    "e2e-test-images/jessie-dnsutils": Image("standin"),
+    "e2e-test-images/jessie-dnsutils": SHELL,  # and dig (kubelet/image_files.py)
     "caddy": Image("standin", port=80, docroot="/usr/share/caddy"),
     "traefik/whoami": Image("standin", port=80),
     "hashicorp/http-echo": Image("standin", port=5678),

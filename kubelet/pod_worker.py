@@ -18,13 +18,14 @@ from mini_kube.machinery.meta import meta
 from mini_kube.machinery.refs import PODS
 from mini_kube.machinery.times import now_rfc3339
 
-from . import eviction, hooks, pod_status
+from . import eviction, hooks, pod_status, termination
 from .actions import Target
 from .container_events import ensure_image, field_path, pull_backing_off, pull_failed
 from .deletion import final_delete
-from .entrypoints import container_argv, image_binaries
+from .entrypoints import container_argv
 from .env import EnvError, container_env, expand
 from .image_accounts import has_accounts, image_accounts
+from .image_files import image_files
 from .images import BASE_PATH, built_in, default_argv, image_pages, resolve
 from .imagestore.local import ImageRunError, LocalImage
 from .imagestore.users import UserError, home_of, resolve_user
@@ -106,6 +107,7 @@ class PodWorker:
         self._kills: set[asyncio.Task[int | None]] = set()  # containers being stopped to be started again
         self._storage: asyncio.Task[None] | None = None  # local storage measured against its limits (eviction.py)
         self._local: dict[str, LocalImage | None] = {}  # each container's mapped or loaded image, once resolved
+        self._termination: dict[str, Path | None] = {}  # each container's termination message file, this run
 
     def start(self) -> None:
         """Begin running the Pod: its sandbox, volumes and containers, and the status writes."""
@@ -357,7 +359,9 @@ class PodWorker:
         self.mark_dirty()
         code = await container.wait()
         self.probes.stop(record)
-        record.set_terminated(code, "OOMKilled" if container.oom_killed else "")
+        # read at once (at most 4 KiB of the file, or 80 lines of logs): no await between the exit and its state
+        message = termination.message(spec, self._termination.get(record.name), code, container_spec.log_path)
+        record.set_terminated(code, "OOMKilled" if container.oom_killed else "", message)
         self.mark_dirty()
         return code
 
@@ -491,10 +495,15 @@ class PodWorker:
         args = [expand(a, env) for a in spec.get("args") or ()]
         ports = [p["containerPort"] for p in spec.get("ports") or () if p.get("protocol", "TCP") == "TCP"]
         mounts = container_mounts(spec, self.volumes, self.sandbox.memory if self.sandbox is not None else None)
+        privileged = bool((spec.get("securityContext") or {}).get("privileged"))  # its /dev is the host's
+        message_file = None if privileged else termination.message_file(self.directory, spec)
+        self._termination[record.name] = message_file
+        if message_file is not None:
+            mounts.append(termination.mount(spec, message_file))
         if local is not None:
             return self._local_container_spec(record, spec, local, local.argv(command, args), env, mounts, ports)
         argv = container_argv(spec.get("image", ""), command, args)
-        mounts[:0] = image_binaries(spec.get("image", ""), self.env.root / "images")  # first: volumes win
+        mounts[:0] = image_files(spec.get("image", ""), self.env.root / "images")  # first: volumes win
         if not argv:
             argv = default_argv(spec.get("image", ""), ports)
             if "--docroot" in argv:  # the image's own files: writable, fresh for each run of the container

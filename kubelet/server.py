@@ -189,8 +189,7 @@ class KubeletServer:
         ws = web.WebSocketResponse(protocols=channels.EXEC_PROTOCOLS, max_msg_size=16 << 20, autoping=True)
         await ws.prepare(request)
         if problem:  # on the error channel, where the client shows it (a failed upgrade makes kubectl try SPDY)
-            await ws.send_bytes(channels.frame(channels.ERROR, channels.failure(f"unable to upgrade connection: "
-                                                                                f"{problem}")))
+            await _send_status(ws, channels.failure(f"unable to upgrade connection: {problem}"))
             await ws.close()
             return ws
         assert worker is not None and record is not None
@@ -208,8 +207,8 @@ class KubeletServer:
         tty = _flag(request, "tty")
         runtime = self.runtime
         if not runtime.runs_processes:
-            await ws.send_bytes(channels.frame(channels.ERROR, channels.failure(
-                f"the {runtime.name} runtime runs no processes: exec is not possible")))
+            await _send_status(ws, channels.failure(
+                f"the {runtime.name} runtime runs no processes: exec is not possible"))
             return
         await record.container.started()  # not into a container whose root is still being built
         master = -1
@@ -232,7 +231,7 @@ class KubeletServer:
                     *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
                     stderr=asyncio.subprocess.PIPE, env=env, preexec_fn=setup, start_new_session=True)
         except (OSError, subprocess.SubprocessError) as exc:
-            await ws.send_bytes(channels.frame(channels.ERROR, channels.failure(str(exc))))
+            await _send_status(ws, channels.failure(str(exc)))
             return
         pumps: list[asyncio.Task[None]] = []
         if tty:
@@ -250,7 +249,7 @@ class KubeletServer:
                 os.close(master)
         status = channels.success() if code == 0 else channels.exit_status(argv, code if code >= 0 else 128 - code)
         with contextlib.suppress(ConnectionResetError):
-            await ws.send_bytes(channels.frame(channels.ERROR, status))
+            await _send_status(ws, status)
 
     async def _feed(self, ws: web.WebSocketResponse, proc: asyncio.subprocess.Process, master: int) -> None:
         """Client -> process: stdin, resize, close."""
@@ -284,7 +283,7 @@ class KubeletServer:
         container = record.container
         log = container.log
         if log is None:
-            await ws.send_bytes(channels.frame(channels.ERROR, channels.failure("attach is not possible here")))
+            await _send_status(ws, channels.failure("attach is not possible here"))
             return
         path = Path(log.path)
         done = asyncio.Event()
@@ -310,7 +309,7 @@ class KubeletServer:
         finally:
             for task in tasks:
                 task.cancel()
-        await ws.send_bytes(channels.frame(channels.ERROR, channels.success()))
+        await _send_status(ws, channels.success())
 
     # -- port-forward and proxy --------------------------------------------------------------------------------
     async def _connect(self, worker: PodWorker, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
@@ -344,6 +343,12 @@ class KubeletServer:
                 continue
             streams[index] = writer
             pumps.append(asyncio.create_task(_pump(reader, ws, 2 * index)))
+
+        async def close_when_forwarded() -> None:  # the Pod closed every connection: so does the stream, as upstream's
+            await asyncio.gather(*pumps, return_exceptions=True)
+            await ws.close()
+
+        closer = asyncio.create_task(close_when_forwarded()) if pumps else None
         first: set[int] = set()
         async for message in ws:
             payload = _payload(message)
@@ -365,6 +370,8 @@ class KubeletServer:
             writer.close()
         for task in pumps:
             task.cancel()
+        if closer is not None:
+            closer.cancel()
         await ws.close()
         return ws
 
@@ -430,3 +437,10 @@ async def _pump_fd(fd: int, ws: web.WebSocketResponse, channel: int) -> None:
             return
 
 
+
+
+async def _send_status(ws: web.WebSocketResponse, status: bytes) -> None:
+    """The final Status on the error channel, as the negotiated protocol carries it (maybe not at all)."""
+    message = channels.status_message(ws.ws_protocol or "", status)
+    if message is not None:
+        await ws.send_bytes(channels.frame(channels.ERROR, message))

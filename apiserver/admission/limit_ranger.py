@@ -183,7 +183,7 @@ class LimitRanger(AdmissionPlugin):
         return [entry.obj for entry in registry.cache.list(limit_ranges.key_prefix, attrs.namespace)]
 
     async def mutate(self, attrs: Attributes) -> None:
-        if self._kind(attrs) != "pods" or attrs.obj is None or attrs.reinvocation:
+        if self._kind(attrs) != "pods" or attrs.obj is None:  # reinvoked too: only unset fields are filled
             return
         for limit_range in self._limit_ranges(attrs):
             apply_defaults(limit_range, attrs.obj)

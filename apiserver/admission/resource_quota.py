@@ -7,16 +7,16 @@ object's resources and the object falls under all its scopes), the object must c
 and the usage plus what the write adds must stay within `status.hard` (`exceeded quota: q, requested: pods=1,
 used: pods=2, limited: pods=2`): each a 403. The new usage is then written to each quota's status with a
 compare-and-swap on its resourceVersion; a quota another writer changed meanwhile is read again and checked
-again (the quotas already charged are not charged twice), so concurrent creates never overshoot. Writes in one
-namespace take turns in this server. Dry runs are checked but charge nothing; the quota controller gives back
-what deleted objects used.
+again (the quotas already charged are not charged twice), so concurrent creates never overshoot. As upstream's
+evaluator, the writes waiting in one namespace are taken up as a batch: each checked against the usage the writes
+before it left, then one status write per quota for them all. Dry runs are checked but charge nothing; the
+quota controller gives back what deleted objects used.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -25,7 +25,9 @@ from mini_kube.machinery.quota.evaluators import IGNORED, Evaluator, Registry, h
 from mini_kube.machinery.times import now
 
 from .. import errors
+from ..registry.generic import Registry as Storage
 from ..registry.generic import WriteOptions
+from ..resources import ResourceType
 from .chain import AdmissionPlugin, Attributes
 
 Obj = dict[str, Any]
@@ -33,25 +35,20 @@ RETRIES = 3  # upstream's: quotas that lost a compare-and-swap are read and chec
 FIELD_MANAGER = "kube-apiserver"
 
 
-class _NamespaceLocks:
-    """One lock per namespace while someone holds or waits for it."""
+@dataclass(slots=True)
+class _Waiter:
+    """One write waiting for its namespace's quotas to be checked and charged."""
 
-    def __init__(self) -> None:
-        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
+    attrs: Attributes
+    evaluator: Evaluator
+    done: asyncio.Future[None]
 
-    @contextlib.asynccontextmanager
-    async def hold(self, namespace: str) -> AsyncIterator[None]:
-        lock, users = self._locks.get(namespace) or (asyncio.Lock(), 0)
-        self._locks[namespace] = (lock, users + 1)
-        try:
-            async with lock:
-                yield
-        finally:
-            lock, users = self._locks[namespace]
-            if users == 1:
-                del self._locks[namespace]
+    def finish(self, error: BaseException | None = None) -> None:
+        if not self.done.done():  # the request may have gone meanwhile
+            if error is None:
+                self.done.set_result(None)
             else:
-                self._locks[namespace] = (lock, users - 1)
+                self.done.set_exception(error)
 
 
 def _forbidden(attrs: Attributes, text: str) -> errors.StatusError:
@@ -120,7 +117,8 @@ class ResourceQuotaAdmission(AdmissionPlugin):
 
     def __init__(self) -> None:
         self.registry = Registry()
-        self.locks = _NamespaceLocks()
+        self.waiting: dict[str, list[_Waiter]] = {}  # namespace -> writes not yet taken up
+        self.draining: dict[str, asyncio.Task[None]] = {}  # namespace -> the task working through them
 
     def _evaluator(self, attrs: Attributes) -> Evaluator | None:
         res = attrs.resource
@@ -139,35 +137,73 @@ class ResourceQuotaAdmission(AdmissionPlugin):
         namespace = attrs.namespace or ""
         if not registry.cache.list(quotas_res.key_prefix, namespace):
             return  # no quota here: nothing to check, nothing to wait for
-        async with self.locks.hold(namespace):
-            pending: set[str] | None = None  # the quotas still to charge (None: all of the namespace)
-            last: errors.StatusError | None = None
-            for _ in range(RETRIES + 1):
-                quotas = [orjson.loads(e.raw) for e in registry.cache.list(quotas_res.key_prefix, namespace)]
-                if pending is not None:
-                    quotas = [q for q in quotas if q["metadata"]["name"] in pending]
-                if not quotas:
-                    return
-                charged = check_request(quotas, attrs, evaluator)
-                if attrs.dry_run:
-                    return
-                failed: set[str] = set()
-                for before, after in zip(quotas, charged, strict=True):
-                    if rl.equals(_used(before), _used(after)):
-                        continue
-                    try:
-                        await registry.update(quotas_res, namespace, after["metadata"]["name"], after,
-                                              WriteOptions(field_manager=FIELD_MANAGER, subresource="status"),
-                                              allow_create=False)
-                    except errors.StatusError as exc:
-                        if exc.code not in (404, 409):
-                            raise
-                        last = exc
-                        if exc.code == 409:
-                            failed.add(after["metadata"]["name"])
-                if not failed:
-                    return
-                pending = failed
-            assert last is not None
-            raise last
+        waiter = _Waiter(attrs, evaluator, asyncio.get_running_loop().create_future())
+        self.waiting.setdefault(namespace, []).append(waiter)
+        if namespace not in self.draining:
+            self.draining[namespace] = asyncio.create_task(self._drain(registry, quotas_res, namespace),
+                                                           name=f"quota-{namespace}")
+        await waiter.done
 
+    async def _drain(self, registry: Storage, quotas_res: ResourceType, namespace: str) -> None:
+        """Check and charge the namespace's waiting writes, a batch at a time (one status write per quota for
+        the whole batch), until none wait."""
+        try:
+            while batch := self.waiting.pop(namespace, None):
+                try:
+                    await self._charge(registry, quotas_res, namespace, batch)
+                except Exception as exc:  # noqa: BLE001 - a failure answers every write of the batch
+                    for waiter in batch:
+                        waiter.finish(exc)
+        finally:
+            del self.draining[namespace]
+
+    async def _charge(self, registry: Storage, quotas_res: ResourceType, namespace: str, batch: list[_Waiter]) -> None:
+        """checkQuotas: each write against the quotas as the writes before it left them; the quotas that
+        changed written once with a compare-and-swap; those that lost it read again and the writes still
+        waiting checked again against them only (up to RETRIES times), so nothing is charged twice."""
+        pending = batch
+        names: set[str] | None = None  # the quotas still to charge (None: all of the namespace)
+        last: errors.StatusError | None = None
+        for _ in range(RETRIES + 1):
+            if names is not None:  # a compare-and-swap lost: see the write that won (another API server's too)
+                await registry.store.sync()
+            original = [orjson.loads(e.raw) for e in registry.cache.list(quotas_res.key_prefix, namespace)]
+            if names is not None:
+                original = [q for q in original if q["metadata"]["name"] in names]
+            quotas = original
+            charged: list[_Waiter] = []
+            for waiter in pending:
+                try:
+                    after = check_request(quotas, waiter.attrs, waiter.evaluator) if quotas else quotas
+                except errors.StatusError as exc:
+                    waiter.finish(exc)
+                    continue
+                if waiter.attrs.dry_run or after is quotas:
+                    waiter.finish()
+                    continue
+                quotas = after
+                charged.append(waiter)
+            if not charged:
+                return
+            failed: set[str] = set()
+            for before, after in zip(original, quotas, strict=True):
+                if rl.equals(_used(before), _used(after)):
+                    continue
+                try:
+                    await registry.update(quotas_res, namespace, after["metadata"]["name"], after,
+                                          WriteOptions(field_manager=FIELD_MANAGER, subresource="status"),
+                                          allow_create=False)
+                except errors.StatusError as exc:
+                    if exc.code not in (404, 409):
+                        raise
+                    last = exc
+                    if exc.code == 409:
+                        failed.add(after["metadata"]["name"])
+            if not failed:
+                for waiter in charged:
+                    waiter.finish()
+                return
+            pending, names = charged, failed
+        assert last is not None
+        for waiter in pending:
+            waiter.finish(last)

@@ -29,8 +29,18 @@ def apply_patch_document(res: ResourceType, patch_type: str, current: dict[str, 
     """Apply a decoded JSON, merge or strategic patch to a copy of the current object (no deeper than bodies
     may be: JSON patch copies can nest an object into itself)."""
     patched = _patched(res, patch_type, current, patch)
-    check_depth(patched)
+    check_depth(touched(res, patch_type, patch, patched) or patched)
     return patched
+
+
+def touched(res: ResourceType, patch_type: str, patch: Any, patched: dict[str, Any]) -> dict[str, Any] | None:
+    """What a merge or strategic patch of a built-in kind can have changed: the patched object's top-level fields
+    the patch names (the rest is the stored object, checked when it was written). None: any part may have
+    changed (a JSON patch, a `$` directive at the top, a custom resource, whose schema may keep unknown fields)."""
+    if (patch_type not in ("merge", "strategic") or res.crd is not None or not isinstance(patch, dict)
+            or any(key.startswith("$") for key in patch)):
+        return None
+    return {key: patched[key] for key in patch if key in patched}
 
 
 def _patched(res: ResourceType, patch_type: str, current: dict[str, Any], patch: Any) -> dict[str, Any]:
@@ -86,7 +96,15 @@ def check_patched(res: ResourceType, patch_type: str, patch: Any, patched: dict[
     quote the patched object's JSON (sorted keys, as Go re-encodes it) and list fields in that order.
     """
     strict = (mode or messages.DEFAULT_MODE) == messages.STRICT
-    problems = fieldcheck.check(res, patched, None, None, messages.WARN if strict else mode)
+    part = touched(res, patch_type, patch, patched)  # a kubelet's status patch: the status, not the whole Pod
+    problems = fieldcheck.check(res, patched if part is None else part, None, None,
+                                messages.WARN if strict else mode)
+    if part is not None:  # the check drops nulls and unknown fields in place; top-level ones it drops from `part`
+        for key in [k for k in patch if k in patched]:
+            if key in part:
+                patched[key] = part[key]
+            else:
+                del patched[key]
     problems.sort(key=None if patch_type == "strategic" else _document_order)
     if not strict or not problems:
         return problems

@@ -22,7 +22,7 @@ from ..crd.serving import served, serves_raw
 from ..http.negotiation import JSON, PROTOBUF, negotiate
 from ..http.query import go_bool, parse_int64, resource_version
 from ..http.tables import build_table
-from ..registry.cache import CacheEvent, Entry, ObjectCache, to_cache_event
+from ..registry.cache import CacheEvent, Entry, ObjectCache, Trigger, to_cache_event
 from ..resources import ResourceType
 from ..selectors import FieldSelector, LabelSelector
 from .watch_reaper import WatchReaper
@@ -30,6 +30,9 @@ from .watch_reaper import WatchReaper
 BOOKMARK_INTERVAL = 5.0
 WRITE_BATCH = 1 << 20  # frames are written in batches of about this many bytes
 DEFAULT_TIMEOUT = 1800.0
+# (group, kind) -> the field a watch selecting one value of is sent only that value's events (upstream's pod
+# registry gives its watch cache spec.nodeName as trigger: each kubelet's watch gets its own node's Pods)
+TRIGGER_FIELDS = {("", "Pod"): "spec.nodeName"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +164,7 @@ async def serve_watch(sources: WatchSources, request: web.Request, res: Resource
         start_rv = resource_version(rv_text)
 
     cache = sources.cache
-    watcher = cache.watch(res.key_prefix, namespace if res.namespaced else None)
+    watcher = cache.watch(res.key_prefix, namespace if res.namespaced else None, _trigger(res, fields))
     encoder = Encoder(media, res, target.version or "v1" if target.as_kind == "Table" else "")
     pending: list[bytes] = []
     store_watch = None
@@ -220,6 +223,17 @@ async def serve_watch(sources: WatchSources, request: web.Request, res: Resource
         watcher.close()
         if store_watch is not None:
             store_watch.close()
+
+
+def _trigger(res: ResourceType, fields: FieldSelector) -> Trigger | None:
+    """The watch's trigger, when it selects one value of its kind's trigger field (a kubelet's Pods)."""
+    field = TRIGGER_FIELDS.get((res.group, res.kind))
+    if field is None:
+        return None
+    for requirement in fields.requirements:
+        if requirement.field == field and requirement.op == "=":
+            return Trigger(field, requirement.value, requirement.getter)
+    return None
 
 
 def _key_prefix(res: ResourceType, namespace: str | None) -> str:

@@ -9,8 +9,9 @@ every watcher (no per-watcher copies).
 from __future__ import annotations
 
 import asyncio
+import builtins
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -107,12 +108,25 @@ def to_cache_event(event: Event, prev_obj: dict[str, Any] | None, prev_raw: byte
     return CacheEvent("DELETED", kv.key, kv.mod_revision, obj, orjson.dumps(obj), prev_obj, prev_raw)
 
 
+@dataclass(frozen=True, slots=True)
+class Trigger:
+    """A watch that selects `field` = `value` (a kubelet's `spec.nodeName=<node>` on Pods): it is sent only the
+    events whose object, or the object it replaced, has that value (`get` reads it), as upstream's watch cache
+    dispatches by trigger, instead of every event of the collection to be filtered by every such watcher."""
+
+    field: str
+    value: str
+    get: Callable[[dict[str, Any]], str]
+
+
 class CacheWatcher:
     """A subscription to one collection (optionally one namespace), fed without copying events."""
 
-    def __init__(self, cache: ObjectCache, collection: str, namespace: str | None) -> None:
+    def __init__(self, cache: ObjectCache, collection: str, namespace: str | None,
+                 trigger: Trigger | None = None) -> None:
         self.cache = cache
         self.collection = collection
+        self.trigger = trigger
         self.prefix = f"{collection}{namespace}/" if namespace else collection
         self.queue: asyncio.Queue[CacheEvent | None] = asyncio.Queue()  # bounded by hand in push()
         self.behind = 0  # bytes of objects queued since the queue was last empty
@@ -153,7 +167,9 @@ class ObjectCache:
         self._history: deque[CacheEvent] = deque(maxlen=history_events)
         self._history_bytes = 0
         self._history_limit = history_bytes
-        self._watchers: dict[str, set[CacheWatcher]] = {}
+        self._watchers: dict[str, set[CacheWatcher]] = {}  # without a trigger: every event of the collection
+        # collection -> field -> (how to read it, value -> the watchers triggered by it)
+        self._triggered: dict[str, dict[str, tuple[Callable[[dict[str, Any]], str], dict[str, set[CacheWatcher]]]]] = {}
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
 
     # -- feeding ---------------------------------------------------------------------------------
@@ -181,7 +197,23 @@ class ObjectCache:
             self._remember(cache_event)
             for watcher in tuple(self._watchers.get(collection, ())):
                 watcher.push(cache_event)
+            triggered = self._triggered.get(collection)
+            if triggered:
+                self._push_triggered(triggered, cache_event)
         self._wake_waiters()
+
+    @staticmethod
+    def _push_triggered(triggered: dict[str, tuple[Callable[[dict[str, Any]], str], dict[str, set[CacheWatcher]]]],
+                        event: CacheEvent) -> None:
+        """Send `event` to the watchers whose trigger value the object has, or had before this event."""
+        for get, by_value in triggered.values():
+            value = get(event.obj)
+            previous = get(event.prev_obj) if event.prev_obj is not None else value
+            for watcher in tuple(by_value.get(value, ())):
+                watcher.push(event)
+            if previous != value:
+                for watcher in tuple(by_value.get(previous, ())):
+                    watcher.push(event)
 
     def _remember(self, event: CacheEvent) -> None:
         """Keep `event` in the history, which is bounded by count and by bytes of objects."""
@@ -233,7 +265,7 @@ class ObjectCache:
         return [objects[k] for k in keys]
 
     # -- watch -----------------------------------------------------------------------------------
-    def history_since(self, revision: int) -> list[CacheEvent] | None:
+    def history_since(self, revision: int) -> builtins.list[CacheEvent] | None:
         """Events after `revision` still held, or None when older history has been dropped."""
         if revision >= self.revision:
             return []
@@ -250,18 +282,35 @@ class ObjectCache:
                 hi = mid
         return [events[i] for i in range(lo, len(events))]
 
-    def watch(self, collection: str, namespace: str | None) -> CacheWatcher:
-        watcher = CacheWatcher(self, collection, namespace)
-        self._watchers.setdefault(collection, set()).add(watcher)
+    def watch(self, collection: str, namespace: str | None, trigger: Trigger | None = None) -> CacheWatcher:
+        watcher = CacheWatcher(self, collection, namespace, trigger)
+        if trigger is None:
+            self._watchers.setdefault(collection, set()).add(watcher)
+        else:
+            fields = self._triggered.setdefault(collection, {})
+            _, by_value = fields.setdefault(trigger.field, (trigger.get, {}))
+            by_value.setdefault(trigger.value, set()).add(watcher)
         return watcher
 
     def unwatch(self, watcher: CacheWatcher) -> None:
-        watchers = self._watchers.get(watcher.collection)
-        if watchers:
-            watchers.discard(watcher)
+        trigger = watcher.trigger
+        if trigger is None:
+            watchers = self._watchers.get(watcher.collection)
+            if watchers:
+                watchers.discard(watcher)
+            return
+        fields = self._triggered.get(watcher.collection, {})
+        _, by_value = fields.get(trigger.field, (None, {}))
+        found = by_value.get(trigger.value)
+        if found is not None:
+            found.discard(watcher)
+            if not found:
+                del by_value[trigger.value]
 
     def close_watchers(self) -> None:
         """End every watch stream (server shutdown)."""
-        for watchers in list(self._watchers.values()):
-            for watcher in tuple(watchers):
-                watcher.end()
+        every = [w for watchers in self._watchers.values() for w in watchers]
+        every += [w for fields in self._triggered.values() for _, by_value in fields.values()
+                  for watchers in by_value.values() for w in watchers]
+        for watcher in every:
+            watcher.end()

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import datetime as dt
 import math
+import time
 from typing import Any
 
 from mini_kube.client import AlreadyExists, Conflict, NotFound
+from mini_kube.client.informer import object_key
 from mini_kube.machinery.meta import controller_ref, meta
 from mini_kube.machinery.refs import DEPLOYMENTS, REPLICASETS
 from mini_kube.machinery.times import now_rfc3339, parse_time
@@ -104,6 +105,10 @@ class DeploymentController(Controller):
     workers = 4
 
     def setup(self) -> None:
+        # key -> (uid, the Progressing condition's lastUpdateTime as written, the exact moment it was written):
+        # a metav1.Time keeps whole seconds only, so a deadline counted from it alone may end up to a second
+        # early (a 1 s deadline timed out 0.2 s after the last progress)
+        self.progress_written: dict[str, tuple[str, str, float]] = {}
         self.deployments = self.watch(DEPLOYMENTS)
         self.replicasets = self.watch(REPLICASETS, enqueue=self.enqueue_owner("Deployment"))
 
@@ -115,6 +120,7 @@ class DeploymentController(Controller):
     async def reconcile(self, key: Any) -> Result | None:
         d = self.deployments.get(key)
         if d is None or meta(d).get("deletionTimestamp"):
+            self.progress_written.pop(key, None)
             return None
         await self._adopt(d)
         owned = self._owned(d)
@@ -253,28 +259,36 @@ class DeploymentController(Controller):
             with contextlib.suppress(NotFound):
                 await self.client.delete(REPLICASETS, meta(rs)["name"], meta(rs)["namespace"])
 
-    @staticmethod
-    def _progressing(d: dict[str, Any], status: dict[str, Any], new: dict[str, Any],
-                     current: dict[str, Any] | None) -> tuple[dict[str, Any], float | None]:
+    def _last_progress(self, d: dict[str, Any], condition: dict[str, Any]) -> float | None:
+        """When the Progressing condition was last renewed (epoch seconds): the exact moment this controller wrote
+        it, else its lastUpdateTime (to the second, as upstream reads it)."""
+        uid, stamp, exact = self.progress_written.get(object_key(d), ("", "", 0.0))
+        if uid == meta(d)["uid"] and stamp == condition.get("lastUpdateTime"):
+            return exact
+        since = parse_time(condition.get("lastUpdateTime"))
+        return since.timestamp() if since else None
+
+    def _progressing(self, d: dict[str, Any], status: dict[str, Any], new: dict[str, Any],
+                     current: dict[str, Any] | None) -> tuple[dict[str, Any], float | None, bool]:
         """The Progressing condition as upstream's syncRolloutStatus sets it, and when to look again: complete
         once every replica is updated and available; progressing (lastUpdateTime renewed) while updated, ready or
         available replicas grow or old ones go; ProgressDeadlineExceeded once nothing has moved for
-        progressDeadlineSeconds since the last progress."""
+        progressDeadlineSeconds since the last progress. The third value: whether progress was seen now."""
         spec = d.get("spec") or {}
         replicas = int(spec.get("replicas", 1))
         name = meta(new)["name"]
         deadline = spec.get("progressDeadlineSeconds", 600)
         if deadline is None or int(deadline) == 2**31 - 1:  # no deadline: progress is not estimated
             return current or _condition("Progressing", "True", "ReplicaSetUpdated",
-                                         f'ReplicaSet "{name}" is progressing.', None), None
+                                         f'ReplicaSet "{name}" is progressing.', None), None, False
         if current and current.get("reason") == "NewReplicaSetAvailable" and \
                 status["replicas"] == status["updatedReplicas"]:
-            return current, None  # a finished rollout: nothing to estimate
+            return current, None, False  # a finished rollout: nothing to estimate
         before = d.get("status") or {}
         was = lambda key: int(before.get(key) or 0)  # noqa: E731
         if status["updatedReplicas"] == status["replicas"] == status["availableReplicas"] == replicas:
             return _condition("Progressing", "True", "NewReplicaSetAvailable",
-                              f'ReplicaSet "{name}" has successfully progressed.', current), None
+                              f'ReplicaSet "{name}" has successfully progressed.', current), None, False
         resumed = current is not None and current.get("reason") == "DeploymentResumed"
         progressed = (not resumed and f'"{name}"' not in (current or {}).get("message", "")  # a new rollout
                       or status["updatedReplicas"] > was("updatedReplicas")
@@ -287,15 +301,15 @@ class DeploymentController(Controller):
             transition = current.get("lastTransitionTime") if current and current.get("status") == "True" else stamp
             return {"type": "Progressing", "status": "True", "lastUpdateTime": stamp,
                     "lastTransitionTime": transition, "reason": "ReplicaSetUpdated",
-                    "message": f'ReplicaSet "{name}" is progressing.'}, float(deadline)
+                    "message": f'ReplicaSet "{name}" is progressing.'}, float(deadline), True
         if current.get("reason") == "ProgressDeadlineExceeded":
-            return current, None
-        since = parse_time(current.get("lastUpdateTime"))
-        left = float(deadline) - ((dt.datetime.now(dt.UTC) - since).total_seconds() if since else 0.0)
+            return current, None, False
+        since = self._last_progress(d, current)
+        left = float(deadline) - (time.time() - since if since is not None else 0.0)
         if left < 0:
             return _condition("Progressing", "False", "ProgressDeadlineExceeded",
-                              f'ReplicaSet "{name}" has timed out progressing.', current), None
-        return current, left + 0.5
+                              f'ReplicaSet "{name}" has timed out progressing.', current), None, False
+        return current, left + 0.5, False
 
     async def _status(self, d: dict[str, Any], owned: list[dict[str, Any]], new: dict[str, Any] | None,
                       paused: bool = False) -> Result | None:
@@ -319,15 +333,18 @@ class DeploymentController(Controller):
                                  "Deployment does not have minimum availability.", old_conditions.get("Available"))]
         progressing = old_conditions.get("Progressing")
         requeue: float | None = None
+        renewed = False
         if paused:  # checkPausedConditions: a reported lack of progress is not overwritten
             exceeded = progressing is not None and progressing.get("reason") == "ProgressDeadlineExceeded"
             conditions.append(progressing if exceeded else _condition(
                 "Progressing", "Unknown", "DeploymentPaused", "Deployment is paused", progressing))
         elif new is not None:
-            if progressing is not None and progressing.get("reason") == "DeploymentPaused":
+            resumed = progressing is not None and progressing.get("reason") == "DeploymentPaused"
+            if resumed:
                 progressing = _condition("Progressing", "Unknown", "DeploymentResumed", "Deployment is resumed",
                                          progressing)  # progress is then estimated from the resumption
-            condition, requeue = self._progressing(d, status, new, progressing)
+            condition, requeue, renewed = self._progressing(d, status, new, progressing)
+            renewed = renewed or (resumed and condition is progressing)
             conditions.append(condition)
         status["conditions"] = conditions
         current = d.get("status") or {}
@@ -346,4 +363,7 @@ class DeploymentController(Controller):
             written = {**d, "metadata": {**meta(d), "annotations": annotations}, "status": body}
             with contextlib.suppress(NotFound, Conflict):
                 await self.client.replace_status(DEPLOYMENTS, written, meta(d)["namespace"])
+                if renewed:  # the exact moment of this progress, which lastUpdateTime keeps to the second
+                    self.progress_written[object_key(d)] = (meta(d)["uid"], conditions[-1]["lastUpdateTime"],
+                                                            time.time())
         return Result(requeue_after=requeue) if requeue else None

@@ -57,12 +57,12 @@ def main(argv: list[str]) -> int:
     if expected:
         want = expected.encode()
         try:
-            got, error = conn.recv(len(want)), ""
+            got, failure = conn.recv(len(want)), ""
         except OSError as exc:
-            got, error = b"", (exc.strerror or str(exc)).lower()
+            got, failure = b"", (exc.strerror or str(exc)).lower()
         if len(got) != len(want):
             say(f"Expected to read {len(want)} bytes from client, but got {len(got)} instead. "
-                f"err={error or ('EOF' if not got else '<nil>')}")
+                f"err={failure or ('EOF' if not got else '<nil>')}")
             return 2
         if got != want:
             say(f'Expect to read "{expected}", but got "{got.decode(errors="replace")}". err=<nil>')

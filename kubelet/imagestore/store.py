@@ -51,6 +51,7 @@ class ImageStore:
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root).expanduser()
         self._index: tuple[tuple[int, int], dict[str, str]] | None = None  # (mtime_ns, size) -> names
+        self._found: dict[tuple[str, str], LocalImage] = {}  # (image, ID) -> it: an ID's content never changes
 
     # -- reading -------------------------------------------------------------------------------------------------
     def names(self) -> dict[str, str]:
@@ -102,17 +103,26 @@ class ImageStore:
     def find(self, image: str) -> LocalImage | None:
         """The loaded image `image` names, as a container runs it; None when it is not loaded."""
         image_id = self.image_id(image)
-        record = self.record(image_id) if image_id else None
+        if not image_id:
+            return None
+        known = self._found.get((image, image_id))
+        if known is not None:
+            return known
+        record = self.record(image_id)
         if record is None:
             return None
         config = (record.get("config") or {}).get("config") or {}
         layers = tuple(str(self.root / "layers" / d.removeprefix("sha256:")) for d in reversed(record["layers"]))
         env = [str(e).partition("=") for e in config.get("Env") or ()]
-        return LocalImage("loaded", str(parse(image)), image_id,
-                          entrypoint=tuple(config.get("Entrypoint") or ()), cmd=tuple(config.get("Cmd") or ()),
-                          env=tuple((k, v) for k, _, v in env if k), working_dir=config.get("WorkingDir") or "",
-                          user=config.get("User") or "", exposed_ports=tuple(sorted(config.get("ExposedPorts") or {})),
-                          layers=layers or (str(self.root / "layers" / EMPTY_LAYER),), size=int(record.get("size", 0)))
+        found = LocalImage("loaded", str(parse(image)), image_id,
+                           entrypoint=tuple(config.get("Entrypoint") or ()), cmd=tuple(config.get("Cmd") or ()),
+                           env=tuple((k, v) for k, _, v in env if k), working_dir=config.get("WorkingDir") or "",
+                           user=config.get("User") or "", exposed_ports=tuple(sorted(config.get("ExposedPorts") or {})),
+                           layers=layers or (str(self.root / "layers" / EMPTY_LAYER),), size=int(record.get("size", 0)))
+        if len(self._found) > 1024:
+            self._found.clear()
+        self._found[(image, image_id)] = found
+        return found
 
     # -- changing ------------------------------------------------------------------------------------------------
     @contextlib.contextmanager

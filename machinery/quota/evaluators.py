@@ -195,7 +195,7 @@ def update_changes_usage(group_resource: GroupResource, old: Obj, new: Obj, now:
     if group_resource == ("", "services"):
         return quota_service_type(old) != quota_service_type(new)
     if group_resource == ("", "persistentvolumeclaims"):
-        return _allocated_storage(old) != _allocated_storage(new)
+        return bool(_allocated_storage(old) != _allocated_storage(new))
     return False
 
 

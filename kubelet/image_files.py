@@ -1,0 +1,84 @@
+"""Files a built-in image's containers find at their paths, as in the real image, made once per node (under its
+`images/` directory) and bound read-only: the agnhost image's `/agnhost` and `/agnhost-2` (scripts starting the
+Python agnhost) and its `/localhost.crt` and `/localhost.key` (a self-signed certificate for localhost, which
+the suite's HTTPS netexec serves with); and for the images that have `dig` (agnhost, jessie-dnsutils), on a host
+without one, mini-kube's (kubelet/dig.py) at /usr/local/bin/dig."""
+
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+import os
+import shlex
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from .entrypoints import AGNHOST_BINARIES, agnhost_script, is_agnhost
+from .images import BASE_PATH, repository
+
+DIG_IMAGES = ("e2e-test-images/agnhost", "e2e-test-images/jessie-dnsutils")
+DIG_PATH = "/usr/local/bin/dig"
+
+CERTIFICATE_DAYS = 3650
+
+
+def write_once(path: Path, data: bytes, mode: int) -> None:
+    """Write `path` unless it holds `data` already; renamed into place, so a container never sees half of it."""
+    if path.is_file() and path.read_bytes() == data:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    partial.write_bytes(data)
+    partial.chmod(mode)
+    partial.replace(path)
+
+
+def localhost_certificate(directory: Path) -> tuple[Path, Path]:
+    """A self-signed certificate (and its key) for localhost and 127.0.0.1, made once in `directory`."""
+    cert, key = directory / "localhost.crt", directory / "localhost.key"
+    if cert.is_file() and key.is_file():
+        return cert, key
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    private = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = dt.datetime.now(dt.UTC)
+    certificate = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(private.public_key())
+                   .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(hours=1))
+                   .not_valid_after(now + dt.timedelta(days=CERTIFICATE_DAYS))
+                   .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost"),
+                                                               x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                                  critical=False)
+                   .sign(private, hashes.SHA256()))
+    # the image's files are readable by any user it may run as (its key is a test key, as upstream's)
+    write_once(key, private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                          serialization.NoEncryption()), 0o644)
+    write_once(cert, certificate.public_bytes(serialization.Encoding.PEM), 0o644)
+    return cert, key
+
+
+def dig_files(image: str, directory: Path) -> list[dict[str, Any]]:
+    """mini-kube's dig at /usr/local/bin/dig, for an image that has dig where the host has none."""
+    if repository(image) not in DIG_IMAGES or shutil.which("dig", path=BASE_PATH):
+        return []
+    script = directory / "dig"
+    write_once(script, f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -I -m mini_kube.kubelet.dig \"$@\"\n".encode(),
+               0o755)
+    return [{"source": str(script), "target": DIG_PATH, "readOnly": True}]
+
+
+def image_files(image: str, directory: Path) -> list[dict[str, Any]]:
+    """Read-only mounts of the image's own files for a container of `image` (none for most images)."""
+    if not is_agnhost(image):
+        return dig_files(image, directory)
+    script = directory / "agnhost"
+    write_once(script, agnhost_script().encode(), 0o755)
+    cert, key = localhost_certificate(directory)
+    return [*({"source": str(script), "target": name, "readOnly": True} for name in AGNHOST_BINARIES[:2]),
+            {"source": str(cert), "target": "/localhost.crt", "readOnly": True},
+            {"source": str(key), "target": "/localhost.key", "readOnly": True}, *dig_files(image, directory)]
