@@ -24,7 +24,7 @@ ControllerTable = Mapping[str, type[Controller]]
 LEASE_NAME = "kube-controller-manager"
 
 
-def select(table: ControllerTable, spec: str = "*") -> list[str]:
+def select(table: Mapping[str, object], spec: str = "*") -> list[str]:
     """Controller names of `table` for a `--controllers` value: `*` (all), names, and `-name` to leave one out."""
     words = [w.strip() for w in spec.split(",") if w.strip()] or ["*"]
     unknown = [w.lstrip("-") for w in words if w != "*" and w.lstrip("-") not in table]

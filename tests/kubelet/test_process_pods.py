@@ -318,9 +318,9 @@ def test_kubectl_debug_runs_an_ephemeral_container_in_the_pod(kube, ns):
 
 
 def test_probes_really_run_against_the_process(kube, ns):
-    http = {"name": "web", "image": "nginx", "ports": [{"containerPort": 8080}],
-            "readinessProbe": {"httpGet": {"path": "/", "port": 8080}, "periodSeconds": 1},
-            "livenessProbe": {"tcpSocket": {"port": 8080}, "periodSeconds": 1}}
+    http = {"name": "web", "image": "nginx", "ports": [{"containerPort": 80}],  # nginx's own port, as its image
+            "readinessProbe": {"httpGet": {"path": "/", "port": 80}, "periodSeconds": 1},
+            "livenessProbe": {"tcpSocket": {"port": 80}, "periodSeconds": 1}}
     never = {"name": "main", "image": "busybox", "command": ["sleep", "300"],
              "readinessProbe": {"exec": {"command": ["test", "-f", "/tmp/ready"]}, "periodSeconds": 1,
                                 "failureThreshold": 1}}  # out of Ready at the first failure, not the third
