@@ -226,6 +226,7 @@ def test_progress_deadline_counts_whole_seconds_from_the_last_progress(kube):
     from kubernetes import client as k8s
     from kubernetes import config as k8s_config
     from kubernetes import watch as k8s_watch
+    from urllib3.exceptions import ProtocolError
 
     ns = new_namespace(kube, "day2")
     configuration = k8s.Configuration()
@@ -235,11 +236,17 @@ def test_progress_deadline_counts_whole_seconds_from_the_last_progress(kube):
         apps = k8s.AppsV1Api(api)
         stream = k8s_watch.Watch()
 
+        stopped = threading.Event()
+
         def watch() -> None:
-            for event in stream.stream(apps.list_namespaced_deployment, ns, timeout_seconds=60):
-                d = event["object"]
-                reason = next((c.reason for c in (d.status.conditions or ()) if c.type == "Progressing"), "")
-                seen.append((time.monotonic(), d.metadata.name, reason))
+            try:
+                for event in stream.stream(apps.list_namespaced_deployment, ns, timeout_seconds=60):
+                    d = event["object"]
+                    reason = next((c.reason for c in (d.status.conditions or ()) if c.type == "Progressing"), "")
+                    seen.append((time.monotonic(), d.metadata.name, reason))
+            except ProtocolError:
+                if not stopped.is_set():  # only the client closing under it at the end is expected
+                    raise
 
         watcher = threading.Thread(target=watch, daemon=True)
         watcher.start()
@@ -257,6 +264,7 @@ def test_progress_deadline_counts_whole_seconds_from_the_last_progress(kube):
             kubectl(kube, "-n", ns, "wait", f"deploy/{name}", "--timeout=30s",
                     "--for=jsonpath={.status.conditions[?(@.type=='Progressing')].reason}=ProgressDeadlineExceeded")
         time.sleep(1.5)  # any late flip back to progressing shows up too
+        stopped.set()
         stream.stop()
     for name in names:
         events = [(when, reason) for when, n, reason in seen if n == name]
@@ -325,6 +333,39 @@ def test_scaling_a_deployment_updates_its_replicasets_replica_annotations(kube):
             annotations["deployment.kubernetes.io/max-replicas"]) == ("5", "7")  # surge: 25% of 5, rounded up
     refused = kubectl(kube, "-n", ns, "scale", "deploy/web", "--current-replicas=2", "--replicas=1", check=False)
     assert refused.returncode == 1 and "Expected replicas to be 2, was 5" in refused.stderr
+
+
+def test_a_stuck_rollout_keeps_its_availability_and_scales_in_proportion(kube):
+    """A rolling update whose new Pods cannot be placed stops where maxSurge and maxUnavailable say (10 replicas,
+    surge 3, unavailable 2: the old ReplicaSet at 8, the new one at 13 - 8 = 5), however often the controller
+    looks again; scaling the Deployment to 30 meanwhile shares the new maximum (33) in proportion to the two
+    ReplicaSets' sizes (8/13 and 5/13 of 20 more), as kube-controller-manager does."""
+    ns = new_namespace(kube, "day2")
+    kubectl(kube, "-n", ns, "create", "deployment", "web", "--image=nginx:1", "--replicas=10")
+    kubectl(kube, "-n", ns, "patch", "deploy", "web", "-p",
+            '{"spec": {"strategy": {"rollingUpdate": {"maxSurge": 3, "maxUnavailable": 2}}}}')
+    kubectl(kube, "-n", ns, "rollout", "status", "deploy/web", "--timeout=60s")
+    kubectl(kube, "-n", ns, "patch", "deploy", "web", "-p",
+            '{"spec": {"template": {"spec": {"nodeSelector": {"no-such": "node"}}}}}')
+
+    def sizes() -> list[int]:
+        replicasets = json.loads(kubectl(kube, "-n", ns, "get", "rs", "-o", "json").stdout)["items"]
+        replicasets.sort(key=lambda rs: int(rs["metadata"]["annotations"]["deployment.kubernetes.io/revision"]))
+        return [rs["spec"]["replicas"] for rs in replicasets]
+
+    from tests.helpers import eventually
+
+    eventually(lambda: sizes() == [8, 5], timeout=30, explain=lambda: f"sizes {sizes()}")
+    import time
+
+    time.sleep(2)  # ReplicaSet and Pod updates meanwhile change nothing
+    assert sizes() == [8, 5]
+    kubectl(kube, "-n", ns, "scale", "deploy/web", "--replicas=30")
+    eventually(lambda: sizes() == [20, 13], timeout=30, explain=lambda: f"sizes {sizes()}")
+    annotations = [rs["metadata"]["annotations"] for rs in json.loads(
+        kubectl(kube, "-n", ns, "get", "rs", "-o", "json").stdout)["items"]]
+    assert {(a["deployment.kubernetes.io/desired-replicas"], a["deployment.kubernetes.io/max-replicas"])
+            for a in annotations} == {("30", "33")}
 
 
 def test_the_autoscaler_keeps_its_target_within_bounds_and_reports_missing_metrics(kube):
