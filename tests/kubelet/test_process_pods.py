@@ -233,6 +233,24 @@ def test_a_missing_configmap_keeps_the_container_waiting(kube, ns):
     wait_running(kube, ns, "w")
 
 
+def test_host_path_types_make_or_check_the_path(kube, ns, tmp_path):
+    """A hostPath of type DirectoryOrCreate is made (with its parents) when missing and the container writes
+    there; a missing Directory keeps the Pod waiting with FailedMount and upstream's type-check message."""
+    made = tmp_path / "made" / "here"
+    volume = {"name": "data", "hostPath": {"path": str(made), "type": "DirectoryOrCreate"}}
+    writer = {"name": "main", "image": "busybox", "command": ["sh", "-c", "echo written > /data/out; sleep 300"],
+              "volumeMounts": [{"name": "data", "mountPath": "/data"}]}
+    kube.client.create(PODS, pod("make", writer, volumes=[volume]), ns)
+    eventually(lambda: (made / "out").is_file() and (made / "out").read_text() == "written\n", timeout=30)
+    assert made.stat().st_mode & 0o777 == 0o755
+    missing = {"name": "data", "hostPath": {"path": str(tmp_path / "absent"), "type": "Directory"}}
+    run(kube, ns, "check", "sleep 300", volumes=[missing])
+    message = eventually(lambda: next((e["message"] for e in kube.client.list(ResourceRef("", "v1", "events"), ns)[
+        "items"] if e["involvedObject"]["name"] == "check" and e["reason"] == "FailedMount"), None), timeout=30)
+    assert f"hostPath type check failed: {tmp_path / 'absent'} is not a directory" in message
+    assert not (tmp_path / "absent").exists() and status_of(kube, ns, "check").get("phase") == "Pending"
+
+
 def test_jobs_pods_complete_with_the_process_exit_code(kube, ns):
     run(kube, ns, "ok", "echo done", restartPolicy="Never")
     run(kube, ns, "bad", "exit 3", restartPolicy="Never")
