@@ -70,7 +70,7 @@ def agent_status(agent: dict[str, Any], seen: Observed) -> dict[str, Any]:
         resolved = _condition(RUNTIME_RESOLVED, False, RUNTIME_NOT_FOUND,
                               f'no ServingRuntime "{runtime}" in namespace "{meta(agent)["namespace"]}" and no '
                               f'ClusterServingRuntime "{runtime}"', generation, old)
-    blocked = (RUNTIME_NOT_FOUND, resolved["message"]) if not seen.runtime_kind else (
+    blocked: tuple[str, str] | None = (RUNTIME_NOT_FOUND, resolved["message"]) if not seen.runtime_kind else (
         (CONFIGMAP_NOT_FOUND, f'ConfigMap "{seen.missing_configmap}" not found') if seen.missing_configmap else None)
     d = seen.deployment
     if seen.failure and not blocked:

@@ -172,7 +172,7 @@ class AgentController(Controller):
         old = agent.get("status") or {}
         if same_status(old, status):
             return
-        was = next((c for c in old.get("conditions") or () if c.get("type") == RUNTIME_RESOLVED), {})
+        was: dict[str, Any] = next((c for c in old.get("conditions") or () if c.get("type") == RUNTIME_RESOLVED), {})
         now = next(c for c in status["conditions"] if c["type"] == RUNTIME_RESOLVED)
         if now["status"] == "False" and was.get("reason") != now["reason"]:
             self.events.event(agent, "Warning", now["reason"], now["message"])

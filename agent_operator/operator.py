@@ -35,7 +35,7 @@ class Operator:
                                lease_duration=lease_duration, renew_deadline=renew_deadline,
                                retry_period=retry_period, options=options, lease_name=LEASE_NAME,
                                lease_namespace=lease_namespace or os.environ.get("POD_NAMESPACE") or "kube-system")
-        self.manager.controllers = [AgentController(client, self.manager.informers, **options.get("agent", {}))]
+        self.manager.controllers = [AgentController(client, self.manager.informers, workers=workers or None)]
         self._runner: Any = None
 
     @property

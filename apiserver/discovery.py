@@ -6,7 +6,8 @@ Documents are built once per resource-table state and kept serialized; a CRD cha
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from collections.abc import Callable
+from typing import Any, overload
 
 import orjson
 
@@ -107,7 +108,13 @@ class Discovery:
         self._cache: dict[str, bytes] = {}
         resources.on_change(self._cache.clear)
 
-    def _memo(self, key: str, build: Any) -> bytes | None:
+    @overload
+    def _memo(self, key: str, build: Callable[[], dict[str, Any]]) -> bytes: ...
+    @overload
+    def _memo(self, key: str, build: Callable[[], dict[str, Any] | None]) -> bytes | None: ...
+
+    def _memo(self, key: str, build: Callable[[], dict[str, Any] | None]) -> bytes | None:
+        """The serialized document `build` makes (None when it has none), kept until the resource table changes."""
         if key not in self._cache:
             doc = build()
             if doc is None:

@@ -27,6 +27,8 @@ class KindStrategy(Protocol):
     registry's WriteContext. `registry/strategy.py`'s Strategy is the implementation every kind extends."""
 
     returns_deleted_object: bool  # a DELETE answers the deleted object, not a Status (upstream's ReturnDeletedObject)
+    unconditional_update: bool  # a PUT without a resourceVersion overwrites (upstream's AllowUnconditionalUpdate)
+    default_gc_policy: str  # a DELETE's propagation when it names none ("": background)
 
     def read(self, res: ResourceType, obj: Obj) -> Obj: ...
     def default(self, ctx: Any, obj: Obj) -> None: ...

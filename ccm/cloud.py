@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import ipaddress
 import logging
 from dataclasses import dataclass, field
@@ -235,11 +236,11 @@ class LoadBalancer:
                 continue
             listener: TcpListener | UdpListener
             if port.protocol == "TCP":
-                listener = TcpListener(self.ip, port.port, lambda c, k=key: self.candidates(k, c), self.failed,
-                                       lambda c, b, v, k=key: self.record(k, c, b, v))
+                listener = TcpListener(self.ip, port.port, functools.partial(self.candidates, key), self.failed,
+                                       functools.partial(self.record, key))
             elif port.protocol == "UDP":
-                listener = UdpListener(self.ip, port.port, lambda c, k=key: self.candidates(k, c),
-                                       lambda c, b, v, k=key: self.record(k, c, b, v))
+                listener = UdpListener(self.ip, port.port, functools.partial(self.candidates, key),
+                                       functools.partial(self.record, key))
             else:
                 raise CloudError(f"protocol {port.protocol} is not supported by this cloud's load balancers")
             try:

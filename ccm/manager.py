@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import Any, Protocol
 
 from mini_kube.client import ApiClient, NotFound
 from mini_kube.client.informer import SharedInformerFactory
 from mini_kube.client.node_token import node_token
-from mini_kube.controllers.manager import ControllerTable, select
+from mini_kube.controllers.manager import select
+from mini_kube.controllers.reconciler import Controller
 from mini_kube.machinery.refs import CONFIGMAPS
 
 from .cloud import CloudError, FakeCloud, parse_pool
@@ -24,7 +25,16 @@ from .status import STATUS_PORT, serve_status
 
 log = logging.getLogger("mini-kube.ccm")
 NETWORK_CONFIGMAP = ("kube-system", "mini-kube-network")
-CONTROLLERS: ControllerTable = {
+
+
+class CloudControllerType(Protocol):
+    """A cloud controller's class: a Controller that also gets the cloud."""
+
+    def __call__(self, client: ApiClient, informers: SharedInformerFactory | None = None, *, cloud: FakeCloud,
+                 **options: Any) -> Controller: ...
+
+
+CONTROLLERS: dict[str, CloudControllerType] = {
     "cloud-node-controller": CloudNodeController,
     "cloud-node-lifecycle-controller": CloudNodeLifecycleController,
     "service-lb-controller": ServiceLBController,

@@ -54,7 +54,7 @@ class EndpointInfo:
 
 @dataclass
 class Answer:
-    rcode: int = dns.rcode.NOERROR
+    rcode: dns.rcode.Rcode = dns.rcode.NOERROR
     answer: list[dns.rrset.RRset] = field(default_factory=list)
     authority: list[dns.rrset.RRset] = field(default_factory=list)
     additional: list[dns.rrset.RRset] = field(default_factory=list)
@@ -79,7 +79,7 @@ def _dashed(ip: str) -> str:
     return ip.replace(".", "-").replace(":", "-")
 
 
-def _family(ip: str) -> int:
+def _family(ip: str) -> dns.rdatatype.RdataType:
     return dns.rdatatype.AAAA if ":" in ip else dns.rdatatype.A
 
 
@@ -178,7 +178,7 @@ class ClusterRecords:
                     found.setdefault(endpoint.ip, endpoint)
         return list(found.values())
 
-    def _rrset(self, name: dns.name.Name, rdtype: int, values: list[str]) -> dns.rrset.RRset:
+    def _rrset(self, name: dns.name.Name, rdtype: dns.rdatatype.RdataType, values: list[str]) -> dns.rrset.RRset:
         if rdtype in ADDRESS_TYPES:  # made directly: parsing text costs most of an answer
             make = ADDRESS_TYPES[rdtype]
             return dns.rrset.from_rdata_list(name, self.ttl, [make(dns.rdataclass.IN, rdtype, v) for v in values])

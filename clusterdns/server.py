@@ -65,7 +65,7 @@ class DnsHandler:
             size = len(wire) + len(reply) + CACHE_ENTRY_OVERHEAD
             while self._cache and (len(self._cache) >= CACHE_LIMIT or self._cache_bytes + size > CACHE_BYTES):
                 self._cache_bytes -= self._cache.pop(next(iter(self._cache)))[2]  # the oldest goes first
-            self._cache[key] = (reply[2:], dns.rcode.to_text(reply[3] & 0xF), size)
+            self._cache[key] = (reply[2:], dns.rcode.Rcode.to_text(reply[3] & 0xF), size)
             self._cache_bytes += size
         return reply
 

@@ -24,7 +24,7 @@ ControllerTable = Mapping[str, type[Controller]]
 LEASE_NAME = "kube-controller-manager"
 
 
-def select(table: ControllerTable, spec: str = "*") -> list[str]:
+def select(table: Mapping[str, object], spec: str = "*") -> list[str]:
     """Controller names of `table` for a `--controllers` value: `*` (all), names, and `-name` to leave one out."""
     words = [w.strip() for w in spec.split(",") if w.strip()] or ["*"]
     unknown = [w.lstrip("-") for w in words if w != "*" and w.lstrip("-") not in table]
@@ -64,7 +64,8 @@ class Manager:
 
     async def start(self) -> None:
         """Start the controllers (or, with leader election, start campaigning and return)."""
-        if self.elector is None:
+        elector = self.elector
+        if elector is None:
             await self._run_controllers()
             return
 
@@ -77,7 +78,7 @@ class Manager:
 
         async def campaign() -> None:
             while True:
-                await self.elector.run(lead)  # returns once the lease is lost and the controllers stopped
+                await elector.run(lead)  # returns once the lease is lost and the controllers stopped
 
         self._election = asyncio.create_task(campaign(), name="leader-election")
 

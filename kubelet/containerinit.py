@@ -16,16 +16,15 @@ outside as its parent, passing signals on. The process that becomes the command 
 first thing (the supervisor stays out of them, as a runtime's shim does), so the command never runs outside its
 limits.
 
-`--enter PID SECURITY ARGV...` runs a process in a running container instead (kubectl exec), with the same
-identity and filter. Standard library only, run as `python -I -S containerinit.py SPEC.json`; exits 128 when the command cannot
+`--enter ARGV...` runs a process in a running container instead (kubectl exec), with the same identity and
+filter (the process, identity and environment in the variable MINI_KUBE_EXEC). Standard library only, run as `python -I -S containerinit.py SPEC.json`; exits 128 when the command cannot
 start (as a runtime's StartError). It starts no process but the command: the kubelet finds the command as this
 process's child, to exec into it."""
 
+import _signal as signal  # the C module under `signal`, without its enums: each exec'd process starts faster
 import ctypes
-import json
+import marshal
 import os
-import shutil
-import signal
 import stat
 import sys
 import warnings  # noqa: F401 - os.execvpe imports it, when the host's root (and stdlib) is gone
@@ -274,6 +273,8 @@ class Root:
         for directory, files in directories.items():
             path = self.ensure(directory, True)
             mount("tmpfs", path, "tmpfs", MS_NODEV, "mode=0755,size=64m")
+            import shutil
+
             for name, source in files:
                 shutil.copyfile(source, os.path.join(path, name))
                 os.chown(os.path.join(path, name), 0, 0)
@@ -306,6 +307,8 @@ def load_seccomp(program):
 
 
 def _remove(path):
+    import shutil
+
     if os.path.isdir(path) and not os.path.islink(path):
         shutil.rmtree(path)
     elif os.path.lexists(path):
@@ -316,6 +319,8 @@ def copy_layers(layers, root):
     """The union of `layers` (topmost first) copied into `root`, lowest first, as overlayfs shows it: a 0/0
     character device hides what lower layers have at its path, an opaque directory all they have in it.
     Nothing is written through a link: a path a lower layer made a link is replaced by the upper's directory."""
+    import shutil
+
     for layer in reversed(layers):
         for directory, dirs, files in os.walk(layer):
             target = os.path.normpath(os.path.join(root, os.path.relpath(directory, layer)))
@@ -426,6 +431,8 @@ def join_cgroups(files):
 
 
 def main():
+    import json
+
     with open(sys.argv[1]) as handle:
         spec = json.load(handle)
     started = spec.get("started_fd")  # closed by the command's exec: the kubelet then knows it has started
@@ -480,40 +487,47 @@ ENTERED = (("ipc", 0x08000000), ("uts", 0x04000000), ("net", 0x40000000), ("pid"
            ("mnt", 0x00020000))  # the namespaces an exec'd process joins, in nsenter's order
 
 
-def enter(pid, security, argv):
+def enter(pid, security, environ, argv):
     """`kubectl exec` (and exec probes): run `argv` in the container whose process is `pid` (its namespaces,
     root and working directory), with the container's identity, bounding set, no_new_privs and seccomp filter,
-    as a runtime's exec does; this process stays outside as its parent, passing signals on."""
+    as a runtime's exec does. This process joins the Pod's namespaces but not its mount namespace, and stays on
+    the host's files as the parent passing signals on; only the command's process enters the container's root."""
     with open("/proc/sys/kernel/cap_last_cap") as handle:
         last_cap = int(handle.read())
-    namespaces = [(os.open(f"/proc/{pid}/ns/{name}", os.O_RDONLY), name, flag) for name, flag in ENTERED]
+    namespaces = {name: (os.open(f"/proc/{pid}/ns/{name}", os.O_RDONLY), flag) for name, flag in ENTERED}
     root = os.open(f"/proc/{pid}/root", os.O_RDONLY | os.O_DIRECTORY)
     cwd = os.open(f"/proc/{pid}/cwd", os.O_RDONLY | os.O_DIRECTORY)
-    for fd, name, flag in namespaces:
+
+    def join(name):
+        fd, flag = namespaces[name]
         if libc.setns(fd, flag) != 0:
             err = ctypes.get_errno()
             raise OSError(err, f"setns {name}: {os.strerror(err)}")
-        os.close(fd)
-    os.fchdir(root)
-    os.chroot(".")
-    os.fchdir(cwd)
-    os.close(root)
-    os.close(cwd)
+
+    for name in ("ipc", "uts", "net", "pid"):
+        join(name)
     child = os.fork()  # the process that runs argv is in the Pod's PID namespace
     if child:
         supervise(child)
     for signum in FORWARDED:
         signal.signal(signum, signal.SIG_DFL)
+    join("mnt")
+    os.fchdir(root)
+    os.chroot(".")
+    os.fchdir(cwd)
+    for fd in (root, cwd, *(fd for fd, _ in namespaces.values())):
+        os.close(fd)
     drop_privileges(security, last_cap)
     try:
-        os.execvp(argv[0], argv)
+        os.execvpe(argv[0], argv, environ)
     except OSError as exc:
         sys.stderr.write(f'exec: "{argv[0]}": {exc.strerror}\n')
-        sys.exit(126 if not isinstance(exc, FileNotFoundError) else 127)
+        os._exit(126 if not isinstance(exc, FileNotFoundError) else 127)
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--enter"]:  # containerinit.py --enter PID SECURITY-JSON ARGV...
-        enter(int(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4:])
+    if sys.argv[1:2] == ["--enter"]:  # containerinit.py --enter ARGV..., MINI_KUBE_EXEC: {pid, security, env}
+        exec_spec = marshal.loads(bytes.fromhex(os.environ.pop("MINI_KUBE_EXEC")))
+        enter(exec_spec["pid"], exec_spec["security"], exec_spec["env"], sys.argv[2:])
     else:
         main()

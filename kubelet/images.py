@@ -11,7 +11,10 @@ when a container names no command.
 - `nginx`, `httpd`: with no command, their default page at their docroot on port 80, with their Server header
   and error pages (kubelet/standin.py `--server`).
 - `mini-kube/mini-kube`: the serving installation (its scripts and interpreter first on PATH).
-- `e2e-test-images/agnhost`: mini-kube's Python agnhost (kubelet/entrypoints.py runs it).
+- `e2e-test-images/agnhost`: mini-kube's Python agnhost (kubelet/entrypoints.py runs it), with its image's user
+  and group (kubelet/image_accounts.py).
+- `e2e-test-images/nonroot` (USER 1234) and `e2e-test-images/nonewprivs` (`nnp`, a set-user-ID root program
+  printing its effective uid): shell images for the suite's user tests.
 - Images the stand-in knows: with no command, the stand-in serving HTTP on their ports; with one, the host's
   utilities.
 - Then the node's image map (`--image-map`) and its loaded images (`mini-kube image load`): kubelet/imagestore/.

@@ -343,6 +343,12 @@ class KubeletServer:
                 continue
             streams[index] = writer
             pumps.append(asyncio.create_task(_pump(reader, ws, 2 * index)))
+
+        async def close_when_forwarded() -> None:  # the Pod closed every connection: so does the stream, as upstream's
+            await asyncio.gather(*pumps, return_exceptions=True)
+            await ws.close()
+
+        closer = asyncio.create_task(close_when_forwarded()) if pumps else None
         first: set[int] = set()
         async for message in ws:
             payload = _payload(message)
@@ -364,6 +370,8 @@ class KubeletServer:
             writer.close()
         for task in pumps:
             task.cancel()
+        if closer is not None:
+            closer.cancel()
         await ws.close()
         return ws
 

@@ -4,12 +4,15 @@ runtime gives one (`memory`: mounted only in the Pod's mount namespace, so no ot
 disk holds them), hostPath, and persistentVolumeClaim as node-local storage. With the Pod's `fsGroup`, the
 volumes that support ownership get that group, group read (and write for emptyDir), and set-gid directories,
 as upstream's SetVolumeOwnership. The runtime mounts them at each container's `mountPath` inside the
-container's own mount namespace; nothing on the host outside the kubelet's directory changes."""
+container's own mount namespace; nothing on the host outside the kubelet's directory changes but the
+directory or file a hostPath of type DirectoryOrCreate or FileOrCreate asks for (which Pod Security's
+baseline already refuses to any Pod that may not have hostPath volumes)."""
 
 from __future__ import annotations
 
 import base64
 import os
+import stat
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -102,6 +105,36 @@ def set_ownership(path: Path, group: int, read_only: bool) -> None:
             os.chmod(item, (info.st_mode & 0o7777) | extra)
 
 
+HOST_PATH_CHECKS = {  # hostPath type -> (stat test, what the path is not), as upstream's type checker
+    "Directory": (stat.S_ISDIR, "a directory"), "DirectoryOrCreate": (stat.S_ISDIR, "a directory"),
+    "File": (stat.S_ISREG, "a file"), "FileOrCreate": (stat.S_ISREG, "a file"),
+    "Socket": (stat.S_ISSOCK, "a socket file"), "CharDevice": (stat.S_ISCHR, "a character device"),
+    "BlockDevice": (stat.S_ISBLK, "a block device"),
+}
+
+
+def host_path(source: dict[str, Any]) -> str:
+    """A hostPath volume's path, checked against its `type` as the kubelet's hostPath plugin checks it:
+    DirectoryOrCreate makes a missing directory (0755, with its parents), FileOrCreate a missing empty file
+    (0644); any other type must already be what it names (else the Pod waits: FailedMount)."""
+    path, kind = source["path"], source.get("type") or ""
+    if kind not in HOST_PATH_CHECKS:
+        return path
+    if not os.path.lexists(path):
+        if kind == "DirectoryOrCreate":
+            os.makedirs(path, mode=0o755, exist_ok=True)
+        elif kind == "FileOrCreate":
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o644))
+    test, what = HOST_PATH_CHECKS[kind]
+    try:
+        is_kind = test(os.stat(path).st_mode)
+    except OSError:
+        is_kind = False
+    if not is_kind:
+        raise VolumeError(f"hostPath type check failed: {path} is not {what}")
+    return path
+
+
 async def make_volumes(pod: dict[str, Any], pod_dir: Path, get: Getter, token: TokenRequester,
                        node_root: Path, memory: tuple[str, str] | None = None) -> dict[str, str]:
     """Make every volume of `pod`; returns volume name -> host path to mount. `memory`: the Pod's tmpfs, as
@@ -141,7 +174,7 @@ async def _make_volume(pod: dict[str, Any], volume: dict[str, Any], pod_dir: Pat
         target.mkdir(parents=True, exist_ok=True)
         os.chmod(target, 0o777)
     elif "hostPath" in volume:
-        return volume["hostPath"]["path"]
+        return host_path(volume["hostPath"])
     elif "persistentVolumeClaim" in volume:
         claim = node_root / "claims" / namespace / volume["persistentVolumeClaim"]["claimName"]
         claim.mkdir(parents=True, exist_ok=True)

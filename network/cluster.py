@@ -84,7 +84,7 @@ class ClusterNetwork:
                                  f"link set {BRIDGE} up\nroute add local {service_cidr} dev lo\n")
             fresh.update({"netns": holder.netns, "holderPid": str(holder.pid),
                           "netnsInode": str(os.stat(holder.netns).st_ino)})
-        body = {"apiVersion": "v1", "kind": "ConfigMap",
+        body: dict[str, Any] = {"apiVersion": "v1", "kind": "ConfigMap",
                 "metadata": {"name": CONFIGMAP, "namespace": "kube-system"}, "data": fresh}
         try:
             if current is None:

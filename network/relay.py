@@ -486,7 +486,8 @@ class TcpRelay:
             return
         for _ in range(ACCEPT_BATCH):
             try:
-                fd, peer = self.sock._accept()  # (socket.accept() would look its family and type up again)
+                # socket.accept() would look the family and type up again; _accept is CPython's, not in typeshed
+                fd, peer = self.sock._accept()  # type: ignore[attr-defined]
             except (BlockingIOError, InterruptedError):
                 return
             except OSError as exc:  # e.g. EMFILE: try again in a moment

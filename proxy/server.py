@@ -321,9 +321,9 @@ class ProxyServer:
         wanted = self._wanted(state)
         for key in [k for k in state.listeners if k not in wanted]:
             state.listeners.pop(key).close()
-        for listener in state.listeners.values():
-            if isinstance(listener, UdpListener):
-                listener.endpoints_changed()
+        for existing in state.listeners.values():
+            if isinstance(existing, UdpListener):
+                existing.endpoints_changed()
         ok = True
         for key in wanted - state.listeners.keys():
             kind, ip, number, protocol = key

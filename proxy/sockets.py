@@ -13,6 +13,7 @@ import logging
 import socket
 from collections import deque
 from functools import lru_cache
+from socket import socket as Socket
 
 from mini_kube.network.namespaces import sockets_in
 from mini_kube.network.relay import family_of, listen_on
@@ -36,12 +37,12 @@ class SocketMaker:
     def __init__(self, netns: str | None = None, pool_size: int = POOL_SIZE) -> None:
         self.netns = netns
         self.pool_size = pool_size
-        self._pools: dict[tuple[int, int], deque[socket.socket]] = {}
+        self._pools: dict[tuple[int, int], deque[Socket]] = {}
 
     def in_netns(self, ip: str) -> bool:
         return self.netns is not None and not is_loopback(ip)
 
-    def socket(self, ip: str, kind: int) -> socket.socket:
+    def socket(self, ip: str, kind: int) -> Socket:
         """A non-blocking socket of type `kind` that can reach (or bind) `ip`."""
         family = family_of(ip)
         if not self.in_netns(ip):
@@ -55,7 +56,7 @@ class SocketMaker:
             sock = pool.popleft()
         return sock
 
-    def listening(self, ip: str, port: int, kind: int) -> socket.socket:
+    def listening(self, ip: str, port: int, kind: int) -> Socket:
         """A socket bound to ip:port (and listening, for TCP)."""
         return listen_on(self.socket(ip, kind), ip, port)
 

@@ -40,7 +40,7 @@ async def mark_unschedulable(client: ApiClient, pod: dict[str, Any], reason: str
         if (pod.get("spec") or {}).get("nodeName") or (not condition_changed(pod, reason, message) and
                                                        nominated is None):
             return
-        current = next((c for c in (pod.get("status") or {}).get("conditions") or ()
+        current: dict[str, Any] = next((c for c in (pod.get("status") or {}).get("conditions") or ()
                         if c.get("type") == "PodScheduled"), {})
         since = current.get("lastTransitionTime") if current.get("status") == "False" else None
         status: dict[str, Any] = {"conditions": [{

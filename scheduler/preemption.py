@@ -42,7 +42,7 @@ def _victims_on(c: Candidate, node: NodeInfo, priority: int) -> tuple[list[PodIn
     failure = run_filters(c, _without(node, lower))
     if failure is not None:
         return None, failure
-    victims = []
+    victims: list[PodInfo] = []
     for index, pod in enumerate(lower):  # reprieve whoever can stay, highest priority first
         if run_filters(c, _without(node, victims + lower[index + 1:])) is not None:
             victims.append(pod)

@@ -21,7 +21,8 @@ def _number(text: str) -> int | None:
 
 def requirement_matches(req: dict[str, Any], value: str | None) -> bool:
     """One NodeSelectorRequirement against the value of its key (None: the key is absent)."""
-    op, values = req.get("operator"), req.get("values") or ()
+    op = req.get("operator")
+    values: list[str] = req.get("values") or []
     if op == "In":
         return value is not None and value in values
     if op == "NotIn":

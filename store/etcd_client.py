@@ -86,7 +86,7 @@ class EtcdClient:
     def session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
             ssl_context = self._tls.context() if self._tls else None
-            connector = aiohttp.TCPConnector(limit=256, ssl=ssl_context if ssl_context else None)
+            connector = aiohttp.TCPConnector(limit=256, ssl=ssl_context or True)
             self._session = aiohttp.ClientSession(connector=connector,
                                                   timeout=aiohttp.ClientTimeout(total=None, sock_connect=5))
         return self._session

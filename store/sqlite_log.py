@@ -258,7 +258,8 @@ def _get(conn: sqlite3.Connection, key: str, revision: int) -> KeyValue | None:
 def _range(
     conn: sqlite3.Connection, prefix: str, revision: int, limit: int, start_after: str | None
 ) -> tuple[list[KeyValue], int]:
-    cond, params = _key_filter(prefix, False, "l.key")
+    cond, key_params = _key_filter(prefix, False, "l.key")
+    params: tuple[str | int, ...] = key_params
     if start_after is not None:
         cond += " AND l.key > ?"
         params += (start_after,)

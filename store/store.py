@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import sqlite3
 from collections.abc import Sequence
@@ -205,7 +206,7 @@ class Store(StoreBase):
     async def create(self, key: str, value: Value) -> KeyValue:
         """Create ``key``; raises KeyExistsError if it exists."""
         self._precheck(key, value)
-        return await self._writer.submit(("create", key, value, None), True)
+        return await self._writer.submit(("create", key, value, None))
 
     async def update(self, key: str, value: Value, *, expected_mod_revision: int | None = None) -> KeyValue:
         """Replace ``key``'s value, if its mod_revision is ``expected_mod_revision`` (when given).
@@ -213,7 +214,7 @@ class Store(StoreBase):
         Raises KeyNotFoundError, or ConflictError (with the ``current`` version) on a mismatch.
         """
         self._precheck(key, value)
-        return await self._writer.submit(("update", key, value, expected_mod_revision), True)
+        return await self._writer.submit(("update", key, value, expected_mod_revision))
 
     async def delete(self, key: str, *, expected_mod_revision: int | None = None) -> KeyValue:
         """Delete ``key`` (if its mod_revision is ``expected_mod_revision``, when given).
@@ -223,7 +224,7 @@ class Store(StoreBase):
         Raises KeyNotFoundError, or ConflictError.
         """
         self._precheck(key, None)
-        return await self._writer.submit(("delete", key, None, expected_mod_revision), True)
+        return await self._writer.submit(("delete", key, None, expected_mod_revision))
 
     async def txn(self, ops: Sequence[Op]) -> list[KeyValue]:
         """Apply ``ops`` in order, all or nothing; op i sees the effects of ops before it.
@@ -242,7 +243,7 @@ class Store(StoreBase):
             tuples.append((op.kind, op.key, op.value, op.expected_mod_revision))
         if not tuples:
             return []
-        return await self._writer.submit(tuples, False)
+        return await self._writer.submit_txn(tuples)
 
     # --- notifications -------------------------------------------------------------------------
 
@@ -293,7 +294,7 @@ class Store(StoreBase):
             while self._compact_revision < revision:
                 start = self._compact_revision
                 end = min(revision, start + COMPACT_CHUNK)
-                await self._writer.run_exclusive(lambda s=start, e=end: self._compact_chunk(s, e))
+                await self._writer.run_exclusive(functools.partial(self._compact_chunk, start, end))
 
     async def _compact_chunk(self, start: int, end: int) -> None:
         # Raise the in-memory compact revision first: reads racing with the delete then fail their

@@ -39,8 +39,9 @@ _MISSING: Any = object()
 class _Request:
     __slots__ = ("ops", "single", "future", "result", "error")
 
-    def __init__(self, ops: OpTuple | Sequence[OpTuple], single: bool, future: asyncio.Future) -> None:
+    def __init__(self, ops: Sequence[OpTuple], single: bool, future: asyncio.Future) -> None:
         self.ops = ops
+        """The request's ops: one for a plain write (``single``), else a transaction's."""
         self.single = single
         self.future = future
         self.result: Any = None
@@ -87,8 +88,15 @@ class Writer:
         if w is not None and not w.done():
             w.set_result(None)
 
-    def submit(self, ops: OpTuple | Sequence[OpTuple], single: bool) -> asyncio.Future:
-        """Queue one op (``single``) or a transaction; the future gets a KeyValue or a list of them."""
+    def submit(self, op: OpTuple) -> asyncio.Future:
+        """Queue one op; the future gets its KeyValue."""
+        return self._enqueue((op,), True)
+
+    def submit_txn(self, ops: Sequence[OpTuple]) -> asyncio.Future:
+        """Queue a transaction; the future gets a list of KeyValues, one per op."""
+        return self._enqueue(ops, False)
+
+    def _enqueue(self, ops: Sequence[OpTuple], single: bool) -> asyncio.Future:
         self._check_open()
         fut = asyncio.get_running_loop().create_future()
         self._queue.append(_Request(ops, single, fut))
@@ -152,6 +160,7 @@ class Writer:
         queue = self._queue
         index = self.index
         overlay: dict[str, KeyValue | None] = {}
+        cur: KeyValue | None
         rows: list[Row] = []
         events: list[Event] = []
         rev = self.revision + 1
@@ -165,7 +174,7 @@ class Writer:
                 continue
             try:
                 if req.single:
-                    kind, key, value, expected = req.ops  # type: ignore[misc]
+                    kind, key, value, expected = req.ops[0]
                     cur = overlay.get(key, _MISSING)
                     if cur is _MISSING:
                         cur = index.get(key)
@@ -182,7 +191,7 @@ class Writer:
                     t_rows: list[Row] = []
                     t_events: list[Event] = []
                     t_rev = rev
-                    for i, (kind, key, value, expected) in enumerate(req.ops):  # type: ignore[misc]
+                    for i, (kind, key, value, expected) in enumerate(req.ops):
                         cur = stage.get(key, _MISSING)
                         if cur is _MISSING:
                             cur = overlay.get(key, _MISSING)

@@ -39,13 +39,15 @@ def _free_port() -> int:
 
 
 def test_python_examples_run_as_written(tmp_path):
+    """In a directory with the checkout's pytest settings (pyproject.toml), as the README has them run."""
     fixture_example, outside_example = _blocks("python")
+    (tmp_path / "pyproject.toml").symlink_to(ROOT / "pyproject.toml")
     (tmp_path / "test_example.py").write_text(fixture_example)
     (tmp_path / "outside.py").write_text(outside_example)
     env = {"PATH": "/usr/bin:/bin:" + str(Path(sys.executable).parent), "PYTHONPATH": str(ROOT),
            "HOME": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
-                           "test_example.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
+    done = subprocess.run([sys.executable, "-m", "pytest", "test_example.py"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300, env=env)  # `.venv/bin/pytest test_example.py`
     assert done.returncode == 0, done.stdout[-3000:]
     assert "2 passed" in done.stdout
     done = subprocess.run([sys.executable, "outside.py"], cwd=tmp_path, capture_output=True, text=True,

@@ -44,7 +44,9 @@ class ImpersonationRequest:
 
 def parse_headers(headers: Iterable[tuple[str, str]]) -> ImpersonationRequest:
     """Read Impersonate-User/-Uid/-Group (repeatable) and Impersonate-Extra-<key> (escaped, repeatable)."""
-    user, uid, groups, extra = "", "", [], {}
+    user, uid = "", ""
+    groups: list[str] = []
+    extra: dict[str, list[str]] = {}
     for name, value in headers:
         key = name.lower()
         if key == USER_HEADER:

@@ -222,7 +222,7 @@ def ensure_pki(data_dir: Path, hosts: list[str]) -> Pki:
     renewed_ca = False
     if (ca_cert is None or not isinstance(ca_key, ec.EllipticCurvePrivateKey)
             or ca_cert.not_valid_after_utc - RENEW_BEFORE <= times.now()
-            or ca_cert.public_key().public_numbers() != ca_key.public_key().public_numbers()):
+            or ca_cert.public_key() != ca_key.public_key()):
         ca_cert, ca_key = _new_ca()
         _write(pki_dir / "ca.key", _key_pem(ca_key), 0o600)
         _write(pki_dir / "ca.crt", _cert_pem(ca_cert), 0o644)
@@ -236,7 +236,7 @@ def ensure_pki(data_dir: Path, hosts: list[str]) -> Pki:
     pki = Pki(pki_dir, ca_cert, ca_key, sa_key)
     sans = serving_hosts(hosts)
     serving = _load_cert(pki.serving_cert_path)
-    if renewed_ca or not _fresh(serving, ca_cert) or not _covers(serving, sans) or \
+    if renewed_ca or serving is None or not _fresh(serving, ca_cert) or not _covers(serving, sans) or \
             _load_key(pki.serving_key_path) is None:
         cert_pem, key_pem = issue_cert(ca_cert, ca_key, "kube-apiserver", hosts=sans, server=True)
         _write(pki.serving_key_path, key_pem, 0o600)

@@ -204,7 +204,8 @@ class _Anchor:
     __slots__ = ("new", "old", "_equal")
 
     def __init__(self, new: Any, old: Any) -> None:
-        self.new, self.old, self._equal = new, old, None
+        self.new, self.old = new, old
+        self._equal: bool | None = None
 
     def unchanged(self) -> bool:
         if self._equal is None:

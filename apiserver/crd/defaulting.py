@@ -36,10 +36,10 @@ def apply_defaults(x: Any, s: Node | None) -> None:
                 x[k] = deep_copy(prop.default)
         additional = s.additional
         for k, v in x.items():
-            prop = props.get(k)
-            if prop is not None:
-                if prop.has_defaults and isinstance(v, dict | list):
-                    apply_defaults(v, prop)
+            child = props.get(k)
+            if child is not None:
+                if child.has_defaults and isinstance(v, dict | list):
+                    apply_defaults(v, child)
             elif additional is not None and additional.has_defaults:
                 if _null_to_default(v, additional) and additional.default is not MISSING:
                     x[k] = v = deep_copy(additional.default)

@@ -351,7 +351,7 @@ def stored_versions_errors(stored: list[str] | None, versions: list[dict[str, An
     if not stored:
         return [gofmt.invalid_raw(path, go_strings(stored), "must have at least one stored version")]
     errs = []
-    remaining = {v: i for i, v in enumerate(stored)}
+    remaining: dict[str | None, int] = {v: i for i, v in enumerate(stored)}
     for version in versions:
         name = version.get("name")
         if version.get("storage") and name not in remaining:
@@ -578,11 +578,13 @@ def crd_status(crd: dict[str, Any], others: Iterable[dict[str, Any]] = (), now: 
 
     conditions = [dict(c) for c in status.get("conditions") or ()]
     _set_condition(conditions, condition, now)
+    established: dict[str, Any]
     if condition["status"] == "True":
         established = {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
                        "message": "the initial names have been accepted"}
     else:
-        established = next((c for c in conditions if c.get("type") == "Established"), None) or {
+        current = next((c for c in conditions if c.get("type") == "Established"), None)
+        established = current or {
             "type": "Established", "status": "False", "reason": "NotAccepted", "message": "not all names are accepted"}
     _set_condition(conditions, established, now)
     order = {"NamesAccepted": 0, "Established": 1}

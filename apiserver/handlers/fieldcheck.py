@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from .. import errors
@@ -17,18 +16,6 @@ from ..schema.yamlload import load_yaml
 MODES = ("Ignore", "Warn", "Strict")
 
 
-@functools.lru_cache(maxsize=512)
-def _custom_shape(schema_id: int, res: ResourceType) -> Any:
-    return fields.custom_shape(res.schema)
-
-
-def shape_for(res: ResourceType) -> Any:
-    """The field shape the body is checked against (None: nothing known about the fields)."""
-    if res.crd is not None:
-        return _custom_shape(id(res.schema), res) if res.schema else None
-    return definition_name(res.group, res.version, res.kind)
-
-
 def check(res: ResourceType, obj: dict[str, Any], raw: bytes | None, content_type: str | None,
           mode: str) -> list[str]:
     """Problems to warn about (Warn), or raise 400 (type errors; Strict). `raw` None: a patched result."""
@@ -38,14 +25,13 @@ def check(res: ResourceType, obj: dict[str, Any], raw: bytes | None, content_typ
                                  '"Ignore", "Warn", "Strict"')
     if res.crd is not None:
         return _check_custom(res, obj, raw, content_type, mode)
-    shape = shape_for(res)
+    shape = definition_name(res.group, res.version, res.kind)  # the built-in kind's Go type
     if shape is None:
         return []
-    if res.crd is None:
-        problem = fields.type_errors(shape, obj)
-        if problem:
-            raise messages.decode_error(res.kind, res.version, problem)
-        drop_go_nulls(fields.shape_of(shape), obj)
+    problem = fields.type_errors(shape, obj)
+    if problem:
+        raise messages.decode_error(res.kind, res.version, problem)
+    drop_go_nulls(fields.shape_of(shape), obj)
     if mode == "Ignore":
         fields.drop_unknown(shape, obj)  # decoding into the Go type drops them whatever the mode
         return []

@@ -12,6 +12,7 @@ The checks walk parser events or decoded values iteratively, so hostile depth co
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import yaml
@@ -75,6 +76,7 @@ def check_depth(value: Any) -> None:
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         node, depth = stack.pop()
+        children: Iterable[Any]
         if isinstance(node, dict):
             children = node.values()
         elif isinstance(node, list):

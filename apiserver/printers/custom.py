@@ -13,7 +13,8 @@ from mini_kube.apiserver.printers.humanize import UNKNOWN, epoch, since
 
 _TOKEN = re.compile(r"\.([^.\[\]]+)|\[(\d+)\]|\['([^']*)'\]|\[\"([^\"]*)\"\]")
 _MISSING = object()
-DEFAULT_COLUMNS = ({"name": "Age", "type": "date", "description": AGE_DOC, "jsonPath": ".metadata.creationTimestamp"},)
+DEFAULT_COLUMNS: tuple[dict[str, Any], ...] = (
+    {"name": "Age", "type": "date", "description": AGE_DOC, "jsonPath": ".metadata.creationTimestamp"},)
 
 
 def parse_path(path: str) -> list[str | int] | None:

@@ -185,7 +185,8 @@ def persistent_volume_claim(obj: Obj, now: float) -> list:
 def resource_quota(obj: Obj, now: float) -> list:
     hard = dig(obj, "status", "hard", default={})
     used = dig(obj, "status", "used", default={})
-    requests, limits = [], []
+    requests: list[str] = []
+    limits: list[str] = []
     for name in sorted(hard):
         text = f"{name}: {canonical(used.get(name))}/{canonical(hard[name])}"
         parts = name.split(".")

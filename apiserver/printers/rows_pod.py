@@ -17,7 +17,7 @@ _COMPLETED = {
 
 
 def _restartable(container: Obj | None) -> bool:
-    return bool(container) and container.get("restartPolicy") == "Always"
+    return container is not None and container.get("restartPolicy") == "Always"
 
 
 def _later(current: float | None, status: Obj) -> float | None:

@@ -9,6 +9,7 @@ every watcher (no per-watcher copies).
 from __future__ import annotations
 
 import asyncio
+import builtins
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -264,7 +265,7 @@ class ObjectCache:
         return [objects[k] for k in keys]
 
     # -- watch -----------------------------------------------------------------------------------
-    def history_since(self, revision: int) -> list[CacheEvent] | None:
+    def history_since(self, revision: int) -> builtins.list[CacheEvent] | None:
         """Events after `revision` still held, or None when older history has been dropped."""
         if revision >= self.revision:
             return []

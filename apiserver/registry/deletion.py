@@ -44,13 +44,14 @@ def before_delete(strategy: Any, obj: dict[str, Any], options: dict[str, Any]) -
     meta = obj.get("metadata") or {}
     requested = requested_period(options)
     now = datetime.now(UTC).replace(microsecond=0)
-    if meta.get("deletionTimestamp"):
+    deleting_since = parse_time(meta.get("deletionTimestamp"))
+    if deleting_since is not None:
         current = meta.get("deletionGracePeriodSeconds")
         if not current:
             return Decision()  # at zero already (or never set): delete now, finalizers permitting
         if requested is None or requested >= current:
             return Decision(pending=True)  # only a shorter grace period may be asked for
-        start = _shift(parse_time(meta["deletionTimestamp"]), -current)
+        start = _shift(deleting_since, -current)
         end = _shift(start, requested)
         if end < now:  # the whole period has passed: as short as possible, yet still graceful unless zero
             end, requested = now, (1 if requested else 0)

@@ -8,6 +8,7 @@ What differs between kinds is the row's strategy (`res.strategy`): this module n
 from __future__ import annotations
 
 import base64
+import builtins
 import secrets
 import uuid
 from collections.abc import Awaitable, Callable
@@ -549,7 +550,7 @@ class Registry:
 
     async def delete_collection(self, res: ResourceType, namespace: str | None, labels: LabelSelector,
                                 fields: FieldSelector, options: dict[str, Any], opts: WriteOptions
-                                ) -> list[dict[str, Any]]:
+                                ) -> builtins.list[dict[str, Any]]:
         listed = await self.list(res, namespace, labels=labels, fields=fields)
         deleted = []
         for entry in listed.items:

@@ -111,7 +111,9 @@ def pod(obj: dict[str, Any]) -> None:
         return
     for container in _dicts(spec.get("containers")) + _dicts(spec.get("initContainers")):
         resources = container.get("resources")
-        limits = resources.get("limits") if isinstance(resources, dict) else None
+        if not isinstance(resources, dict):
+            continue
+        limits = resources.get("limits")
         if isinstance(limits, dict) and limits:
             requests = _dict(resources, "requests")
             for key, value in limits.items():

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 from mini_kube.apiserver.gofmt import json_kind
@@ -52,13 +52,15 @@ def _unknown(shape: Shape, value: Any, path: str, out: list[str]) -> None:
                     out.append(_join(path, key))
             elif child.kind in _CONTAINERS and sub is not None:
                 _unknown(child, sub, _join(path, key), out)
+    elif (item := shape.item) is None or item.kind not in _CONTAINERS:
+        return  # scalars, and lists or maps of them, have no fields
     elif kind == fs.LIST:
-        if isinstance(value, list) and shape.item.kind in _CONTAINERS:
+        if isinstance(value, list):
             for i, sub in enumerate(value):
-                _unknown(shape.item, sub, f"{path}[{i}]", out)
-    elif kind == fs.MAP and isinstance(value, dict) and shape.item.kind in _CONTAINERS:
+                _unknown(item, sub, f"{path}[{i}]", out)
+    elif kind == fs.MAP and isinstance(value, dict):
         for key, sub in value.items():
-            _unknown(shape.item, sub, _join(path, key), out)
+            _unknown(item, sub, _join(path, key), out)
 
 
 _CONTAINERS = (fs.STRUCT, fs.LIST, fs.MAP)
@@ -81,13 +83,15 @@ def _drop(shape: Shape, value: Any) -> None:
                     del value[key]
             elif child.kind in _CONTAINERS and value[key] is not None:
                 _drop(child, value[key])
+    elif (item := shape.item) is None or item.kind not in _CONTAINERS:
+        return  # scalars, and lists or maps of them, have no fields
     elif kind == fs.LIST:
-        if isinstance(value, list) and shape.item.kind in _CONTAINERS:
+        if isinstance(value, list):
             for sub in value:
-                _drop(shape.item, sub)
-    elif kind == fs.MAP and isinstance(value, dict) and shape.item.kind in _CONTAINERS:
+                _drop(item, sub)
+    elif kind == fs.MAP and isinstance(value, dict):
         for sub in value.values():
-            _drop(shape.item, sub)
+            _drop(item, sub)
 
 
 # --- duplicate fields -------------------------------------------------------------------------
@@ -195,7 +199,7 @@ def _strict(shape: Shape | None, node: Any, path: str, out: list[str], unknown: 
             _strict(item, value, f"{path}[{i}]", out, unknown)
 
 
-def _child(shape: Shape | None, key: str) -> Shape | None | bool:
+def _child(shape: Shape | None, key: str) -> Shape | None | Literal[False]:
     """The shape of a key's value; None when unconstrained; False when the key is unknown."""
     if shape is None or shape.kind == fs.ANY:
         return None
@@ -256,7 +260,9 @@ def _type_error(shape: Shape, value: Any, struct: str, path: str) -> str | None:
         expected = dict if kind == fs.MAP else list
         if not isinstance(value, expected):
             return _mismatch(json_kind(value), struct, path, shape.go)
-        items = value.values() if kind == fs.MAP else value
+        if shape.item is None:  # items of any type
+            return None
+        items = value.values() if isinstance(value, dict) else value
         for sub in items:
             error = _type_error(shape.item, sub, struct, path)
             if error:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import hashlib
 import threading
 import weakref
-from typing import Any
+from collections.abc import Callable, Hashable
+from typing import Any, overload
 
 import orjson
 from mini_kube.apiserver.resources import ResourceRegistry, ResourceType
@@ -48,7 +49,13 @@ class _Cache:
             self.generation += 1
             self.docs = {}
 
-    def get(self, key: Any, build: Any) -> bytes | None:
+    @overload
+    def get(self, key: Hashable, build: Callable[[], bytes]) -> bytes: ...
+    @overload
+    def get(self, key: Hashable, build: Callable[[], bytes | None]) -> bytes | None: ...
+
+    def get(self, key: Hashable, build: Callable[[], bytes | None]) -> bytes | None:
+        """The document `build` makes (each key has one build, so one that never answers None here neither)."""
         docs = self.docs
         if key in docs:
             return docs[key]
@@ -95,6 +102,7 @@ def _rows(registry: ResourceRegistry, group: str, version: str) -> list[Resource
 
 def _target(row: ResourceType) -> tuple[Target, bool]:
     custom = row.crd is not None or row.schema is not None
+    name: str | None
     if custom:
         name = schemas.custom_schema_name(row.group, row.version, row.kind)
     else:

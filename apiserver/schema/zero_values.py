@@ -14,7 +14,7 @@ from typing import Any
 from .definitions import REF_PREFIX, definitions
 from .go_shapes import STRUCT_FIELDS, ZERO_FIELDS
 
-ZERO = {"integer": 0, "number": 0, "boolean": False, "string": ""}
+ZERO: dict[str | None, Any] = {"integer": 0, "number": 0, "boolean": False, "string": ""}  # by _type
 
 
 def _ref(schema: dict[str, Any]) -> str | None:
@@ -38,8 +38,13 @@ def _fillable(schema: dict[str, Any] | None) -> bool:
 def _structs(name: str) -> tuple[str, ...]:
     """Struct-valued (non-pointer) fields of `name`: Go writes them as `{}` and their own zero fields."""
     props = (definitions().get(name) or {}).get("properties") or {}
-    return tuple(p for p in STRUCT_FIELDS.get(name, ()) if p in props and _ref(props[p]) is not None and
-                 not _ref(props[p]).endswith((".Time", ".MicroTime")))
+    return tuple(p for p in STRUCT_FIELDS.get(name, ()) if p in props and _is_struct(props[p]))
+
+
+def _is_struct(schema: dict[str, Any]) -> bool:
+    """A reference to a struct definition (times are written as strings)."""
+    ref = _ref(schema)
+    return ref is not None and not ref.endswith((".Time", ".MicroTime"))
 
 
 @functools.cache

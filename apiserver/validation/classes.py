@@ -134,10 +134,11 @@ def _ingress_class_parameters(params: Obj | None, path: str) -> list[FieldError]
         return errs + [required(f"{path}.scope")]
     if scope not in ("Cluster", "Namespace"):
         errs.append(not_supported(f"{path}.scope", scope, ("Cluster", "Namespace")))
-    elif scope == "Namespace" and namespace is None:
-        errs.append(required(f"{path}.namespace", "`parameters.scope` is set to 'Namespace'"))
     elif scope == "Namespace":
-        errs += [invalid(f"{path}.namespace", namespace, p) for p in name_is_dns_label(namespace, False)]
+        if namespace is None:
+            errs.append(required(f"{path}.namespace", "`parameters.scope` is set to 'Namespace'"))
+        else:
+            errs += [invalid(f"{path}.namespace", namespace, p) for p in name_is_dns_label(namespace, False)]
     elif namespace is not None:
         errs.append(forbidden(f"{path}.namespace", "`parameters.scope` is set to 'Cluster'"))
     return errs

@@ -45,7 +45,9 @@ def _target(target: Obj, path: str) -> list[FieldError]:
         errs.append(invalid(f"{path}.type", kind, "must be either Utilization, Value, or AverageValue"))
     for key in ("value", "averageValue"):
         raw = target.get(key)
-        quantity = parse_quantity(raw) if raw is not None else None
+        if raw is None:
+            continue
+        quantity = parse_quantity(raw)
         if quantity is not None and quantity.value <= 0:
             errs.append(invalid(f"{path}.{key}", GoText(go_quantity(raw)), "must be positive"))
     utilization = target.get("averageUtilization")

@@ -202,7 +202,7 @@ def validate_resources(resources: Obj | None, path: str) -> list[FieldError]:
     for name, value in requests.items():
         at = f"{path}.requests[{name}]"
         errs += validate_resource_name(name, at) + validate_resource_quantity(name, value, at)
-        request, limit = parse_quantity(value), parse_quantity(limits.get(name)) if name in limits else None
+        request, limit = parse_quantity(value), parse_quantity(limits[name]) if name in limits else None
         if name in limits and request is not None and limit is not None:
             if request.value != limit.value and not overcommit_allowed(name):
                 errs.append(invalid(f"{path}.requests", str(request), f"must be equal to {name} limit of {limit}"))
@@ -279,7 +279,7 @@ def _containers(containers: list[Obj] | None, volumes: set[str], path: str) -> l
     if not containers:
         return [required(path)]
     errs: list[FieldError] = []
-    names: set[str] = set()
+    names: set[str | None] = set()
     for i, ctr in enumerate(containers):
         at = f"{path}[{i}]"
         errs += _container(ctr, volumes, at)

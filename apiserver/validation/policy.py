@@ -42,11 +42,11 @@ def _backend(backend: Obj, path: str) -> list[FieldError]:
     if service is not None and resource is not None:
         return [invalid(path, "", "cannot set both resource and service backends")]
     if resource is not None:
-        errs = [] if resource.get("kind") else [required(f"{path}.resource.kind")]
+        errs: list[FieldError] = [] if resource.get("kind") else [required(f"{path}.resource.kind")]
         return errs + ([] if resource.get("name") else [required(f"{path}.resource.name")])
     if service is None:
         return [invalid(path, "", "resource or service backend is required")]
-    errs: list[FieldError] = []
+    errs = []
     name = service.get("name") or ""
     if not name:
         errs.append(required(f"{path}.service.name"))

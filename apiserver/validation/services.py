@@ -69,6 +69,12 @@ def _go_service_port(protocol: str, port: int) -> str:
             'TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:""}, NodePort:0}')
 
 
+def _ip_version(ip: str) -> int | None:
+    """4 or 6 (None for what is not an IP: validated before this is asked)."""
+    parsed = parse_ip(ip)
+    return parsed.version if parsed is not None else None
+
+
 def _cluster_ips(spec: Obj) -> list[FieldError]:
     """clusterIP and clusterIPs agree, are valid, at most one per family (ValidateServiceClusterIPsRelatedFields)."""
     if spec.get("type") == "ExternalName":
@@ -107,11 +113,11 @@ def _cluster_ips(spec: Obj) -> list[FieldError]:
         errs.append(invalid(path, ips, "may only hold up to 2 values"))
     if bad:
         return errs
-    if len(ips) > 1 and len({parse_ip(ip).version for ip in ips}) != len(ips):
+    if len(ips) > 1 and len({_ip_version(ip) for ip in ips}) != len(ips):
         errs.append(invalid(path, ips, "may specify no more than one IP for each IP family"))
     if not _headless(spec):
         for i, (ip, family) in enumerate(zip(ips, spec.get("ipFamilies") or (), strict=False)):
-            version = parse_ip(ip).version
+            version = _ip_version(ip)
             if family == "IPv4" and version == 6:
                 errs.append(invalid(f"{path}[{i}]", ip, f"expected an IPv4 value as indicated by `ipFamilies[{i}]`"))
             if family == "IPv6" and version != 6:

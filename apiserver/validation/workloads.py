@@ -170,9 +170,9 @@ def validate_stateful_set(obj: Obj) -> list[FieldError]:
         errs.append(required("spec.podManagementPolicy"))
     elif policy is not None and policy not in ("OrderedReady", "Parallel"):
         errs.append(invalid("spec.podManagementPolicy", policy, "must be 'OrderedReady' or 'Parallel'"))
-    strategy = spec.get("updateStrategy")
-    kind = (strategy or {}).get("type")
-    if strategy is not None and kind == "OnDelete" and strategy.get("rollingUpdate") is not None:
+    strategy: Obj = spec.get("updateStrategy") or {}
+    kind = strategy.get("type")
+    if kind == "OnDelete" and strategy.get("rollingUpdate") is not None:
         partition = strategy["rollingUpdate"].get("partition") or 0
         shown = f"apps.RollingUpdateStatefulSetStrategy{{Partition:{partition}, MaxUnavailable:(*intstr.IntOrString)(nil)}}"
         errs.append(raw("FieldValueInvalid", "spec.updateStrategy.rollingUpdate", shown,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-from typing import Any
+from typing import Any, TypeGuard
 
 from mini_kube.client import AlreadyExists, NotFound
 from mini_kube.client.informer import object_key
@@ -103,7 +103,7 @@ class _ServiceEndpointsController(Controller):
                           "ports": endpoint_ports(service, pod)})
         return sorted(found, key=lambda m: (m["ip"], object_meta(m["pod"]).get("name", "")))
 
-    def _managed(self, service: dict[str, Any] | None) -> bool:
+    def _managed(self, service: dict[str, Any] | None) -> TypeGuard[dict[str, Any]]:
         if service is None:
             return False
         spec = service.get("spec") or {}

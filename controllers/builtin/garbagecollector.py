@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from typing import Any
 
@@ -87,7 +88,7 @@ class GarbageCollector(Controller):
             informer = self.factory.informer(ref)
             informer.add_index(LIVE_INDEX, _live_owners)
             informer.add_index(BLOCKING_INDEX, _blocked_owners)
-            informer.add_handler(lambda event, old, new, inf=informer: self._observe(inf, event, old, new))
+            informer.add_handler(functools.partial(self._observe, informer))
             if informer not in self.informers:
                 self.informers.append(informer)
             informer.start()

@@ -53,7 +53,7 @@ class NodeLifecycleController(Controller):
     def _heartbeat(self, node: dict[str, Any]) -> dt.datetime | None:
         lease = self.leases.get(f"kube-node-lease/{node['metadata']['name']}")
         renewed = parse_time(((lease or {}).get("spec") or {}).get("renewTime"))
-        ready = next((c for c in (node.get("status") or {}).get("conditions") or () if c.get("type") == "Ready"), {})
+        ready: dict[str, Any] = next((c for c in (node.get("status") or {}).get("conditions") or () if c.get("type") == "Ready"), {})
         reported = parse_time(ready.get("lastHeartbeatTime"))
         known = [t for t in (renewed, reported) if t is not None]
         return max(known) if known else parse_time(node["metadata"].get("creationTimestamp"))

@@ -430,10 +430,11 @@ class DaemonSetController(Controller):
                     down += 1
                 elif new is not None:
                     down += not is_available(new, min_ready)
-                elif not is_available(old, min_ready):
-                    replace.append(old)
-                elif down < unavailable:
-                    candidates.append(old)
+                elif old is not None:  # only an old Pod on the node
+                    if not is_available(old, min_ready):
+                        replace.append(old)
+                    elif down < unavailable:
+                        candidates.append(old)
             budget = min(max(unavailable - down, 0), len(candidates))
             delete = replace + candidates[:budget]
         else:

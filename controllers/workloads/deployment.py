@@ -2,10 +2,12 @@
 
 - The new ReplicaSet is the one whose template (less `pod-template-hash`) equals the Deployment's; it is created
   as `<deployment>-<hash>` with the next `deployment.kubernetes.io/revision`.
-- RollingUpdate: maxSurge rounds up and maxUnavailable down (both 0 means 1 unavailable); the new ReplicaSet
-  grows while the total stays within replicas + maxSurge, old ones shrink while availability stays at least
+- RollingUpdate, one step a pass (deploymentscale.py): the new ReplicaSet grows while the total stays within
+  replicas + maxSurge, else old ones shrink, their unavailable Pods first, while availability stays at least
   replicas - maxUnavailable. Recreate: old ReplicaSets go to 0 and their Pods go before the new one grows.
-- Paused Deployments only scale; old ReplicaSets beyond revisionHistoryLimit are deleted.
+  Each size is written conditionally on the ReplicaSet's version, so a stale cache never scales twice.
+- A changed size mid-rollout (or any size while paused) is shared in proportion among the active ReplicaSets;
+  old ReplicaSets beyond revisionHistoryLimit are deleted.
 - Status: replicas, updatedReplicas, readyReplicas, availableReplicas, unavailableReplicas,
   observedGeneration and the Available and Progressing conditions (ProgressDeadlineExceeded after
   progressDeadlineSeconds without progress), so `kubectl rollout status` works as on a real cluster.
@@ -15,46 +17,34 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import datetime as dt
-import math
+import time
 from typing import Any
 
 from mini_kube.client import AlreadyExists, Conflict, NotFound
+from mini_kube.client.informer import object_key
 from mini_kube.machinery.meta import controller_ref, meta
 from mini_kube.machinery.refs import DEPLOYMENTS, REPLICASETS
 from mini_kube.machinery.times import now_rfc3339, parse_time
 
 from ..reconciler import Controller, Result
 from .common import controller_of, selector_matches, template_hash
+from .deploymentscale import (
+    DESIRED,
+    MAX_REPLICAS,
+    is_scaling_event,
+    new_replicaset_size,
+    old_replicaset_sizes,
+    proportional_sizes,
+    surge_and_unavailable,
+)
 
 REVISION = "deployment.kubernetes.io/revision"
 REVISION_HISTORY = "deployment.kubernetes.io/revision-history"
-DESIRED = "deployment.kubernetes.io/desired-replicas"
-MAX_REPLICAS = "deployment.kubernetes.io/max-replicas"
 HASH = "pod-template-hash"
 # Deployment annotations never copied to its ReplicaSets (upstream's annotationsToSkip)
 NOT_COPIED = frozenset({"kubectl.kubernetes.io/last-applied-configuration", REVISION, REVISION_HISTORY, DESIRED,
                         MAX_REPLICAS, "deprecated.deployment.rollback.to"})
 MAX_HISTORY_CHARS = 2000  # upstream's maxRevHistoryLengthInChars
-
-
-def resolve(value: Any, total: int, round_up: bool) -> int:
-    """An int-or-percent of `total`, rounded as upstream rounds it."""
-    if isinstance(value, str) and value.endswith("%"):
-        exact = int(value[:-1]) * total / 100
-        return math.ceil(exact) if round_up else math.floor(exact)
-    return int(value or 0)
-
-
-def surge_and_unavailable(d: dict[str, Any]) -> tuple[int, int]:
-    spec = d.get("spec") or {}
-    replicas = int(spec.get("replicas", 1))
-    rolling = ((spec.get("strategy") or {}).get("rollingUpdate") or {})
-    surge = resolve(rolling.get("maxSurge", "25%"), replicas, True)
-    unavailable = resolve(rolling.get("maxUnavailable", "25%"), replicas, False)
-    if surge == 0 and unavailable == 0:
-        unavailable = 1
-    return surge, unavailable
 
 
 def plain_template(template: dict[str, Any]) -> dict[str, Any]:
@@ -104,6 +94,10 @@ class DeploymentController(Controller):
     workers = 4
 
     def setup(self) -> None:
+        # key -> (uid, the Progressing condition's lastUpdateTime as written, the exact moment it was written):
+        # a metav1.Time keeps whole seconds only, so a deadline counted from it alone may end up to a second
+        # early (a 1 s deadline timed out 0.2 s after the last progress)
+        self.progress_written: dict[str, tuple[str, str, float]] = {}
         self.deployments = self.watch(DEPLOYMENTS)
         self.replicasets = self.watch(REPLICASETS, enqueue=self.enqueue_owner("Deployment"))
 
@@ -115,6 +109,7 @@ class DeploymentController(Controller):
     async def reconcile(self, key: Any) -> Result | None:
         d = self.deployments.get(key)
         if d is None or meta(d).get("deletionTimestamp"):
+            self.progress_written.pop(key, None)
             return None
         await self._adopt(d)
         owned = self._owned(d)
@@ -125,21 +120,25 @@ class DeploymentController(Controller):
             new = await self._sync_new(d, new, max((revision(rs) for rs in owned if rs is not new), default=0) + 1)
             if new is None:
                 return Result(requeue=True)  # changed meanwhile: the next round sees the newer one
-        if spec.get("paused"):
-            if new is not None:
-                await self._scale(d, new, int(spec.get("replicas", 1)) - sum(
-                    (rs.get("spec") or {}).get("replicas", 0) for rs in owned if rs is not new))
-            return await self._status(d, self._owned(d), new, paused=True)
-        if new is None:
-            new = await self._create_new(d, owned)
+        try:
+            if spec.get("paused") or is_scaling_event(d, owned):  # sync: only scale, to the new size
+                for rs, replicas in proportional_sizes(d, new, [rs for rs in owned if rs is not new]):
+                    await self._scale(d, rs, replicas, annotate=True)
+                if spec.get("paused"):
+                    await self._clean_history(d, [rs for rs in owned if rs is not new])
+                    return await self._status(d, self._owned(d), new, paused=True)
+                return await self._status(d, self._owned(d), new)
             if new is None:
-                return Result(requeue=True)
-        old = [rs for rs in owned if meta(rs)["uid"] != meta(new)["uid"]]
-        if ((spec.get("strategy") or {}).get("type") or "RollingUpdate") == "Recreate":
-            await self._recreate(d, new, old)
-        else:
-            await self._roll(d, new, old)
-        await self._clean_history(d, old)
+                new = await self._create_new(d, owned)
+                if new is None:
+                    return Result(requeue=True)
+            old = [rs for rs in owned if meta(rs)["uid"] != meta(new)["uid"]]
+            if ((spec.get("strategy") or {}).get("type") or "RollingUpdate") == "Recreate":
+                await self._recreate(d, new, old)
+            elif not await self._roll(d, new, old):
+                await self._clean_history(d, old)
+        except Conflict:  # a ReplicaSet changed since the cache saw it: decide again on the newer one
+            return Result(requeue=True)
         return await self._status(d, self._owned(d), new)
 
     async def _adopt(self, d: dict[str, Any]) -> None:
@@ -196,21 +195,31 @@ class DeploymentController(Controller):
                           f"Scaled up replica set {meta(created)['name']} from 0 to {start}")
         return created
 
-    async def _scale(self, d: dict[str, Any], rs: dict[str, Any], replicas: int) -> None:
+    async def _scale(self, d: dict[str, Any], rs: dict[str, Any], replicas: int, annotate: bool = False) -> bool:
+        """Set a ReplicaSet's size, with the Deployment's desired and maximum sizes in its annotations
+        (SetReplicasAnnotations), conditional on the version decided on (Conflict: it changed meanwhile). With
+        `annotate`, stale annotations are written even at the same size (upstream's scaleReplicaSet). Whether the
+        size changed."""
         replicas = max(replicas, 0)
         current = int((rs.get("spec") or {}).get("replicas", 0))
-        if replicas == current:
-            return
         wanted = int((d.get("spec") or {}).get("replicas", 1))
-        body: dict[str, Any] = {"spec": {"replicas": replicas}}
         annotations = {DESIRED: str(wanted), MAX_REPLICAS: str(wanted + surge_and_unavailable(d)[0])}
-        if any((meta(rs).get("annotations") or {}).get(k) != v for k, v in annotations.items()):
-            body["metadata"] = {"annotations": annotations}  # SetReplicasAnnotations, with the new size
-        with contextlib.suppress(NotFound, Conflict):
+        stale = any((meta(rs).get("annotations") or {}).get(k) != v for k, v in annotations.items())
+        if replicas == current and not (annotate and stale):
+            return False
+        body: dict[str, Any] = {"metadata": {"resourceVersion": meta(rs)["resourceVersion"]},
+                                "spec": {"replicas": replicas}}
+        if stale:
+            body["metadata"]["annotations"] = annotations
+        try:
             await self.client.patch(REPLICASETS, meta(rs)["name"], body, meta(rs)["namespace"])
+        except NotFound:
+            return False
+        if replicas != current:
             word = "up" if replicas > current else "down"
             self.events.event(d, "Normal", "ScalingReplicaSet",
                               f"Scaled {word} replica set {meta(rs)['name']} from {current} to {replicas}")
+        return replicas != current
 
     async def _recreate(self, d: dict[str, Any], new: dict[str, Any], old: list[dict[str, Any]]) -> None:
         for rs in old:
@@ -218,32 +227,15 @@ class DeploymentController(Controller):
         if all(not (rs.get("status") or {}).get("replicas") for rs in old):
             await self._scale(d, new, int((d.get("spec") or {}).get("replicas", 1)))
 
-    async def _roll(self, d: dict[str, Any], new: dict[str, Any], old: list[dict[str, Any]]) -> None:
-        replicas = int((d.get("spec") or {}).get("replicas", 1))
-        surge, unavailable = surge_and_unavailable(d)
-        every = [new, *old]
-        total = sum(int((rs.get("spec") or {}).get("replicas", 0)) for rs in every)
-        new_size = int((new.get("spec") or {}).get("replicas", 0))
-        if new_size < replicas:
-            grow = min(replicas - new_size, replicas + surge - total)
-            if grow > 0:
-                await self._scale(d, new, new_size + grow)
-                total += grow
-        elif new_size > replicas:
-            await self._scale(d, new, replicas)
-            total -= new_size - replicas
-        available = sum(int((rs.get("status") or {}).get("availableReplicas") or 0) for rs in every)
-        removable = available - (replicas - unavailable)
-        # old Pods that are not even available may go at once, whatever the budget
-        for rs in sorted(old, key=revision):
-            size = int((rs.get("spec") or {}).get("replicas", 0))
-            if size == 0:
-                continue
-            unhealthy = size - int((rs.get("status") or {}).get("availableReplicas") or 0)
-            cut = min(size, max(unhealthy, 0) + max(removable, 0))
-            if cut > 0:
-                await self._scale(d, rs, size - cut)
-                removable -= max(cut - max(unhealthy, 0), 0)
+    async def _roll(self, d: dict[str, Any], new: dict[str, Any], old: list[dict[str, Any]]) -> bool:
+        """One step of a rolling update, as rolloutRolling takes it: grow the new ReplicaSet if it may, else shrink
+        old ones if they may. Whether anything was scaled."""
+        if await self._scale(d, new, new_replicaset_size(d, [new, *old], new)):
+            return True
+        scaled = False
+        for rs, replicas in old_replicaset_sizes(d, new, old):
+            scaled = await self._scale(d, rs, replicas) or scaled
+        return scaled
 
     async def _clean_history(self, d: dict[str, Any], old: list[dict[str, Any]]) -> None:
         limit = int((d.get("spec") or {}).get("revisionHistoryLimit", 10))
@@ -253,28 +245,36 @@ class DeploymentController(Controller):
             with contextlib.suppress(NotFound):
                 await self.client.delete(REPLICASETS, meta(rs)["name"], meta(rs)["namespace"])
 
-    @staticmethod
-    def _progressing(d: dict[str, Any], status: dict[str, Any], new: dict[str, Any],
-                     current: dict[str, Any] | None) -> tuple[dict[str, Any], float | None]:
+    def _last_progress(self, d: dict[str, Any], condition: dict[str, Any]) -> float | None:
+        """When the Progressing condition was last renewed (epoch seconds): the exact moment this controller wrote
+        it, else its lastUpdateTime (to the second, as upstream reads it)."""
+        uid, stamp, exact = self.progress_written.get(object_key(d), ("", "", 0.0))
+        if uid == meta(d)["uid"] and stamp == condition.get("lastUpdateTime"):
+            return exact
+        since = parse_time(condition.get("lastUpdateTime"))
+        return since.timestamp() if since else None
+
+    def _progressing(self, d: dict[str, Any], status: dict[str, Any], new: dict[str, Any],
+                     current: dict[str, Any] | None) -> tuple[dict[str, Any], float | None, bool]:
         """The Progressing condition as upstream's syncRolloutStatus sets it, and when to look again: complete
         once every replica is updated and available; progressing (lastUpdateTime renewed) while updated, ready or
         available replicas grow or old ones go; ProgressDeadlineExceeded once nothing has moved for
-        progressDeadlineSeconds since the last progress."""
+        progressDeadlineSeconds since the last progress. The third value: whether progress was seen now."""
         spec = d.get("spec") or {}
         replicas = int(spec.get("replicas", 1))
         name = meta(new)["name"]
         deadline = spec.get("progressDeadlineSeconds", 600)
         if deadline is None or int(deadline) == 2**31 - 1:  # no deadline: progress is not estimated
             return current or _condition("Progressing", "True", "ReplicaSetUpdated",
-                                         f'ReplicaSet "{name}" is progressing.', None), None
+                                         f'ReplicaSet "{name}" is progressing.', None), None, False
         if current and current.get("reason") == "NewReplicaSetAvailable" and \
                 status["replicas"] == status["updatedReplicas"]:
-            return current, None  # a finished rollout: nothing to estimate
+            return current, None, False  # a finished rollout: nothing to estimate
         before = d.get("status") or {}
         was = lambda key: int(before.get(key) or 0)  # noqa: E731
         if status["updatedReplicas"] == status["replicas"] == status["availableReplicas"] == replicas:
             return _condition("Progressing", "True", "NewReplicaSetAvailable",
-                              f'ReplicaSet "{name}" has successfully progressed.', current), None
+                              f'ReplicaSet "{name}" has successfully progressed.', current), None, False
         resumed = current is not None and current.get("reason") == "DeploymentResumed"
         progressed = (not resumed and f'"{name}"' not in (current or {}).get("message", "")  # a new rollout
                       or status["updatedReplicas"] > was("updatedReplicas")
@@ -287,15 +287,15 @@ class DeploymentController(Controller):
             transition = current.get("lastTransitionTime") if current and current.get("status") == "True" else stamp
             return {"type": "Progressing", "status": "True", "lastUpdateTime": stamp,
                     "lastTransitionTime": transition, "reason": "ReplicaSetUpdated",
-                    "message": f'ReplicaSet "{name}" is progressing.'}, float(deadline)
+                    "message": f'ReplicaSet "{name}" is progressing.'}, float(deadline), True
         if current.get("reason") == "ProgressDeadlineExceeded":
-            return current, None
-        since = parse_time(current.get("lastUpdateTime"))
-        left = float(deadline) - ((dt.datetime.now(dt.UTC) - since).total_seconds() if since else 0.0)
+            return current, None, False
+        since = self._last_progress(d, current)
+        left = float(deadline) - (time.time() - since if since is not None else 0.0)
         if left < 0:
             return _condition("Progressing", "False", "ProgressDeadlineExceeded",
-                              f'ReplicaSet "{name}" has timed out progressing.', current), None
-        return current, left + 0.5
+                              f'ReplicaSet "{name}" has timed out progressing.', current), None, False
+        return current, left + 0.5, False
 
     async def _status(self, d: dict[str, Any], owned: list[dict[str, Any]], new: dict[str, Any] | None,
                       paused: bool = False) -> Result | None:
@@ -319,15 +319,18 @@ class DeploymentController(Controller):
                                  "Deployment does not have minimum availability.", old_conditions.get("Available"))]
         progressing = old_conditions.get("Progressing")
         requeue: float | None = None
+        renewed = False
         if paused:  # checkPausedConditions: a reported lack of progress is not overwritten
             exceeded = progressing is not None and progressing.get("reason") == "ProgressDeadlineExceeded"
             conditions.append(progressing if exceeded else _condition(
                 "Progressing", "Unknown", "DeploymentPaused", "Deployment is paused", progressing))
         elif new is not None:
-            if progressing is not None and progressing.get("reason") == "DeploymentPaused":
+            resumed = progressing is not None and progressing.get("reason") == "DeploymentPaused"
+            if resumed:
                 progressing = _condition("Progressing", "Unknown", "DeploymentResumed", "Deployment is resumed",
                                          progressing)  # progress is then estimated from the resumption
-            condition, requeue = self._progressing(d, status, new, progressing)
+            condition, requeue, renewed = self._progressing(d, status, new, progressing)
+            renewed = renewed or (resumed and condition is progressing)
             conditions.append(condition)
         status["conditions"] = conditions
         current = d.get("status") or {}
@@ -346,4 +349,7 @@ class DeploymentController(Controller):
             written = {**d, "metadata": {**meta(d), "annotations": annotations}, "status": body}
             with contextlib.suppress(NotFound, Conflict):
                 await self.client.replace_status(DEPLOYMENTS, written, meta(d)["namespace"])
+                if renewed:  # the exact moment of this progress, which lastUpdateTime keeps to the second
+                    self.progress_written[object_key(d)] = (meta(d)["uid"], conditions[-1]["lastUpdateTime"],
+                                                            time.time())
         return Result(requeue_after=requeue) if requeue else None

@@ -31,7 +31,7 @@ def untolerated_taint(taints: list[dict[str, Any]], tolerations: list[dict[str, 
 
 
 def _requirement_matches(req: dict[str, Any], values_of: dict[str, str]) -> bool:
-    key, op, values = req.get("key"), req.get("operator"), req.get("values") or []
+    key, op, values = req.get("key") or "", req.get("operator"), req.get("values") or []
     present = key in values_of
     value = values_of.get(key, "")
     if op == "In":

@@ -180,7 +180,7 @@ class StatefulSetController(Controller):
         when_deleted, when_scaled = _retention(sts)
         set_uid, pod_uid = meta(sts)["uid"], meta(pod).get("uid") if pod else None
         refs = [r for r in meta(claim).get("ownerReferences") or () if r.get("uid") not in (set_uid, pod_uid)]
-        if when_scaled == "Delete" and scaled_down and pod_uid:
+        if when_scaled == "Delete" and scaled_down and pod is not None and pod_uid:
             refs.append({"apiVersion": "v1", "kind": "Pod", "name": meta(pod)["name"], "uid": pod_uid})
         elif when_deleted == "Delete":
             refs.append({"apiVersion": "apps/v1", "kind": "StatefulSet", "name": meta(sts)["name"], "uid": set_uid})
@@ -305,6 +305,7 @@ class StatefulSetController(Controller):
         cur_name, upd_name = meta(current)["name"], meta(update)["name"]
         slots: list[dict[str, Any] | None] = [None] * size
         condemned = []
+        pod: dict[str, Any] | None
         for pod in pods:
             _, ordinal = parent_and_ordinal(meta(pod)["name"])
             if start <= ordinal < start + size:

@@ -109,8 +109,15 @@ class Archive:
         self.tar.close()
 
     def member(self, name: str) -> tarfile.TarInfo:
-        found = self.members.get(os.path.normpath(name).lstrip("/"))
-        if found is None or not found.isreg():
+        """The archive's file `name`, through the links `docker save` makes between the copies of a layer."""
+        key = os.path.normpath(name).lstrip("/")
+        found = self.members.get(key)
+        for _ in range(8):
+            if found is None or not found.issym():
+                break
+            key = os.path.normpath(os.path.join(os.path.dirname(key), found.linkname)).lstrip("/")
+            found = self.members.get(key)
+        if found is None or not (found.isreg() or found.islnk()):
             raise ArchiveError(f"the archive has no file {name!r}")
         return found
 

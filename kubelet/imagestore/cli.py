@@ -1,10 +1,11 @@
-"""`mini-kube image load ARCHIVE | ls | rm IMAGE`: the images under the data dir (DATA_DIR/images), which the
+"""`mini-kube image load ARCHIVE | ls | inspect IMAGE | rm IMAGE`: the images under the data dir (DATA_DIR/images), which the
 nodes of a server on that data dir run (and `mini-kube node --image-store DIR`). Output as crictl's."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
 from pathlib import Path
 
@@ -23,9 +24,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                       "names none, or to name it otherwise), e.g. myapp:dev")
     listing = verbs.add_parser("ls", help="list the loaded images")
     listing.add_argument("-q", "--quiet", action="store_true", help="only the image IDs")
+    inspect = verbs.add_parser("inspect", help="an image's ID, names, size and config (Entrypoint, Cmd, Env, "
+                               "WorkingDir, User, ExposedPorts) as JSON")
+    inspect.add_argument("image", help="a name (myapp:dev) or ID")
     remove = verbs.add_parser("rm", help="remove images by name or ID (the layers no other image uses go too)")
     remove.add_argument("images", nargs="+", help="names (myapp:dev) or IDs (a prefix of 4 or more will do)")
-    for parser in (load, listing, remove):
+    for parser in (load, listing, inspect, remove):
         parser.add_argument("--data-dir", default=DEFAULT_DATA_DIR, help="the server's data dir (default "
                             "~/.mini-kube): images live in DATA_DIR/images")
 
@@ -57,6 +61,19 @@ def listing(store: ImageStore, quiet: bool) -> str:
     return "".join(f"{r[0]:<{widths[0]}}   {r[1]:<{widths[1]}}   {r[2]:<{widths[2]}}   {r[3]}\n" for r in rows)
 
 
+def inspected(store: ImageStore, what: str) -> str:
+    """An image as JSON: its ID, names, size, and its config's run settings (the `config` of its config)."""
+    image_id = store.image_id(what) or next((i.image_id for i in store.images() if len(what.removeprefix(
+        "sha256:")) >= 4 and i.image_id[7:].startswith(what.removeprefix("sha256:"))), "")
+    found = next((i for i in store.images() if i.image_id == image_id), None)
+    if found is None:
+        raise StoreError(f"no such image: {what}")
+    config = found.record.get("config") or {}
+    return json.dumps({"id": found.image_id, "names": list(found.names), "size": found.size,
+                       "created": found.created, "os": config.get("os"), "architecture": config.get("architecture"),
+                       "config": config.get("config") or {}}, indent=2) + "\n"
+
+
 async def run(args: argparse.Namespace) -> None:
     store = store_for(args.data_dir)
     loop = asyncio.get_running_loop()
@@ -69,6 +86,8 @@ async def run(args: argparse.Namespace) -> None:
                     print(f"Loaded image: {name} ({image_id})", flush=True)
         elif args.verb == "ls":
             sys.stdout.write(listing(store, args.quiet))
+        elif args.verb == "inspect":
+            sys.stdout.write(inspected(store, args.image))
         else:
             for what in args.images:
                 for name in store.remove(what):

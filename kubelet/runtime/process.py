@@ -11,8 +11,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import functools
 import json
+import marshal
 import os
+import py_compile
 import shlex
 import shutil
 import signal
@@ -39,6 +42,7 @@ INIT = Path(__file__).resolve().parent.parent / "containerinit.py"
 KEEP = sorted({os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix), str(INIT.parent.parent)})
 TIOCGPTPEER = 0x5441  # the slave of a pty master, opened without a path lookup (Linux 4.13)
 TIOCSPTLCK = 0x40045431  # unlock the pty slave
+EXEC_SPEC = "MINI_KUBE_EXEC"  # the variable containerinit.py --enter reads its process's spec from
 VOLUME_TMPFS = "memory"  # under a Pod's directory: where its token, Secret and ConfigMap volumes live (a tmpfs)
 
 
@@ -210,7 +214,7 @@ class ProcessRuntime(Runtime):
         argv = ["nsenter", f"--net={holder.netns}", f"--uts=/proc/{holder.pid}/ns/uts",
                 f"--ipc=/proc/{holder.pid}/ns/ipc", f"--mount=/proc/{holder.pid}/ns/mnt", "--",
                 "unshare", "--mount", "--propagation", "private", "--",
-                sys.executable, "-I", "-S", str(INIT), str(spec_file)]
+                sys.executable, "-I", "-S", init_program(), str(spec_file)]
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv, stdin=asyncio.subprocess.PIPE if spec.stdin else asyncio.subprocess.DEVNULL,
@@ -251,22 +255,27 @@ class ProcessRuntime(Runtime):
         """A process in the container's namespaces, root and working directory, with its environment."""
         if isinstance(container, ProcessContainer):
             await container.started()
-        command, environ = self.exec_command(container, argv)
-        environ = env if env is not None else environ
+        command, environ = self.exec_command(container, argv, env)
         return await asyncio.create_subprocess_exec(
             *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, env=environ, preexec_fn=self.exec_setup(container),
             start_new_session=True)
 
-    def exec_command(self, container: Container, argv: list[str]) -> tuple[list[str], dict[str, str]]:
-        """The command line and environment of a process inside `container` (for `kubectl exec`)."""
+    def exec_command(self, container: Container, argv: list[str],
+                     env: dict[str, str] | None = None) -> tuple[list[str], dict[str, str]]:
+        """The command line and environment of the helper that starts a process inside `container` (for `kubectl
+        exec`) with `env`, by default its main process's environment."""
         pid = getattr(container, "main_pid", container.pid)
         security = getattr(container, "security", None) or {}
-        environ = _environ(pid)
+        environ = env if env is not None else _environ(pid)
         problem = exec_problem(pid, argv, environ.get("PATH", ""))
         if problem:  # said as the runtime says it, not as the helper would
             raise ExecError(problem)
-        return [sys.executable, "-I", "-S", str(INIT), "--enter", str(pid), json.dumps(security), *argv], environ
+        # the container's environment reaches only the command: the helper runs on the host's files, where a
+        # variable such as LD_PRELOAD must not choose what it loads (it is handed over in a variable of its own,
+        # which only root can read, and set at the command's exec)
+        spec = marshal.dumps({"pid": pid, "security": security, "env": environ}).hex()  # the same interpreter reads it
+        return [sys.executable, "-I", "-S", init_program(), "--enter", *argv], {EXEC_SPEC: spec}
 
     def open_pty(self, container: Container) -> tuple[int, int]:
         """A terminal (master, slave) from the container's own /dev/pts, as a runtime's console is: inside, `tty`
@@ -322,6 +331,16 @@ class ProcessRuntime(Runtime):
         if self.cgroups is not None and cgroup:
             await self.cgroups.remove(cgroup)
         await asyncio.get_running_loop().run_in_executor(None, shutil.rmtree, sandbox.directory, True)
+
+
+@functools.cache
+def init_program() -> str:
+    """containerinit.py compiled, once per process (compiling its source took each container start and each exec
+    about 10 ms of CPU); the source itself where the compiled file cannot be written."""
+    try:
+        return py_compile.compile(str(INIT), doraise=True) or str(INIT)
+    except (OSError, py_compile.PyCompileError):
+        return str(INIT)
 
 
 def _environ(pid: int | None) -> dict[str, str]:

@@ -189,6 +189,10 @@ def test_rollout_status_reports_an_exceeded_progress_deadline(kube):
     kubectl(kube, "-n", ns, "apply", "-f", "-", input=json.dumps(deployment))
     stuck = kubectl(kube, "-n", ns, "rollout", "status", "deploy/stuck", "--timeout=30s", check=False)
     assert stuck.returncode == 1 and 'error: deployment "stuck" exceeded its progress deadline' in stuck.stderr
+    # a Pod created late (more than the 1 s deadline after its ReplicaSet, under load) is progress again, as on
+    # a real cluster: the rollout then times out anew a second later
+    kubectl(kube, "-n", ns, "wait", "deploy/stuck", "--timeout=30s",
+            "--for=jsonpath={.status.conditions[?(@.type=='Progressing')].reason}=ProgressDeadlineExceeded")
     conditions = json.loads(kubectl(kube, "-n", ns, "get", "deploy", "stuck", "-o", "json").stdout)["status"][
         "conditions"]
     progressing = next(c for c in conditions if c["type"] == "Progressing")
@@ -198,8 +202,10 @@ def test_rollout_status_reports_an_exceeded_progress_deadline(kube):
     kubectl(kube, "-n", ns, "rollout", "pause", "deploy/stuck")
     kubectl(kube, "-n", ns, "wait", "--for=jsonpath={.status.observedGeneration}=2", "deploy/stuck",
             "--timeout=30s")
+    # the fix, with a deadline the new Pod's start can meet on a loaded machine
     kubectl(kube, "-n", ns, "patch", "deploy", "stuck", "--type=json", "-p",
-            '[{"op": "remove", "path": "/spec/template/spec/nodeSelector"}]')
+            '[{"op": "remove", "path": "/spec/template/spec/nodeSelector"},'
+            ' {"op": "replace", "path": "/spec/progressDeadlineSeconds", "value": 600}]')
     kubectl(kube, "-n", ns, "wait", "--for=jsonpath={.status.observedGeneration}=3", "deploy/stuck",
             "--timeout=30s")
     conditions = json.loads(kubectl(kube, "-n", ns, "get", "deploy", "stuck", "-o", "json").stdout)["status"][
@@ -207,6 +213,65 @@ def test_rollout_status_reports_an_exceeded_progress_deadline(kube):
     assert next(c for c in conditions if c["type"] == "Progressing")["reason"] == "ProgressDeadlineExceeded"
     kubectl(kube, "-n", ns, "rollout", "resume", "deploy/stuck")
     kubectl(kube, "-n", ns, "rollout", "status", "deploy/stuck", "--timeout=30s")
+
+
+def test_progress_deadline_counts_whole_seconds_from_the_last_progress(kube):
+    """progressDeadlineSeconds is counted from the moment of the last progress, not from the Progressing
+    condition's lastUpdateTime, which keeps whole seconds only: a 1 s deadline ran out as little as 0.2 s after
+    a Pod was created (so the rollout then "progressed" again). Four stuck rollouts started at different points of
+    a second, watched through the official client: each times out only a full second after its last progress."""
+    import threading
+    import time
+
+    from kubernetes import client as k8s
+    from kubernetes import config as k8s_config
+    from kubernetes import watch as k8s_watch
+    from urllib3.exceptions import ProtocolError
+
+    ns = new_namespace(kube, "day2")
+    configuration = k8s.Configuration()
+    k8s_config.load_kube_config(config_file=kube.kubeconfig, client_configuration=configuration)
+    seen: list[tuple[float, str, str]] = []  # (when, name, Progressing reason)
+    with k8s.ApiClient(configuration) as api:
+        apps = k8s.AppsV1Api(api)
+        stream = k8s_watch.Watch()
+
+        stopped = threading.Event()
+
+        def watch() -> None:
+            try:
+                for event in stream.stream(apps.list_namespaced_deployment, ns, timeout_seconds=60):
+                    d = event["object"]
+                    reason = next((c.reason for c in (d.status.conditions or ()) if c.type == "Progressing"), "")
+                    seen.append((time.monotonic(), d.metadata.name, reason))
+            except ProtocolError:
+                if not stopped.is_set():  # only the client closing under it at the end is expected
+                    raise
+
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        time.sleep(0.5)
+        names = []
+        for fraction in (0.3, 0.5, 0.7, 0.9):
+            time.sleep((fraction - time.time() % 1) % 1)
+            name = f"slow-{int(fraction * 10)}"
+            names.append(name)
+            template = {"metadata": {"labels": {"app": name}}, "spec": {
+                "nodeSelector": {"no-such": "node"}, "containers": [{"name": "c", "image": "x"}]}}
+            apps.create_namespaced_deployment(ns, {"metadata": {"name": name}, "spec": {
+                "progressDeadlineSeconds": 1, "selector": {"matchLabels": {"app": name}}, "template": template}})
+        for name in names:
+            kubectl(kube, "-n", ns, "wait", f"deploy/{name}", "--timeout=30s",
+                    "--for=jsonpath={.status.conditions[?(@.type=='Progressing')].reason}=ProgressDeadlineExceeded")
+        time.sleep(1.5)  # any late flip back to progressing shows up too
+        stopped.set()
+        stream.stop()
+    for name in names:
+        events = [(when, reason) for when, n, reason in seen if n == name]
+        for (before, was), (after, now) in zip(events, events[1:], strict=False):
+            if was == "ReplicaSetUpdated" and now == "ProgressDeadlineExceeded":
+                assert after - before >= 0.8, f"{name} timed out {after - before:.2f} s after progressing: {events}"
+        assert events[-1][1] == "ProgressDeadlineExceeded", f"{name} progressed after timing out: {events}"
 
 
 def test_set_image_on_a_pod_restarts_its_container_with_the_new_image(kube):
@@ -268,6 +333,39 @@ def test_scaling_a_deployment_updates_its_replicasets_replica_annotations(kube):
             annotations["deployment.kubernetes.io/max-replicas"]) == ("5", "7")  # surge: 25% of 5, rounded up
     refused = kubectl(kube, "-n", ns, "scale", "deploy/web", "--current-replicas=2", "--replicas=1", check=False)
     assert refused.returncode == 1 and "Expected replicas to be 2, was 5" in refused.stderr
+
+
+def test_a_stuck_rollout_keeps_its_availability_and_scales_in_proportion(kube):
+    """A rolling update whose new Pods cannot be placed stops where maxSurge and maxUnavailable say (10 replicas,
+    surge 3, unavailable 2: the old ReplicaSet at 8, the new one at 13 - 8 = 5), however often the controller
+    looks again; scaling the Deployment to 30 meanwhile shares the new maximum (33) in proportion to the two
+    ReplicaSets' sizes (8/13 and 5/13 of 20 more), as kube-controller-manager does."""
+    ns = new_namespace(kube, "day2")
+    kubectl(kube, "-n", ns, "create", "deployment", "web", "--image=nginx:1", "--replicas=10")
+    kubectl(kube, "-n", ns, "patch", "deploy", "web", "-p",
+            '{"spec": {"strategy": {"rollingUpdate": {"maxSurge": 3, "maxUnavailable": 2}}}}')
+    kubectl(kube, "-n", ns, "rollout", "status", "deploy/web", "--timeout=60s")
+    kubectl(kube, "-n", ns, "patch", "deploy", "web", "-p",
+            '{"spec": {"template": {"spec": {"nodeSelector": {"no-such": "node"}}}}}')
+
+    def sizes() -> list[int]:
+        replicasets = json.loads(kubectl(kube, "-n", ns, "get", "rs", "-o", "json").stdout)["items"]
+        replicasets.sort(key=lambda rs: int(rs["metadata"]["annotations"]["deployment.kubernetes.io/revision"]))
+        return [rs["spec"]["replicas"] for rs in replicasets]
+
+    from tests.helpers import eventually
+
+    eventually(lambda: sizes() == [8, 5], timeout=30, explain=lambda: f"sizes {sizes()}")
+    import time
+
+    time.sleep(2)  # ReplicaSet and Pod updates meanwhile change nothing
+    assert sizes() == [8, 5]
+    kubectl(kube, "-n", ns, "scale", "deploy/web", "--replicas=30")
+    eventually(lambda: sizes() == [20, 13], timeout=30, explain=lambda: f"sizes {sizes()}")
+    annotations = [rs["metadata"]["annotations"] for rs in json.loads(
+        kubectl(kube, "-n", ns, "get", "rs", "-o", "json").stdout)["items"]]
+    assert {(a["deployment.kubernetes.io/desired-replicas"], a["deployment.kubernetes.io/max-replicas"])
+            for a in annotations} == {("30", "33")}
 
 
 def test_the_autoscaler_keeps_its_target_within_bounds_and_reports_missing_metrics(kube):

@@ -6,6 +6,7 @@ root) and whiteouts become overlayfs's. Also archives whose blobs do not match t
 from __future__ import annotations
 
 import io
+import json
 import os
 import stat
 from pathlib import Path
@@ -74,3 +75,39 @@ def test_blobs_must_match_their_digests(tmp_path):
     with pytest.raises(StoreError, match="give one with --name"):
         store.load(str(nameless))
     assert store.load(str(nameless), name="named:1")[0][1] == ["docker.io/library/named:1"]
+
+
+def test_docker_save_links_between_layer_copies(tmp_path):
+    """`docker save` (before 25) writes a layer two images share once, the other copy a link to it."""
+    import tarfile
+
+    layer = layer_tar([Entry("a", b"a")])
+    config = image_config([layer])
+    plain = docker_archive(tmp_path / "plain.tar", [layer], config, ["x:1"])
+    linked = tmp_path / "linked.tar"
+    with tarfile.open(plain) as source, tarfile.open(linked, "w") as out:
+        for member in source.getmembers():
+            if member.name != "manifest.json":
+                out.addfile(member, source.extractfile(member))
+        link = tarfile.TarInfo("copy/layer.tar")
+        link.type, link.linkname = tarfile.SYMTYPE, f"../{layer_path(layer)}"
+        out.addfile(link)
+        manifest = json.dumps([{"Config": config_path(config), "RepoTags": ["x:2"],
+                                "Layers": ["copy/layer.tar"]}]).encode()
+        info = tarfile.TarInfo("manifest.json")
+        info.size = len(manifest)
+        out.addfile(info, io.BytesIO(manifest))
+    store = ImageStore(tmp_path / "images")
+    assert store.load(str(linked))[0][1] == ["docker.io/library/x:2"]
+
+
+def layer_path(layer: bytes) -> str:
+    import hashlib
+
+    return f"{hashlib.sha256(layer).hexdigest()}/layer.tar"
+
+
+def config_path(config: bytes) -> str:
+    import hashlib
+
+    return f"{hashlib.sha256(config).hexdigest()}.json"

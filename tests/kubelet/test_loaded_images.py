@@ -78,6 +78,9 @@ def test_image_ls_and_rm_as_crictl(images, tmp_path):
     assert ("docker.io/library/shell", "1", ids["shell:1"][7:20]) in rows
     assert ("example.com/shell", "oci", ids["shell:1"][7:20]) in rows
     assert mini_kube_cli("image", "ls", "-q", "--data-dir", str(data)).stdout == f"{ids['shell:1']}\n"
+    shown = json.loads(mini_kube_cli("image", "inspect", "example.com/shell:oci", "--data-dir", str(data)).stdout)
+    assert (shown["id"], shown["names"]) == (ids["shell:1"], ["docker.io/library/shell:1", "example.com/shell:oci"])
+    assert shown["config"]["ExposedPorts"] == {"8080/tcp": {}} and shown["config"]["User"] == "app"
     # a copy of the store: removing both names removes the image and its layers
     copy = tmp_path / "data"
     subprocess.run(["cp", "-a", str(data), str(copy)], check=True)  # whiteouts are device nodes: not copytree

@@ -43,7 +43,7 @@ def _kubectl(data_dir, *args: str, check: bool = True) -> str:
     return done.stdout
 
 
-def _system_pods(data_dir, want: set[str], timeout: float = 30) -> dict[str, dict]:
+def _system_pods(data_dir, want: set[str], timeout: float = 60) -> dict[str, dict]:
     deadline = time.monotonic() + timeout
     while True:
         pods = {p["metadata"]["name"]: p for p in json.loads(_kubectl(data_dir, "get", "pods", "-n", "kube-system",
@@ -72,7 +72,7 @@ def test_the_control_plane_shows_as_mirror_pods(tmp_path):
         assert "programmed" in _kubectl(data, "logs", "-n", "kube-system", "kube-proxy-mini-kube")
 
         # deleted (kubectl waits for it to be gone): made again
-        _kubectl(data, "delete", "pod", "-n", "kube-system", "kube-scheduler-mini-kube", "--timeout=20s")
+        _kubectl(data, "delete", "pod", "-n", "kube-system", "kube-scheduler-mini-kube", "--timeout=60s")
         _system_pods(data, want)
     finally:
         _stop(proc)

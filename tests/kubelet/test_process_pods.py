@@ -150,6 +150,30 @@ def test_stdin_written_as_text_by_the_official_client_reaches_the_shell(kube, ns
         resp.close()
 
 
+def test_the_official_clients_port_forward_ends_when_the_pod_closes(kube, ns):
+    """The official Python client's e2e (`test_portforward_http`) runs `python` from image `python`; its
+    port-forward (v4 WebSocket) reads an HTTP/1.0 answer to the end: the stream ends once the Pod's side has
+    closed, as upstream's kubelet ends it (it stayed open before, so a read to EOF hung)."""
+    from kubernetes import client, config
+    from kubernetes.stream import portforward
+
+    kube.client.create(PODS, pod("py", {"name": "c", "image": "python", "command": ["python", "-m", "http.server",
+                                                                                     "80"],
+                                        "readinessProbe": READY_ON_80}), ns)
+    wait_running(kube, ns, "py")
+    api = client.CoreV1Api(config.new_client_from_config(kube.kubeconfig))
+    forward = portforward(api.connect_get_namespaced_pod_portforward, "py", ns, ports="80")
+    sock = forward.socket(80)
+    sock.settimeout(10)
+    sock.sendall(b"GET / HTTP/1.0\r\n\r\n")
+    answer = b""
+    while chunk := sock.recv(65536):  # TimeoutError before: the stream never ended
+        answer += chunk
+    assert answer.startswith(b"HTTP/1.0 200 OK") and b"Directory listing" in answer, answer[:200]
+    sock.close()
+    forward.close()
+
+
 def test_volumes_and_environment(kube, ns):
     kube.client.create(CONFIGMAPS, {"metadata": {"name": "cfg"}, "data": {"greeting": "hello", "mode": "fast"}}, ns)
     kube.client.create(SECRETS, {"metadata": {"name": "sec"}, "data": {
@@ -207,6 +231,24 @@ def test_a_missing_configmap_keeps_the_container_waiting(kube, ns):
     assert waiting["state"]["waiting"]["message"] == 'configmap "absent" not found'
     kube.client.create(CONFIGMAPS, {"metadata": {"name": "absent"}, "data": {"k": "v"}}, ns)
     wait_running(kube, ns, "w")
+
+
+def test_host_path_types_make_or_check_the_path(kube, ns, tmp_path):
+    """A hostPath of type DirectoryOrCreate is made (with its parents) when missing and the container writes
+    there; a missing Directory keeps the Pod waiting with FailedMount and upstream's type-check message."""
+    made = tmp_path / "made" / "here"
+    volume = {"name": "data", "hostPath": {"path": str(made), "type": "DirectoryOrCreate"}}
+    writer = {"name": "main", "image": "busybox", "command": ["sh", "-c", "echo written > /data/out; sleep 300"],
+              "volumeMounts": [{"name": "data", "mountPath": "/data"}]}
+    kube.client.create(PODS, pod("make", writer, volumes=[volume]), ns)
+    eventually(lambda: (made / "out").is_file() and (made / "out").read_text() == "written\n", timeout=30)
+    assert made.stat().st_mode & 0o777 == 0o755
+    missing = {"name": "data", "hostPath": {"path": str(tmp_path / "absent"), "type": "Directory"}}
+    run(kube, ns, "check", "sleep 300", volumes=[missing])
+    message = eventually(lambda: next((e["message"] for e in kube.client.list(ResourceRef("", "v1", "events"), ns)[
+        "items"] if e["involvedObject"]["name"] == "check" and e["reason"] == "FailedMount"), None), timeout=30)
+    assert f"hostPath type check failed: {tmp_path / 'absent'} is not a directory" in message
+    assert not (tmp_path / "absent").exists() and status_of(kube, ns, "check").get("phase") == "Pending"
 
 
 def test_jobs_pods_complete_with_the_process_exit_code(kube, ns):
@@ -294,9 +336,9 @@ def test_kubectl_debug_runs_an_ephemeral_container_in_the_pod(kube, ns):
 
 
 def test_probes_really_run_against_the_process(kube, ns):
-    http = {"name": "web", "image": "nginx", "ports": [{"containerPort": 8080}],
-            "readinessProbe": {"httpGet": {"path": "/", "port": 8080}, "periodSeconds": 1},
-            "livenessProbe": {"tcpSocket": {"port": 8080}, "periodSeconds": 1}}
+    http = {"name": "web", "image": "nginx", "ports": [{"containerPort": 80}],  # nginx's own port, as its image
+            "readinessProbe": {"httpGet": {"path": "/", "port": 80}, "periodSeconds": 1},
+            "livenessProbe": {"tcpSocket": {"port": 80}, "periodSeconds": 1}}
     never = {"name": "main", "image": "busybox", "command": ["sleep", "300"],
              "readinessProbe": {"exec": {"command": ["test", "-f", "/tmp/ready"]}, "periodSeconds": 1,
                                 "failureThreshold": 1}}  # out of Ready at the first failure, not the third

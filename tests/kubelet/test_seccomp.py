@@ -115,3 +115,15 @@ def test_a_localhost_profile_is_read_from_the_nodes_seccomp_directory(kube, tena
                          and tenant.pod("missing")["status"]["containerStatuses"][0]["state"]["waiting"])
     assert "cannot load seccomp profile" in waiting["message"] and "profiles/none.json" in waiting["message"]
     assert "no such file or directory" in waiting["message"]
+
+
+def test_the_containers_environment_reaches_only_the_exec_command_not_the_host_helper(tenant):
+    """What kubectl exec starts on the host to enter the container must not read the container's environment:
+    LD_PRELOAD or LD_LIBRARY_PATH there would load code of the Pod's choosing into a root process on the host's
+    files. LD_DEBUG shows every program the dynamic loader starts with the variable set."""
+    tenant.run("env", "sleep 300", container={"env": [{"name": "LD_DEBUG", "value": "libs"}]})
+    tenant.running("env")
+    out = tenant.kubectl("exec", "env", "--", "true")
+    programs = {line.split("initialize program:")[1].strip() for line in out.stderr.splitlines()
+                if "initialize program:" in line}
+    assert programs == {"true"}, out.stderr[-2000:]

@@ -40,7 +40,9 @@ def _is_cpu_utilization(metric: Obj) -> bool:
 def _spec_to_v1(metric: Obj) -> Obj:
     kind = metric.get("type", "")
     key = SOURCE_KEYS.get(kind)
-    source = metric.get(key) or {} if key else {}
+    if key is None:  # a metric type this version does not know: only its type converts
+        return {"type": kind}
+    source = metric.get(key) or {}
     target = source.get("target") or {}
     out: Obj = {"type": kind}
     if kind in ("Resource", "ContainerResource"):
@@ -66,7 +68,9 @@ def _spec_to_v1(metric: Obj) -> Obj:
 def _spec_to_v2(metric: Obj) -> Obj:
     kind = metric.get("type", "")
     key = SOURCE_KEYS.get(kind)
-    source = metric.get(key) or {} if key else {}
+    if key is None:  # a metric type this version does not know: only its type converts
+        return {"type": kind}
+    source = metric.get(key) or {}
     out: Obj = {"type": kind}
     if kind in ("Resource", "ContainerResource"):
         utilization = source.get("targetAverageUtilization")
@@ -94,7 +98,9 @@ def _spec_to_v2(metric: Obj) -> Obj:
 def _status_to_v1(metric: Obj) -> Obj:
     kind = metric.get("type", "")
     key = SOURCE_KEYS.get(kind)
-    source = metric.get(key) or {} if key else {}
+    if key is None:  # a metric type this version does not know: only its type converts
+        return {"type": kind}
+    source = metric.get(key) or {}
     current = source.get("current") or {}
     metric_id = source.get("metric") or {}
     out: Obj = {"type": kind}
@@ -118,7 +124,9 @@ def _status_to_v1(metric: Obj) -> Obj:
 def _status_to_v2(metric: Obj) -> Obj:
     kind = metric.get("type", "")
     key = SOURCE_KEYS.get(kind)
-    source = metric.get(key) or {} if key else {}
+    if key is None:  # a metric type this version does not know: only its type converts
+        return {"type": kind}
+    source = metric.get(key) or {}
     out: Obj = {"type": kind}
     if kind in ("Resource", "ContainerResource"):
         out[key] = _some(name=source.get("name"), container=source.get("container"), current=_some(
