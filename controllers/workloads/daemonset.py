@@ -186,7 +186,9 @@ class DaemonSetController(Controller):
         else:
             current = history.sort_revisions(current)
             cur = current[-1]
-            for duplicate in current[:-1]:  # dedupCurHistories: keep the newest, point its Pods at it
+            if current[:-1]:  # dedupCurHistories: keep the newest, point the Pods at it, then drop the others
+                await self._relabel_pods(ds, (meta(cur).get("labels") or {}).get(history.REVISION_HASH))
+            for duplicate in current[:-1]:
                 await history.delete_revision(self.client, duplicate)
             if history.revision_number(cur) < number:
                 cur = await history.set_revision_number(self.client, cur, number)
@@ -194,6 +196,19 @@ class DaemonSetController(Controller):
             cur = await self.client.patch(CONTROLLERREVISIONS, meta(cur)["name"], {"metadata": {"labels": {
                 history.REVISION_HASH: meta(cur)["name"]}}}, meta(cur)["namespace"])
         return cur, old
+
+    async def _relabel_pods(self, ds: dict[str, Any], digest: str | None) -> None:
+        """The DaemonSet's Pods carry `digest` as their revision hash (they are of that revision's template: a
+        duplicate revision going away must not make them look out of date, which would restart them)."""
+        if not digest:
+            return
+        uid = meta(ds)["uid"]
+        for pod in self.pods.list(meta(ds)["namespace"]):
+            if (controller_of(pod) or {}).get("uid") == uid and \
+                    (meta(pod).get("labels") or {}).get(history.REVISION_HASH) != digest:
+                with contextlib.suppress(NotFound):
+                    await self.client.patch(PODS, meta(pod)["name"], {"metadata": {"labels": {
+                        history.REVISION_HASH: digest}}}, meta(pod)["namespace"])
 
     async def _snapshot(self, ds: dict[str, Any], data: dict[str, Any], number: int) -> dict[str, Any] | None:
         template = (ds.get("spec") or {}).get("template") or {}

@@ -6,11 +6,12 @@ maxUnavailable and with maxSurge), OnDelete, failed Pods replaced, `kubectl roll
 from __future__ import annotations
 
 import contextlib
+import time
 import uuid
 
 import pytest
 from mini_kube.client import NotFound, ResourceRef
-from mini_kube.machinery.refs import DAEMONSETS, NODES, PODS
+from mini_kube.machinery.refs import CONTROLLERREVISIONS, DAEMONSETS, NODES, PODS
 
 from tests.controllers.test_workloads import StandInKubelet, eventually
 from tests.helpers import kubectl
@@ -203,6 +204,21 @@ def test_runs_on_real_nodes_with_the_scheduler_and_kubelets():
             n["metadata"]["name"] for n in kube.client.list(NODES)["items"])
         assert all(p["status"]["phase"] == "Running" for p in pods)
         assert all(p["spec"]["nodeName"] == placed_node(p) for p in pods)
+        # a second revision of the same template, numbered higher (as a client may make one): the controller
+        # keeps it, points the Pods at it and drops the first, without restarting a Pod (dedupCurHistories)
+        uids = {p["metadata"]["uid"] for p in pods}
+        [first] = kube.client.list(CONTROLLERREVISIONS, "default")["items"]
+        duplicate = {"metadata": {"name": "agent-duplicate", "labels": {**first["metadata"]["labels"],
+                                                                         "controller-revision-hash": "duplicate"},
+                                  "ownerReferences": first["metadata"]["ownerReferences"]},
+                     "data": first["data"], "revision": first["revision"] + 1}
+        kube.client.create(CONTROLLERREVISIONS, duplicate, "default")
+        eventually(lambda: [r["metadata"]["name"] for r in kube.client.list(CONTROLLERREVISIONS, "default")[
+            "items"]] == ["agent-duplicate"])
+        eventually(lambda: {p["metadata"]["labels"]["controller-revision-hash"] for p in kube.client.list(
+            PODS, "default")["items"]} == {"duplicate"})
+        time.sleep(1)
+        assert {p["metadata"]["uid"] for p in kube.client.list(PODS, "default")["items"]} == uids
         kubectl(kube, "set", "image", "ds/agent", "c=agent:2")
         kubectl(kube, "rollout", "status", "ds/agent", "--timeout=30s")
         eventually(lambda: {p["spec"]["containers"][0]["image"] for p in kube.client.list(PODS, "default")["items"]}
