@@ -12,7 +12,7 @@ from typing import Any
 
 import aiohttp
 
-from .spdy import GOAWAY, PING, RST_STREAM, SYN_STREAM, Codec
+from ..machinery.spdy import GOAWAY, PING, RST_STREAM, SYN_STREAM, Codec
 
 Connect = Callable[[int], Awaitable[tuple[asyncio.StreamReader, asyncio.StreamWriter]]]
 

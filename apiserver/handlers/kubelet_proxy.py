@@ -1,5 +1,6 @@
 """Reaching a node's kubelet, as upstream's API server does: `pods/log` (HTTP, followed as it streams),
-`pods/exec|attach|portforward` (WebSocket, relayed frame for frame with the subprotocol the kubelet chose),
+`pods/exec|attach|portforward` (WebSocket, relayed frame for frame with the subprotocol the kubelet chose; exec and
+attach over SPDY/3.1 are translated to it, handlers/spdy_exec.py),
 `nodes/proxy`, and `pods/proxy` / `services/proxy` (HTTP through the kubelet of the pod's node, since the API
 server is not on the Pod network). The kubelet's address is the Node's InternalIP and daemonEndpoints port; it
 is shown the bearer token of Secret kube-system/mini-kube-kubelet-api."""
@@ -18,6 +19,7 @@ from aiohttp import web
 
 from .. import errors
 from ..registry.reader import ObjectReader
+from . import spdy_exec
 
 TOKEN_SECRET = ("kube-system", "mini-kube-kubelet-api")
 HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "upgrade", "content-length", "host", "authorization",
@@ -91,12 +93,14 @@ async def logs(client: KubeletClient, kubelet: Kubelet, request: web.Request, na
 
 
 async def stream(client: KubeletClient, kubelet: Kubelet, request: web.Request, path: str) -> web.StreamResponse:
-    """Relay a WebSocket (exec, attach, portforward) to the kubelet."""
+    """Relay a WebSocket (exec, attach, portforward) to the kubelet; exec and attach also over SPDY/3.1."""
+    if spdy_exec.is_spdy_upgrade(request) and not path.startswith("/portForward/"):
+        return await spdy_exec.relay(client.session(), f"{kubelet.url}{path}", _query(request, STREAM_QUERY),
+                                     kubelet.headers, request)
     if request.headers.get("Upgrade", "").lower() != "websocket":
         if request.headers.get("Upgrade"):
-            raise errors.bad_request(f"unsupported upgrade {request.headers['Upgrade']!r}: mini-kube streams over "
-                                     "WebSocket (v4/v5.channel.k8s.io: kubectl 1.30 and newer for exec and "
-                                     "attach, 1.31 and newer for port-forward)")
+            raise errors.bad_request(f"unsupported upgrade {request.headers['Upgrade']!r}: mini-kube streams "
+                                     "port-forward over WebSocket (kubectl 1.31 and newer)")
         raise errors.bad_request("Upgrade request required")
     offered = [p.strip() for p in request.headers.get("Sec-WebSocket-Protocol", "").split(",") if p.strip()]
     status_protocols = [] if path.startswith("/portForward/") else offered  # exec and attach report on channel 3

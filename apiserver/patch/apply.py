@@ -224,7 +224,9 @@ def _allowed_by_last_applied(live: dict[str, Any], api_version: str, schema: Sch
 def _sync_last_applied(result: dict[str, Any], applied: dict[str, Any]) -> dict[str, Any]:
     """Rewrite an existing last-applied annotation to the configuration kubectl just applied."""
     meta = result.get("metadata")
-    annotations = meta.get("annotations") if isinstance(meta, dict) else None
+    if not isinstance(meta, dict):
+        return result
+    annotations = meta.get("annotations")
     if not isinstance(annotations, dict) or not annotations.get(LAST_APPLIED):
         return result
     config = dict(applied)

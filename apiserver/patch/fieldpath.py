@@ -137,9 +137,10 @@ def _children(node: Trie) -> Trie:
 def has(trie: Trie, path: list[str] | tuple[str, ...]) -> bool:
     node = trie
     for pe in path:
-        node = node.get(pe) if pe != SELF else None
-        if node is None:
+        child = node.get(pe) if pe != SELF else None
+        if child is None:
             return False
+        node = child
     return bool(path) and is_member(node)
 
 

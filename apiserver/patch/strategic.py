@@ -230,14 +230,15 @@ def _merge_set_element_order(original: dict[str, Any], patch: dict[str, Any], sc
             raise _SmpError(f"expected a []interface {{}}, but received a {go_reflect_type(order)}")
         key = _extract_key(directive, SET_ORDER, BAD_SET_ORDER)
         found_original, found_patch = key in original, key in patch
-        original_list = original.get(key)
-        patch_list = patch.get(key)
-        if found_original and not isinstance(original_list, list):
-            raise _SmpError(f"expected a []interface {{}}, but received a {go_reflect_type(original_list)}")
-        if found_patch and not isinstance(patch_list, list):
-            raise _SmpError(f"expected a []interface {{}}, but received a {go_reflect_type(patch_list)}")
+        original_value, patch_value = original.get(key), patch.get(key)
+        if found_original and not isinstance(original_value, list):
+            raise _SmpError(f"expected a []interface {{}}, but received a {go_reflect_type(original_value)}")
+        if found_patch and not isinstance(patch_value, list):
+            raise _SmpError(f"expected a []interface {{}}, but received a {go_reflect_type(patch_value)}")
+        original_list: list[Any] = original_value if isinstance(original_value, list) else []
+        patch_list: list[Any] = patch_value if isinstance(patch_value, list) else []
         sub, strategy, merge_key = _lookup(schema, key)
-        _validate_set_order(patch_list or [], order, merge_key)
+        _validate_set_order(patch_list, order, merge_key)
         if found_original and not found_patch:
             merged = original_list
         elif found_patch and not found_original:
@@ -253,8 +254,8 @@ def _merge_set_element_order(original: dict[str, Any], patch: dict[str, Any], sc
             patch_items, server_only = _partition_maps(merged, order, merge_key)
         else:
             patch_items, server_only = _partition_scalars(merged, order)
-        kind = _element_kind(original_list or [], patch_list or [])
-        original[key] = _normalize_order(patch_items, server_only, order, original_list or [], merge_key, kind)
+        kind = _element_kind(original_list, patch_list)
+        original[key] = _normalize_order(patch_items, server_only, order, original_list, merge_key, kind)
         patch.pop(key, None)
 
 
@@ -408,7 +409,8 @@ def _partition_scalars(merged: list[Any], by: list[Any]) -> tuple[list[Any], lis
 
 
 def _partition_maps(merged: list[Any], by: list[Any], merge_key: str) -> tuple[list[Any], list[Any]]:
-    in_patch, server_only = [], []
+    in_patch: list[Any] = []
+    server_only: list[Any] = []
     index = _KeyIndex(by, merge_key)
     for v in merged:
         if not isinstance(v, dict):
@@ -463,7 +465,8 @@ def _sort_by(values: list[Any], order: list[Any], merge_key: str, kind: type) ->
 
 
 def _split_deletes(values: list[Any]) -> tuple[list[Any], list[Any]]:
-    keep, deletes = [], []
+    keep: list[Any] = []
+    deletes: list[Any] = []
     for v in values:
         if not isinstance(v, dict):
             raise _SmpError(f"expected a map[string]interface {{}}, but received a {go_reflect_type(v)}")

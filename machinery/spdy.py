@@ -1,5 +1,5 @@
-"""SPDY/3.1 framing, enough for port-forwarding as kubectl does it (SPDY carried inside a WebSocket whose
-subprotocol is `SPDY/3.1+portforward.k8s.io`): frames in and out, header blocks compressed with zlib and the
+"""SPDY/3.1 framing, enough for exec and port-forwarding as kubectl does them (raw SPDY after an HTTP upgrade,
+or SPDY inside a WebSocket whose subprotocol is `SPDY/3.1+portforward.k8s.io`): frames in and out, header blocks compressed with zlib and the
 protocol's preset dictionary (the SPDY/3 specification's, needed to interoperate; no maintained Python SPDY
 library exists). Flow control is not used, as spdystream (kubectl's side) does not use it."""
 
