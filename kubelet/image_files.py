@@ -2,7 +2,8 @@
 `images/` directory) and bound read-only: the agnhost image's `/agnhost` and `/agnhost-2` (scripts starting the
 Python agnhost) and its `/localhost.crt` and `/localhost.key` (a self-signed certificate for localhost, which
 the suite's HTTPS netexec serves with); and for the images that have `dig` (agnhost, jessie-dnsutils), on a host
-without one, mini-kube's (kubelet/dig.py) at /usr/local/bin/dig."""
+without one, mini-kube's (kubelet/dig.py) at /usr/local/bin/dig; for busybox's images, whose /bin/sh is ash,
+bash at /bin/sh where the host's is dash."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from .images import BASE_PATH, repository
 
 DIG_IMAGES = ("e2e-test-images/agnhost", "e2e-test-images/jessie-dnsutils")
 DIG_PATH = "/usr/local/bin/dig"
+ASH_IMAGES = ("busybox", "e2e-test-images/busybox", "alpine", "e2e-test-images/nonroot")  # sh is busybox's ash
 
 CERTIFICATE_DAYS = 3650
 
@@ -72,10 +74,20 @@ def dig_files(image: str, directory: Path) -> list[dict[str, Any]]:
     return [{"source": str(script), "target": DIG_PATH, "readOnly": True}]
 
 
+def ash_files(image: str) -> list[dict[str, Any]]:
+    """/bin/sh of an image whose shell is busybox's ash, on a host whose /bin/sh is not bash (dash): the host's
+    bash (POSIX mode, as `sh`), which accepts what ash accepts beyond POSIX (`[[ ]]`) for a command naming
+    /bin/sh itself, as `sh` on PATH already is (kubelet/image_bin/shell)."""
+    bash = shutil.which("bash", path=BASE_PATH)
+    if repository(image) not in ASH_IMAGES or not bash or os.path.realpath("/bin/sh") == os.path.realpath(bash):
+        return []
+    return [{"source": os.path.realpath(bash), "target": "/bin/sh", "readOnly": True}]
+
+
 def image_files(image: str, directory: Path) -> list[dict[str, Any]]:
     """Read-only mounts of the image's own files for a container of `image` (none for most images)."""
     if not is_agnhost(image):
-        return dig_files(image, directory)
+        return [*dig_files(image, directory), *ash_files(image)]
     script = directory / "agnhost"
     write_once(script, agnhost_script().encode(), 0o755)
     cert, key = localhost_certificate(directory)

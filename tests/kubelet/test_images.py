@@ -4,6 +4,7 @@ images as a real node does (`unknown_images="fail"`, `mini-kube serve`'s default
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -48,6 +49,18 @@ def test_busybox_sh_accepts_what_ash_accepts(kube, ns):
     assert finished_logs(kube, ns, "b") == "ok\n"
     pulled = [e for e in events(kube, ns, "b") if e.startswith("Normal Pulled ")]
     assert pulled and all("stand-in" not in e for e in pulled), pulled  # built in: upstream's words
+
+
+def test_busybox_bin_sh_named_by_path_accepts_what_ash_accepts(kube, ns):
+    """A command naming /bin/sh itself (as the conformance suite's Jobs do) gets ash's `[[ ]]` too, where the
+    host's /bin/sh is dash; a Debian image's /bin/sh stays the host's, as Debian's is dash."""
+    kubectl(kube, "-n", ns, "run", "b", "--image=registry.k8s.io/e2e-test-images/busybox:1.36.1-1",
+            "--restart=Never", "--command", "--", "/bin/sh", "-c", "if [[ -d / ]]; then echo ok; fi")
+    assert finished_logs(kube, ns, "b") == "ok\n"
+    if os.path.basename(os.path.realpath("/bin/sh")) == "dash":
+        kubectl(kube, "-n", ns, "run", "d", "--image=debian", "--restart=Never", "--command", "--",
+                "/bin/sh", "-c", "if [[ -d / ]] 2>/dev/null; then echo bash; else echo dash; fi")
+        assert finished_logs(kube, ns, "d") == "dash\n"
 
 
 def test_python_image_has_python(kube, ns):
