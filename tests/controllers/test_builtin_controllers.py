@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 
 import pytest
 from mini_kube.client import ApiError, ResourceRef
@@ -187,20 +188,21 @@ def test_endpoint_slices_and_endpoints_follow_pods(mini_kube_session, kube_names
 def test_namespace_deletion_reports_its_conditions(mini_kube_session):
     kube = mini_kube_session
     namespaces = ResourceRef("", "v1", "namespaces", namespaced=False)
-    kube.client.create(namespaces, {"metadata": {"name": "held"}})
-    kube.client.create(CONFIGMAPS, {"metadata": {"name": "stuck", "finalizers": ["example.com/hold"]}}, "held")
-    kubectl(kube, "delete", "namespace", "held", "--wait=false")
+    held = f"held-{uuid.uuid4().hex[:8]}"  # its own name: a rerun in the shared cluster starts afresh
+    kube.client.create(namespaces, {"metadata": {"name": held}})
+    kube.client.create(CONFIGMAPS, {"metadata": {"name": "stuck", "finalizers": ["example.com/hold"]}}, held)
+    kubectl(kube, "delete", "namespace", held, "--wait=false")
 
     def remaining():
-        conditions = {c["type"]: c for c in kube.client.get(namespaces, "held")["status"].get("conditions") or ()}
+        conditions = {c["type"]: c for c in kube.client.get(namespaces, held)["status"].get("conditions") or ()}
         return conditions.get("NamespaceContentRemaining", {}).get("status") == "True" and conditions
     conditions = eventually(remaining)
     assert conditions["NamespaceContentRemaining"]["message"] == \
         "Some resources are remaining: configmaps. has 1 resource instances"
     assert conditions["NamespaceFinalizersRemaining"]["message"] == \
         "Some content in the namespace has finalizers remaining: example.com/hold in 1 resource instances"
-    kube.client.patch(CONFIGMAPS, "stuck", {"metadata": {"finalizers": None}}, "held")
-    eventually(lambda: "held" not in [n["metadata"]["name"] for n in kube.client.list(namespaces)["items"]])
+    kube.client.patch(CONFIGMAPS, "stuck", {"metadata": {"finalizers": None}}, held)
+    eventually(lambda: held not in [n["metadata"]["name"] for n in kube.client.list(namespaces)["items"]])
 
 
 def test_endpoints_without_a_service_are_left_alone(mini_kube_session, kube_namespace):

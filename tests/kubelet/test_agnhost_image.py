@@ -162,3 +162,15 @@ def test_agnhost_netexec_serves_https_with_the_images_localhost_certificate(proc
     answer = kubectl(kube, "-n", ns, "exec", "tls", "--", "curl", "-s", "--cacert", "/localhost.crt",
                      "https://localhost:9090/echo?msg=secure")
     assert answer.stdout == "secure"
+
+
+def test_an_https_readiness_probe_speaks_tls_to_the_container(process_cluster) -> None:
+    """scheme: HTTPS probes (and hooks) over TLS without verifying, as upstream's prober."""
+    kube, ns = process_cluster, new_namespace(process_cluster)
+    probe = {"httpGet": {"path": "/echo?msg=ready", "port": 9090, "scheme": "HTTPS"}, "periodSeconds": 1}
+    overrides = {"spec": {"containers": [{
+        "name": "tls", "image": AGNHOST, "readinessProbe": probe,
+        "args": ["netexec", "--http-port=9090", "--udp-port=-1", "--tls-cert-file", "/localhost.crt",
+                 "--tls-private-key-file", "/localhost.key"]}]}}
+    kubectl(kube, "-n", ns, "run", f"--image={AGNHOST}", "tls", "--overrides", json.dumps(overrides))
+    eventually(lambda: (status_of(kube, ns, "tls").get("containerStatuses") or [{}])[0].get("ready"), timeout=40)

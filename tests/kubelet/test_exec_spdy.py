@@ -44,3 +44,12 @@ def test_a_successful_command_exits_zero_over_spdy(running_pod):
     result = kubectl(kube, "-n", ns, "exec", "box", "--", "echo", "remote execution test", env=SPDY)
     assert result.stdout == "remote execution test\n"
     assert result.returncode == 0
+
+
+def test_attach_over_spdy(process_cluster):
+    kube, ns = process_cluster, new_namespace(process_cluster)
+    kubectl(kube, "-n", ns, "run", "--image=busybox", "-i", "--attach=false", "--restart=Never", "reader",
+            "--command", "--", "sh", "-c", "read line; echo got $line")
+    eventually(lambda: status_of(kube, ns, "reader").get("phase") == "Running")
+    result = kubectl(kube, "-n", ns, "attach", "-i", "reader", input="spdy\n", env=SPDY)
+    assert "got spdy" in result.stdout
