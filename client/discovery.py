@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
+from collections.abc import Callable
 from typing import Any
 
-from .rest import ApiClient, NotFound, ResourceRef
+from .rest import ApiClient, ApiError, NotFound, ResourceRef
+
+log = logging.getLogger("mini-kube.discovery")
+Served = list[tuple[ResourceRef, list[str], str]]
 
 AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 
@@ -41,3 +47,34 @@ async def group_version_resources(client: ApiClient, api_version: str) -> list[d
     except NotFound:
         return []
     return list(doc.get("resources") or ())
+
+
+class Rediscovery:
+    """Discovery that a controller repeats when the served resources may have changed (CRDs): `schedule()`
+    coalesces requests into one run `delay` seconds later, a failed run schedules itself again, and each
+    successful run hands what is served to `found`."""
+
+    def __init__(self, client: ApiClient, found: Callable[[Served], None], *, delay: float = 0.5,
+                 name: str = "discovery") -> None:
+        self.client, self.found, self.delay, self.name = client, found, delay, name
+        self._timer: asyncio.TimerHandle | None = None
+
+    def schedule(self) -> None:
+        if self._timer is None:
+            loop = asyncio.get_running_loop()
+            self._timer = loop.call_later(self.delay, lambda: loop.create_task(self.run()))
+
+    async def run(self) -> None:
+        self._timer = None
+        try:
+            served = await served_resources(self.client)
+        except (ApiError, OSError) as exc:
+            log.debug("%s discovery failed: %s", self.name, exc)
+            self.schedule()
+            return
+        self.found(served)
+
+    def cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None

@@ -11,14 +11,13 @@ Namespaced dependents may only have owners in their namespace or cluster-scoped 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 import logging
 from typing import Any
 
-from mini_kube.client import ApiClient, ApiError, Conflict, NotFound, ResourceRef
-from mini_kube.client.discovery import served_resources
+from mini_kube.client import ApiClient, Conflict, NotFound, ResourceRef
+from mini_kube.client.discovery import Rediscovery, Served
 from mini_kube.client.informer import Informer, SharedInformerFactory, object_key
 from mini_kube.machinery.meta import meta as object_meta
 from mini_kube.machinery.refs import CUSTOMRESOURCEDEFINITIONS
@@ -54,30 +53,22 @@ class GarbageCollector(Controller):
         self.by_uid: dict[str, tuple[Informer, str]] = {}
         self.waiting: set[str] = set()  # owners being deleted in foreground or orphaning their dependents
         self._watched: set[ResourceRef] = set()
-        self._rediscover: asyncio.TimerHandle | None = None
+        self.discovery = Rediscovery(client, self._watch_served, delay=REDISCOVER_AFTER, name=self.name)
 
     # -- the graph ----------------------------------------------------------------------------------------
     def setup(self) -> None:
-        self.watch(CUSTOMRESOURCEDEFINITIONS, enqueue=False).add_handler(lambda *_: self._schedule_discovery())
+        self.watch(CUSTOMRESOURCEDEFINITIONS, enqueue=False).add_handler(lambda *_: self.discovery.schedule())
 
     async def start(self) -> None:
-        await self._discover()
+        await self.discovery.run()
         await super().start()
 
-    def _schedule_discovery(self) -> None:
-        if self._rediscover is None:
-            loop = asyncio.get_running_loop()
-            self._rediscover = loop.call_later(REDISCOVER_AFTER, lambda: loop.create_task(self._discover()))
+    async def stop(self) -> None:
+        self.discovery.cancel()
+        await super().stop()
 
-    async def _discover(self) -> None:
+    def _watch_served(self, found: Served) -> None:
         """Watch every resource that can be listed, watched and deleted (again after CRDs change)."""
-        self._rediscover = None
-        try:
-            found = await served_resources(self.client)
-        except (ApiError, OSError) as exc:
-            log.debug("gc discovery failed: %s", exc)
-            self._schedule_discovery()
-            return
         for ref, verbs, kind in found:
             self.kinds[(ref.group, kind)] = ref
             if (ref.group, ref.plural) in IGNORED or ref in self._watched or "/" in ref.plural:

@@ -20,8 +20,8 @@ import functools
 import logging
 from typing import Any
 
-from mini_kube.client import ApiClient, ApiError, ResourceRef
-from mini_kube.client.discovery import served_resources
+from mini_kube.client import ApiClient, ResourceRef
+from mini_kube.client.discovery import Rediscovery, Served
 from mini_kube.client.informer import Informer, SharedInformerFactory, object_key
 from mini_kube.machinery.quota import resources as rl
 from mini_kube.machinery.quota.evaluators import (
@@ -56,22 +56,21 @@ class ResourceQuotaController(Controller):
         self.resync = resync
         self.evaluators = Registry()
         self.monitors: dict[tuple[str, str], Informer] = {}
-        self._rediscover: asyncio.TimerHandle | None = None
+        self.discovery = Rediscovery(client, self._monitor_served, delay=REDISCOVER_AFTER, name=self.name)
 
     def setup(self) -> None:
         self.quotas = self.watch(RESOURCEQUOTAS, enqueue=False)
         self.quotas.add_handler(self._quota_changed)
-        self.watch(CUSTOMRESOURCEDEFINITIONS, enqueue=False).add_handler(lambda *_: self._schedule_discovery())
+        self.watch(CUSTOMRESOURCEDEFINITIONS, enqueue=False).add_handler(lambda *_: self.discovery.schedule())
 
     async def start(self) -> None:
-        await self._discover()
+        await self.discovery.run()
         await super().start()
         if self.resync > 0:
             self._tasks.append(asyncio.create_task(self._resync_loop(), name="resourcequota-resync"))
 
     async def stop(self) -> None:
-        if self._rediscover is not None:
-            self._rediscover.cancel()
+        self.discovery.cancel()
         await super().stop()
 
     # -- what to recalculate ----------------------------------------------------------------------------
@@ -107,20 +106,8 @@ class ResourceQuotaController(Controller):
                 self.queue.add(key)
 
     # -- what to watch ----------------------------------------------------------------------------------
-    def _schedule_discovery(self) -> None:
-        if self._rediscover is None:
-            loop = asyncio.get_running_loop()
-            self._rediscover = loop.call_later(REDISCOVER_AFTER, lambda: loop.create_task(self._discover()))
-
-    async def _discover(self) -> None:
+    def _monitor_served(self, found: Served) -> None:
         """Monitor every namespaced resource that can be created, listed, watched and deleted."""
-        self._rediscover = None
-        try:
-            found = await served_resources(self.client)
-        except (ApiError, OSError) as exc:
-            log.debug("resourcequota discovery failed: %s", exc)
-            self._schedule_discovery()
-            return
         for ref, verbs, _ in found:
             group_resource = (ref.group, ref.plural)
             if not ref.namespaced or "/" in ref.plural or group_resource in IGNORED or group_resource in self.monitors:
