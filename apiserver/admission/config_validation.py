@@ -265,7 +265,7 @@ def validate_policy(obj: Obj, old: Obj | None = None) -> list[FieldError]:
         errs.append(not_supported("spec.failurePolicy", failure, FAILURE_POLICIES))
     kind = spec.get("paramKind")
     params = kind is not None
-    if params:
+    if kind is not None:
         if not kind.get("apiVersion"):
             errs.append(required("spec.paramKind.apiVersion", ""))
         if not kind.get("kind"):

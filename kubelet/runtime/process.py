@@ -48,6 +48,11 @@ VOLUME_TMPFS = "memory"  # under a Pod's directory: where its token, Secret and 
 
 
 class ProcessContainer(Container):
+    """A container that is a real process (its supervisor's group) with its log."""
+
+    pid: int  # always known: the process is started before the container is
+    log: LogWriter
+
     def __init__(self, proc: asyncio.subprocess.Process, log: LogWriter, pumps: list[asyncio.Task[None]],
                  container_id: str, cgroups: PodCgroups | None = None, cgroup: str = "",
                  started: asyncio.Future[bytes] | None = None, security: dict[str, Any] | None = None,
@@ -279,7 +284,7 @@ class ProcessRuntime(Runtime):
             sandbox.extra["cgroup"] = self.cgroups.create_pod(sandbox.extra["pod"])
         return self.cgroups.create_container(sandbox.extra["cgroup"], container_id, spec.resources)
 
-    async def exec(self, sandbox: Sandbox, container: Container, argv: list[str], *, tty: bool,
+    async def exec(self, sandbox: Sandbox | None, container: Container, argv: list[str], *, tty: bool,
                    env: dict[str, str] | None = None) -> asyncio.subprocess.Process:
         """A process in the container's namespaces, root and working directory, with its environment."""
         if isinstance(container, ProcessContainer):

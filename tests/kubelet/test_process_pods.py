@@ -520,6 +520,16 @@ def test_kubectl_that_speaks_only_spdy_can_exec(kube, ns):
     assert (old.returncode, old.stdout) == (4, "old\n"), old.stderr
 
 
+def test_an_active_deadline_set_while_the_pod_runs_fails_it(kube, ns):
+    """activeDeadlineSeconds may be added or shortened on a running Pod: the kubelet follows the latest value,
+    counted from the Pod's start time."""
+    run(kube, ns, "shortened", "sleep 300", activeDeadlineSeconds=3600, terminationGracePeriodSeconds=1)
+    wait_running(kube, ns, "shortened")
+    kubectl(kube, "-n", ns, "patch", "pod", "shortened", "-p", '{"spec":{"activeDeadlineSeconds":1}}')
+    status = eventually(lambda: (s := status_of(kube, ns, "shortened")).get("phase") == "Failed" and s, timeout=20)
+    assert status["reason"] == "DeadlineExceeded"
+
+
 def test_active_deadline_fails_the_pod(kube, ns):
     run(kube, ns, "late", "sleep 300", activeDeadlineSeconds=1, terminationGracePeriodSeconds=1)
     status = eventually(lambda: (s := status_of(kube, ns, "late")).get("phase") == "Failed" and s, timeout=20)
