@@ -473,6 +473,29 @@ def drop_privileges(security, last_cap):
 
 
 CLONE_NEWPID, CLONE_NEWUSER = 0x20000000, 0x10000000
+DEV_NULL = os.makedev(1, 3)
+
+
+def own_stdio(uid):
+    """The container's user (`uid`, the host's ID) owns its stdin, stdout and stderr, pipes the kubelet made, so
+    that it may open them again (`echo > /dev/stdout`), as runc's fixStdioPermissions does; /dev/null and what it
+    owns already are left alone."""
+    for fd in (0, 1, 2):
+        try:
+            info = os.fstat(fd)
+            if info.st_uid != uid and not (stat.S_ISCHR(info.st_mode) and info.st_rdev == DEV_NULL):
+                os.fchown(fd, uid, -1)
+        except OSError:
+            continue
+
+
+def host_id(inside, lines):
+    """The host's ID of `inside` under an ID map's lines (/proc/<pid>/uid_map read from the host), else None."""
+    for line in lines.splitlines():
+        first, host, length = (int(n) for n in line.split())
+        if first <= inside < first + length:
+            return host + inside - first
+    return None
 
 
 def join_user_namespace(fd):
@@ -563,6 +586,9 @@ def main():
     root.ensure(workdir, True)
     root.finish(bool(security.get("readOnlyRoot")))
     root.enter(workdir)
+    uid = security.get("uid", 0)
+    if not userns or uid < 65536:
+        own_stdio(uid + userns.get("owner", 0))
     if userns_fd is not None:
         join_user_namespace(userns_fd)
     drop_privileges(security, last_cap)
@@ -596,6 +622,8 @@ def enter(pid, security, environ, argv):
     with open("/proc/sys/kernel/cap_last_cap") as handle:
         last_cap = int(handle.read())
     namespaces = {name: (os.open(f"/proc/{pid}/ns/{name}", os.O_RDONLY), flag) for name, flag in ENTERED}
+    with open(f"/proc/{pid}/uid_map", encoding="ascii") as handle:  # the host's, before the container's /proc
+        uid = host_id(security.get("uid", 0), handle.read())
     userns = None
     if os.readlink(f"/proc/{pid}/ns/user") != os.readlink("/proc/self/ns/user"):
         userns = os.open(f"/proc/{pid}/ns/user", os.O_RDONLY)
@@ -621,6 +649,8 @@ def enter(pid, security, environ, argv):
     os.fchdir(cwd)
     for fd in (root, cwd, *(fd for fd, _ in namespaces.values())):
         os.close(fd)
+    if uid is not None:
+        own_stdio(uid)
     if userns is not None:
         join_user_namespace(userns)
     drop_privileges(security, last_cap)
