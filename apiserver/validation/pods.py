@@ -464,7 +464,20 @@ def validate_pod_spec(spec: Obj | None, path: str = "spec") -> list[FieldError]:
         if spec.get(key):
             errs += validate_dns1123_label(spec[key], f"{path}.{key}")
     errs += validate_tolerations(spec.get("tolerations"), f"{path}.tolerations")
+    errs += _host_users(spec, path)
     return errs
+
+
+HOST_NAMESPACES = (("hostNetwork", "hostNetwork"), ("hostPID", "HostPID"), ("hostIPC", "HostIPC"))
+
+
+def _host_users(spec: Obj, path: str) -> list[FieldError]:
+    """A Pod in a user namespace of its own (`hostUsers: false`) shares no namespace with its node, as
+    upstream's validateHostUsers forbids (its field names, capitals included)."""
+    if spec.get("hostUsers") is not False:
+        return []
+    return [forbidden(f"{path}.{name}", "when `pod.Spec.HostUsers` is false")
+            for field, name in HOST_NAMESPACES if spec.get(field)]
 
 
 def validate_pod_template_spec(template: Obj | None, path: str) -> list[FieldError]:
