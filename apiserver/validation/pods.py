@@ -21,7 +21,8 @@ from mini_kube.apiserver.validation.errs import (
     required,
 )
 from mini_kube.apiserver.validation.meta import validate_annotations, validate_dns1123_label, validate_labels
-from mini_kube.apiserver.validation.names import (
+from mini_kube.apiserver.validation.network import validate_port_num_or_name, validate_protocol
+from mini_kube.machinery.names import (
     inclusive_range_error,
     is_config_map_key,
     is_dns1123_subdomain,
@@ -31,7 +32,6 @@ from mini_kube.apiserver.validation.names import (
     is_valid_port_num,
     name_is_dns_subdomain,
 )
-from mini_kube.apiserver.validation.network import validate_port_num_or_name, validate_protocol
 from mini_kube.machinery.quantity import parse_quantity
 
 Obj = dict[str, Any]
