@@ -78,8 +78,8 @@ class KubeletServer:
         await self.runner.setup()
         site = web.TCPSite(self.runner, host, port, reuse_address=True)
         await site.start()
-        server = site._server  # noqa: SLF001 - the bound port when 0 was asked
-        self.port = server.sockets[0].getsockname()[1] if server and server.sockets else port
+        bound = self.runner.addresses  # the port the system chose when 0 was asked
+        self.port = int(bound[0][1]) if bound else port
         return self.port
 
     async def stop(self) -> None:

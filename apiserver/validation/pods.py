@@ -21,7 +21,8 @@ from mini_kube.apiserver.validation.errs import (
     required,
 )
 from mini_kube.apiserver.validation.meta import validate_annotations, validate_dns1123_label, validate_labels
-from mini_kube.apiserver.validation.names import (
+from mini_kube.apiserver.validation.network import validate_port_num_or_name, validate_protocol
+from mini_kube.machinery.names import (
     inclusive_range_error,
     is_config_map_key,
     is_dns1123_subdomain,
@@ -31,7 +32,6 @@ from mini_kube.apiserver.validation.names import (
     is_valid_port_num,
     name_is_dns_subdomain,
 )
-from mini_kube.apiserver.validation.network import validate_port_num_or_name, validate_protocol
 from mini_kube.machinery.quantity import parse_quantity
 
 Obj = dict[str, Any]
@@ -464,7 +464,20 @@ def validate_pod_spec(spec: Obj | None, path: str = "spec") -> list[FieldError]:
         if spec.get(key):
             errs += validate_dns1123_label(spec[key], f"{path}.{key}")
     errs += validate_tolerations(spec.get("tolerations"), f"{path}.tolerations")
+    errs += _host_users(spec, path)
     return errs
+
+
+HOST_NAMESPACES = (("hostNetwork", "hostNetwork"), ("hostPID", "HostPID"), ("hostIPC", "HostIPC"))
+
+
+def _host_users(spec: Obj, path: str) -> list[FieldError]:
+    """A Pod in a user namespace of its own (`hostUsers: false`) shares no namespace with its node, as
+    upstream's validateHostUsers forbids (its field names, capitals included)."""
+    if spec.get("hostUsers") is not False:
+        return []
+    return [forbidden(f"{path}.{name}", "when `pod.Spec.HostUsers` is false")
+            for field, name in HOST_NAMESPACES if spec.get(field)]
 
 
 def validate_pod_template_spec(template: Obj | None, path: str) -> list[FieldError]:

@@ -62,7 +62,7 @@ def deployment_status(d: dict[str, Any]) -> tuple[str, bool]:
 
 
 def _workload_status(obj: dict[str, Any]) -> tuple[str, bool]:
-    kind, name = obj.get("kind"), obj["metadata"]["name"]
+    kind, name = str(obj.get("kind") or ""), obj["metadata"]["name"]
     spec, status = obj.get("spec") or {}, obj.get("status") or {}
     if kind == "Deployment":
         return deployment_status(obj)

@@ -139,6 +139,12 @@ def _ctr(**fields) -> dict:
     (_pod(initContainers=[{"name": "init", "image": "i", "lifecycle": {"preStop": {"sleep": {"seconds": 1}}}}]), [
         "spec.initContainers[0].lifecycle: Forbidden: may not be set for init containers without "
         "restartPolicy=Always"]),
+    (_pod(hostUsers=False), []),
+    (_pod(hostUsers=True, hostNetwork=True, hostPID=True), []),
+    (_pod(hostUsers=False, hostNetwork=True, hostPID=True, hostIPC=True), [
+        "spec.hostNetwork: Forbidden: when `pod.Spec.HostUsers` is false",
+        "spec.HostPID: Forbidden: when `pod.Spec.HostUsers` is false",
+        "spec.HostIPC: Forbidden: when `pod.Spec.HostUsers` is false"]),
 ])
 def test_pods(obj, expected):
     assert errors("Pod", "", obj) == expected
