@@ -8,7 +8,7 @@ from typing import Any
 
 from aiohttp import web
 
-from .. import errors
+from .. import egress, errors
 from ..http.negotiation import Target
 from ..http.query import parse_int64
 from ..registry.generic import Registry
@@ -121,7 +121,7 @@ class PodStreams:
             reason = (state.get("waiting") or {}).get("reason") or "ContainerCreating"
             raise errors.bad_request(f'container "{container}" in pod "{pod["metadata"]["name"]}" is waiting to '
                                      f"start: {reason}")
-        kubelet = kubelet_proxy.kubelet_of(self.objects, node)
+        kubelet = egress.kubelet_of(self.objects, node)
         return await kubelet_proxy.logs(self.kubelets, kubelet, request, info.namespace, pod["metadata"]["name"],
                                         container)
 
@@ -136,7 +136,7 @@ class PodStreams:
         node = (pod.get("spec") or {}).get("nodeName")
         if not node:
             raise errors.bad_request(f"pod {pod['metadata']['name']} does not have a host assigned")
-        kubelet = kubelet_proxy.kubelet_of(self.objects, node)
+        kubelet = egress.kubelet_of(self.objects, node)
         ns = info.namespace
         if info.subresource == "portforward":
             return await kubelet_proxy.stream(self.kubelets, kubelet, request, f"/portForward/{ns}/{name}")
@@ -155,7 +155,7 @@ class PodStreams:
         """nodes/proxy: any path of the node's kubelet."""
         name, _ = _split_name(info.name)
         self.registry.get(res, None, name)
-        kubelet = kubelet_proxy.kubelet_of(self.objects, name)
+        kubelet = egress.kubelet_of(self.objects, name)
         return await kubelet_proxy.http(self.kubelets, kubelet, request, _proxy_rest(request, info))
 
     async def service_proxy(self, request: web.Request, info: RequestInfo, res: ResourceType, user: Any,
@@ -183,7 +183,7 @@ class PodStreams:
                 pod = self.objects.object("", "v1", "pods", info.namespace, ref["name"])
                 node = ((pod or {}).get("spec") or {}).get("nodeName")
                 if node:
-                    kubelet = kubelet_proxy.kubelet_of(self.objects, node)
+                    kubelet = egress.kubelet_of(self.objects, node)
                     return await kubelet_proxy.http(
                         self.kubelets, kubelet, request, f"/podProxy/{info.namespace}/{ref['name']}/{port}{_proxy_rest(request, info)}")
         raise errors.StatusError(503, "ServiceUnavailable", f'no endpoints available for service "{name}"', {})

@@ -1,0 +1,128 @@
+"""Admission and conversion webhooks served by Pods behind Services, as a cluster runs them: agnhost's `webhook`
+and `crd-conversion-webhook` in Pods with their serving certificate from a Secret; the API server, which is not
+on the Pod network, reaches them through a kubelet's CONNECT tunnel into the cluster network. Driven with real
+kubectl."""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+from mini_kube.client import ResourceRef
+
+from tests.admission.hooks import MUTATING, VALIDATING, make_ca, make_serving_cert
+from tests.helpers import kubectl
+
+from .conftest import eventually, new_namespace
+
+AGNHOST = "registry.k8s.io/e2e-test-images/agnhost:2.53"
+CERTS = "/webhook.local.config/certificates"
+POD = """apiVersion: v1
+kind: Pod
+metadata: {{name: {name}, labels: {{app: {name}}}}}
+spec:
+  containers:
+  - name: server
+    image: {image}
+    args: [{subcommand}, --tls-cert-file={certs}/tls.crt, --tls-private-key-file={certs}/tls.key, -v=4, --port=8443]
+    ports: [{{containerPort: 8443}}]
+    readinessProbe: {{httpGet: {{scheme: HTTPS, port: 8443, path: /readyz}}, periodSeconds: 1}}
+    volumeMounts: [{{name: certs, mountPath: {certs}, readOnly: true}}]
+  volumes: [{{name: certs, secret: {{secretName: {name}-certs}}}}]
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: {name}}}
+spec:
+  selector: {{app: {name}}}
+  ports: [{{port: 443, targetPort: 8443}}]
+"""
+
+
+def serve(kube, namespace: str, name: str, subcommand: str) -> str:
+    """Run agnhost `subcommand` in a Pod behind Service `name` with a certificate for `name.namespace.svc`;
+    the CA bundle that trusts it, once the Pod is Ready and the Service has its endpoint."""
+    ca, ca_key = make_ca()
+    cert, key = make_serving_cert(ca, ca_key, (f"{name}.{namespace}.svc",))
+    kubectl(kube, "-n", namespace, "create", "-f", "-", input=json.dumps({
+        "apiVersion": "v1", "kind": "Secret", "metadata": {"name": f"{name}-certs"},
+        "data": {"tls.crt": base64.b64encode(cert).decode(), "tls.key": base64.b64encode(key).decode()}}))
+    kubectl(kube, "-n", namespace, "create", "-f", "-", input=POD.format(
+        name=name, image=AGNHOST, subcommand=subcommand, certs=CERTS))
+    kubectl(kube, "-n", namespace, "wait", "--for=condition=Ready", f"pod/{name}", "--timeout=60s")
+    eventually(lambda: kubectl(kube, "-n", namespace, "get", "endpoints", name, "-o",
+                               "jsonpath={.subsets[0].addresses[0].ip}").stdout.strip() != "", timeout=30)
+    return base64.b64encode(ca.public_bytes(serialization.Encoding.PEM)).decode()
+
+
+def hook(name: str, namespace: str, service: str, ca: str, path: str, rules: list[dict], **extra) -> dict:
+    return {"name": name, "rules": rules, "sideEffects": "None", "admissionReviewVersions": ["v1"],
+            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
+            "clientConfig": {"caBundle": ca, "service": {"namespace": namespace, "name": service, "path": path,
+                                                          "port": 443}}, **extra}
+
+
+def configmaps(*operations: str) -> list[dict]:
+    return [{"operations": list(operations), "apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"]}]
+
+
+def register(kube, ref: ResourceRef, kind: str, name: str, *hooks: dict) -> None:
+    kube.client.create(ref, {"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
+                             "metadata": {"name": name}, "webhooks": list(hooks)})
+
+
+@pytest.fixture(scope="module")
+def webhook_pod(process_cluster):
+    """A namespace whose Pod `hooks` runs agnhost webhook behind Service `hooks`: (namespace, CA bundle)."""
+    namespace = new_namespace(process_cluster)
+    return namespace, serve(process_cluster, namespace, "hooks", "webhook")
+
+
+def test_validating_and_mutating_webhooks_in_a_pod_deny_and_mutate(process_cluster, webhook_pod) -> None:
+    kube, (ns, ca) = process_cluster, webhook_pod
+    register(kube, VALIDATING, "ValidatingWebhookConfiguration", f"deny-{ns}",
+             hook("deny.webhooks.example.com", ns, "hooks", ca, "/configmaps", configmaps("CREATE", "UPDATE")))
+    register(kube, MUTATING, "MutatingWebhookConfiguration", f"mutate-{ns}",
+             hook("stage-1.webhooks.example.com", ns, "hooks", ca, "/mutating-configmaps", configmaps("CREATE")),
+             hook("stage-2.webhooks.example.com", ns, "hooks", ca, "/mutating-configmaps", configmaps("CREATE")))
+    try:
+        refused = kubectl(kube, "-n", ns, "create", "configmap", "bad", "--from-literal=webhook-e2e-test="
+                          "webhook-disallow", check=False)
+        assert refused.returncode == 1
+        assert 'admission webhook "deny.webhooks.example.com" denied the request' in refused.stderr
+        kubectl(kube, "-n", ns, "create", "configmap", "good", "--from-literal=mutation-start=yes")
+        data = json.loads(kubectl(kube, "-n", ns, "get", "configmap", "good", "-o", "jsonpath={.data}").stdout)
+        assert data == {"mutation-start": "yes", "mutation-stage-1": "yes", "mutation-stage-2": "yes"}
+    finally:
+        kube.client.delete(VALIDATING, f"deny-{ns}")
+        kube.client.delete(MUTATING, f"mutate-{ns}")
+
+
+@pytest.mark.parametrize(("policy", "timeout", "allowed"), [("Fail", 1, False), ("Ignore", 1, True),
+                                                              ("Fail", 10, True)])
+def test_timeout_and_failure_policy_of_a_slow_webhook_in_a_pod(process_cluster, webhook_pod, policy, timeout,
+                                                                allowed) -> None:
+    """agnhost's /always-allow-delay-5s answers after 5 s: with timeoutSeconds 1 the call gives up after 1 s
+    (refused when the policy is Fail, let through when it is Ignore); with 10 it is answered and allowed."""
+    kube, (ns, ca) = process_cluster, webhook_pod
+    name = f"slow-{policy.lower()}-{timeout}-{ns}"
+    register(kube, VALIDATING, "ValidatingWebhookConfiguration", name,
+             hook("slow.webhooks.example.com", ns, "hooks", ca, "/always-allow-delay-5s", configmaps("CREATE"),
+                  timeoutSeconds=timeout, failurePolicy=policy))
+    try:
+        started = time.monotonic()
+        out = kubectl(kube, "-n", ns, "create", "configmap", name, check=False)
+        took = time.monotonic() - started
+        if allowed:
+            assert out.returncode == 0, out.stderr
+        else:
+            assert out.returncode == 1
+            assert ('failed calling webhook "slow.webhooks.example.com": failed to call webhook: Post '
+                    f'"https://hooks.{ns}.svc:443/always-allow-delay-5s?timeout=1s": context deadline exceeded'
+                    in out.stderr), out.stderr
+        assert took < 4.5 if timeout == 1 else took >= 5
+    finally:
+        kube.client.delete(VALIDATING, name)
