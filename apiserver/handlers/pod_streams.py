@@ -11,7 +11,7 @@ from aiohttp import web
 from .. import egress, errors
 from ..http.negotiation import Target
 from ..http.query import parse_int64
-from ..registry.generic import Registry
+from ..registry.generic import Registry, WriteContext, WriteOptions
 from ..registry.reader import ObjectReader
 from ..requestinfo import RequestInfo
 from ..resources import ResourceType
@@ -67,6 +67,30 @@ def check_log_options(query: Any, name: str) -> None:
         problems.append(errors.invalid("sinceSeconds", numbers["sinceSeconds"], "must be greater than 0"))
     if problems:
         raise errors.invalid_object("PodLogOptions", "", name, problems)
+
+
+def _flag(query: Any, name: str) -> bool:
+    return str(query.get(name, "")).lower() in ("1", "true")
+
+
+def connect_options(subresource: str, query: Any, container: str, path: str) -> dict[str, Any]:
+    """The options object a CONNECT is admitted with (PodAttachOptions, PodExecOptions, ...), as Go's
+    json encoding of it (empty fields omitted)."""
+    if subresource == "portforward":
+        ports = [int(p) for value in query.getall("ports", ()) for p in value.split(",") if p.strip().isdigit()]
+        return {"kind": "PodPortForwardOptions", "apiVersion": "v1", **({"ports": ports} if ports else {})}
+    if subresource == "proxy":
+        return {"kind": "PodProxyOptions", "apiVersion": "v1", **({"path": path} if path else {})}
+    out: dict[str, Any] = {"kind": "PodExecOptions" if subresource == "exec" else "PodAttachOptions",
+                           "apiVersion": "v1"}
+    for flag in ("stdin", "stdout", "stderr", "tty"):
+        if _flag(query, flag):
+            out[flag] = True
+    if container:
+        out["container"] = container
+    if subresource == "exec":
+        out["command"] = list(query.getall("command", ()))
+    return out
 
 
 def _split_name(name: str) -> tuple[str, str]:
@@ -133,6 +157,12 @@ class PodStreams:
         container = ""
         if info.subresource in ("exec", "attach"):
             container = _container(pod, request.query.get("container", ""))
+        admission = self.registry.admission
+        if admission is not None:
+            options = connect_options(info.subresource, request.query, container, _proxy_rest(request, info)
+                                      if info.subresource == "proxy" else "")
+            await admission.connect(WriteContext(self.registry, res, info.namespace, False, info.subresource, user),
+                                    name, options, WriteOptions(user=user, subresource=info.subresource))
         node = (pod.get("spec") or {}).get("nodeName")
         if not node:
             raise errors.bad_request(f"pod {pod['metadata']['name']} does not have a host assigned")

@@ -126,3 +126,20 @@ def test_timeout_and_failure_policy_of_a_slow_webhook_in_a_pod(process_cluster, 
         assert took < 4.5 if timeout == 1 else took >= 5
     finally:
         kube.client.delete(VALIDATING, name)
+
+
+def test_connect_admission_refuses_kubectl_attach(process_cluster, webhook_pod) -> None:
+    """pods/attach is admitted as a CONNECT (its object a PodAttachOptions): a webhook for it refuses
+    `kubectl attach`, while exec, which it does not match, still runs."""
+    kube, (ns, ca) = process_cluster, webhook_pod
+    rules = [{"operations": ["CONNECT"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods/attach"]}]
+    register(kube, VALIDATING, "ValidatingWebhookConfiguration", f"attach-{ns}",
+             hook("no-attach.webhooks.example.com", ns, "hooks", ca, "/always-deny", rules))
+    try:
+        out = kubectl(kube, "-n", ns, "attach", "hooks", "-i", "-c", "server", check=False)
+        assert out.returncode == 1
+        assert ('admission webhook "no-attach.webhooks.example.com" denied the request: this webhook denies all '
+                "requests") in out.stderr
+        assert kubectl(kube, "-n", ns, "exec", "hooks", "--", "echo", "hi").stdout == "hi\n"
+    finally:
+        kube.client.delete(VALIDATING, f"attach-{ns}")
