@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from mini_kube.store import Store
 
 from . import datadir
-from .admission import AdmissionChain
+from .admission import AdmissionChain, config_validation
 from .admission.plugins import default_plugins
 from .admission.webhook_client import WebhookClient
 from .app import HandlerChain
@@ -134,6 +134,7 @@ async def assemble(config: ServerConfig, lifecycle: Lifecycle, ready: Callable[[
         if config.data_dir != ":memory:":
             datadir.secure_files(config.data_dir)
         cache, stop_feeding_cache = await load_cache(store, config)
+        config_validation.register()  # before the rows take their validators from the table
         resources = ResourceRegistry(builtin_resources(config.service_cidr, config.node_port_range))
         objects = ObjectReader(resources, cache)
         security = build_security(config, objects)
