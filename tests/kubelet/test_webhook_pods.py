@@ -8,10 +8,12 @@ from __future__ import annotations
 import base64
 import json
 import time
+import uuid
 
 import pytest
 from cryptography.hazmat.primitives import serialization
-from mini_kube.client import ResourceRef
+from mini_kube.client import ApiError, ResourceRef
+from mini_kube.machinery.refs import CUSTOMRESOURCEDEFINITIONS, PODS
 
 from tests.admission.hooks import MUTATING, VALIDATING, make_ca, make_serving_cert
 from tests.helpers import kubectl
@@ -143,3 +145,60 @@ def test_connect_admission_refuses_kubectl_attach(process_cluster, webhook_pod) 
         assert kubectl(kube, "-n", ns, "exec", "hooks", "--", "echo", "hi").stdout == "hi\n"
     finally:
         kube.client.delete(VALIDATING, f"attach-{ns}")
+
+
+def conversion_crd(plural: str, namespace: str, ca: str) -> dict:
+    def version(name: str, storage: bool, fields: tuple[str, ...]) -> dict:
+        return {"name": name, "served": True, "storage": storage, "schema": {"openAPIV3Schema": {
+            "type": "object", "properties": {f: {"type": "string"} for f in fields}}}}
+
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.stable.example.com"},
+            "spec": {"group": "stable.example.com", "scope": "Namespaced",
+                     "names": {"plural": plural, "singular": plural[:-1], "kind": plural[:-1].capitalize(),
+                               "listKind": plural[:-1].capitalize() + "List"},
+                     "versions": [version("v1", True, ("hostPort",)), version("v2", False, ("host", "port"))],
+                     "conversion": {"strategy": "Webhook", "webhook": {
+                         "conversionReviewVersions": ["v1", "v1beta1"],
+                         "clientConfig": {"caBundle": ca, "service": {"namespace": namespace, "name": "converter",
+                                                                      "path": "/crdconvert", "port": 443}}}}}}
+
+
+def test_crd_conversion_webhook_in_a_pod_converts_between_versions(process_cluster) -> None:
+    kube, ns = process_cluster, new_namespace(process_cluster)
+    ca = serve(kube, ns, "converter", "crd-conversion-webhook")
+    plural = f"conv{uuid.uuid4().hex[:8]}s"
+    kube.client.create(CUSTOMRESOURCEDEFINITIONS, conversion_crd(plural, ns, ca))
+    kind = plural[:-1].capitalize()
+    try:
+        eventually(lambda: kubectl(kube, "get", plural, "-A", check=False).returncode == 0, timeout=20)
+        kubectl(kube, "-n", ns, "create", "-f", "-", input=json.dumps({
+            "apiVersion": "stable.example.com/v1", "kind": kind, "metadata": {"name": "one"},
+            "hostPort": "localhost:8080"}))
+        kubectl(kube, "-n", ns, "create", "-f", "-", input=json.dumps({  # written in v2, stored in v1
+            "apiVersion": "stable.example.com/v2", "kind": kind, "metadata": {"name": "two"},
+            "host": "example.com", "port": "80"}))
+        v2 = json.loads(kubectl(kube, "-n", ns, "get", f"{plural}.v2.stable.example.com", "-o", "json").stdout)
+        assert [(o["apiVersion"], o["metadata"]["name"], o.get("host"), o.get("port"), o.get("hostPort"))
+                for o in v2["items"]] == [("stable.example.com/v2", "one", "localhost", "8080", None),
+                                          ("stable.example.com/v2", "two", "example.com", "80", None)]
+        one = json.loads(kubectl(kube, "-n", ns, "get", f"{plural}.v1.stable.example.com", "two", "-o",
+                                 "json").stdout)
+        assert (one["apiVersion"], one["hostPort"], "host" in one) == ("stable.example.com/v1", "example.com:80",
+                                                                      False)
+        watched = kubectl(kube, "get", "--raw", f"/apis/stable.example.com/v2/namespaces/{ns}/{plural}"
+                          "?watch=1&timeoutSeconds=1").stdout
+        events = [json.loads(line) for line in watched.splitlines() if line.strip()]
+        assert [(e["type"], e["object"]["apiVersion"], e["object"].get("host")) for e in events] == [
+            ("ADDED", "stable.example.com/v2", "localhost"), ("ADDED", "stable.example.com/v2", "example.com")]
+        kube.client.delete(PODS, "converter", ns, body={"gracePeriodSeconds": 0})
+        eventually(lambda: kubectl(kube, "-n", ns, "get", "endpoints", "converter", "-o",
+                                   "jsonpath={.subsets}").stdout.strip() == "", timeout=30)
+        with pytest.raises(ApiError) as info:
+            kube.client.get(ResourceRef("stable.example.com", "v2", plural), "one", ns)
+        assert info.value.status == 500
+        assert info.value.body["message"].startswith(
+            f"Internal error occurred: conversion webhook for stable.example.com/v1, Kind={kind} failed: Post "
+            f'"https://converter.{ns}.svc:443/crdconvert?timeout=30s": ')
+    finally:
+        kube.client.delete(CUSTOMRESOURCEDEFINITIONS, f"{plural}.stable.example.com")
