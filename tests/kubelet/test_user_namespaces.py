@@ -168,3 +168,20 @@ def test_the_containers_user_may_open_its_stdout_again(tenant):
         assert sorted(logs.split()) == ["to-stderr", "to-stdout"], logs
         out = tenant.sh(name, "echo via-exec > /dev/stdout && echo err-via-exec > /dev/stderr")
         assert out.stdout == "via-exec\n" and out.stderr == "err-via-exec\n", (out.stdout, out.stderr)
+
+
+def test_a_container_whose_init_fails_says_why_as_a_start_error(tenant):
+    """What the runtime cannot do for a container (a volume on a filesystem that cannot be mapped; a user the
+    Pod's namespace does not map) fails its start with the reason, as a runtime's container init: StartError,
+    exit code 128, the message in the status and the Failed event; no traceback in the log."""
+    tenant.run("proc", "true", hostUsers=False, restartPolicy="Never",
+               volumes=[{"name": "proc", "hostPath": {"path": "/proc"}}],
+               container={"volumeMounts": [{"name": "proc", "mountPath": "/host-proc"}]})
+    tenant.run("unmapped", "true", hostUsers=False, restartPolicy="Never", securityContext={"runAsUser": 70000})
+    expected = {"proc": "error during container init: idmapped mount of /proc: Invalid argument",
+                "unmapped": "error during container init: setresuid 70000: Invalid argument"}
+    for name, message in expected.items():
+        pod = eventually(lambda n=name: (p := tenant.pod(n))["status"].get("phase") == "Failed" and p, timeout=30)
+        state = pod["status"]["containerStatuses"][0]["state"]["terminated"]
+        assert (state["reason"], state["exitCode"], state["message"]) == ("StartError", 128, message), state
+        assert "Traceback" not in tenant.kubectl("logs", name).stdout
