@@ -446,6 +446,14 @@ def _xattr(path, name):
         return b""
 
 
+def said(call, what, *args):
+    """`call(*args)`, its error saying what was tried (as runc's messages do)."""
+    try:
+        call(*args)
+    except OSError as exc:
+        raise OSError(exc.errno, f"{what}: {exc.strerror}") from None
+
+
 def drop_privileges(security, last_cap):
     """The container's identity: capability bounding set (a root process gets exactly it at exec, any other
     user none), supplementary groups, gid, uid, no_new_privs when asked, and the seccomp filter: as runc, last
@@ -459,12 +467,12 @@ def drop_privileges(security, last_cap):
                 err = ctypes.get_errno()
                 raise OSError(err, f"drop capability {cap}: {os.strerror(err)}")
     program = bytes.fromhex(security.get("seccomp") or "")
-    os.setgroups(security.get("groups") or [])
     gid, uid = security.get("gid", 0), security.get("uid", 0)
-    os.setresgid(gid, gid, gid)
+    said(os.setgroups, "setgroups", security.get("groups") or [])
+    said(os.setresgid, f"setresgid {gid}", gid, gid, gid)
     if program and not security.get("noNewPrivs"):
         load_seccomp(program)
-    os.setresuid(uid, uid, uid)
+    said(os.setresuid, f"setresuid {uid}", uid, uid, uid)  # an ID the user namespace does not map: EINVAL
     if security.get("noNewPrivs") and libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"no_new_privs: {os.strerror(err)}")
@@ -473,6 +481,29 @@ def drop_privileges(security, last_cap):
 
 
 CLONE_NEWPID, CLONE_NEWUSER = 0x20000000, 0x10000000
+DEV_NULL = os.makedev(1, 3)
+
+
+def own_stdio(uid):
+    """The container's user (`uid`, the host's ID) owns its stdin, stdout and stderr, pipes the kubelet made, so
+    that it may open them again (`echo > /dev/stdout`), as runc's fixStdioPermissions does; /dev/null and what it
+    owns already are left alone."""
+    for fd in (0, 1, 2):
+        try:
+            info = os.fstat(fd)
+            if info.st_uid != uid and not (stat.S_ISCHR(info.st_mode) and info.st_rdev == DEV_NULL):
+                os.fchown(fd, uid, -1)
+        except OSError:
+            continue
+
+
+def host_id(inside, lines):
+    """The host's ID of `inside` under an ID map's lines (/proc/<pid>/uid_map read from the host), else None."""
+    for line in lines.splitlines():
+        first, host, length = (int(n) for n in line.split())
+        if first <= inside < first + length:
+            return host + inside - first
+    return None
 
 
 def join_user_namespace(fd):
@@ -544,6 +575,25 @@ def main():
         for signum in FORWARDED:
             signal.signal(signum, signal.SIG_DFL)
     join_cgroups(spec.get("cgroups") or ())
+    argv, env = spec["argv"], spec["env"]
+    try:
+        prepare(spec)
+    except OSError as exc:  # as a runtime's container init failing: the start's failure, saying why
+        fail(started, f"error during container init: {exc.strerror or exc}\n")
+    try:
+        os.execvpe(argv[0], argv, env)
+    except OSError as exc:
+        if not isinstance(exc, FileNotFoundError):
+            what = exc.strerror
+        elif "/" in argv[0]:
+            what = f"stat {argv[0]}: no such file or directory"
+        else:
+            what = "executable file not found in $PATH"
+        fail(started, f'exec: "{argv[0]}": {what}\n')
+
+
+def prepare(spec):
+    """Everything between the container's cgroups and its command: its root, mounts and identity."""
     security = spec.get("security") or {}
     with open("/proc/sys/kernel/cap_last_cap") as handle:
         last_cap = int(handle.read())
@@ -563,25 +613,21 @@ def main():
     root.ensure(workdir, True)
     root.finish(bool(security.get("readOnlyRoot")))
     root.enter(workdir)
+    uid = security.get("uid", 0)
+    if not userns or uid < 65536:
+        own_stdio(uid + userns.get("owner", 0))
     if userns_fd is not None:
         join_user_namespace(userns_fd)
     drop_privileges(security, last_cap)
-    argv, env = spec["argv"], spec["env"]
-    try:
-        os.execvpe(argv[0], argv, env)
-    except OSError as exc:
-        if not isinstance(exc, FileNotFoundError):
-            what = exc.strerror
-        elif "/" in argv[0]:
-            what = f"stat {argv[0]}: no such file or directory"
-        else:
-            what = "executable file not found in $PATH"
-        message = f'exec: "{argv[0]}": {what}\n'
-        if started is not None:  # the kubelet reads it as the start's failure (the container never ran)
-            os.write(started, message.encode())
-        else:
-            sys.stderr.write(message)
-        sys.exit(128)
+
+
+def fail(started, message):
+    """The container never ran: the kubelet reads why from the start pipe (else it is on stderr); exit 128."""
+    if started is not None:
+        os.write(started, message.encode()[:4096])
+    else:
+        sys.stderr.write(message)
+    sys.exit(128)
 
 
 ENTERED = (("ipc", 0x08000000), ("uts", 0x04000000), ("net", 0x40000000), ("pid", CLONE_NEWPID),
@@ -596,6 +642,8 @@ def enter(pid, security, environ, argv):
     with open("/proc/sys/kernel/cap_last_cap") as handle:
         last_cap = int(handle.read())
     namespaces = {name: (os.open(f"/proc/{pid}/ns/{name}", os.O_RDONLY), flag) for name, flag in ENTERED}
+    with open(f"/proc/{pid}/uid_map", encoding="ascii") as handle:  # the host's, before the container's /proc
+        uid = host_id(security.get("uid", 0), handle.read())
     userns = None
     if os.readlink(f"/proc/{pid}/ns/user") != os.readlink("/proc/self/ns/user"):
         userns = os.open(f"/proc/{pid}/ns/user", os.O_RDONLY)
@@ -621,6 +669,8 @@ def enter(pid, security, environ, argv):
     os.fchdir(cwd)
     for fd in (root, cwd, *(fd for fd, _ in namespaces.values())):
         os.close(fd)
+    if uid is not None:
+        own_stdio(uid)
     if userns is not None:
         join_user_namespace(userns)
     drop_privileges(security, last_cap)

@@ -69,6 +69,7 @@ class Security:
     tokens: ServiceAccountTokens | None = None  # issues and checks service-account tokens
     auditor: Auditor | None = None  # set when an audit log is written
     throwaway_dir: Path | None = None  # a :memory: server's PKI: its CA key goes with the server
+    loopback_token: str | None = None  # the in-process clients' credential on the loopback socket (loopback.py)
 
     async def close(self) -> None:
         """Flush the audit log; remove a throw-away PKI."""

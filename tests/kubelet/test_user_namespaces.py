@@ -153,3 +153,35 @@ def test_exec_runs_in_the_pods_user_namespace(kube, tenant):
     assert ns[0] != os.readlink("/proc/self/ns/user") and ns[1] == "1000" and ns[2:4] == ["0", ns[3]]
     assert int(ns[3]) >= 65536
     assert kubectl(kube, "get", "pod", "-n", tenant.ns, "execd", "-o", "jsonpath={.spec.hostUsers}").stdout == "false"
+
+
+def test_the_containers_user_may_open_its_stdout_again(tenant):
+    """As runc gives the container's user its stdio: `echo > /dev/stdout` works for a non-root user and for root
+    in a user namespace (both were refused: the kubelet's pipes were the host root's, mode 0600), in the
+    container and in kubectl exec."""
+    script = "echo to-stdout > /dev/stdout; echo to-stderr > /dev/stderr; sleep 300"
+    tenant.run("nonroot", script, securityContext={"runAsUser": 1000})
+    tenant.run("mapped", script, hostUsers=False)
+    for name in ("nonroot", "mapped"):
+        tenant.running(name)
+        logs = eventually(lambda n=name: (out := tenant.kubectl("logs", n).stdout).count("\n") >= 2 and out)
+        assert sorted(logs.split()) == ["to-stderr", "to-stdout"], logs
+        out = tenant.sh(name, "echo via-exec > /dev/stdout && echo err-via-exec > /dev/stderr")
+        assert out.stdout == "via-exec\n" and out.stderr == "err-via-exec\n", (out.stdout, out.stderr)
+
+
+def test_a_container_whose_init_fails_says_why_as_a_start_error(tenant):
+    """What the runtime cannot do for a container (a volume on a filesystem that cannot be mapped; a user the
+    Pod's namespace does not map) fails its start with the reason, as a runtime's container init: StartError,
+    exit code 128, the message in the status and the Failed event; no traceback in the log."""
+    tenant.run("proc", "true", hostUsers=False, restartPolicy="Never",
+               volumes=[{"name": "proc", "hostPath": {"path": "/proc"}}],
+               container={"volumeMounts": [{"name": "proc", "mountPath": "/host-proc"}]})
+    tenant.run("unmapped", "true", hostUsers=False, restartPolicy="Never", securityContext={"runAsUser": 70000})
+    expected = {"proc": "error during container init: idmapped mount of /proc: Invalid argument",
+                "unmapped": "error during container init: setresuid 70000: Invalid argument"}
+    for name, message in expected.items():
+        pod = eventually(lambda n=name: (p := tenant.pod(n))["status"].get("phase") == "Failed" and p, timeout=30)
+        state = pod["status"]["containerStatuses"][0]["state"]["terminated"]
+        assert (state["reason"], state["exitCode"], state["message"]) == ("StartError", 128, message), state
+        assert "Traceback" not in tenant.kubectl("logs", name).stdout
