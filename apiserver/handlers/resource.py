@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from aiohttp import web
+from mini_kube.machinery import times
 
 from .. import errors
 from ..crd.serving import serves_raw
@@ -97,7 +98,7 @@ class ResourceHandler(ObjectIO):
             if result.remaining is not None:
                 meta["remainingItemCount"] = result.remaining
             include = query.get("includeObject", "Metadata")
-            table = build_table(res, [self.served(res, e.obj) for e in result.items], responses.now(), include,
+            table = build_table(res, [self.served(res, e.obj) for e in result.items], times.now(), include,
                                 meta, target.version or "v1")
             return responses.encode_dict(table, target)
         if target.as_kind in ("PartialObjectMetadataList", "PartialObjectMetadata"):
