@@ -330,11 +330,12 @@ class PodWorker:
                 await asyncio.sleep(self.env.settings.config_retry)
                 if self.terminating:
                     return None
-        if self.terminating:
+        sandbox = self.sandbox
+        if self.terminating or sandbox is None:  # no sandbox: released, as the Pod is being terminated
             return None
         self.container_event(record, "Created", f"Created container: {record.name}")
         try:
-            container = await self.env.runtime.start(self.sandbox, container_spec)
+            container = await self.env.runtime.start(sandbox, container_spec)
         except OSError as exc:
             record.state = {"terminated": {"exitCode": 128, "reason": "StartError", "message": str(exc),
                                            "startedAt": now_rfc3339(), "finishedAt": now_rfc3339()}}
@@ -482,8 +483,9 @@ class PodWorker:
             if loop.time() >= deadline:
                 break
             sooner = asyncio.ensure_future(self._sooner.wait())
+            either: set[asyncio.Future[Any]] = {wait, sooner}
             try:
-                await asyncio.wait({wait, sooner}, timeout=deadline - loop.time(),
+                await asyncio.wait(either, timeout=deadline - loop.time(),
                                    return_when=asyncio.FIRST_COMPLETED)
             finally:
                 sooner.cancel()
@@ -646,8 +648,9 @@ class PodWorker:
             await self._ended(self._main)
         self.probes.stop_all()
         for record, kill in zip(running, kills, strict=True):
-            if kill.exception() is None and kill.result() is not None:
-                record.set_terminated(kill.result())
+            code = kill.result() if kill.exception() is None else None
+            if code is not None:
+                record.set_terminated(code)
         for record in self.containers:
             if "waiting" in record.state and record.restart_count == 0 and not record.last_state:
                 record.state = {"terminated": {"exitCode": 137, "reason": "ContainerStatusUnknown",

@@ -1,4 +1,5 @@
-"""A Pod's volumes made as directories of its own: emptyDir (`<pod dir>/volumes/<name>`), configMap, secret,
+"""A Pod's volumes made as directories of its own: emptyDir (`<pod dir>/volumes/kubernetes.io~empty-dir/<name>`, as
+upstream's kubelet lays its volumes out under its root dir), configMap, secret,
 downwardAPI, projected (service-account token, ConfigMap, Secret, downward API) on the Pod's own tmpfs where the
 runtime gives one (`memory`: mounted only in the Pod's mount namespace, so no other Pod and nothing on the node's
 disk holds them), hostPath, and persistentVolumeClaim as node-local storage. With the Pod's `fsGroup`, the
@@ -88,6 +89,17 @@ def _downward(pod: dict[str, Any], items: list[dict[str, Any]], default_mode: in
     return out
 
 
+PLUGINS = {"emptyDir": "empty-dir", "configMap": "configmap", "secret": "secret", "downwardAPI": "downward-api",
+           "projected": "projected"}  # upstream's volume plugins' directory names (kubernetes.io~<name>)
+
+
+def volume_directory(pod_dir: Path, volume: dict[str, Any]) -> Path:
+    """Where the kubelet makes a volume on the node's disk: `volumes/kubernetes.io~<plugin>/<name>` under the
+    Pod's directory, as upstream's getPodVolumeDir."""
+    kind = next((k for k in volume if k != "name"), "emptyDir")
+    return pod_dir / "volumes" / f"kubernetes.io~{PLUGINS.get(kind, kind.lower())}" / volume["name"]
+
+
 RW_MASK, RO_MASK, EXEC_MASK = 0o660, 0o440, 0o110
 OWNED = ("emptyDir", "configMap", "secret", "downwardAPI", "projected")  # the kinds fsGroup applies to
 
@@ -151,7 +163,7 @@ async def make_volumes(pod: dict[str, Any], pod_dir: Path, get: Getter, token: T
                                                     allocatable or {})
             kind = next((k for k in OWNED if k in volume), None)
             if group is not None and kind is not None:
-                written = _written_at(pod_dir, volume["name"], kind, memory)
+                written = _written_at(pod_dir, volume, kind, memory)
                 set_ownership(written, int(group), read_only=kind != "emptyDir")
         except VolumeError as exc:
             exc.volume = volume["name"]
@@ -159,10 +171,10 @@ async def make_volumes(pod: dict[str, Any], pod_dir: Path, get: Getter, token: T
     return paths
 
 
-def _written_at(pod_dir: Path, name: str, kind: str, memory: tuple[str, str] | None) -> Path:
+def _written_at(pod_dir: Path, volume: dict[str, Any], kind: str, memory: tuple[str, str] | None) -> Path:
     if memory is not None and kind != "emptyDir":
-        return Path(memory[0]) / name
-    return pod_dir / "volumes" / name
+        return Path(memory[0]) / volume["name"]
+    return volume_directory(pod_dir, volume)
 
 
 async def _make_volume(pod: dict[str, Any], volume: dict[str, Any], pod_dir: Path, get: Getter,
@@ -171,7 +183,7 @@ async def _make_volume(pod: dict[str, Any], volume: dict[str, Any], pod_dir: Pat
     """Make one volume; returns the path to mount (as the Pod's mount namespace sees it)."""
     namespace = pod["metadata"]["namespace"]
     name = volume["name"]
-    target = pod_dir / "volumes" / name
+    target = volume_directory(pod_dir, volume)
     mounted = target
     if memory is not None and "emptyDir" not in volume:
         target, mounted = Path(memory[0]) / name, Path(memory[1]) / name

@@ -16,11 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
 from aiohttp import web
 from mini_kube.apiserver.auth.access import CacheRbacSource, ReviewKind, review_kinds
 from mini_kube.apiserver.auth.rbac import RbacAuthorizer
-from mini_kube.apiserver.kubeconfig import kubeconfig_dict
+from mini_kube.apiserver.kubeconfig import kubeconfig_text
 from mini_kube.apiserver.registry.reader import ObjectReader
 from mini_kube.apiserver.requestinfo import RequestInfo
 
@@ -52,7 +51,7 @@ class AdminUser:
 
 def plain_kubeconfig(url: str) -> str:
     """An admin kubeconfig with no credentials (insecure mode)."""
-    return yaml.safe_dump(kubeconfig_dict(url), sort_keys=False)
+    return kubeconfig_text(url, namespace="default")
 
 
 @dataclass
@@ -69,6 +68,7 @@ class Security:
     tokens: ServiceAccountTokens | None = None  # issues and checks service-account tokens
     auditor: Auditor | None = None  # set when an audit log is written
     throwaway_dir: Path | None = None  # a :memory: server's PKI: its CA key goes with the server
+    loopback_token: str | None = None  # the in-process clients' credential on the loopback socket (loopback.py)
 
     async def close(self) -> None:
         """Flush the audit log; remove a throw-away PKI."""

@@ -7,6 +7,7 @@ from typing import Any
 
 import orjson
 from aiohttp import web
+from mini_kube.machinery import times
 
 from .. import errors
 from ..http import responses
@@ -111,7 +112,7 @@ def _scale_response(scale: dict[str, Any], target: Target) -> web.Response:
     """A Scale, or its Table (`kubectl get --subresource=scale`: NAME, DESIRED, AVAILABLE, AGE)."""
     if target.as_kind == "Table":
         meta = {"resourceVersion": scale["metadata"].get("resourceVersion", "")}
-        return responses.encode_dict(build_table(SCALE, [scale], responses.now(), "Metadata", meta,
+        return responses.encode_dict(build_table(SCALE, [scale], times.now(), "Metadata", meta,
                                                  target.version or "v1"), target)
     if target.as_kind == "PartialObjectMetadata":
         return responses.encode_dict(responses.partial_metadata(scale, target.version), target)

@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from mini_kube.apiserver.validation.errs import FieldError, duplicate, invalid, not_supported, required
-from mini_kube.apiserver.validation.names import inclusive_range_error
+from mini_kube.machinery.names import inclusive_range_error
 
 Obj = dict[str, Any]
 MAX_ID = 2**31 - 1
