@@ -185,3 +185,20 @@ def test_a_container_whose_init_fails_says_why_as_a_start_error(tenant):
         state = pod["status"]["containerStatuses"][0]["state"]["terminated"]
         assert (state["reason"], state["exitCode"], state["message"]) == ("StartError", 128, message), state
         assert "Traceback" not in tenant.kubectl("logs", name).stdout
+
+
+def test_proc_mount_unmasked_in_a_user_namespace_has_no_masked_paths(tenant):
+    """procMount: Unmasked (allowed only with hostUsers: false) leaves /proc as the kernel shows it, as runc with
+    no masked or read-only paths; Default keeps the runtime's."""
+    script = "awk '$2 ~ \"^/proc/(kcore|timer_list|sys|sysrq-trigger)$\" {print $2}' /proc/mounts; sleep 300"
+    tenant.run("unmasked", script, hostUsers=False, container={"securityContext": {"procMount": "Unmasked"}})
+    tenant.run("default", script, hostUsers=False)
+    for name in ("unmasked", "default"):
+        tenant.running(name)
+    masked = eventually(lambda: tenant.kubectl("logs", "default").stdout.split())
+    assert {"/proc/timer_list", "/proc/sys"} <= set(masked)  # those of the list this kernel has
+    assert tenant.kubectl("logs", "unmasked").stdout == ""
+    refused = tenant.kubectl("run", "hostusers", "--image=busybox", "--overrides", json.dumps(
+        {"spec": {"containers": [{"name": "c", "image": "busybox", "securityContext": {"procMount": "Unmasked"}}]}}),
+        check=False)
+    assert "`hostUsers` must be false to use `Unmasked`" in refused.stderr
