@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import os
+import platform
+import re
 import tempfile
 import threading
 from dataclasses import dataclass
@@ -36,6 +39,29 @@ class IdMapping:
         return f"{self.container} {self.host} {self.length}\n"
 
 
+UNSUPPORTED = "can't set `spec.hostUsers: false`, runtime does not support user namespaces"  # upstream's words
+
+
+@functools.cache
+def host_supports() -> bool:
+    """kernel_supports for this machine's kernel (asked once)."""
+    return kernel_supports(platform.release())
+
+
+def kernel_supports(release: str) -> bool:
+    """Whether a kernel of `release` can run a Pod in a user namespace as mini-kube runs it: user namespaces, and
+    idmapped mounts of tmpfs (Linux 6.3: the Pod's token, ConfigMap and Secret volumes live on one) and of the
+    disk's filesystems (5.12+)."""
+    found = re.match(r"(\d+)\.(\d+)", release)
+    if not found or (int(found[1]), int(found[2])) < (6, 3):
+        return False
+    try:
+        with open("/proc/sys/user/max_user_namespaces", encoding="ascii") as handle:
+            return int(handle.read()) > 0 and os.path.exists("/proc/self/ns/user")
+    except (OSError, ValueError):
+        return False
+
+
 class UserNamespaceError(OSError):
     """No block can be given (the sandbox cannot be made: FailedCreatePodSandBox)."""
 
@@ -57,7 +83,10 @@ class UserNamespaces:
 
     def allocate(self, pod_uid: str) -> IdMapping:
         """The Pod's block (the one it holds already, else the first free one on the machine). Blocking (a few
-        system calls per block tried): run it off the event loop."""
+        system calls per block tried): run it off the event loop. UserNamespaceError where the kernel cannot
+        run one, with upstream's message."""
+        if not host_supports():
+            raise UserNamespaceError(UNSUPPORTED)
         with self._lock:
             if pod_uid in self._held:
                 return self._held[pod_uid][0]

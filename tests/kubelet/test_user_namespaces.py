@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
+from mini_kube.kubelet.userns import kernel_supports
 
 from tests.helpers import kubectl
 
@@ -202,3 +203,14 @@ def test_proc_mount_unmasked_in_a_user_namespace_has_no_masked_paths(tenant):
         {"spec": {"containers": [{"name": "c", "image": "busybox", "securityContext": {"procMount": "Unmasked"}}]}}),
         check=False)
     assert "`hostUsers` must be false to use `Unmasked`" in refused.stderr
+
+
+def test_the_node_says_its_runtime_runs_user_namespaces(kube, tenant):
+    """As a 1.32 kubelet reports its runtime's handlers: userNamespaces where the kernel can (Linux 6.3+, idmapped
+    tmpfs), recursive read-only mounts not made."""
+    node = json.loads(kubectl(kube, "get", "node", kube.nodes.kubelets[0].name, "-o", "json").stdout)
+    assert node["status"]["runtimeHandlers"] == [{"name": "", "features": {
+        "recursiveReadOnlyMounts": False, "userNamespaces": kernel_supports(os.uname().release)}}]
+    permitted = int(Path("/proc/sys/user/max_user_namespaces").read_text()) > 0
+    assert kernel_supports("6.18.44-fc") is permitted
+    assert not kernel_supports("6.2.0") and not kernel_supports("5.15.0-91-generic") and not kernel_supports("x")
