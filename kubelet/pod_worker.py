@@ -500,7 +500,8 @@ class PodWorker:
         command = [expand(a, env) for a in spec.get("command") or ()]
         args = [expand(a, env) for a in spec.get("args") or ()]
         ports = [p["containerPort"] for p in spec.get("ports") or () if p.get("protocol", "TCP") == "TCP"]
-        mounts = container_mounts(spec, self.volumes, self.sandbox.memory if self.sandbox is not None else None)
+        mounts = container_mounts(spec, self.volumes, self.sandbox.memory if self.sandbox is not None else None,
+                                  env)
         privileged = bool((spec.get("securityContext") or {}).get("privileged"))  # its /dev is the host's
         message_file = None if privileged else termination.message_file(self.directory, spec)
         self._termination[record.name] = message_file

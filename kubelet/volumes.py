@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from .env import Getter, field_value, resource_value
+from .env import Getter, expand_sub_path, field_value, resource_value
 from .security import SecurityError
 
 TokenRequester = Callable[[dict[str, Any], dict[str, Any]], Awaitable[str]]  # (pod, source) -> token
@@ -228,20 +228,33 @@ async def _make_volume(pod: dict[str, Any], volume: dict[str, Any], pod_dir: Pat
     return str(mounted)
 
 
+def sub_path(mount: dict[str, Any], env: dict[str, str]) -> str:
+    """A volume mount's subPath, or its subPathExpr expanded with the container's `env`; as upstream's makeMounts,
+    neither may be absolute or contain '..' (the container waits: CreateContainerConfigError)."""
+    path = expand_sub_path(mount["subPathExpr"], env) if mount.get("subPathExpr") else mount.get("subPath") or ""
+    if path.startswith("/"):
+        raise SecurityError(f"error SubPath `{path}` must not be an absolute path")
+    if ".." in path.split("/"):
+        raise SecurityError(f"unable to provision SubPath `{path}`: must not contain '..'")
+    return path
+
+
 def container_mounts(container: dict[str, Any], volumes: dict[str, str],
-                     memory: tuple[str, str] | None = None) -> list[dict[str, Any]]:
-    """The bind mounts of one container: source (host path, subPath applied), target, readOnly. The volumes on
-    the Pod's tmpfs (ConfigMap, Secret, downward API, projected) are always read-only, as upstream mounts them;
-    a subPath must stay inside its volume (a symlink a container made there cannot lead the bind elsewhere)."""
+                     memory: tuple[str, str] | None = None, env: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """The bind mounts of one container: source (host path, subPath or subPathExpr with `env` applied), target,
+    readOnly. The volumes on the Pod's tmpfs (ConfigMap, Secret, downward API, projected) are always read-only,
+    as upstream mounts them; a subPath must stay inside its volume (a symlink a container made there cannot lead
+    the bind elsewhere)."""
     mounts = []
     for mount in container.get("volumeMounts") or ():
         source = volumes.get(mount["name"])
         if source is None:
             continue
         in_memory = memory is not None and (source == memory[1] or source.startswith(memory[1] + "/"))
-        if mount.get("subPath"):
+        path = sub_path(mount, env or {})
+        if path:
             base = source
-            source = os.path.join(source, mount["subPath"])
+            source = os.path.join(source, path)
             written = memory[0] + source[len(memory[1]):] if in_memory and memory is not None else source
             if not in_memory:
                 real, top = os.path.realpath(source), os.path.realpath(base)
