@@ -17,6 +17,8 @@ from typing import Any, Protocol
 
 from mini_kube.machinery.quantity import canonical, decimal_value, scaled_value
 
+from .volumes import volume_directory
+
 log = logging.getLogger("mini-kube.kubelet")
 GRACE = 1.0  # immediateEvictionGracePeriodSeconds
 POD_MESSAGE = "Pod ephemeral local storage usage exceeds the total limit of containers {}. "
@@ -98,7 +100,7 @@ def violation(pod: dict[str, Any], directory: Path) -> str:
     """Upstream's eviction message when the Pod's storage is over a limit, else ''."""
     pod_limit, empty_dirs = limits(pod)
     for name, (size, text) in empty_dirs.items():
-        if disk_usage(directory / "volumes" / name) > size:
+        if disk_usage(volume_directory(directory, {"name": name, "emptyDir": {}})) > size:
             return EMPTY_DIR_MESSAGE.format(name, text)
     if pod_limit is not None and disk_usage(directory) > pod_limit[0]:
         return POD_MESSAGE.format(pod_limit[1])

@@ -16,7 +16,7 @@ from typing import Any
 from mini_kube.client import ApiError, NotFound
 from mini_kube.machinery.meta import meta
 from mini_kube.machinery.refs import PODS
-from mini_kube.machinery.times import now_rfc3339
+from mini_kube.machinery.times import now_rfc3339, parse_time
 
 from . import eviction, hooks, pod_status, termination
 from .actions import Target
@@ -99,6 +99,8 @@ class PodWorker:
         self._sandbox_settled = asyncio.Event()  # the sandbox is made, or never will be (the Pod ended first)
         self._supervisors: list[asyncio.Task[None]] = []
         self._deadline: asyncio.TimerHandle | None = None
+        self._deadline_seconds: int | None = None
+        self._running = False
         self._term_started = 0.0
         self._kill_at: float | None = None  # while terminating: when SIGKILL follows SIGTERM (loop time)
         self._sooner = asyncio.Event()  # a later delete shortened the grace period
@@ -135,6 +137,8 @@ class PodWorker:
         delete too, or is followed by it when it has already ended."""
         self.pod = pod
         if not meta(pod).get("deletionTimestamp"):
+            if self._running:
+                self._arm_deadline()
             self._add_ephemerals()
             self._follow_images()
             return
@@ -233,15 +237,15 @@ class PodWorker:
             try:
                 self.volumes = await make_volumes(self.pod, self.directory, self.env.get_object,
                                                   self.env.request_token, self.env.root,
-                                                  memory=self.sandbox.memory if self.sandbox is not None else None)
+                                                  memory=self.sandbox.memory if self.sandbox is not None else None,
+                                                  allocatable=self.env.allocatable)
                 break
             except (VolumeError, ApiError) as exc:
                 self.env.events.emit(self.pod, "FailedMount", _mount_failure(exc), "Warning")
                 await asyncio.sleep(2.0)
         self._storage = eviction.watch(self, self.env.settings.housekeeping_interval)
-        deadline = (self.pod.get("spec") or {}).get("activeDeadlineSeconds")
-        if deadline is not None:
-            self._deadline = asyncio.get_running_loop().call_later(float(deadline), self._deadline_exceeded)
+        self._running = True
+        self._arm_deadline()
         for record in self.inits:
             while not self.terminating:
                 code = await self._run_once(record)
@@ -326,11 +330,12 @@ class PodWorker:
                 await asyncio.sleep(self.env.settings.config_retry)
                 if self.terminating:
                     return None
-        if self.terminating:
+        sandbox = self.sandbox
+        if self.terminating or sandbox is None:  # no sandbox: released, as the Pod is being terminated
             return None
         self.container_event(record, "Created", f"Created container: {record.name}")
         try:
-            container = await self.env.runtime.start(self.sandbox, container_spec)
+            container = await self.env.runtime.start(sandbox, container_spec)
         except OSError as exc:
             record.state = {"terminated": {"exitCode": 128, "reason": "StartError", "message": str(exc),
                                            "startedAt": now_rfc3339(), "finishedAt": now_rfc3339()}}
@@ -478,8 +483,9 @@ class PodWorker:
             if loop.time() >= deadline:
                 break
             sooner = asyncio.ensure_future(self._sooner.wait())
+            either: set[asyncio.Future[Any]] = {wait, sooner}
             try:
-                await asyncio.wait({wait, sooner}, timeout=deadline - loop.time(),
+                await asyncio.wait(either, timeout=deadline - loop.time(),
                                    return_when=asyncio.FIRST_COMPLETED)
             finally:
                 sooner.cancel()
@@ -568,6 +574,24 @@ class PodWorker:
         pod["status"] = status
         return pod
 
+    def _arm_deadline(self) -> None:
+        """activeDeadlineSeconds counts from the Pod's start time, and may be changed while it runs (one of the few
+        mutable spec fields): the timer follows the latest value, as upstream's active deadline handler checks it on
+        every sync."""
+        seconds = (self.pod.get("spec") or {}).get("activeDeadlineSeconds")
+        if seconds == self._deadline_seconds:
+            return
+        self._deadline_seconds = seconds
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+        if seconds is None or self.terminating or self.finished.is_set():
+            return
+        started = parse_time(self.start_time)
+        elapsed = time.time() - started.timestamp() if started is not None else 0.0
+        self._deadline = asyncio.get_running_loop().call_later(max(0.0, float(seconds) - elapsed),
+                                                               self._deadline_exceeded)
+
     def _deadline_exceeded(self) -> None:
         if self.terminating or self.finished.is_set():
             return
@@ -624,8 +648,9 @@ class PodWorker:
             await self._ended(self._main)
         self.probes.stop_all()
         for record, kill in zip(running, kills, strict=True):
-            if kill.exception() is None and kill.result() is not None:
-                record.set_terminated(kill.result())
+            code = kill.result() if kill.exception() is None else None
+            if code is not None:
+                record.set_terminated(code)
         for record in self.containers:
             if "waiting" in record.state and record.restart_count == 0 and not record.last_state:
                 record.state = {"terminated": {"exitCode": 137, "reason": "ContainerStatusUnknown",

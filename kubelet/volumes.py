@@ -1,4 +1,5 @@
-"""A Pod's volumes made as directories of its own: emptyDir (`<pod dir>/volumes/<name>`), configMap, secret,
+"""A Pod's volumes made as directories of its own: emptyDir (`<pod dir>/volumes/kubernetes.io~empty-dir/<name>`, as
+upstream's kubelet lays its volumes out under its root dir), configMap, secret,
 downwardAPI, projected (service-account token, ConfigMap, Secret, downward API) on the Pod's own tmpfs where the
 runtime gives one (`memory`: mounted only in the Pod's mount namespace, so no other Pod and nothing on the node's
 disk holds them), hostPath, and persistentVolumeClaim as node-local storage. With the Pod's `fsGroup`, the
@@ -73,7 +74,9 @@ async def _keyed(kind: str, source: dict[str, Any], namespace: str, get: Getter,
                   kind)
 
 
-def _downward(pod: dict[str, Any], items: list[dict[str, Any]], default_mode: int) -> dict[str, tuple[bytes, int]]:
+def _downward(pod: dict[str, Any], items: list[dict[str, Any]], default_mode: int,
+              allocatable: dict[str, str]) -> dict[str, tuple[bytes, int]]:
+    """The files of downward API items; a limit the container does not set is the node's allocatable."""
     containers = {c["name"]: c for c in (pod.get("spec") or {}).get("containers") or ()}
     out = {}
     for item in items:
@@ -81,9 +84,20 @@ def _downward(pod: dict[str, Any], items: list[dict[str, Any]], default_mode: in
             value = field_value(pod, item["fieldRef"]["fieldPath"])
         else:
             ref = item["resourceFieldRef"]
-            value = resource_value(containers.get(ref.get("containerName", ""), {}), ref, {})
+            value = resource_value(containers.get(ref.get("containerName", ""), {}), ref, allocatable)
         out[item["path"]] = (value.encode(), item.get("mode", default_mode))
     return out
+
+
+PLUGINS = {"emptyDir": "empty-dir", "configMap": "configmap", "secret": "secret", "downwardAPI": "downward-api",
+           "projected": "projected"}  # upstream's volume plugins' directory names (kubernetes.io~<name>)
+
+
+def volume_directory(pod_dir: Path, volume: dict[str, Any]) -> Path:
+    """Where the kubelet makes a volume on the node's disk: `volumes/kubernetes.io~<plugin>/<name>` under the
+    Pod's directory, as upstream's getPodVolumeDir."""
+    kind = next((k for k in volume if k != "name"), "emptyDir")
+    return pod_dir / "volumes" / f"kubernetes.io~{PLUGINS.get(kind, kind.lower())}" / volume["name"]
 
 
 RW_MASK, RO_MASK, EXEC_MASK = 0o660, 0o440, 0o110
@@ -136,17 +150,20 @@ def host_path(source: dict[str, Any]) -> str:
 
 
 async def make_volumes(pod: dict[str, Any], pod_dir: Path, get: Getter, token: TokenRequester,
-                       node_root: Path, memory: tuple[str, str] | None = None) -> dict[str, str]:
+                       node_root: Path, memory: tuple[str, str] | None = None,
+                       allocatable: dict[str, str] | None = None) -> dict[str, str]:
     """Make every volume of `pod`; returns volume name -> host path to mount. `memory`: the Pod's tmpfs, as
-    the kubelet writes it and as the Pod's mount namespace has it. A VolumeError names its volume."""
+    the kubelet writes it and as the Pod's mount namespace has it; `allocatable`: the node's, which a downward
+    API limit the container does not set reads. A VolumeError names its volume."""
     paths: dict[str, str] = {}
     group = ((pod.get("spec") or {}).get("securityContext") or {}).get("fsGroup")
     for volume in (pod.get("spec") or {}).get("volumes") or ():
         try:
-            paths[volume["name"]] = await _make_volume(pod, volume, pod_dir, get, token, node_root, memory)
+            paths[volume["name"]] = await _make_volume(pod, volume, pod_dir, get, token, node_root, memory,
+                                                    allocatable or {})
             kind = next((k for k in OWNED if k in volume), None)
             if group is not None and kind is not None:
-                written = _written_at(pod_dir, volume["name"], kind, memory)
+                written = _written_at(pod_dir, volume, kind, memory)
                 set_ownership(written, int(group), read_only=kind != "emptyDir")
         except VolumeError as exc:
             exc.volume = volume["name"]
@@ -154,18 +171,19 @@ async def make_volumes(pod: dict[str, Any], pod_dir: Path, get: Getter, token: T
     return paths
 
 
-def _written_at(pod_dir: Path, name: str, kind: str, memory: tuple[str, str] | None) -> Path:
+def _written_at(pod_dir: Path, volume: dict[str, Any], kind: str, memory: tuple[str, str] | None) -> Path:
     if memory is not None and kind != "emptyDir":
-        return Path(memory[0]) / name
-    return pod_dir / "volumes" / name
+        return Path(memory[0]) / volume["name"]
+    return volume_directory(pod_dir, volume)
 
 
 async def _make_volume(pod: dict[str, Any], volume: dict[str, Any], pod_dir: Path, get: Getter,
-                       token: TokenRequester, node_root: Path, memory: tuple[str, str] | None) -> str:
+                       token: TokenRequester, node_root: Path, memory: tuple[str, str] | None,
+                       allocatable: dict[str, str]) -> str:
     """Make one volume; returns the path to mount (as the Pod's mount namespace sees it)."""
     namespace = pod["metadata"]["namespace"]
     name = volume["name"]
-    target = pod_dir / "volumes" / name
+    target = volume_directory(pod_dir, volume)
     mounted = target
     if memory is not None and "emptyDir" not in volume:
         target, mounted = Path(memory[0]) / name, Path(memory[1]) / name
@@ -187,7 +205,7 @@ async def _make_volume(pod: dict[str, Any], volume: dict[str, Any], pod_dir: Pat
                              volume["secret"].get("defaultMode", 0o644))
     elif "downwardAPI" in volume:
         files = _downward(pod, volume["downwardAPI"].get("items") or [],
-                          volume["downwardAPI"].get("defaultMode", 0o644))
+                          volume["downwardAPI"].get("defaultMode", 0o644), allocatable)
     elif "projected" in volume:
         files = {}
         mode = volume["projected"].get("defaultMode", 0o644)
@@ -200,7 +218,7 @@ async def _make_volume(pod: dict[str, Any], volume: dict[str, Any], pod_dir: Pat
             elif "secret" in source:
                 files.update(await _keyed("secrets", source["secret"], namespace, get, mode))
             elif "downwardAPI" in source:
-                files.update(_downward(pod, source["downwardAPI"].get("items") or [], mode))
+                files.update(_downward(pod, source["downwardAPI"].get("items") or [], mode, allocatable))
     else:
         target.mkdir(parents=True, exist_ok=True)  # other kinds: an empty directory stands in
     if files is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from aiohttp import web
+from mini_kube.machinery import times
 
 from .. import errors
 from ..crd.serving import served, serves_raw
@@ -35,7 +36,7 @@ class ObjectIO:
         obj = entry.obj if isinstance(entry, Entry) else _without_empty_version(entry)
         if target.as_kind == "Table":
             meta = {"resourceVersion": obj.get("metadata", {}).get("resourceVersion", "")}
-            table = build_table(res, [self.served(res, obj)], responses.now(), "Metadata", meta,
+            table = build_table(res, [self.served(res, obj)], times.now(), "Metadata", meta,
                                 target.version or "v1")
             return responses.encode_dict(table, target, status, headers)
         if target.as_kind == "PartialObjectMetadata":

@@ -96,8 +96,8 @@ class Runtime(abc.ABC):
     @abc.abstractmethod
     async def remove_sandbox(self, sandbox: Sandbox) -> None: ...
 
-    async def exec(self, sandbox: Sandbox, container: Container, argv: list[str], *, tty: bool,
-                   env: dict[str, str]) -> Any:
+    async def exec(self, sandbox: Sandbox | None, container: Container, argv: list[str], *, tty: bool,
+                   env: dict[str, str] | None = None) -> Any:
         """A process started inside a running container (for `kubectl exec`)."""
         raise NotImplementedError(f"the {self.name} runtime cannot exec")
 

@@ -251,6 +251,25 @@ def test_host_path_types_make_or_check_the_path(kube, ns, tmp_path):
     assert not (tmp_path / "absent").exists() and status_of(kube, ns, "check").get("phase") == "Pending"
 
 
+def test_an_empty_dir_lives_where_upstreams_kubelet_keeps_it(kube, ns):
+    """<kubelet root>/pods/<uid>/volumes/kubernetes.io~empty-dir/<name>, as upstream lays volumes out: another
+    Pod on the node reads what the first wrote there through a hostPath (as the conformance suite's SELinux
+    relabeling tests do, given the kubelet's root dir)."""
+    writer = {"name": "main", "image": "busybox", "command": ["sh", "-c", "echo hello > /vol/TEST; sleep 300"],
+              "volumeMounts": [{"name": "scratch", "mountPath": "/vol"}]}
+    kube.client.create(PODS, pod("writer", writer, volumes=[{"name": "scratch", "emptyDir": {}}]), ns)
+    wait_running(kube, ns, "writer")
+    uid = kube.client.get(PODS, "writer", ns)["metadata"]["uid"]
+    path = Path(kube.nodes.kubelets[0].root) / "pods" / uid / "volumes" / "kubernetes.io~empty-dir" / "scratch"
+    eventually(lambda: (path / "TEST").is_file())
+    reader = {"name": "main", "image": "busybox", "command": ["cat", "/vol/TEST"],
+              "volumeMounts": [{"name": "scratch", "mountPath": "/vol"}]}
+    kube.client.create(PODS, pod("reader", reader, restartPolicy="Never",
+                                 volumes=[{"name": "scratch", "hostPath": {"path": str(path)}}]), ns)
+    eventually(lambda: status_of(kube, ns, "reader").get("phase") == "Succeeded", timeout=30)
+    assert kubectl(kube, "-n", ns, "logs", "reader").stdout == "hello\n"
+
+
 def test_jobs_pods_complete_with_the_process_exit_code(kube, ns):
     run(kube, ns, "ok", "echo done", restartPolicy="Never")
     run(kube, ns, "bad", "exit 3", restartPolicy="Never")
@@ -520,6 +539,16 @@ def test_kubectl_that_speaks_only_spdy_can_exec(kube, ns):
     wait_running(kube, ns, "old")
     old = kubectl(kube, "-n", ns, "exec", "old", "--", "sh", "-c", "echo old; exit 4", version="1.27", check=False)
     assert (old.returncode, old.stdout) == (4, "old\n"), old.stderr
+
+
+def test_an_active_deadline_set_while_the_pod_runs_fails_it(kube, ns):
+    """activeDeadlineSeconds may be added or shortened on a running Pod: the kubelet follows the latest value,
+    counted from the Pod's start time."""
+    run(kube, ns, "shortened", "sleep 300", activeDeadlineSeconds=3600, terminationGracePeriodSeconds=1)
+    wait_running(kube, ns, "shortened")
+    kubectl(kube, "-n", ns, "patch", "pod", "shortened", "-p", '{"spec":{"activeDeadlineSeconds":1}}')
+    status = eventually(lambda: (s := status_of(kube, ns, "shortened")).get("phase") == "Failed" and s, timeout=20)
+    assert status["reason"] == "DeadlineExceeded"
 
 
 @pytest.mark.slow
