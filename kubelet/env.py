@@ -83,7 +83,7 @@ def resource_value(container: dict[str, Any], ref: dict[str, Any], allocatable: 
     kind, _, name = ref["resource"].partition(".")
     values = (container.get("resources") or {}).get(kind) or {}
     raw = values.get(name) or (allocatable.get(name, "0") if kind == "limits" else "0")
-    divisor = decimal_value(str(ref.get("divisor") or "1"))
+    divisor = decimal_value(str(ref.get("divisor") or "1")) or 1  # a zero divisor (unset, "0") counts as 1
     value = decimal_value(str(raw)) / divisor
     return str(max(1, -int(-value // 1)) if value else 0)
 

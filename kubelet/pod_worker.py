@@ -237,7 +237,8 @@ class PodWorker:
             try:
                 self.volumes = await make_volumes(self.pod, self.directory, self.env.get_object,
                                                   self.env.request_token, self.env.root,
-                                                  memory=self.sandbox.memory if self.sandbox is not None else None)
+                                                  memory=self.sandbox.memory if self.sandbox is not None else None,
+                                                  allocatable=self.env.allocatable)
                 break
             except (VolumeError, ApiError) as exc:
                 self.env.events.emit(self.pod, "FailedMount", _mount_failure(exc), "Warning")

@@ -74,7 +74,9 @@ async def _keyed(kind: str, source: dict[str, Any], namespace: str, get: Getter,
                   kind)
 
 
-def _downward(pod: dict[str, Any], items: list[dict[str, Any]], default_mode: int) -> dict[str, tuple[bytes, int]]:
+def _downward(pod: dict[str, Any], items: list[dict[str, Any]], default_mode: int,
+              allocatable: dict[str, str]) -> dict[str, tuple[bytes, int]]:
+    """The files of downward API items; a limit the container does not set is the node's allocatable."""
     containers = {c["name"]: c for c in (pod.get("spec") or {}).get("containers") or ()}
     out = {}
     for item in items:
@@ -82,7 +84,7 @@ def _downward(pod: dict[str, Any], items: list[dict[str, Any]], default_mode: in
             value = field_value(pod, item["fieldRef"]["fieldPath"])
         else:
             ref = item["resourceFieldRef"]
-            value = resource_value(containers.get(ref.get("containerName", ""), {}), ref, {})
+            value = resource_value(containers.get(ref.get("containerName", ""), {}), ref, allocatable)
         out[item["path"]] = (value.encode(), item.get("mode", default_mode))
     return out
 
@@ -148,14 +150,17 @@ def host_path(source: dict[str, Any]) -> str:
 
 
 async def make_volumes(pod: dict[str, Any], pod_dir: Path, get: Getter, token: TokenRequester,
-                       node_root: Path, memory: tuple[str, str] | None = None) -> dict[str, str]:
+                       node_root: Path, memory: tuple[str, str] | None = None,
+                       allocatable: dict[str, str] | None = None) -> dict[str, str]:
     """Make every volume of `pod`; returns volume name -> host path to mount. `memory`: the Pod's tmpfs, as
-    the kubelet writes it and as the Pod's mount namespace has it. A VolumeError names its volume."""
+    the kubelet writes it and as the Pod's mount namespace has it; `allocatable`: the node's, which a downward
+    API limit the container does not set reads. A VolumeError names its volume."""
     paths: dict[str, str] = {}
     group = ((pod.get("spec") or {}).get("securityContext") or {}).get("fsGroup")
     for volume in (pod.get("spec") or {}).get("volumes") or ():
         try:
-            paths[volume["name"]] = await _make_volume(pod, volume, pod_dir, get, token, node_root, memory)
+            paths[volume["name"]] = await _make_volume(pod, volume, pod_dir, get, token, node_root, memory,
+                                                    allocatable or {})
             kind = next((k for k in OWNED if k in volume), None)
             if group is not None and kind is not None:
                 written = _written_at(pod_dir, volume, kind, memory)
@@ -173,7 +178,8 @@ def _written_at(pod_dir: Path, volume: dict[str, Any], kind: str, memory: tuple[
 
 
 async def _make_volume(pod: dict[str, Any], volume: dict[str, Any], pod_dir: Path, get: Getter,
-                       token: TokenRequester, node_root: Path, memory: tuple[str, str] | None) -> str:
+                       token: TokenRequester, node_root: Path, memory: tuple[str, str] | None,
+                       allocatable: dict[str, str]) -> str:
     """Make one volume; returns the path to mount (as the Pod's mount namespace sees it)."""
     namespace = pod["metadata"]["namespace"]
     name = volume["name"]
@@ -199,7 +205,7 @@ async def _make_volume(pod: dict[str, Any], volume: dict[str, Any], pod_dir: Pat
                              volume["secret"].get("defaultMode", 0o644))
     elif "downwardAPI" in volume:
         files = _downward(pod, volume["downwardAPI"].get("items") or [],
-                          volume["downwardAPI"].get("defaultMode", 0o644))
+                          volume["downwardAPI"].get("defaultMode", 0o644), allocatable)
     elif "projected" in volume:
         files = {}
         mode = volume["projected"].get("defaultMode", 0o644)
@@ -212,7 +218,7 @@ async def _make_volume(pod: dict[str, Any], volume: dict[str, Any], pod_dir: Pat
             elif "secret" in source:
                 files.update(await _keyed("secrets", source["secret"], namespace, get, mode))
             elif "downwardAPI" in source:
-                files.update(_downward(pod, source["downwardAPI"].get("items") or [], mode))
+                files.update(_downward(pod, source["downwardAPI"].get("items") or [], mode, allocatable))
     else:
         target.mkdir(parents=True, exist_ok=True)  # other kinds: an empty directory stands in
     if files is not None:

@@ -22,6 +22,7 @@ from mini_kube.apiserver.validation.errs import (
 )
 from mini_kube.apiserver.validation.meta import validate_annotations, validate_dns1123_label, validate_labels
 from mini_kube.apiserver.validation.network import validate_port_num_or_name, validate_protocol
+from mini_kube.apiserver.validation.pod_security_context import validate_pod_security_context
 from mini_kube.machinery.names import (
     inclusive_range_error,
     is_config_map_key,
@@ -468,6 +469,7 @@ def validate_pod_spec(spec: Obj | None, path: str = "spec") -> list[FieldError]:
     errs += _one_of(spec.get("restartPolicy"), f"{path}.restartPolicy", RESTART_POLICIES)
     errs += _one_of(spec.get("dnsPolicy"), f"{path}.dnsPolicy", DNS_POLICIES)
     errs += validate_labels(spec.get("nodeSelector"), f"{path}.nodeSelector")
+    errs += validate_pod_security_context(spec, path)
     for i, secret in enumerate(spec.get("imagePullSecrets") or ()):
         if not secret.get("name"):
             errs.append(required(f"{path}.imagePullSecrets[{i}].name"))
