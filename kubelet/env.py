@@ -24,6 +24,25 @@ def expand(text: str, env: dict[str, str]) -> str:
     return EXPAND.sub(lambda m: "$" if m.group(0) == "$$" else env.get(m.group(1), m.group(0)), text)
 
 
+def expand_sub_path(expression: str, env: dict[str, str]) -> str:
+    """A volume mount's subPathExpr with `$(VAR)` from the container's env, as upstream's
+    ExpandContainerVolumeMounts: a variable unset or empty is an EnvError (`missing value for A, B`)."""
+    missing: set[str] = set()
+
+    def value(match: re.Match[str]) -> str:
+        if match.group(0) == "$$":
+            return "$"
+        found = env.get(match.group(1), "")
+        if not found:
+            missing.add(match.group(1))
+        return found
+
+    expanded = EXPAND.sub(value, expression)
+    if missing:
+        raise EnvError(f"missing value for {', '.join(sorted(missing))}")
+    return expanded
+
+
 def _svc_name(name: str) -> str:
     return name.upper().replace("-", "_")
 

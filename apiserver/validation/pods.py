@@ -163,6 +163,22 @@ def _volume_mounts(mounts: list[Obj] | None, volumes: set[str], path: str) -> li
         elif mount_path in paths:
             errs.append(invalid(f"{at}.mountPath", mount_path, "must be unique"))
         paths.add(mount_path)
+        # upstream names these under the list's path, not the mount's (`volumeMounts.subPath`)
+        if mount.get("subPath"):
+            errs += _local_descending_path(mount["subPath"], f"{path}.subPath")
+        if mount.get("subPathExpr"):
+            if mount.get("subPath"):
+                errs.append(invalid(f"{at}.subPathExpr", mount["subPathExpr"],
+                                    "subPathExpr and subPath are mutually exclusive"))
+            errs += _local_descending_path(mount["subPathExpr"], f"{path}.subPathExpr")
+    return errs
+
+
+def _local_descending_path(target: str, path: str) -> list[FieldError]:
+    """validateLocalDescendingPath: relative, with no '..' element."""
+    errs = [invalid(path, target, "must be a relative path")] if target.startswith("/") else []
+    if ".." in target.split("/"):
+        errs.append(invalid(path, target, "must not contain '..'"))
     return errs
 
 
