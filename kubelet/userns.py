@@ -80,6 +80,7 @@ class UserNamespaces:
         self.blocks = blocks
         self._held: dict[str, tuple[IdMapping, int]] = {}  # pod uid -> (its mapping, its lock file's fd)
         self._lock = threading.Lock()  # allocations run in executor threads
+        self._swept = False
 
     def allocate(self, pod_uid: str) -> IdMapping:
         """The Pod's block (the one it holds already, else the first free one on the machine). Blocking (a few
@@ -91,6 +92,8 @@ class UserNamespaces:
             if pod_uid in self._held:
                 return self._held[pod_uid][0]
             self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if not self._swept:
+                self._sweep()
             for index in range(self.blocks):
                 mapping = IdMapping(FIRST + index * BLOCK)
                 fd = self._take(self.directory / str(mapping.host))
@@ -118,12 +121,27 @@ class UserNamespaces:
         with self._lock:
             return {uid: mapping for uid, (mapping, _) in self._held.items()}
 
+    def _sweep(self) -> None:
+        """Remove the files of blocks no process holds (a crashed one's), once, at the first allocation: each is
+        locked first, so a block in use is never touched (and one another process is just taking, it takes
+        again)."""
+        self._swept = True
+        for path in self.directory.iterdir():
+            fd = self._take(path, create=False)
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+                os.close(fd)
+
     @staticmethod
-    def _take(path: Path) -> int | None:
+    def _take(path: Path, create: bool = True) -> int | None:
         """An fd holding the lock on `path`, or None when another holds it. A file removed by its holder between
         our open and our lock is not the block's any more: try the name again."""
         for _ in range(3):
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_CLOEXEC | (os.O_CREAT if create else 0), 0o600)
+            except FileNotFoundError:
+                return None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:

@@ -22,6 +22,7 @@ from mini_kube.apiserver.validation.errs import (
 )
 from mini_kube.apiserver.validation.meta import validate_annotations, validate_dns1123_label, validate_labels
 from mini_kube.apiserver.validation.network import validate_port_num_or_name, validate_protocol
+from mini_kube.apiserver.validation.pod_security_context import validate_pod_security_context
 from mini_kube.machinery.names import (
     inclusive_range_error,
     is_config_map_key,
@@ -162,6 +163,22 @@ def _volume_mounts(mounts: list[Obj] | None, volumes: set[str], path: str) -> li
         elif mount_path in paths:
             errs.append(invalid(f"{at}.mountPath", mount_path, "must be unique"))
         paths.add(mount_path)
+        # upstream names these under the list's path, not the mount's (`volumeMounts.subPath`)
+        if mount.get("subPath"):
+            errs += _local_descending_path(mount["subPath"], f"{path}.subPath")
+        if mount.get("subPathExpr"):
+            if mount.get("subPath"):
+                errs.append(invalid(f"{at}.subPathExpr", mount["subPathExpr"],
+                                    "subPathExpr and subPath are mutually exclusive"))
+            errs += _local_descending_path(mount["subPathExpr"], f"{path}.subPathExpr")
+    return errs
+
+
+def _local_descending_path(target: str, path: str) -> list[FieldError]:
+    """validateLocalDescendingPath: relative, with no '..' element."""
+    errs = [invalid(path, target, "must be a relative path")] if target.startswith("/") else []
+    if ".." in target.split("/"):
+        errs.append(invalid(path, target, "must not contain '..'"))
     return errs
 
 
@@ -468,6 +485,7 @@ def validate_pod_spec(spec: Obj | None, path: str = "spec") -> list[FieldError]:
     errs += _one_of(spec.get("restartPolicy"), f"{path}.restartPolicy", RESTART_POLICIES)
     errs += _one_of(spec.get("dnsPolicy"), f"{path}.dnsPolicy", DNS_POLICIES)
     errs += validate_labels(spec.get("nodeSelector"), f"{path}.nodeSelector")
+    errs += validate_pod_security_context(spec, path)
     for i, secret in enumerate(spec.get("imagePullSecrets") or ()):
         if not secret.get("name"):
             errs.append(required(f"{path}.imagePullSecrets[{i}].name"))

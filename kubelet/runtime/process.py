@@ -44,6 +44,7 @@ KEEP = sorted({os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix), 
 TIOCGPTPEER = 0x5441  # the slave of a pty master, opened without a path lookup (Linux 4.13)
 TIOCSPTLCK = 0x40045431  # unlock the pty slave
 EXEC_SPEC = "MINI_KUBE_EXEC"  # the variable containerinit.py --enter reads its process's spec from
+MEMORY_VOLUMES = "memory-volumes"  # under a Pod's directory: its emptyDirs of medium Memory, each a tmpfs
 VOLUME_TMPFS = "memory"  # under a Pod's directory: where its token, Secret and ConfigMap volumes live (a tmpfs)
 
 
@@ -357,6 +358,20 @@ class ProcessRuntime(Runtime):
         self.user_namespaces.release_all()
         if self.cgroups is not None:
             await self.cgroups.close()
+
+    async def memory_volume(self, sandbox: Sandbox, name: str, size: int) -> tuple[str, str] | None:
+        """A tmpfs of its own in the Pod's mount namespace (under `memory-volumes/`), mounted once."""
+        holder: Holder | None = sandbox.extra.get("holder")
+        if holder is None:
+            return None
+        made: dict[str, tuple[str, str]] = sandbox.extra.setdefault("memory_volumes", {})
+        if name not in made:
+            path = Path(sandbox.directory) / MEMORY_VOLUMES / name
+            path.mkdir(parents=True, exist_ok=True)
+            await _run("nsenter", f"--mount=/proc/{holder.pid}/ns/mnt", "--", "mount", "-t", "tmpfs", "-o",
+                       f"size={size},mode=0777", "tmpfs", str(path))
+            made[name] = (f"/proc/{holder.pid}/root{path}", str(path))
+        return made[name]
 
     async def remove_sandbox(self, sandbox: Sandbox) -> None:
         holder: Holder | None = sandbox.extra.pop("holder", None)

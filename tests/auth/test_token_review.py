@@ -39,6 +39,7 @@ def review(kube: MiniKube, token: str, audiences: list[str] | None = None) -> di
     return json.loads(done.stdout)
 
 
+@pytest.mark.slow
 def test_service_account_and_static_tokens(kube: MiniKube) -> None:
     assert kubectl(kube, "create", "serviceaccount", "robot").returncode == 0
     token = kubectl(kube, "create", "token", "robot").stdout.strip()
