@@ -124,12 +124,12 @@ def build_subresources(registry: Registry, objects: ObjectReader, security: Secu
     if security.tokens is not None and security.authenticate_credentials is not None:
         # JWT signing and the authenticators: only secure servers issue and review tokens
         from .handlers.token_request import TokenRequests
-        from .registry.rest.tokens import TokenRequestREST, TokenReviewREST
+        from .registry.rest.tokens import TokenRequestREST, token_review_storage
 
         table.subresources[("", "serviceaccounts", "token")] = TokenRequests(
             TokenRequestREST(registry, objects, security.tokens))
-        table.kinds[(AUTHN, "TokenReview")] = TokenReviewREST(security.authenticate_credentials,
-                                                             security.tokens.api_audiences)
+        table.kinds[(AUTHN, "TokenReview")] = token_review_storage(security.authenticate_credentials,
+                                                                   security.tokens.api_audiences)
     return table
 
 
