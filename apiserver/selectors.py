@@ -1,125 +1,23 @@
-"""Label selectors (equality- and set-based) and field selectors, parsed once and matched per object."""
+"""The `labelSelector` and `fieldSelector` parameters: label selectors are machinery.labels' (a bad one answered
+as a 400), field selectors are parsed here against each kind's field labels, once, and matched per object."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from mini_kube.machinery.labels import Selector, SelectorError
+
 from .errors import bad_request
 
-_KEY = r"(?:[a-z0-9A-Z](?:[-a-z0-9A-Z_.]*[a-z0-9A-Z])?/)?[a-z0-9A-Z](?:[-a-z0-9A-Z_.]*[a-z0-9A-Z])?"
-_VALUE = r"(?:[a-z0-9A-Z](?:[-a-z0-9A-Z_.]*[a-z0-9A-Z])?)?"
-_SET_RE = re.compile(rf"^\s*(!?)\s*({_KEY})\s*(?:(notin|in)\s*\(([^)]*)\)|(==|!=|=)\s*({_VALUE})\s*|(?:\s*))$")
-_NUM_RE = re.compile(rf"^\s*({_KEY})\s*(>|<)\s*(-?\d+)\s*$")
 
-
-def _check_requirement(req: Any) -> None:
-    """Keys must be qualified names and values label values, as upstream's selector parser checks."""
-    from .validation.names import is_qualified_name, is_valid_label_value
-
-    problems = is_qualified_name(req.key)
-    if problems:
-        raise bad_request(f'unable to parse requirement: <nil>: Invalid value: "{req.key}": {"; ".join(problems)}')
-    if req.op in ("gt", "lt"):
-        return
-    for value in req.values:
-        problems = is_valid_label_value(value)
-        if problems:
-            raise bad_request(f'unable to parse requirement: <nil>: Invalid value: "{value}": '
-                              f'{"; ".join(problems)}')
-
-
-@dataclass(frozen=True, slots=True)
-class Requirement:
-    key: str
-    op: str  # "=", "!=", "in", "notin", "exists", "!", "gt", "lt"
-    values: tuple[str, ...] = ()
-
-    def matches(self, labels: dict[str, str]) -> bool:
-        op = self.op
-        if op == "exists":
-            return self.key in labels
-        if op == "!":
-            return self.key not in labels
-        value = labels.get(self.key)
-        if op in ("=", "in"):
-            return value is not None and value in self.values
-        if op in ("!=", "notin"):
-            return value is None or value not in self.values
-        if value is None:
-            return False
-        try:
-            number = int(value)
-        except ValueError:
-            return False
-        return number > int(self.values[0]) if op == "gt" else number < int(self.values[0])
-
-
-def _split_top(text: str) -> list[str]:
-    """Split on commas outside parentheses."""
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    parts.append(text[start:])
-    return parts
-
-
-class LabelSelector:
-    """A parsed label selector; an empty one matches everything."""
-
-    def __init__(self, requirements: tuple[Requirement, ...]) -> None:
-        self.requirements = requirements
-
-    @classmethod
-    def parse(cls, text: str | None) -> LabelSelector:
-        if not text or not text.strip():
-            return cls(())
-        reqs = []
-        for part in _split_top(text):
-            if not part.strip():
-                raise bad_request("unable to parse requirement: found '', expected: identifier")
-            match = _SET_RE.match(part)
-            if match:
-                neg, key, set_op, set_values, eq_op, eq_value = match.groups()
-                if neg and (set_op or eq_op):
-                    raise bad_request(f"unable to parse requirement: {part.strip()!r}")
-                if neg:
-                    reqs.append(Requirement(key, "!"))
-                elif set_op:
-                    values = tuple(v.strip() for v in set_values.split(","))  # `()` and `(a,)` hold ""
-                    reqs.append(Requirement(key, set_op, values))
-                elif eq_op:
-                    reqs.append(Requirement(key, "!=" if eq_op == "!=" else "=", (eq_value,)))
-                else:
-                    reqs.append(Requirement(key, "exists"))
-                continue
-            match = _NUM_RE.match(part)
-            if match:
-                key, op, number = match.groups()
-                reqs.append(Requirement(key, "gt" if op == ">" else "lt", (number,)))
-                continue
-            raise bad_request(f"unable to parse requirement: invalid label selector: {part.strip()!r}")
-        for req in reqs:
-            _check_requirement(req)
-        return cls(tuple(reqs))
-
-    @property
-    def empty(self) -> bool:
-        return not self.requirements
-
-    def matches(self, labels: dict[str, str] | None) -> bool:
-        if not self.requirements:
-            return True
-        labels = labels or {}
-        return all(r.matches(labels) for r in self.requirements)
+def parse_label_selector(text: str | None) -> Selector:
+    """The `labelSelector` parameter parsed (machinery.labels); a bad one is a 400 with upstream's message."""
+    try:
+        return Selector.parse(text)
+    except SelectorError as exc:
+        raise bad_request(str(exc)) from None
 
 
 FieldGetter = Callable[[dict[str, Any]], str]

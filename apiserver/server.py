@@ -14,6 +14,7 @@ from mini_kube.store import Store
 from . import datadir
 from .assemble import Assembly, assemble
 from .auth.default_policy import bootstrap_policy
+from .auth.loopback import new_socket_name
 from .auth.security import Security
 from .config import ServerConfig
 from .handlers.watch_reaper import WatchReaper
@@ -38,6 +39,7 @@ class ApiServer:
         self.config = config or ServerConfig()
         self.ready = False
         self.url = ""
+        self.loopback_socket = ""  # the in-process components' socket (auth/loopback.py), once started
         self.lifecycle = Lifecycle()  # what runs beside the server and what its stop must close
         self.parts: Assembly | None = None
         self._runner: web.BaseRunner | None = None
@@ -104,6 +106,9 @@ class ApiServer:
         host = config.address if ":" not in config.address else f"[{config.address}]"
         self.url = f"{scheme}://{host}:{port}"
         parts.discovery.server_address = f"{config.address}:{port}"
+        loopback = new_socket_name()
+        await web.UnixSite(self._runner, loopback).start()
+        self.loopback_socket = loopback
         self.ready = True
 
     async def stop(self) -> None:
@@ -116,6 +121,7 @@ class ApiServer:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+            self.loopback_socket = ""
         if parts is not None:
             await parts.kubelets.close()
             parts.stop_feeding_cache()

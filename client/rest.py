@@ -111,6 +111,7 @@ class Connection:
     ssl_context: ssl.SSLContext | bool | None = None
     token: str | None = None
     ca_pem: bytes | None = None  # the CA bundle that verifies the server (published to namespaces)
+    unix_socket: str | None = None  # dial this (plain HTTP) instead of `server`: an in-process component's loopback
 
     @classmethod
     def from_kubeconfig(cls, path: str | Path, context: str | None = None) -> Connection:
@@ -180,9 +181,16 @@ class ApiClient:
             headers = {"User-Agent": self.user_agent, "Accept": "application/json"}
             if self.connection.token:
                 headers["Authorization"] = f"Bearer {self.connection.token}"
-            connector = aiohttp.TCPConnector(ssl=self.connection.ssl_context if self.connection.ssl_context
-                                             is not None else True, limit=64, keepalive_timeout=IDLE_KEEPALIVE)
-            self._session = aiohttp.ClientSession(self.connection.server, headers=headers, connector=connector,
+            connector: aiohttp.BaseConnector
+            base_url = self.connection.server
+            if self.connection.unix_socket:
+                connector = aiohttp.UnixConnector(self.connection.unix_socket, limit=64,
+                                                  keepalive_timeout=IDLE_KEEPALIVE)
+                base_url = "http://localhost"
+            else:
+                connector = aiohttp.TCPConnector(ssl=self.connection.ssl_context if self.connection.ssl_context
+                                                 is not None else True, limit=64, keepalive_timeout=IDLE_KEEPALIVE)
+            self._session = aiohttp.ClientSession(base_url, headers=headers, connector=connector,
                                                   json_serialize=lambda o: orjson.dumps(o).decode())
         return self._session
 

@@ -16,11 +16,14 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
 
 from mini_kube.machinery.kubeconfig import Credentials
 from mini_kube.machinery.status import ApiError
+
+if TYPE_CHECKING:
+    import ssl
 
 USER_AGENT = "kubectl-lite/v0.1.0 (linux/amd64) mini-kube"
 
@@ -55,7 +58,8 @@ class Transport:
         self._conn: http.client.HTTPConnection | None = None
 
     # -- connection ----------------------------------------------------------------------------------------
-    def _ssl_context(self) -> Any:
+    def ssl_context(self) -> ssl.SSLContext:
+        """The TLS context the kubeconfig's CA, client certificate and insecure flag describe."""
         import ssl
 
         creds = self.creds
@@ -74,7 +78,7 @@ class Transport:
         if self._conn is None:
             if self.scheme == "https":
                 self._conn = http.client.HTTPSConnection(self.host, self.port, timeout=self.timeout,
-                                                         context=self._ssl_context())
+                                                         context=self.ssl_context())
             else:
                 self._conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
         return self._conn
@@ -84,7 +88,8 @@ class Transport:
             self._conn.close()
             self._conn = None
 
-    def _headers(self, accept: str, content_type: str | None) -> dict[str, str]:
+    def headers(self, accept: str, content_type: str | None) -> dict[str, str]:
+        """The request headers: Accept, User-Agent, Content-Type and the kubeconfig's credentials."""
         headers = {"Accept": accept, "User-Agent": USER_AGENT}
         if content_type:
             headers["Content-Type"] = content_type
@@ -116,7 +121,7 @@ class Transport:
             data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
             content_type = content_type or "application/json"
         target = self.url(path, params)
-        headers = self._headers(accept, content_type)
+        headers = self.headers(accept, content_type)
         started = time.monotonic()
         for attempt in (1, 2):
             conn = self._connect()

@@ -66,6 +66,38 @@ def bind(source, target, flags, recursive=False):
     mount(None, target, None, MS_BIND | MS_REMOUNT | flags)
 
 
+SYS_OPEN_TREE, SYS_MOVE_MOUNT, SYS_MOUNT_SETATTR = 428, 429, 442  # the same on every architecture
+OPEN_TREE_CLONE, AT_EMPTY_PATH, AT_RECURSIVE, MOVE_MOUNT_F_EMPTY_PATH = 1, 0x1000, 0x8000, 4
+MOUNT_ATTR_IDMAP = 0x100000  # MOUNT_ATTR_RDONLY, NOSUID, NODEV, NOEXEC have MS_*'s values
+
+
+class MountAttr(ctypes.Structure):
+    _fields_ = (("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64), ("propagation", ctypes.c_uint64),
+                ("userns_fd", ctypes.c_uint64))
+
+
+def idmapped_bind(source, target, flags, userns, recursive=False):
+    """Bind `source` on `target` through the ID mapping of the user namespace `userns` (an fd), as runtimes mount
+    a user-namespaced Pod's volumes: a file the host's uid N owns is seen as owned by N inside the Pod, and what
+    the Pod writes is stored with its IDs inside. A detached copy of the mount is mapped, then attached."""
+    tree = libc.syscall(SYS_OPEN_TREE, -100, source.encode(), OPEN_TREE_CLONE | os.O_CLOEXEC |
+                        (AT_RECURSIVE if recursive else 0))
+    if tree < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"open_tree {source}: {os.strerror(err)}")
+    try:
+        attr = MountAttr(MOUNT_ATTR_IDMAP | (flags & (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)), 0, 0, userns)
+        if libc.syscall(SYS_MOUNT_SETATTR, tree, b"", AT_EMPTY_PATH | (AT_RECURSIVE if recursive else 0),
+                        ctypes.byref(attr), ctypes.sizeof(attr)) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"idmapped mount of {source}: {os.strerror(err)}")
+        if libc.syscall(SYS_MOVE_MOUNT, tree, b"", -100, target.encode(), MOVE_MOUNT_F_EMPTY_PATH) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"move_mount {source} on {target}: {os.strerror(err)}")
+    finally:
+        os.close(tree)
+
+
 def under(path, directories):
     return any(path == d or path.startswith(d.rstrip("/") + "/") for d in directories)
 
@@ -73,8 +105,10 @@ def under(path, directories):
 class Root:
     """The container's root directory under construction."""
 
-    def __init__(self, path, scratch, keep=(), hide=(), privileged=False, layers=()):
+    def __init__(self, path, scratch, keep=(), hide=(), privileged=False, layers=(), userns=None, owner=0):
         self.path = path
+        self.userns = userns  # the Pod's user namespace (an fd): what comes from the host is mapped through it
+        self.owner = owner  # the host's ID of root in the Pod: the owner of what the container may change
         self.layers = layers  # an image's layers, topmost first: its root instead of the host's directories
         self.keep = keep  # host directories that stay visible, read-only (mini-kube and its interpreter)
         self.hide = hide  # host directories never visible (the node's root dir...), even under a kept one
@@ -103,22 +137,25 @@ class Root:
             src, dst = "/" + entry, self.at(entry)
             if os.path.islink(src):
                 os.symlink(os.readlink(src), dst)
+                self.own(dst)
             elif os.path.isdir(src):
                 os.mkdir(dst)
-                bind(src, dst, LOCKED | MS_RDONLY)
+                self.host_bind(src, dst, LOCKED | MS_RDONLY)
                 self.read_only.append(dst)
         for entry, mode in EMPTY.items():
             path = self.at(entry)
             if not os.path.lexists(path):
                 os.mkdir(path)
                 os.chmod(path, mode)
+                self.own(path)
+        self.own(self.path)
         for kept in self.keep:
             path = self.inside(kept)
             if not os.path.isdir(kept) or under(path, self.read_only):
                 continue
-            os.makedirs(path, exist_ok=True)
+            self.made(path, lambda p: os.makedirs(p, exist_ok=True))
             self.traversable(path)
-            bind(kept, path, LOCKED | MS_RDONLY, recursive=True)
+            self.host_bind(kept, path, LOCKED | MS_RDONLY, recursive=True)
             self.read_only.append(path)
         for hidden in self.hide:
             path = self.inside(hidden)
@@ -132,6 +169,22 @@ class Root:
             keys = []
         self.blank(keys)
 
+    def own(self, path):
+        """`path` belongs to root in the Pod (in a user namespace; else it is the host's root's already)."""
+        if self.owner:
+            os.lchown(path, self.owner, self.owner)
+
+    def host_bind(self, source, target, flags, recursive=False):
+        """The host's directories the container sees read-only: in a user namespace, through its ID mapping (the
+        host's root owns them inside too); where the filesystem cannot be mapped, as they are (their owners
+        then show as the overflow ID, nobody)."""
+        if self.userns is not None:
+            try:
+                return idmapped_bind(source, target, flags, self.userns, recursive)
+            except OSError:
+                pass
+        bind(source, target, flags, recursive)
+
     def stack_layers(self):
         """The image's layers as the root: overlayfs over them (read-only) with an upper layer of the
         container's own, mounted from their common parent so that many layers fit in the mount's options; where
@@ -140,14 +193,26 @@ class Root:
         os.makedirs(upper, 0o755)
         os.makedirs(work, 0o700)
         os.chmod(upper, 0o755)
-        parent = os.path.commonpath(self.layers) if len(self.layers) > 1 else os.path.dirname(self.layers[0])
-        lower = ":".join(os.path.relpath(layer, parent) for layer in self.layers)
+        self.own(upper)
+        layers = self.layers
+        if self.userns is not None:  # each layer through the Pod's ID mapping, and the overlay over them
+            mapped = os.path.join(self.scratch, "root", "layers")
+            try:
+                layers = []
+                for index, layer in enumerate(self.layers):
+                    layers.append(os.path.join(mapped, str(index)))
+                    os.makedirs(layers[-1])
+                    idmapped_bind(layer, layers[-1], LOCKED | MS_RDONLY, self.userns)
+            except OSError:
+                layers = self.layers
+        parent = os.path.commonpath(layers) if len(layers) > 1 else os.path.dirname(layers[0])
+        lower = ":".join(os.path.relpath(layer, parent) for layer in layers)
         here = os.getcwd()
         try:
             os.chdir(parent)
             mount("overlay", self.path, "overlay", LOCKED, f"lowerdir={lower},upperdir={upper},workdir={work}")
         except OSError:  # no overlayfs here, or a path its options cannot hold: the container's output says nothing
-            copy_layers(self.layers, self.path)
+            copy_layers(self.layers, self.path, self.owner)
             bind(self.path, self.path, LOCKED)
         finally:
             os.chdir(here)
@@ -182,7 +247,7 @@ class Root:
         if self.privileged:
             bind("/dev", dev, MS_NOSUID, recursive=True)
             return
-        mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=755,size=65536k")
+        mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, f"mode=755,size=65536k{self.owned_by()}")
         for name, (major, minor) in DEVICES.items():
             os.mknod(os.path.join(dev, name), 0o666 | stat.S_IFCHR, os.makedev(major, minor))
             os.chmod(os.path.join(dev, name), 0o666)
@@ -192,7 +257,11 @@ class Root:
             os.mkdir(os.path.join(dev, name))
         mount("devpts", os.path.join(dev, "pts"), "devpts", MS_NOSUID | MS_NOEXEC,
               "newinstance,ptmxmode=0666,mode=0620")
-        mount("shm", os.path.join(dev, "shm"), "tmpfs", LOCKED | MS_NOEXEC, "mode=1777,size=65536k")
+        mount("shm", os.path.join(dev, "shm"), "tmpfs", LOCKED | MS_NOEXEC, f"mode=1777,size=65536k{self.owned_by()}")
+
+    def owned_by(self):
+        """A tmpfs's options making root in the Pod its owner (in a user namespace)."""
+        return f",uid={self.owner},gid={self.owner}" if self.owner else ""
 
     def mask(self):
         """The runtime's masked and read-only paths of /proc and /sys (not for privileged containers)."""
@@ -207,7 +276,8 @@ class Root:
     def finish(self, read_only_root):
         """/dev can no longer change (no device node can be made there); the root is read-only when asked."""
         if not self.privileged:
-            mount(None, self.at("dev"), None, MS_REMOUNT | MS_NOSUID | MS_NOEXEC | MS_RDONLY, "mode=755")
+            mount(None, self.at("dev"), None, MS_REMOUNT | MS_NOSUID | MS_NOEXEC | MS_RDONLY,
+                  f"mode=755{self.owned_by()}")
         if read_only_root:
             mount(None, self.path, None, MS_BIND | MS_REMOUNT | LOCKED | MS_RDONLY)
 
@@ -251,18 +321,34 @@ class Root:
             work = os.path.join(self.scratch, f"o{self.overlays}", "work")
             os.makedirs(upper)
             os.makedirs(work)
+            self.own(upper)
             mount("overlay", ancestor, "overlay", LOCKED, f"lowerdir={ancestor},upperdir={upper},workdir={work}")
         if directory:
-            os.makedirs(path, exist_ok=True)
+            self.made(path, lambda p: os.makedirs(p, exist_ok=True))
         else:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            open(path, "w").close()
+            self.made(path, lambda p: (os.makedirs(os.path.dirname(p), exist_ok=True), open(p, "w").close()))
         return path
 
+    def made(self, path, make):
+        """`make(path)`, which makes it and the directories above it that are missing: all belong to root in
+        the Pod."""
+        missing = []
+        while not os.path.lexists(path):
+            missing.append(path)
+            path = os.path.dirname(path)
+        make(missing[0] if missing else path)
+        for item in missing:
+            self.own(item)
+
     def bind(self, source, target, read_only):
-        """A volume (or a file of the Pod's) at `target`: nosuid, nodev, read-only when asked."""
+        """A volume (or a file of the Pod's) at `target`: nosuid, nodev, read-only when asked; in a user namespace
+        through its ID mapping (a runtime fails the container where the filesystem cannot be mapped)."""
         path = self.ensure(target, os.path.isdir(source))
-        bind(source, path, LOCKED | (MS_RDONLY if read_only else 0), recursive=True)
+        flags = LOCKED | (MS_RDONLY if read_only else 0)
+        if self.userns is not None:
+            idmapped_bind(source, path, flags, self.userns, recursive=True)
+        else:
+            bind(source, path, flags, recursive=True)
 
     def setuid_programs(self, programs):
         """The image's set-user-ID root programs ([path, host program to copy]), on a tmpfs of their own: the
@@ -277,7 +363,7 @@ class Root:
 
             for name, source in files:
                 shutil.copyfile(source, os.path.join(path, name))
-                os.chown(os.path.join(path, name), 0, 0)
+                os.chown(os.path.join(path, name), self.owner, self.owner)
                 os.chmod(os.path.join(path, name), 0o4755)
             mount(None, path, None, MS_REMOUNT | MS_NODEV | MS_RDONLY, "mode=0755")
 
@@ -315,10 +401,11 @@ def _remove(path):
         os.unlink(path)
 
 
-def copy_layers(layers, root):
+def copy_layers(layers, root, owner=0):
     """The union of `layers` (topmost first) copied into `root`, lowest first, as overlayfs shows it: a 0/0
     character device hides what lower layers have at its path, an opaque directory all they have in it.
-    Nothing is written through a link: a path a lower layer made a link is replaced by the upper's directory."""
+    Nothing is written through a link: a path a lower layer made a link is replaced by the upper's directory.
+    Owners are shifted by `owner` (the host's ID of root in the Pod's user namespace)."""
     import shutil
 
     for layer in reversed(layers):
@@ -347,7 +434,7 @@ def copy_layers(layers, root):
                         os.mkfifo(destination)
                     else:
                         continue
-                os.lchown(destination, info.st_uid, info.st_gid)
+                os.lchown(destination, info.st_uid + owner, info.st_gid + owner)
                 if not stat.S_ISLNK(info.st_mode):
                     os.chmod(destination, stat.S_IMODE(info.st_mode))
 
@@ -357,6 +444,14 @@ def _xattr(path, name):
         return os.getxattr(path, name, follow_symlinks=False)
     except OSError:
         return b""
+
+
+def said(call, what, *args):
+    """`call(*args)`, its error saying what was tried (as runc's messages do)."""
+    try:
+        call(*args)
+    except OSError as exc:
+        raise OSError(exc.errno, f"{what}: {exc.strerror}") from None
 
 
 def drop_privileges(security, last_cap):
@@ -372,12 +467,12 @@ def drop_privileges(security, last_cap):
                 err = ctypes.get_errno()
                 raise OSError(err, f"drop capability {cap}: {os.strerror(err)}")
     program = bytes.fromhex(security.get("seccomp") or "")
-    os.setgroups(security.get("groups") or [])
     gid, uid = security.get("gid", 0), security.get("uid", 0)
-    os.setresgid(gid, gid, gid)
+    said(os.setgroups, "setgroups", security.get("groups") or [])
+    said(os.setresgid, f"setresgid {gid}", gid, gid, gid)
     if program and not security.get("noNewPrivs"):
         load_seccomp(program)
-    os.setresuid(uid, uid, uid)
+    said(os.setresuid, f"setresuid {uid}", uid, uid, uid)  # an ID the user namespace does not map: EINVAL
     if security.get("noNewPrivs") and libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"no_new_privs: {os.strerror(err)}")
@@ -385,7 +480,39 @@ def drop_privileges(security, last_cap):
         load_seccomp(program)
 
 
-CLONE_NEWPID = 0x20000000
+CLONE_NEWPID, CLONE_NEWUSER = 0x20000000, 0x10000000
+DEV_NULL = os.makedev(1, 3)
+
+
+def own_stdio(uid):
+    """The container's user (`uid`, the host's ID) owns its stdin, stdout and stderr, pipes the kubelet made, so
+    that it may open them again (`echo > /dev/stdout`), as runc's fixStdioPermissions does; /dev/null and what it
+    owns already are left alone."""
+    for fd in (0, 1, 2):
+        try:
+            info = os.fstat(fd)
+            if info.st_uid != uid and not (stat.S_ISCHR(info.st_mode) and info.st_rdev == DEV_NULL):
+                os.fchown(fd, uid, -1)
+        except OSError:
+            continue
+
+
+def host_id(inside, lines):
+    """The host's ID of `inside` under an ID map's lines (/proc/<pid>/uid_map read from the host), else None."""
+    for line in lines.splitlines():
+        first, host, length = (int(n) for n in line.split())
+        if first <= inside < first + length:
+            return host + inside - first
+    return None
+
+
+def join_user_namespace(fd):
+    """Become a process of the Pod's user namespace (with every capability in it, until drop_privileges sets
+    the container's identity: root in the Pod is then an unprivileged ID on the host)."""
+    if libc.setns(fd, CLONE_NEWUSER) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"setns user: {os.strerror(err)}")
+    os.close(fd)
 FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
 
 
@@ -448,24 +575,11 @@ def main():
         for signum in FORWARDED:
             signal.signal(signum, signal.SIG_DFL)
     join_cgroups(spec.get("cgroups") or ())
-    security = spec.get("security") or {}
-    with open("/proc/sys/kernel/cap_last_cap") as handle:
-        last_cap = int(handle.read())
-    root = Root(spec["root"], spec["scratch"], spec.get("keep") or (), spec.get("hide") or (),
-                bool(security.get("privileged")), tuple(spec.get("layers") or ()))
-    root.build()
-    for m in spec.get("mounts") or ():
-        root.bind(m["source"], m["target"], m.get("readOnly", False))
-    for target, source in (spec.get("files") or {}).items():
-        root.bind(source, target, False)
-    root.setuid_programs(spec.get("setuid") or ())
-    root.mask()
-    workdir = spec.get("workdir") or "/"
-    root.ensure(workdir, True)
-    root.finish(bool(security.get("readOnlyRoot")))
-    root.enter(workdir)
-    drop_privileges(security, last_cap)
     argv, env = spec["argv"], spec["env"]
+    try:
+        prepare(spec)
+    except OSError as exc:  # as a runtime's container init failing: the start's failure, saying why
+        fail(started, f"error during container init: {exc.strerror or exc}\n")
     try:
         os.execvpe(argv[0], argv, env)
     except OSError as exc:
@@ -475,12 +589,46 @@ def main():
             what = f"stat {argv[0]}: no such file or directory"
         else:
             what = "executable file not found in $PATH"
-        message = f'exec: "{argv[0]}": {what}\n'
-        if started is not None:  # the kubelet reads it as the start's failure (the container never ran)
-            os.write(started, message.encode())
-        else:
-            sys.stderr.write(message)
-        sys.exit(128)
+        fail(started, f'exec: "{argv[0]}": {what}\n')
+
+
+def prepare(spec):
+    """Everything between the container's cgroups and its command: its root, mounts and identity."""
+    security = spec.get("security") or {}
+    with open("/proc/sys/kernel/cap_last_cap") as handle:
+        last_cap = int(handle.read())
+    userns = spec.get("userns") or {}
+    userns_fd = os.open(userns["path"], os.O_RDONLY | os.O_CLOEXEC) if userns else None
+    root = Root(spec["root"], spec["scratch"], spec.get("keep") or (), spec.get("hide") or (),
+                bool(security.get("privileged")), tuple(spec.get("layers") or ()), userns_fd,
+                userns.get("owner", 0))
+    root.build()
+    for m in spec.get("mounts") or ():
+        root.bind(m["source"], m["target"], m.get("readOnly", False))
+    for target, source in (spec.get("files") or {}).items():
+        root.bind(source, target, False)
+    root.setuid_programs(spec.get("setuid") or ())
+    if not security.get("unmaskedProc"):  # procMount: Unmasked: none of the runtime's masked or read-only paths
+        root.mask()
+    workdir = spec.get("workdir") or "/"
+    root.ensure(workdir, True)
+    root.finish(bool(security.get("readOnlyRoot")))
+    root.enter(workdir)
+    uid = security.get("uid", 0)
+    if not userns or uid < 65536:
+        own_stdio(uid + userns.get("owner", 0))
+    if userns_fd is not None:
+        join_user_namespace(userns_fd)
+    drop_privileges(security, last_cap)
+
+
+def fail(started, message):
+    """The container never ran: the kubelet reads why from the start pipe (else it is on stderr); exit 128."""
+    if started is not None:
+        os.write(started, message.encode()[:4096])
+    else:
+        sys.stderr.write(message)
+    sys.exit(128)
 
 
 ENTERED = (("ipc", 0x08000000), ("uts", 0x04000000), ("net", 0x40000000), ("pid", CLONE_NEWPID),
@@ -495,6 +643,11 @@ def enter(pid, security, environ, argv):
     with open("/proc/sys/kernel/cap_last_cap") as handle:
         last_cap = int(handle.read())
     namespaces = {name: (os.open(f"/proc/{pid}/ns/{name}", os.O_RDONLY), flag) for name, flag in ENTERED}
+    with open(f"/proc/{pid}/uid_map", encoding="ascii") as handle:  # the host's, before the container's /proc
+        uid = host_id(security.get("uid", 0), handle.read())
+    userns = None
+    if os.readlink(f"/proc/{pid}/ns/user") != os.readlink("/proc/self/ns/user"):
+        userns = os.open(f"/proc/{pid}/ns/user", os.O_RDONLY)
     root = os.open(f"/proc/{pid}/root", os.O_RDONLY | os.O_DIRECTORY)
     cwd = os.open(f"/proc/{pid}/cwd", os.O_RDONLY | os.O_DIRECTORY)
 
@@ -517,6 +670,10 @@ def enter(pid, security, environ, argv):
     os.fchdir(cwd)
     for fd in (root, cwd, *(fd for fd, _ in namespaces.values())):
         os.close(fd)
+    if uid is not None:
+        own_stdio(uid)
+    if userns is not None:
+        join_user_namespace(userns)
     drop_privileges(security, last_cap)
     try:
         os.execvpe(argv[0], argv, environ)

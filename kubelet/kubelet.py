@@ -16,6 +16,7 @@ from mini_kube.client.informer import Informer
 from mini_kube.machinery.refs import LEASES, NODES, PODS, SERVICES
 from mini_kube.machinery.times import now_micro
 
+from . import apparmor
 from .actions import Dialer
 from .admission import refusal, reject
 from .deletion import final_delete
@@ -259,7 +260,8 @@ class Kubelet:
             return
         if phase in ("Succeeded", "Failed"):
             return  # finished before this kubelet started: never run again
-        rejected = refusal(new, (w.pod for w in self.workers.values() if not w.finished.is_set()))
+        rejected = refusal(new, (w.pod for w in self.workers.values() if not w.finished.is_set())) or \
+            apparmor.refusal(new)
         if rejected is not None:
             if uid not in self._rejecting:
                 self.events.emit(new, rejected[0], rejected[1], "Warning")

@@ -89,8 +89,10 @@ def conditions(pod: dict[str, Any], current_phase: str, sandbox_ready: bool, ini
     stamp = now_rfc3339()
     for cond in mine:
         old = existing.get(cond["type"])
-        same = old is not None and old.get("status") == cond["status"] and old.get("reason") == cond.get("reason")
-        cond["lastTransitionTime"] = old.get("lastTransitionTime") if same else stamp
+        if old is not None and old.get("status") == cond["status"] and old.get("reason") == cond.get("reason"):
+            cond["lastTransitionTime"] = old.get("lastTransitionTime")
+        else:
+            cond["lastTransitionTime"] = stamp
     others = [c for c in existing.values() if c.get("type") not in OWN_CONDITIONS]
     return mine + others
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import aiohttp
 from aiohttp import web
+from mini_kube.machinery.times import parse_time
 from mini_kube.network.namespaces import open_connection_in, socket_in
 
 from . import channels, logs, tunnel
@@ -42,7 +43,7 @@ def _log_reader(request: web.Request, path: str) -> logs.LogReader:
         with contextlib.suppress(OverflowError):  # further back than datetime reaches: the whole log
             since = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=int(request.query["sinceSeconds"]))
     elif request.query.get("sinceTime"):
-        since = dt.datetime.fromisoformat(request.query["sinceTime"].replace("Z", "+00:00"))
+        since = parse_time(request.query["sinceTime"])
     tail = int(request.query["tailLines"]) if request.query.get("tailLines") else None
     limit = int(request.query["limitBytes"]) if request.query.get("limitBytes") else None
     return logs.LogReader(path, timestamps=_flag(request, "timestamps"), since=since, tail=tail, limit_bytes=limit)
@@ -79,8 +80,8 @@ class KubeletServer:
         await self.runner.setup()
         site = web.TCPSite(self.runner, host, port, reuse_address=True)
         await site.start()
-        server = site._server  # noqa: SLF001 - the bound port when 0 was asked
-        self.port = server.sockets[0].getsockname()[1] if server and server.sockets else port
+        bound = self.runner.addresses  # the port the system chose when 0 was asked
+        self.port = int(bound[0][1]) if bound else port
         return self.port
 
     async def stop(self) -> None:

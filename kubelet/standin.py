@@ -23,7 +23,7 @@ NAME = os.environ.get("HOSTNAME", "unknown")
 QUIET, DRAIN_MAX = 0.3, 5.0  # seconds without a connection that end the drain after SIGTERM; its longest
 ACTIVITY = {"last": 0.0, "busy": 0}  # when the latest connection came or ended, and how many are being served
 ACTIVITY_LOCK = threading.Lock()
-DOCROOT = None
+DOCROOT: str | None = None  # --docroot DIR: files are served from there
 SERVERS = {  # --server NAME: the Server header and 404 page of the web server an image ships
     "nginx": ("nginx/1.27.3", b"<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n<center><h1>404 Not "
               b"Found</h1></center>\r\n<hr><center>nginx/1.27.3</center>\r\n</body>\r\n</html>\r\n"),
@@ -43,7 +43,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         return self.server_version
 
     def _answer(self, with_body: bool) -> None:
-        if DOCROOT is not None and self._serve_file(with_body):
+        if DOCROOT is not None and self._serve_file(DOCROOT, with_body):
             return
         body = f"{NAME}\n".encode()
         self.send_response(200)
@@ -54,10 +54,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if with_body:
             self.wfile.write(body)
 
-    def _serve_file(self, with_body: bool) -> bool:
-        """Answer from the document root; False for `/` with no index (the pod's name answers then)."""
+    def _serve_file(self, root: str, with_body: bool) -> bool:
+        """Answer from the document root `root`; False for `/` with no index (the pod's name answers then)."""
         path = posixpath.normpath(urllib.parse.unquote(urllib.parse.urlsplit(self.path).path))
-        local = os.path.join(DOCROOT, path.lstrip("/"))
+        local = os.path.join(root, path.lstrip("/"))
         if os.path.isdir(local):
             local = os.path.join(local, "index.html")
             if not os.path.isfile(local) and path == "/":

@@ -11,8 +11,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from mini_kube.apiserver.datadir import StartupError
 from mini_kube.apiserver.kubeconfig import write_kubeconfig
 from mini_kube.apiserver.server import ApiServer, ServerConfig
@@ -20,7 +18,6 @@ from mini_kube.client import ApiClient, Connection, KubeconfigError
 from mini_kube.client.leaderelection import add_timing_flags
 from mini_kube.controllers.signals import until_signalled
 from mini_kube.gc_policy import settle_after_start
-from mini_kube.machinery.kubeconfig import KubeConfig, resolve
 from mini_kube.network.relay import raise_open_files_limit
 
 
@@ -142,10 +139,13 @@ def component_pods(server: ApiServer, args: argparse.Namespace) -> Any:
 
 
 def client_for(server: ApiServer) -> ApiClient:
-    """An ApiClient with the server's admin credentials, for a component run in-process (over HTTP, as any
-    client); the credentials stay in memory."""
-    config = KubeConfig.from_data(yaml.safe_load(server.admin_kubeconfig()))
-    return ApiClient(Connection.from_credentials(resolve(config)), user_agent="mini-kube-controllers")
+    """An ApiClient for a component run in-process: over HTTP, as any client, on the server's loopback socket
+    (no TLS; its token, the admin's identity: apiserver/auth/loopback.py). `connection.server` stays the
+    server's URL (kube-proxy serves the `kubernetes` Service from it); the credentials stay in memory."""
+    pki = server.security.pki
+    connection = Connection(server.url, token=server.security.loopback_token,
+                            ca_pem=pki.ca_pem if pki is not None else None, unix_socket=server.loopback_socket)
+    return ApiClient(connection, user_agent="mini-kube-controllers")
 
 
 async def start_controllers(server: ApiServer, names: str = "*",

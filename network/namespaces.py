@@ -9,10 +9,12 @@ the socket then serves from any thread (asyncio included) and its traffic stays 
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import logging
 import os
+import select
 import shutil
 import signal
 import socket
@@ -48,11 +50,13 @@ def setns(path: str, nstype: int = CLONE_NEWNET) -> None:
 class Holder:
     """A process that keeps namespaces alive: `unshare --net [--mount] [--uts] [--ipc] [--pid] sleep infinity`,
     or one that joins existing ones first (`join`: kind -> /proc/<pid>/ns/<kind> path, entered by nsenter, which
-    then execs unshare: the holder is still one process)."""
+    then execs unshare: the holder is still one process). With `user`, the namespaces are made in a new user
+    namespace, which owns them, and the holder is its process (its IDs mapped by `map_ids`)."""
 
     def __init__(self, *, mount: bool = False, uts: bool = False, pid: bool = False, ipc: bool = False,
-                 net: bool = True, join: dict[str, str] | None = None) -> None:
-        args = (["unshare"] + (["--net"] if net else []) + (["--mount", "--propagation", "private"] if mount else [])
+                 net: bool = True, join: dict[str, str] | None = None, user: bool = False) -> None:
+        args = (["unshare"] + (["--user"] if user else []) + (["--net"] if net else [])
+                + (["--mount", "--propagation", "private"] if mount else [])
                 + (["--uts"] if uts else []) + (["--ipc"] if ipc else [])
                 + (["--pid", "--fork", "--kill-child"] if pid else []))
         if join:
@@ -92,15 +96,37 @@ class Holder:
             time.sleep(0.0005)
         raise TimeoutError("namespace holder did not start")
 
+    @property
+    def userns(self) -> str:
+        return f"/proc/{self.pid}/ns/user"
+
+    def map_ids(self, uid_map: str, gid_map: str) -> None:
+        """Write the user namespace's ID maps (once, before anything runs in it), as a runtime writes them."""
+        for kind, lines in (("uid_map", uid_map), ("gid_map", gid_map)):
+            with open(f"/proc/{self.pid}/{kind}", "w", encoding="ascii") as handle:
+                handle.write(lines)
+
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def close(self) -> None:
+    def close(self, wait: float = 0.0) -> None:
+        """Kill the holder. With `wait` (seconds, blocking) and a PID namespace, until every process in it has
+        gone too: its first process, which the kernel kills on the holder's death, exits only after them."""
+        first = None
+        if wait and self.forks:
+            with contextlib.suppress(OSError, ValueError, IndexError), \
+                    open(f"/proc/{self.pid}/task/{self.pid}/children", encoding="ascii") as handle:
+                first = os.pidfd_open(int(handle.read().split()[0]))
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
         if self.proc.stderr:
             self.proc.stderr.close()
+        if first is not None:
+            try:
+                select.select([first], [], [], wait)  # readable once it has exited
+            finally:
+                os.close(first)
 
 
 def run_in(netns: str, script: str) -> None:

@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mini_kube.machinery.hostports import host_ports, ports_conflict
+from mini_kube.machinery.labels import matches as label_selector_matches
+from mini_kube.machinery.labels import node_selector_matches
+from mini_kube.machinery.taints import tolerates
 
 from .cache import Cache, NodeInfo, PodInfo, pod_key
 from .resources import CPU, MEMORY, PODS, STORAGE, Resources, pod_requests
-from .selectors import label_selector_matches, node_selector_matches
 
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 REASON_UNSCHEDULABLE = "node(s) were unschedulable"
@@ -34,20 +36,6 @@ class Failure:
 
     reasons: tuple[str, ...]
     unresolvable: bool = False
-
-
-def tolerates(toleration: dict[str, Any], taint: dict[str, Any]) -> bool:
-    """ToleratesTaint: effect (empty = all), key (empty with Exists = all), Equal compares values."""
-    effect = toleration.get("effect") or ""
-    if effect and effect != taint.get("effect"):
-        return False
-    key = toleration.get("key") or ""
-    if key and key != taint.get("key"):
-        return False
-    operator = toleration.get("operator") or "Equal"
-    if operator == "Exists":
-        return True
-    return operator == "Equal" and bool(key) and (toleration.get("value") or "") == (taint.get("value") or "")
 
 
 def _namespace_matcher(term: dict[str, Any], own: str) -> Callable[[str], bool]:

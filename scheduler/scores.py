@@ -12,10 +12,12 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
+from mini_kube.machinery.labels import node_term_matches
+from mini_kube.machinery.taints import tolerates
+
 from .cache import NodeInfo
-from .filters import Candidate, tolerates
+from .filters import Candidate
 from .resources import CPU, MEMORY, pod_requests
-from .selectors import term_matches
 
 ZONE = "topology.kubernetes.io/zone"
 MAX = 100
@@ -55,7 +57,7 @@ def node_affinity(c: Candidate, nodes: Sequence[NodeInfo]) -> list[float]:
     if not preferred:
         return [0.0] * len(nodes)
     sums = [sum(int(p.get("weight") or 0) for p in preferred
-                if term_matches(p.get("preference") or {}, n.name, n.labels)) for n in nodes]
+                if node_term_matches(p.get("preference") or {}, n.name, n.labels)) for n in nodes]
     most = max(sums, default=0)
     return [s * MAX / most if most else 0.0 for s in sums]
 

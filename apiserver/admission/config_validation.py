@@ -12,9 +12,10 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
+from mini_kube.machinery.names import is_dns1035_label, is_dns1123_subdomain, is_qualified_name
+
 from ..validation.errs import FieldError, duplicate, forbidden, invalid, not_supported, required
 from ..validation.meta import validate_label_selector
-from ..validation.names import is_dns1035_label, is_dns1123_subdomain, is_qualified_name
 from .expressions import compile_expression
 
 GROUP = "admissionregistration.k8s.io"
@@ -265,7 +266,7 @@ def validate_policy(obj: Obj, old: Obj | None = None) -> list[FieldError]:
         errs.append(not_supported("spec.failurePolicy", failure, FAILURE_POLICIES))
     kind = spec.get("paramKind")
     params = kind is not None
-    if params:
+    if kind is not None:
         if not kind.get("apiVersion"):
             errs.append(required("spec.paramKind.apiVersion", ""))
         if not kind.get("kind"):

@@ -64,10 +64,10 @@ class Activation:
         self.composited = composited or {}
         self._done: dict[str, Any] = {}
         self._failed: dict[str, str] = {}
-        self._context: cel().Context | None = None
+        self._context: cel_types.Context | None = None
         self._functions: dict[str, Callable[..., Any]] = {}
 
-    def _ctx(self, functions: dict[str, Callable[..., Any]]) -> cel().Context:
+    def _ctx(self, functions: dict[str, Callable[..., Any]]) -> cel_types.Context:
         missing = {k: v for k, v in functions.items() if k not in self._functions}
         if self._context is None:
             self._context = cel().Context({**self.values, "variables": dict(self._done)}, functions)

@@ -179,8 +179,8 @@ def verify(body: Any, uid: str, version: str, mutating: bool) -> Response:
 def denial(webhook: str, status: dict[str, Any] | None) -> StatusError:
     """The error a denying webhook's answer becomes (`admission webhook "x" denied the request: ...`)."""
     status = status or {}
-    code = status.get("code") if isinstance(status.get("code"), int) else 0
-    code = code if code >= 400 else 400
+    given = status.get("code")
+    code = given if isinstance(given, int) and given >= 400 else 400
     message, reason = str(status.get("message") or ""), str(status.get("reason") or "")
     text = f'admission webhook "{webhook}" denied the request'
     if message:

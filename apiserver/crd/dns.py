@@ -1,4 +1,4 @@
-"""Name checks for CRDs and custom resources: apiserver.validation.names, bound the way this module answered.
+"""Name checks for CRDs and custom resources: machinery.names, bound the way this module answered.
 
 The CRD code had its own copy of these checks; it now calls the shared ones with two differences kept, so
 CRD validation answers exactly as before (both differ from upstream, which rejects and hints):
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from mini_kube.apiserver.validation import names
+from mini_kube.machinery import names
 
 dns1035_label = partial(names.is_dns1035_label, newline_ok=True)
 dns1123_label = partial(names.is_dns1123_label, newline_ok=True, dots_hint=False)

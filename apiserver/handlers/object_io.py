@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from aiohttp import web
+from mini_kube.machinery import times
 
 from .. import errors
 from ..crd.serving import served, serves_raw
@@ -37,7 +38,7 @@ class ObjectIO:
             await res.strategy.prepare_reads(res, [obj])
         if target.as_kind == "Table":
             meta = {"resourceVersion": obj.get("metadata", {}).get("resourceVersion", "")}
-            table = build_table(res, [self.served(res, obj)], responses.now(), "Metadata", meta,
+            table = build_table(res, [self.served(res, obj)], times.now(), "Metadata", meta,
                                 target.version or "v1")
             return responses.encode_dict(table, target, status, headers)
         if target.as_kind == "PartialObjectMetadata":

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from aiohttp import web
+from mini_kube.machinery import times
 
 from .. import errors
 from ..crd.serving import serves_raw
@@ -21,7 +22,7 @@ from ..registry.generic import Registry
 from ..requestinfo import RequestInfo
 from ..resources import ResourceType
 from ..schema.fields import type_errors
-from ..selectors import FieldSelector, LabelSelector
+from ..selectors import FieldSelector, parse_label_selector
 from . import patching, subresources
 from .object_io import ObjectIO
 from .requests import check_dry_run, read_body, warning_headers, write_options
@@ -84,7 +85,7 @@ class ResourceHandler(ObjectIO):
         query = request.query
         _check_list_options(query)
         target = self.target(request)
-        labels = LabelSelector.parse(query.get("labelSelector"))
+        labels = parse_label_selector(query.get("labelSelector"))
         fields = FieldSelector.parse(query.get("fieldSelector"), res.kind, res.selectable_fields, res.group)
         result = await self.registry.list(
             res, namespace, labels=labels, fields=fields, limit=_limit(query),
@@ -100,7 +101,7 @@ class ResourceHandler(ObjectIO):
             if result.remaining is not None:
                 meta["remainingItemCount"] = result.remaining
             include = query.get("includeObject", "Metadata")
-            table = build_table(res, [self.served(res, e.obj) for e in result.items], responses.now(), include,
+            table = build_table(res, [self.served(res, e.obj) for e in result.items], times.now(), include,
                                 meta, target.version or "v1")
             return responses.encode_dict(table, target)
         if target.as_kind in ("PartialObjectMetadataList", "PartialObjectMetadata"):
@@ -126,7 +127,7 @@ class ResourceHandler(ObjectIO):
         target = self.target(request, tables=res.stored)  # request-only kinds have no Table conversion
         obj, opts = await self.decode_write(request, info, res, user)
         if not res.stored:
-            return await subresources.create_virtual(self.table, request, info, res, obj, user, target)
+            return await subresources.create_virtual(self.table, info, res, obj, user, opts, target)
         result = await self.registry.create(res, namespace, obj, opts)
         return await self.respond_entry(res, result, target, 201, warning_headers(opts.warnings))
 
@@ -193,7 +194,7 @@ class ResourceHandler(ObjectIO):
         options = await self.delete_options(request)
         opts = write_options(request, info, user)
         opts.dry_run = opts.dry_run or bool(options.get("dryRun"))
-        labels = LabelSelector.parse(query.get("labelSelector"))
+        labels = parse_label_selector(query.get("labelSelector"))
         fields = FieldSelector.parse(query.get("fieldSelector"), res.kind, res.selectable_fields, res.group)
         deleted = await self.registry.delete_collection(res, namespace, labels, fields, options, opts)
         body = responses.list_dict(res, res.api_version, deleted, self.registry.cache.revision, "", None)

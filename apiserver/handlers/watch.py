@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 from aiohttp import web
+from mini_kube.machinery.labels import Selector
 from mini_kube.store import CompactedError, Store
 
 from .. import errors
@@ -24,7 +25,7 @@ from ..http.query import go_bool, parse_int64, resource_version
 from ..http.tables import build_table
 from ..registry.cache import CacheEvent, Entry, ObjectCache, Trigger, to_cache_event
 from ..resources import ResourceType
-from ..selectors import FieldSelector, LabelSelector
+from ..selectors import FieldSelector, parse_label_selector
 from .watch_reaper import WatchReaper
 
 BOOKMARK_INTERVAL = 5.0
@@ -116,7 +117,7 @@ def _bookmark(res: ResourceType, revision: int, initial_end: bool = False) -> di
     return {"kind": res.kind, "apiVersion": res.api_version, "metadata": meta}
 
 
-def _classify(event: CacheEvent, labels: LabelSelector, fields: FieldSelector, name: str) -> str | None:
+def _classify(event: CacheEvent, labels: Selector, fields: FieldSelector, name: str) -> str | None:
     """The event type this watcher sees (an object leaving its selection is DELETED), or None."""
     if labels.empty and fields.empty and not name:
         return event.type
@@ -154,7 +155,7 @@ async def serve_watch(sources: WatchSources, request: web.Request, res: Resource
     query = request.query
     target = negotiate(request.headers.get("Accept"))
     media = PROTOBUF if target.media == PROTOBUF else JSON
-    labels = LabelSelector.parse(query.get("labelSelector"))
+    labels = parse_label_selector(query.get("labelSelector"))
     fields = FieldSelector.parse(query.get("fieldSelector"), res.kind, res.selectable_fields, res.group)
     name = name or fields.single_name() or ""
     rv_text = query.get("resourceVersion", "")
@@ -259,7 +260,7 @@ async def _store_history(store: Store, res: ResourceType, namespace: str | None,
         return _frame_json("ERROR", status)
 
 
-async def _pump(watcher: Any, response: web.StreamResponse, encoder: Encoder, labels: LabelSelector,
+async def _pump(watcher: Any, response: web.StreamResponse, encoder: Encoder, labels: Selector,
                 fields: FieldSelector, name: str, res: ResourceType, bookmarks: bool, timeout: float,
                 cache: ObjectCache) -> None:
     loop = asyncio.get_running_loop()
@@ -297,7 +298,7 @@ async def _pump(watcher: Any, response: web.StreamResponse, encoder: Encoder, la
             await response.write(b"".join(frames))
 
 
-async def _pump_store(store_watch: Any, response: web.StreamResponse, encoder: Encoder, labels: LabelSelector,
+async def _pump_store(store_watch: Any, response: web.StreamResponse, encoder: Encoder, labels: Selector,
                       fields: FieldSelector, name: str, res: ResourceType, timeout: float) -> None:
     """Serve a watch from the store's history (old revisions), converting store events on the fly."""
     with contextlib.suppress(TimeoutError):

@@ -29,10 +29,14 @@ from mini_kube.apiserver.patch.schema_walk import SchemaNode, deduced
 MISSING: Any = object()
 
 
+def resolved(node: SchemaNode | None) -> SchemaNode:
+    """The node that governs a place: its declared one, or the deduced one where nothing is declared."""
+    return node if node is not None else deduced()
+
+
 def shape(node: SchemaNode | None, value: Any) -> str:
     """How to walk `value` here: "map", "list", "set", "listmap" or "leaf"."""
-    if node is None:
-        node = deduced()
+    node = resolved(node)
     kind = node.kind
     if isinstance(value, dict):
         if kind == "map" or kind == "any":
@@ -112,6 +116,7 @@ def _fs(value: Any, node: SchemaNode | None, out: Trie) -> bool:
             elif member:
                 out["f:" + key] = {}
         return False
+    node = resolved(node)
     items = _item_node(node)
     seen: dict[str, int] = {}
     elements = []
@@ -152,7 +157,7 @@ def _cmp(lhs: Any, rhs: Any, node: SchemaNode | None, path: list[str], out: tupl
         return
     l_how = shape(node, lhs) if lhs is not MISSING else None
     r_how = shape(node, rhs) if rhs is not MISSING else None
-    how = r_how or l_how
+    how = r_how or l_how or "leaf"  # both absent: a leaf, added
     if l_how is not None and r_how is not None and l_how != r_how:
         if {l_how, r_how} <= {"empty", "map"} or {l_how, r_how} <= {"empty", "listmap"} \
                 or {l_how, r_how} <= {"empty", "set"}:
@@ -185,8 +190,8 @@ def _cmp(lhs: Any, rhs: Any, node: SchemaNode | None, path: list[str], out: tupl
         if not rmap.keys() <= lmap.keys():
             _cmp_added_keys(lmap, rmap, node, path, out)
     else:
-        _cmp_list(lhs if isinstance(lhs, list) else [], rhs if isinstance(rhs, list) else [], node, how,
-                  path, out)
+        _cmp_list(lhs if isinstance(lhs, list) else [], rhs if isinstance(rhs, list) else [],
+                  resolved(node), how, path, out)
     if lhs is MISSING:
         insert(out[0], path)
     elif rhs is MISSING:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from mini_kube.apiserver.patch.fieldpath import SELF, Trie, is_member
-from mini_kube.apiserver.patch.fieldset import MISSING, element_key, is_empty_value, shape
+from mini_kube.apiserver.patch.fieldset import MISSING, element_key, is_empty_value, resolved, shape
 from mini_kube.apiserver.patch.schema_walk import SchemaNode, deduced
 
 
@@ -36,7 +36,7 @@ def merge(lhs: Any, rhs: Any, node: SchemaNode | None) -> Any:
             sub = node.child(key)[0] if node is not None else None
             out[key] = merge(lmap.get(key, MISSING), rval, sub)
         return out
-    return _merge_list(lhs if isinstance(lhs, list) else [], rhs, node, how)
+    return _merge_list(lhs if isinstance(lhs, list) else [], rhs, resolved(node), how)
 
 
 def _index(values: list[Any], node: SchemaNode, how: str, allow_duplicates: bool
@@ -118,6 +118,7 @@ def remove_items(value: Any, trie: Trie, node: SchemaNode | None) -> Any:
                 out[key] = kept
         return out if out else MISSING
     if how in ("listmap", "set"):
+        node = resolved(node)
         items = node.items() or deduced()
         kept_items = []
         for item in value:

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from mini_kube.apiserver.validation.names import is_qualified_name, is_valid_label_value
+from mini_kube.machinery.labels import selector_string
 
 NONE = "<none>"
 UNSET = "<unset>"
-_OPERATORS = {"In": "in", "NotIn": "notin", "Exists": "", "DoesNotExist": "!"}
 
 
 def format_labels(labels: Mapping[str, str] | None) -> str:
@@ -17,31 +16,6 @@ def format_labels(labels: Mapping[str, str] | None) -> str:
     if not labels:
         return NONE
     return ",".join(f"{k}={labels[k]}" for k in sorted(labels))
-
-
-def selector_string(selector: Mapping[str, Any] | None) -> str | None:
-    """A LabelSelector as a selector string (`a=b,c in (d,e),!f`); None when it is not valid."""
-    if selector is None:
-        return ""
-    parts: list[tuple[str, str]] = []
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if is_qualified_name(key) or is_valid_label_value(str(value)):
-            return None
-        parts.append((key, f"{key}={value}"))
-    for expr in selector.get("matchExpressions") or ():
-        key, op, values = expr.get("key", ""), expr.get("operator"), expr.get("values") or []
-        if op not in _OPERATORS or is_qualified_name(key):
-            return None
-        if op in ("In", "NotIn"):
-            if not values or any(is_valid_label_value(v) for v in values):
-                return None
-            parts.append((key, f"{key} {_OPERATORS[op]} ({','.join(sorted(set(values)))})"))
-        elif values:
-            return None
-        else:
-            parts.append((key, f"{_OPERATORS[op]}{key}"))
-    parts.sort(key=lambda part: part[0])
-    return ",".join(text for _, text in parts)
 
 
 def format_selector(selector: Mapping[str, Any] | None) -> str:

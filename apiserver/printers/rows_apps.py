@@ -13,9 +13,9 @@ from mini_kube.apiserver.printers.formatting import (
     format_labels,
     format_selector,
     int_or_string,
-    selector_string,
 )
 from mini_kube.apiserver.printers.humanize import elapsed, since
+from mini_kube.machinery.labels import selector_string
 from mini_kube.machinery.quantity import canonical
 
 Obj = dict[str, Any]

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+from mini_kube.machinery.labels import Selector
 from mini_kube.machinery.times import now_rfc3339
 from mini_kube.store import ConflictError, KeyExistsError, KeyNotFoundError, Store, ValueTooLargeError
 from mini_kube.store.errors import CompactedError, FutureRevisionError
@@ -26,7 +27,7 @@ from ..http.query import resource_version
 from ..resources import KindStrategy, ResourceRegistry, ResourceType
 from ..schema.definitions import definition_name
 from ..schema.zero_values import fill_zero_values
-from ..selectors import FieldSelector, LabelSelector
+from ..selectors import FieldSelector
 from .cache import Entry, ObjectCache
 from .deletion import before_delete
 
@@ -144,11 +145,11 @@ class Registry:
     def find(self, res: ResourceType, namespace: str | None, name: str) -> Entry | None:
         return self.cache.get(res.key(namespace, name))
 
-    async def list(self, res: ResourceType, namespace: str | None, *, labels: LabelSelector | None = None,
+    async def list(self, res: ResourceType, namespace: str | None, *, labels: Selector | None = None,
                    fields: FieldSelector | None = None, limit: int = 0, continue_token: str = "",
                    resource_version: str = "", match: str = "") -> ListResult:
         """List with selectors and chunking; continuation pages read the store at the first page's revision."""
-        labels = labels or LabelSelector(())
+        labels = labels or Selector(())
         fields = fields or FieldSelector(())
         collection = res.key_prefix
         prefix = f"{collection}{namespace}/" if namespace and res.namespaced else collection
@@ -186,7 +187,7 @@ class Registry:
     def _parse_rv(self, value: str) -> int:
         return resource_version(value)
 
-    async def _list_from_store(self, prefix: str, revision: int, start: str | None, labels: LabelSelector,
+    async def _list_from_store(self, prefix: str, revision: int, start: str | None, labels: Selector,
                                fields: FieldSelector, limit: int) -> ListResult:
         items: list[Entry] = []
         after = start
@@ -552,7 +553,7 @@ class Registry:
         details["uid"] = meta.get("uid", "")
         return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
 
-    async def delete_collection(self, res: ResourceType, namespace: str | None, labels: LabelSelector,
+    async def delete_collection(self, res: ResourceType, namespace: str | None, labels: Selector,
                                 fields: FieldSelector, options: dict[str, Any], opts: WriteOptions
                                 ) -> builtins.list[dict[str, Any]]:
         listed = await self.list(res, namespace, labels=labels, fields=fields)

@@ -21,7 +21,8 @@ from mini_kube.apiserver.validation.meta import (
     validate_object_meta,
     validate_object_meta_update,
 )
-from mini_kube.apiserver.validation.names import (
+from mini_kube.apiserver.validation.network import is_valid_cidr, is_valid_ip, validate_non_special_ip
+from mini_kube.machinery.names import (
     is_c_identifier,
     is_config_map_key,
     is_dns1035_label,
@@ -39,7 +40,6 @@ from mini_kube.apiserver.validation.names import (
     name_is_dns_subdomain,
     path_segment_name,
 )
-from mini_kube.apiserver.validation.network import is_valid_cidr, is_valid_ip, validate_non_special_ip
 
 __all__ = [
     "RULES", "metadata_errors", "name_validator", "validate", "validate_all", "validate_metadata", "validator_of", "validate_annotations", "validate_label_selector", "validate_labels",

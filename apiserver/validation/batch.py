@@ -31,10 +31,10 @@ from mini_kube.apiserver.validation.meta import (
     validate_label_selector,
     validate_labels,
 )
-from mini_kube.apiserver.validation.names import is_dns1123_label
 from mini_kube.apiserver.validation.pods import validate_pod_template_spec
 from mini_kube.apiserver.validation.workloads import NO_MATCH, go_label_selector, template_labels
 from mini_kube.machinery.labels import matches as selector_matches
+from mini_kube.machinery.names import is_dns1123_label
 
 Obj = dict[str, Any]
 MAX_INDEXED_PARALLELISM = 100_000

@@ -19,7 +19,7 @@ from mini_kube.apiserver.validation.errs import (
     required,
     too_long,
 )
-from mini_kube.apiserver.validation.names import is_dns1123_label, is_dns1123_subdomain
+from mini_kube.machinery.names import is_dns1123_label, is_dns1123_subdomain
 
 Obj = dict[str, Any]
 USAGES = tuple(sorted((

@@ -11,7 +11,9 @@ from typing import Any
 from mini_kube.apiserver.errors import FieldError, forbidden, invalid, not_supported, required
 from mini_kube.apiserver.validation.errs import IMMUTABLE, too_long
 from mini_kube.apiserver.validation.meta import validate_labels, validate_qualified_name
-from mini_kube.apiserver.validation.names import (
+from mini_kube.apiserver.validation.network import is_valid_cidr
+from mini_kube.apiserver.validation.pods import validate_tolerations
+from mini_kube.machinery.names import (
     is_dns1123_label,
     is_dns1123_subdomain,
     is_qualified_name,
@@ -20,8 +22,6 @@ from mini_kube.apiserver.validation.names import (
     path_segment_name,
     regex_error,
 )
-from mini_kube.apiserver.validation.network import is_valid_cidr
-from mini_kube.apiserver.validation.pods import validate_tolerations
 
 Obj = dict[str, Any]
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")

@@ -21,12 +21,6 @@ from mini_kube.apiserver.validation.meta import (
     validate_labels,
     validate_qualified_name,
 )
-from mini_kube.apiserver.validation.names import (
-    is_dns1123_label,
-    is_dns1123_subdomain,
-    is_qualified_name,
-    is_valid_port_num,
-)
 from mini_kube.apiserver.validation.network import (
     PROTOCOLS,
     is_valid_ip,
@@ -34,6 +28,12 @@ from mini_kube.apiserver.validation.network import (
     is_valid_ipv6,
     validate_non_special_ip,
     validate_protocol,
+)
+from mini_kube.machinery.names import (
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_qualified_name,
+    is_valid_port_num,
 )
 from mini_kube.machinery.quantity import parse_quantity
 

@@ -16,7 +16,7 @@ from mini_kube.apiserver.validation.errs import (
     required,
     too_long,
 )
-from mini_kube.apiserver.validation.names import is_config_map_key
+from mini_kube.machinery.names import is_config_map_key
 
 Obj = dict[str, Any]
 MAX_SIZE = 1024 * 1024

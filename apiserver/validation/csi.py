@@ -19,7 +19,7 @@ from mini_kube.apiserver.validation.errs import (
     too_long,
 )
 from mini_kube.apiserver.validation.meta import validate_label_selector
-from mini_kube.apiserver.validation.names import (
+from mini_kube.machinery.names import (
     is_dns1123_subdomain,
     is_qualified_name,
     name_is_dns_subdomain,

@@ -23,7 +23,7 @@ from mini_kube.apiserver.validation.errs import (
     too_long,
     too_many,
 )
-from mini_kube.apiserver.validation.names import is_qualified_name
+from mini_kube.machinery.names import is_qualified_name
 
 Obj = dict[str, Any]
 

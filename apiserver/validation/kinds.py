@@ -35,13 +35,13 @@ from mini_kube.apiserver.validation.meta import (
     validate_object_meta,
     validate_object_meta_update,
 )
-from mini_kube.apiserver.validation.names import (
+from mini_kube.apiserver.validation.pods import validate_pod, validate_pod_template_spec, validate_pod_update
+from mini_kube.machinery.names import (
     name_is_dns1035_label,
     name_is_dns_label,
     name_is_dns_subdomain,
     path_segment_name,
 )
-from mini_kube.apiserver.validation.pods import validate_pod, validate_pod_template_spec, validate_pod_update
 from mini_kube.machinery.quantity import parse_quantity
 
 Obj = dict[str, Any]

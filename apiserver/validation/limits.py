@@ -8,8 +8,8 @@ from typing import Any
 
 from mini_kube.apiserver.errors import GoText
 from mini_kube.apiserver.validation.errs import FieldError, duplicate, each, forbidden, invalid, required
-from mini_kube.apiserver.validation.names import is_qualified_name
 from mini_kube.apiserver.validation.pods import overcommit_allowed, validate_resource_name
+from mini_kube.machinery.names import is_qualified_name
 from mini_kube.machinery.quantity import Quantity, go_quantity, parse_quantity
 
 Obj = dict[str, Any]

@@ -18,7 +18,7 @@ from mini_kube.apiserver.validation.errs import (
     required,
     too_long,
 )
-from mini_kube.apiserver.validation.names import (
+from mini_kube.machinery.names import (
     is_dns1123_label,
     is_qualified_name,
     is_valid_label_value,

@@ -8,8 +8,8 @@ from typing import Any
 from mini_kube.apiserver.errors import GoText
 from mini_kube.apiserver.validation.errs import FieldError, each, forbidden, invalid, not_supported, required
 from mini_kube.apiserver.validation.meta import validate_dns1123_label
-from mini_kube.apiserver.validation.names import path_segment_name
 from mini_kube.apiserver.validation.pods import validate_resource_name
+from mini_kube.machinery.names import path_segment_name
 from mini_kube.machinery.quantity import go_quantity, parse_quantity
 
 Obj = dict[str, Any]

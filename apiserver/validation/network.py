@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from mini_kube.apiserver.validation.errs import FieldError, each, invalid, not_supported, required
-from mini_kube.apiserver.validation.names import is_valid_port_name, is_valid_port_num
+from mini_kube.machinery.names import is_valid_port_name, is_valid_port_num
 
 PROTOCOLS = ("SCTP", "TCP", "UDP")
 _LEADING_ZEROS = re.compile(r"(^|\.)0+(\d)")

@@ -15,14 +15,6 @@ from mini_kube.apiserver.validation.errs import (
 )
 from mini_kube.apiserver.validation.meta import validate_label_selector
 from mini_kube.apiserver.validation.metrics import validate_metrics
-from mini_kube.apiserver.validation.names import (
-    is_dns1123_subdomain,
-    is_valid_port_name,
-    is_valid_port_num,
-    is_wildcard_dns1123_subdomain,
-    name_is_dns1035_label,
-    path_segment_name,
-)
 from mini_kube.apiserver.validation.network import (
     is_valid_cidr,
     parse_ip,
@@ -30,6 +22,14 @@ from mini_kube.apiserver.validation.network import (
     validate_protocol,
 )
 from mini_kube.apiserver.validation.workloads import at_most_100, int_or_percent
+from mini_kube.machinery.names import (
+    is_dns1123_subdomain,
+    is_valid_port_name,
+    is_valid_port_num,
+    is_wildcard_dns1123_subdomain,
+    name_is_dns1035_label,
+    path_segment_name,
+)
 
 Obj = dict[str, Any]
 PATH_TYPES = ("Exact", "ImplementationSpecific", "Prefix")

@@ -9,8 +9,8 @@ from typing import Any
 from mini_kube.apiserver.errors import FieldError, GoText, invalid, required
 from mini_kube.apiserver.gofmt import go_quote
 from mini_kube.apiserver.validation.errs import IMMUTABLE, each
-from mini_kube.apiserver.validation.names import is_qualified_name
 from mini_kube.apiserver.validation.pods import validate_resource_quantity
+from mini_kube.machinery.names import is_qualified_name
 
 Obj = dict[str, Any]
 STANDARD_RESOURCES = frozenset((

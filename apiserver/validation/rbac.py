@@ -6,7 +6,7 @@ from typing import Any
 
 from mini_kube.apiserver.validation.errs import FieldError, each, invalid, not_supported, raw, required
 from mini_kube.apiserver.validation.meta import validate_label_selector
-from mini_kube.apiserver.validation.names import name_is_dns_subdomain, path_segment_name
+from mini_kube.machinery.names import name_is_dns_subdomain, path_segment_name
 
 Obj = dict[str, Any]
 GROUP = "rbac.authorization.k8s.io"

@@ -18,7 +18,6 @@ from mini_kube.apiserver.validation.meta import (
     validate_labels,
     validate_qualified_name,
 )
-from mini_kube.apiserver.validation.names import is_dns1123_subdomain, is_valid_port_num
 from mini_kube.apiserver.validation.network import (
     is_valid_ip,
     parse_ip,
@@ -26,6 +25,7 @@ from mini_kube.apiserver.validation.network import (
     validate_port_num_or_name,
     validate_protocol,
 )
+from mini_kube.machinery.names import is_dns1123_subdomain, is_valid_port_num
 
 Obj = dict[str, Any]
 TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")

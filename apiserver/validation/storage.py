@@ -17,7 +17,7 @@ from mini_kube.apiserver.validation.errs import (
     not_supported,
     required,
 )
-from mini_kube.apiserver.validation.names import (
+from mini_kube.machinery.names import (
     name_is_dns_subdomain,
 )
 from mini_kube.machinery.quantity import parse_quantity

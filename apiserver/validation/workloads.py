@@ -25,9 +25,9 @@ from mini_kube.apiserver.validation.meta import (
     validate_label_selector,
     validate_labels,
 )
-from mini_kube.apiserver.validation.names import is_valid_percent
 from mini_kube.apiserver.validation.pods import validate_pod_template_spec
 from mini_kube.machinery.labels import matches as selector_matches
+from mini_kube.machinery.names import is_valid_percent
 
 Obj = dict[str, Any]
 NO_MATCH = "`selector` does not match template `labels`"

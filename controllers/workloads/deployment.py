@@ -321,9 +321,11 @@ class DeploymentController(Controller):
         requeue: float | None = None
         renewed = False
         if paused:  # checkPausedConditions: a reported lack of progress is not overwritten
-            exceeded = progressing is not None and progressing.get("reason") == "ProgressDeadlineExceeded"
-            conditions.append(progressing if exceeded else _condition(
-                "Progressing", "Unknown", "DeploymentPaused", "Deployment is paused", progressing))
+            if progressing is not None and progressing.get("reason") == "ProgressDeadlineExceeded":
+                conditions.append(progressing)
+            else:
+                conditions.append(_condition("Progressing", "Unknown", "DeploymentPaused", "Deployment is paused",
+                                             progressing))
         elif new is not None:
             resumed = progressing is not None and progressing.get("reason") == "DeploymentPaused"
             if resumed:
@@ -336,9 +338,10 @@ class DeploymentController(Controller):
         current = d.get("status") or {}
         comparable = {k: v for k, v in status.items() if k != "conditions"}
         annotations = dict(meta(d).get("annotations") or {})
-        revised = new is not None and bool(revision(new)) and annotations.get(REVISION) != str(revision(new))
+        new_revision = revision(new) if new is not None else 0
+        revised = bool(new_revision) and annotations.get(REVISION) != str(new_revision)
         if revised:  # the Deployment carries its new ReplicaSet's revision (SetDeploymentRevision)
-            annotations[REVISION] = str(revision(new))
+            annotations[REVISION] = str(new_revision)
         if revised or any(current.get(k) != v for k, v in comparable.items()) or [
                 (c["type"], c["status"], c["reason"], c["message"]) for c in conditions] != [
                 (c.get("type"), c.get("status"), c.get("reason"), c.get("message"))

@@ -4,13 +4,17 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mini_kube.machinery.status import ApiError
 
 from ..session import Session, UsageError
+
+if TYPE_CHECKING:
+    from websockets.exceptions import InvalidStatus
 
 
 def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -108,10 +112,10 @@ def exec_command(args: argparse.Namespace) -> list[str]:
     return words[cut + 1:]
 
 
-def _upgrade_error(exc: Exception) -> ApiError:
+def _upgrade_error(exc: InvalidStatus) -> ApiError:
     """The API server's refusal of the exec upgrade (404 for a missing pod, 400 for a missing container) as the
     Status it sent."""
-    response = exc.response  # type: ignore[attr-defined]
+    response = exc.response
     try:
         body = json.loads(response.body or b"{}")
     except ValueError:
@@ -128,6 +132,7 @@ def run_exec(session: Session) -> int:
 
     from websockets.exceptions import InvalidStatus
     from websockets.sync.client import connect
+    from websockets.typing import Subprotocol
 
     args = session.args
     argv = exec_command(args)
@@ -144,12 +149,12 @@ def run_exec(session: Session) -> int:
     scheme = "wss" if transport.scheme == "https" else "ws"
     url = (f"{scheme}://{transport.host}:{transport.port}{transport.prefix}/api/v1/namespaces/"
            f"{session.namespace}/pods/{args.pod}/exec?{urlencode(query)}")
-    headers = transport._headers("*/*", None)
+    headers = transport.headers("*/*", None)
     headers.pop("Accept", None)
-    ssl_context = transport._ssl_context() if scheme == "wss" else None
+    ssl_context = transport.ssl_context() if scheme == "wss" else None
     try:
-        ws = connect(url, subprotocols=["v5.channel.k8s.io", "v4.channel.k8s.io"], additional_headers=headers,
-                     ssl=ssl_context, max_size=None, open_timeout=30)
+        ws = connect(url, subprotocols=[Subprotocol("v5.channel.k8s.io"), Subprotocol("v4.channel.k8s.io")],
+                     additional_headers=headers, ssl=ssl_context, max_size=None, open_timeout=30)
     except InvalidStatus as exc:
         raise _upgrade_error(exc) from None
     with ws:
@@ -162,7 +167,9 @@ def _stream(ws: Any, *, stdin: bool) -> int:
 
     if stdin:
         def pump() -> None:
-            for chunk in iter(lambda: sys.stdin.buffer.read1(32768), b""):
+            source = sys.stdin.buffer
+            read = source.read1 if isinstance(source, io.BufferedIOBase) else source.read
+            for chunk in iter(lambda: read(32768), b""):
                 ws.send(b"\x00" + chunk)
             if ws.subprotocol == "v5.channel.k8s.io":
                 ws.send(b"\xff\x00")  # v5: close stdin

@@ -326,7 +326,8 @@ def run_patch(session: Session) -> int:
 
 def _metadata_changes(words: list[str]) -> tuple[list[str], dict[str, str | None]]:
     """Split `TYPE NAME k=v k2-` into the target words and the changes (None removes)."""
-    targets, changes = [], {}
+    targets: list[str] = []
+    changes: dict[str, str | None] = {}
     for word in words:
         if "=" in word:
             key, _, value = word.partition("=")

@@ -4,11 +4,12 @@ DaemonSets), with kubectl's messages."""
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import sys
 import time
 from typing import Any
+
+from mini_kube.machinery.times import now_rfc3339
 
 from ..printing import tabulate, type_name
 from ..session import Session, Target, UsageError
@@ -62,7 +63,7 @@ def deployment_status(d: dict[str, Any]) -> tuple[str, bool]:
 
 
 def _workload_status(obj: dict[str, Any]) -> tuple[str, bool]:
-    kind, name = obj.get("kind"), obj["metadata"]["name"]
+    kind, name = str(obj.get("kind") or ""), obj["metadata"]["name"]
     spec, status = obj.get("spec") or {}, obj.get("status") or {}
     if kind == "Deployment":
         return deployment_status(obj)
@@ -156,7 +157,7 @@ def run_undo(session: Session) -> int:
 
 
 def run_restart(session: Session) -> int:
-    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    stamp = now_rfc3339()
     patch = {"spec": {"template": {"metadata": {"annotations": {"kubectl.kubernetes.io/restartedAt": stamp}}}}}
     for target in _targets(session):
         session.request("PATCH", target.resource.path(target.namespace, target.name), body=patch,

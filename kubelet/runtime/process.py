@@ -32,6 +32,7 @@ from ..cgroups.tree import PodCgroups
 from ..logs import LogWriter
 from ..seccomp import compile_filter
 from ..security import CAPABILITIES
+from ..userns import UserNamespaces
 from .base import Container, ContainerSpec, Runtime, Sandbox
 from .exec_check import ExecError, exec_problem
 from .node_namespaces import NodeNamespaces
@@ -43,10 +44,16 @@ KEEP = sorted({os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix), 
 TIOCGPTPEER = 0x5441  # the slave of a pty master, opened without a path lookup (Linux 4.13)
 TIOCSPTLCK = 0x40045431  # unlock the pty slave
 EXEC_SPEC = "MINI_KUBE_EXEC"  # the variable containerinit.py --enter reads its process's spec from
+MEMORY_VOLUMES = "memory-volumes"  # under a Pod's directory: its emptyDirs of medium Memory, each a tmpfs
 VOLUME_TMPFS = "memory"  # under a Pod's directory: where its token, Secret and ConfigMap volumes live (a tmpfs)
 
 
 class ProcessContainer(Container):
+    """A container that is a real process (its supervisor's group) with its log."""
+
+    pid: int  # always known: the process is started before the container is
+    log: LogWriter
+
     def __init__(self, proc: asyncio.subprocess.Process, log: LogWriter, pumps: list[asyncio.Task[None]],
                  container_id: str, cgroups: PodCgroups | None = None, cgroup: str = "",
                  started: asyncio.Future[bytes] | None = None, security: dict[str, Any] | None = None,
@@ -139,28 +146,49 @@ class ProcessRuntime(Runtime):
         self.unenforced = unenforced  # without cgroups: why resources.limits are not enforced
         self.hide = hide  # host directories no container may see (the node's root dir, the data dir)
         self.node = NodeNamespaces(network, node_name, node_ip)  # what hostNetwork/hostPID/hostIPC Pods share
+        self.user_namespaces = UserNamespaces()  # the ID blocks of Pods with `hostUsers: false`
 
     async def create_sandbox(self, pod: dict[str, Any], ip: str, directory: str) -> Sandbox:
         """The Pod's namespaces: network (a veth on the cluster bridge with the Pod's IP), UTS, IPC, PID and a
         mount namespace holding a tmpfs for its secret volumes, or the node's network, UTS, PID and IPC
-        namespaces where the spec asks (hostNetwork, hostPID, hostIPC)."""
+        namespaces where the spec asks (hostNetwork, hostPID, hostIPC). With `hostUsers: false`, a user namespace
+        of its own, its 65536 IDs a block no other Pod on the machine has (kubelet/userns.py), owns the network,
+        UTS and IPC namespaces (its root may bind port 80 there); it is held by a process of its own outside the
+        Pod's PID namespace. The PID and mount namespaces stay the host root's, as their holder does: nothing in
+        the Pod may signal or trace that process (whose root is the host's), and only the runtime mounts."""
         spec = pod.get("spec") or {}
+        uid = pod["metadata"]["uid"]
+        loop = asyncio.get_running_loop()
         host_network, host_pid, host_ipc = (bool(spec.get(k)) for k in ("hostNetwork", "hostPID", "hostIPC"))
         join: dict[str, str] = {}
         if host_network or host_pid or host_ipc:
             node = await self.node.ensure()
             join = {**({"net": node.netns, "uts": f"/proc/{node.pid}/ns/uts"} if host_network else {}),
                     **({"ipc": f"/proc/{node.pid}/ns/ipc"} if host_ipc else {})}
-        holder = Holder(net=not host_network, uts=not host_network, ipc=not host_ipc, pid=not host_pid, mount=True,
-                        join=join)
-        uid = pod["metadata"]["uid"]
+        ids = await loop.run_in_executor(None, self.user_namespaces.allocate, uid) if spec.get(
+            "hostUsers") is False else None
+        users: Holder | None = None
+        try:
+            if ids is not None:
+                users = Holder(user=True, uts=True, ipc=True)
+                await loop.run_in_executor(None, users.wait_ready)
+                users.map_ids(ids.line(), ids.line())
+                join = {"net": users.netns, "uts": f"/proc/{users.pid}/ns/uts", "ipc": f"/proc/{users.pid}/ns/ipc"}
+            own = users is None  # the Pod's network, UTS and IPC namespaces are made here (else joined)
+            holder = Holder(net=own and not host_network, uts=own and not host_network, ipc=own and not host_ipc,
+                            pid=not host_pid, mount=True, join=join)
+        except BaseException:
+            if users is not None:
+                users.close()
+            self.user_namespaces.release(uid)
+            raise
         host_side = f"v{uid.replace('-', '')[:12]}"
         net = self.network
         hostname = spec.get("hostname") or pod["metadata"]["name"]
         memory = Path(directory) / VOLUME_TMPFS
         memory.mkdir(parents=True, exist_ok=True)
         try:  # a failure leaves nothing behind (the kubelet tries again): the holder takes its namespaces along
-            await asyncio.get_running_loop().run_in_executor(None, holder.wait_ready)
+            await loop.run_in_executor(None, holder.wait_ready)
             if not host_network:
                 await _ip(net.netns, f"link add {host_side} type veth peer name eth0 netns {holder.pid}\n"
                                      f"link set {host_side} master mk0 up\n")
@@ -173,6 +201,9 @@ class ProcessRuntime(Runtime):
                        "sh", "-c", setup)
         except BaseException:
             holder.close()
+            if users is not None:
+                users.close()
+            self.user_namespaces.release(uid)
             raise
         base = Path(directory)
         (base / "etc").mkdir(parents=True, exist_ok=True)
@@ -181,6 +212,9 @@ class ProcessRuntime(Runtime):
         extra: dict[str, Any] = {"holder": holder, "pod": pod}
         if host_pid:
             extra["pidns"] = self.node.pidns
+        if users is not None and ids is not None:  # what containerinit.py maps mounts through, and who root is
+            extra["users"] = users
+            extra["userns"] = {"path": users.userns, "owner": ids.host}
         return Sandbox(uid=uid, ip=ip, directory=directory, netns=holder.netns, extra=extra,
                        memory=(f"/proc/{holder.pid}/root{memory}", str(memory)))
 
@@ -207,6 +241,7 @@ class ProcessRuntime(Runtime):
                                          "pidns": sandbox.extra.get("pidns") or holder.pidns, "env": spec.env,
                                          "started_fd": started_w, "keep": KEEP, "hide": hide,
                                          "security": security, "layers": spec.layers,
+                                         "userns": sandbox.extra.get("userns"),
                                          "setuid": [[target, shutil.which(program) or program]
                                                     for target, program in spec.setuid],
                                          "cgroups": self.cgroups.join_files(cgroup) if self.cgroups else []}))
@@ -250,7 +285,7 @@ class ProcessRuntime(Runtime):
             sandbox.extra["cgroup"] = self.cgroups.create_pod(sandbox.extra["pod"])
         return self.cgroups.create_container(sandbox.extra["cgroup"], container_id, spec.resources)
 
-    async def exec(self, sandbox: Sandbox, container: Container, argv: list[str], *, tty: bool,
+    async def exec(self, sandbox: Sandbox | None, container: Container, argv: list[str], *, tty: bool,
                    env: dict[str, str] | None = None) -> asyncio.subprocess.Process:
         """A process in the container's namespaces, root and working directory, with its environment."""
         if isinstance(container, ProcessContainer):
@@ -320,13 +355,34 @@ class ProcessRuntime(Runtime):
     async def close(self) -> None:
         """Remove the node's cgroups and namespaces."""
         self.node.close()
+        self.user_namespaces.release_all()
         if self.cgroups is not None:
             await self.cgroups.close()
 
+    async def memory_volume(self, sandbox: Sandbox, name: str, size: int) -> tuple[str, str] | None:
+        """A tmpfs of its own in the Pod's mount namespace (under `memory-volumes/`), mounted once."""
+        holder: Holder | None = sandbox.extra.get("holder")
+        if holder is None:
+            return None
+        made: dict[str, tuple[str, str]] = sandbox.extra.setdefault("memory_volumes", {})
+        if name not in made:
+            path = Path(sandbox.directory) / MEMORY_VOLUMES / name
+            path.mkdir(parents=True, exist_ok=True)
+            await _run("nsenter", f"--mount=/proc/{holder.pid}/ns/mnt", "--", "mount", "-t", "tmpfs", "-o",
+                       f"size={size},mode=0777", "tmpfs", str(path))
+            made[name] = (f"/proc/{holder.pid}/root{path}", str(path))
+        return made[name]
+
     async def remove_sandbox(self, sandbox: Sandbox) -> None:
         holder: Holder | None = sandbox.extra.pop("holder", None)
-        if holder is not None:
+        users: Holder | None = sandbox.extra.pop("users", None)
+        if holder is not None and users is not None:  # the block is free once no process of the Pod is left
+            await asyncio.get_running_loop().run_in_executor(None, functools.partial(holder.close, wait=5.0))
+        elif holder is not None:
             holder.close()
+        if users is not None:
+            users.close()
+        self.user_namespaces.release(sandbox.uid)
         cgroup = sandbox.extra.pop("cgroup", None)
         if self.cgroups is not None and cgroup:
             await self.cgroups.remove(cgroup)

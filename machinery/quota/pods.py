@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import datetime as dt
-import re
 from decimal import Decimal
 from typing import Any
 
 from mini_kube.machinery.labels import matches as selector_matches
+from mini_kube.machinery.names import is_qualified_name
 from mini_kube.machinery.quantity import SUMS, parse_quantity
 from mini_kube.machinery.times import parse_time
 
@@ -23,8 +23,6 @@ POD_RESOURCE_PREFIXES = (HUGEPAGES_PREFIX, REQUESTS_PREFIX + HUGEPAGES_PREFIX)
 # "if a quota tracks cpu or memory, each container must ask for it" (upstream calls it a mistake it keeps)
 VALIDATION_SET = frozenset(("cpu", "memory", "requests.cpu", "requests.memory", "limits.cpu", "limits.memory"))
 QOS_RESOURCES = ("cpu", "memory")
-_QUALIFIED = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
-                        r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 
 
 def is_native(name: str) -> bool:
@@ -36,8 +34,7 @@ def is_extended(name: str) -> bool:
     """An extended resource a container may request (`example.com/dongle`), counted as `requests.<name>`."""
     if is_native(name) or name.startswith(REQUESTS_PREFIX):
         return False
-    prefix, _, rest = (REQUESTS_PREFIX + name).partition("/")
-    return len(prefix) <= 253 and len(rest) <= 63 and bool(_QUALIFIED.match(REQUESTS_PREFIX + name))
+    return not is_qualified_name(REQUESTS_PREFIX + name)
 
 
 def is_extended_for_quota(name: str) -> bool:

@@ -5,6 +5,7 @@ reason NodePorts, as upstream's kubelet); another protocol or another node is ad
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from tests.helpers import kubectl
 
@@ -38,3 +39,38 @@ def test_a_pod_whose_host_port_is_taken_on_its_node_is_rejected(simulated_cluste
     events = kubectl(kube, "-n", ns, "get", "events", "--field-selector", "involvedObject.name=same",
                      "-o", "jsonpath={.items[*].reason}").stdout.split()
     assert "NodePorts" in events
+
+
+def test_a_pod_asking_for_an_apparmor_profile_the_node_cannot_enforce_is_rejected(simulated_cluster):
+    """AppArmor, as upstream's admit handler: any profile but Unconfined (the Pod's, a container's, or the
+    deprecated annotation) is refused with the host's reason, where the profile cannot be enforced; here the
+    kernel has no AppArmor (this machine's), or mini-kube's runtimes, which apply no profile, run on one."""
+    kube = simulated_cluster
+    ns = new_namespace(kube)
+    node = kube.nodes.kubelets[0].name
+    enabled = Path("/sys/module/apparmor/parameters/enabled")
+    host = (Path("/sys/kernel/security/apparmor").exists() and enabled.exists()
+            and enabled.read_text().startswith("Y"))
+    why = "the node's runtime does not apply AppArmor profiles" if host else "AppArmor is not enabled on the host"
+    app = {"name": "app", "image": "nginx"}
+    confined = [pod("runtime-default", app, node=node, securityContext={"appArmorProfile": {"type": "RuntimeDefault"}}),
+                pod("localhost", {**app, "securityContext": {"appArmorProfile": {
+                    "type": "Localhost", "localhostProfile": "k8s-deny-write"}}}, node=node),
+                {**pod("annotated", app, node=node), "metadata": {"name": "annotated", "annotations": {
+                    "container.apparmor.security.beta.kubernetes.io/app": "runtime/default"}}}]
+    unconfined = [pod("unconfined", {**app, "securityContext": {"appArmorProfile": {"type": "Unconfined"}}},
+                      node=node, securityContext={"appArmorProfile": {"type": "Unconfined"}}),
+                  {**pod("annotated-unconfined", app, node=node), "metadata": {
+                      "name": "annotated-unconfined",
+                      "annotations": {"container.apparmor.security.beta.kubernetes.io/app": "unconfined"}}}]
+    for body in confined + unconfined:
+        kubectl(kube, "-n", ns, "create", "-f", "-", input=json.dumps(body))
+    for body in confined:
+        name = body["metadata"]["name"]
+        status = eventually(lambda n=name: (s := status_of(kube, ns, n)).get("phase") == "Failed" and s)
+        assert status["reason"] == "AppArmor" and status["message"] == f"Pod was rejected: Cannot enforce AppArmor: {why}"
+    for body in unconfined:
+        eventually(lambda n=body["metadata"]["name"]: status_of(kube, ns, n).get("phase") == "Running")
+    events = kubectl(kube, "-n", ns, "get", "events", "--field-selector", "involvedObject.name=localhost",
+                     "-o", "jsonpath={.items[*].message}").stdout
+    assert f"Cannot enforce AppArmor: {why}" in events

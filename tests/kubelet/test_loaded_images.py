@@ -143,3 +143,23 @@ def test_exec_runs_in_the_image(kube, ns):
     assert out.returncode == 2 and "cannot access '/usr'" in out.stderr  # the image has no /usr: ls fails
     missing = kubectl(kube, "-n", ns, "exec", "ex", "--", "python3", "-V", check=False)
     assert missing.returncode != 0 and 'exec: "python3": executable file not found in $PATH' in missing.stderr
+
+
+def test_a_loaded_image_runs_in_the_pods_user_namespace(kube, ns):
+    """hostUsers: false: the image's files are root's inside (its layers mounted through the Pod's mapping),
+    root in the Pod changes them in its own writable layer, where the host sees the Pod's unprivileged ID."""
+    body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "mapped"},
+            "spec": {"hostUsers": False, "restartPolicy": "Never", "securityContext": {"runAsUser": 0},
+                     "containers": [{"name": "main", "image": "shell:1", "command": ["/bin/sh", "-c"],
+                                     "args": ["cat /proc/self/uid_map; id -u; ls -ln /app/hello.txt /etc/passwd; "
+                                              "echo changed > /app/hello.txt && cat /app/hello.txt; "
+                                              "ls -ln /app/hello.txt; ls -lnd /"]}]}}
+    kubectl(kube, "-n", ns, "apply", "-f", "-", input=json.dumps(body))
+    status = finished(kube, ns, "mapped")
+    logs = kubectl(kube, "-n", ns, "logs", "mapped").stdout.splitlines()
+    assert status["phase"] == "Succeeded", (status, logs)
+    inside, host, length = (int(n) for n in logs[0].split())
+    assert (inside, length) == (0, 65536) and host >= 65536 and logs[1] == "0"
+    owners = [line.split()[2:4] for line in logs[2:4]]
+    assert owners == [["0", "0"], ["0", "0"]], logs  # the layers' files: root's, through the mapping
+    assert logs[4] == "changed" and logs[5].split()[2:4] == ["0", "0"] and logs[6].split()[2:4] == ["0", "0"]

@@ -251,6 +251,25 @@ def test_host_path_types_make_or_check_the_path(kube, ns, tmp_path):
     assert not (tmp_path / "absent").exists() and status_of(kube, ns, "check").get("phase") == "Pending"
 
 
+def test_an_empty_dir_lives_where_upstreams_kubelet_keeps_it(kube, ns):
+    """<kubelet root>/pods/<uid>/volumes/kubernetes.io~empty-dir/<name>, as upstream lays volumes out: another
+    Pod on the node reads what the first wrote there through a hostPath (as the conformance suite's SELinux
+    relabeling tests do, given the kubelet's root dir)."""
+    writer = {"name": "main", "image": "busybox", "command": ["sh", "-c", "echo hello > /vol/TEST; sleep 300"],
+              "volumeMounts": [{"name": "scratch", "mountPath": "/vol"}]}
+    kube.client.create(PODS, pod("writer", writer, volumes=[{"name": "scratch", "emptyDir": {}}]), ns)
+    wait_running(kube, ns, "writer")
+    uid = kube.client.get(PODS, "writer", ns)["metadata"]["uid"]
+    path = Path(kube.nodes.kubelets[0].root) / "pods" / uid / "volumes" / "kubernetes.io~empty-dir" / "scratch"
+    eventually(lambda: (path / "TEST").is_file())
+    reader = {"name": "main", "image": "busybox", "command": ["cat", "/vol/TEST"],
+              "volumeMounts": [{"name": "scratch", "mountPath": "/vol"}]}
+    kube.client.create(PODS, pod("reader", reader, restartPolicy="Never",
+                                 volumes=[{"name": "scratch", "hostPath": {"path": str(path)}}]), ns)
+    eventually(lambda: status_of(kube, ns, "reader").get("phase") == "Succeeded", timeout=30)
+    assert kubectl(kube, "-n", ns, "logs", "reader").stdout == "hello\n"
+
+
 def test_jobs_pods_complete_with_the_process_exit_code(kube, ns):
     run(kube, ns, "ok", "echo done", restartPolicy="Never")
     run(kube, ns, "bad", "exit 3", restartPolicy="Never")
@@ -377,6 +396,7 @@ def test_a_refused_probe_is_told_as_upstream_words_it(kube, ns):
     assert re.search(r"Warning\s+Unhealthy\s+.*kubelet\s+Liveness probe failed: dial tcp", lines), lines
 
 
+@pytest.mark.slow
 def test_probes_never_run_before_the_containers_root_is_built(kube, ns, tmp_path):
     """A container's /tmp is its own: a file in the host's /tmp is seen only by a process that is not really in
     the container yet (its root still being built). The first exec probe runs as the container starts."""
@@ -426,6 +446,7 @@ def test_graceful_termination_and_the_final_delete(kube, ns):
     assert killed["terminated"]["exitCode"] == 137  # SIGKILL after the grace period
 
 
+@pytest.mark.slow
 def test_port_forward_carries_http(kube, ns):
     kube.client.create(PODS, pod("web", {"name": "web", "image": "traefik/whoami", "readinessProbe": READY_ON_80}), ns)
     wait_running(kube, ns, "web")
@@ -530,6 +551,7 @@ def test_an_active_deadline_set_while_the_pod_runs_fails_it(kube, ns):
     assert status["reason"] == "DeadlineExceeded"
 
 
+@pytest.mark.slow
 def test_active_deadline_fails_the_pod(kube, ns):
     run(kube, ns, "late", "sleep 300", activeDeadlineSeconds=1, terminationGracePeriodSeconds=1)
     status = eventually(lambda: (s := status_of(kube, ns, "late")).get("phase") == "Failed" and s, timeout=20)

@@ -74,9 +74,9 @@ def field_value(f: Field, rnd: random.Random, depth: int) -> Any:
     if k == WRAPPER:
         return [rnd.choice(TEXT) for _ in range(rnd.randint(0, 2))]
     if k == SPECIAL_KIND:
-        return special_value(f.special or "", rnd, depth, f.message)  # type: ignore[arg-type]
+        return special_value(f.special or "", rnd, depth, f.nested())
     assert k == MESSAGE
-    return value_of(f.message, rnd, depth + 1)  # type: ignore[arg-type]
+    return value_of(f.nested(), rnd, depth + 1)
 
 
 def value_of(msg: Message, rnd: random.Random, depth: int) -> dict[str, Any]:

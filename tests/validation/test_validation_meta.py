@@ -9,7 +9,7 @@ import pytest
 from mini_kube.apiserver.errors import invalid_object
 from mini_kube.apiserver.validation import name_validator, validate_object_meta, validate_object_meta_update
 from mini_kube.apiserver.validation import validate_all as validate
-from mini_kube.apiserver.validation.names import name_is_dns_subdomain
+from mini_kube.machinery.names import name_is_dns_subdomain
 
 REPO = Path(__file__).resolve().parents[2]
 REFERENCE = REPO / "tests" / "fixtures" / "reference"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from mini_kube.apiserver.validation import names as n
+from mini_kube.machinery import names as n
 from mini_kube.machinery.quantity import parse_quantity
 
 SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "

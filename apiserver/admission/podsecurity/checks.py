@@ -136,7 +136,8 @@ def host_path_volumes(meta: Obj, spec: Obj) -> Violation | None:
 
 
 def host_ports(meta: Obj, spec: Obj) -> Violation | None:
-    bad_containers, ports = [], set()
+    bad_containers: list[str] = []
+    ports: set[str] = set()
     for c in containers(spec):
         used = [p.get("hostPort") for p in c.get("ports") or () if isinstance(p, dict) and p.get("hostPort")]
         if used:

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from mini_kube.machinery.names import is_dns1123_label, is_dns1123_subdomain
 
-from ...validation.names import is_dns1123_label, is_dns1123_subdomain
 from .api import (
     DEFAULT_POLICY,
     LATEST,

@@ -7,6 +7,8 @@ import struct
 from base64 import b64encode
 from typing import Any
 
+from mini_kube.machinery.duration import format_go_duration
+
 from . import special as sp
 from .envelope import MAGIC, parse_unknown
 from .errors import ProtobufError
@@ -109,7 +111,7 @@ def _value(f: Field, occ: Any, buf: bytes, depth: int) -> Any:
     if k == STRING:
         return buf[occ[0]:occ[1]].decode("utf-8")
     if k == MESSAGE:
-        return decode_struct(f.message, buf, occ[0], occ[1], depth + 1)
+        return decode_struct(f.nested(), buf, occ[0], occ[1], depth + 1)
     if k == INT32:
         return to_int32(occ)
     if k == INT64:
@@ -119,23 +121,24 @@ def _value(f: Field, occ: Any, buf: bytes, depth: int) -> Any:
     if k == BYTES:
         return b64encode(buf[occ[0]:occ[1]]).decode("ascii")
     if k == SPECIAL_KIND:
-        return decode_special(f.message, buf, occ[0], occ[1], depth + 1)
+        return decode_special(f.nested(), buf, occ[0], occ[1], depth + 1)
     if k == WRAPPER:
-        items = decode_struct(f.message, buf, occ[0], occ[1], depth + 1).get("items")
+        items = decode_struct(f.nested(), buf, occ[0], occ[1], depth + 1).get("items")
         return items if items is not None else []
     return _double(occ)
 
 
 def _zero_message(f: Field, depth: int) -> Any:
     if f.kind == SPECIAL_KIND:
-        return decode_special(f.message, b"", 0, 0, depth + 1)
+        return decode_special(f.nested(), b"", 0, 0, depth + 1)
     if f.kind == WRAPPER:
         return []
-    return decode_struct(f.message, b"", 0, 0, depth + 1)
+    return decode_struct(f.nested(), b"", 0, 0, depth + 1)
 
 
 def _map(f: Field, occs: list, buf: bytes, depth: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    value_wire = f.entry_value().wire
     for s, e in occs:
         k: str = ""
         v: Any = None
@@ -147,7 +150,7 @@ def _map(f: Field, occs: list, buf: bytes, depth: int) -> dict[str, Any]:
             if num == 1 and wire == LEN:
                 a, pos = read_len(buf, pos, e)
                 k = buf[a:pos].decode("utf-8")
-            elif num == 2 and wire == f.map_value.wire:
+            elif num == 2 and wire == value_wire:
                 if wire == LEN:
                     v = read_len(buf, pos, e)
                     pos = v[1]
@@ -190,7 +193,7 @@ def decode_struct(msg: Message, buf: bytes, pos: int, end: int, depth: int,
                 elif a == ABSENT_ZERO_SCALAR:
                     out[f.name] = _ZERO[f.kind]
                 else:
-                    out.update(decode_struct(f.message, b"", 0, 0, depth + 1))
+                    out.update(decode_struct(f.nested(), b"", 0, 0, depth + 1))
                 continue
             if f.repeated:
                 out[f.name] = [_value(f, o, buf, depth) for o in occ]
@@ -250,7 +253,7 @@ def decode_special(msg: Message, buf: bytes, pos: int, end: int, depth: int) -> 
             return buf[span[0]:span[1]].decode("utf-8")
         raise ProtobufError(f"impossible IntOrString.Type {typ}")
     if code == sp.DURATION:
-        return sp.format_duration(to_int64(_fields_of(msg, buf, pos, end).get(1, 0)))
+        return format_go_duration(to_int64(_fields_of(msg, buf, pos, end).get(1, 0)))
     if code in (sp.RAWEXT, sp.RAWJSON):
         span = _fields_of(msg, buf, pos, end).get(1)
         if span is None or span[0] == span[1]:

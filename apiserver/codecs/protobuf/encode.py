@@ -61,7 +61,7 @@ def _emit(out: bytearray, f: Field, v: Any, depth: int) -> None:
             raise ProtobufError(f"expected a string, got {_type_name(v)}")
         append_len(out, f.tag, v.encode("utf-8"))
     elif k == MESSAGE:
-        append_len(out, f.tag, encode_struct(f.message, {} if v is None else v, depth + 1))
+        append_len(out, f.tag, encode_struct(f.nested(), {} if v is None else v, depth + 1))
     elif k in (INT32, INT64):
         out += f.tag
         out += varint(_int(f, v))
@@ -78,13 +78,13 @@ def _emit(out: bytearray, f: Field, v: Any, depth: int) -> None:
         except (binascii.Error, ValueError):
             raise ProtobufError("illegal base64 data") from None
     elif k == SPECIAL_KIND:
-        append_len(out, f.tag, encode_special(f.message, v, depth + 1))
+        append_len(out, f.tag, encode_special(f.nested(), v, depth + 1))
     elif k == WRAPPER:
         if v is None:
             v = []
         if not isinstance(v, list):
             raise ProtobufError(f"expected an array, got {_type_name(v)}")
-        append_len(out, f.tag, encode_struct(f.message, {"items": v}, depth + 1))
+        append_len(out, f.tag, encode_struct(f.nested(), {"items": v}, depth + 1))
     else:  # DOUBLE
         if isinstance(v, bool) or not isinstance(v, int | float):
             raise ProtobufError(f"expected a number, got {_type_name(v)}")
@@ -101,7 +101,7 @@ def _map_entry(f: Field, key: str, v: Any, depth: int) -> bytearray:
         if f.kind == STRING:
             entry += b"\x12\x00"
         return entry
-    _emit(entry, f.map_value, v, depth)
+    _emit(entry, f.entry_value(), v, depth)
     return entry
 
 
@@ -178,6 +178,7 @@ def encode_special(msg: Message, v: Any, depth: int) -> bytes | bytearray:
         except (TypeError, ValueError) as e:
             raise ProtobufError(f"cannot embed value as JSON: {e}") from None
         return b"\x0a" + varint(len(raw)) + raw
+    d: dict[str, Any]
     if code == sp.ORARRAY:
         d = {} if v is None else {"JSONSchemas": v} if isinstance(v, list) else {"Schema": v}
     elif code == sp.ORBOOL:

@@ -41,6 +41,18 @@ class Field:
     nilable: bool = False     # Go can hold nil here (pointer, slice, map, []byte): absent stays absent
     absent: int = ABSENT_SKIP  # what the JSON form shows when the field is not on the wire
 
+    def nested(self) -> Message:
+        """The message a MESSAGE, SPECIAL_KIND or WRAPPER field holds (a scalar field has none)."""
+        if self.message is None:
+            raise TypeError(f"field {self.name!r} holds a scalar, not a message")
+        return self.message
+
+    def entry_value(self) -> Field:
+        """A map field's entry value field (number 2)."""
+        if self.map_value is None:
+            raise TypeError(f"field {self.name!r} is not a map")
+        return self.map_value
+
 
 @dataclass(slots=True, eq=False)
 class Message:

@@ -7,30 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from mini_kube.machinery.labels import selector_string
+
 from ... import errors
 from ...crd.serving import served
 from ...crd.strategy import apply_scale, scale_of
 from ...resources import ResourceType
 from ..cache import Entry
 from ..generic import Registry, WriteOptions
-
-
-def selector_string(selector: dict[str, Any] | None) -> str:
-    """A metav1.LabelSelector as the string form Scale.status.selector carries."""
-    if not selector:
-        return ""
-    parts = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
-    for expr in selector.get("matchExpressions") or ():
-        op, key, values = expr.get("operator"), expr.get("key"), sorted(expr.get("values") or ())
-        if op == "In":
-            parts.append(f"{key} in ({','.join(values)})")
-        elif op == "NotIn":
-            parts.append(f"{key} notin ({','.join(values)})")
-        elif op == "Exists":
-            parts.append(key)
-        elif op == "DoesNotExist":
-            parts.append(f"!{key}")
-    return ",".join(sorted(parts))
 
 
 def path_get(obj: dict[str, Any], path: str) -> Any:
@@ -69,7 +53,7 @@ def to_scale(res: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
     selector = path_get(obj, selector_path) if selector_path else None
     status: dict[str, Any] = {"replicas": path_get(obj, status_path) or 0}
     if isinstance(selector, dict):
-        status["selector"] = selector_string(selector)
+        status["selector"] = selector_string(selector) or ""
     elif isinstance(selector, str) and selector:
         status["selector"] = selector
     return {"kind": "Scale", "apiVersion": "autoscaling/v1",
