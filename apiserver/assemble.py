@@ -17,13 +17,14 @@ from dataclasses import dataclass
 from mini_kube.store import Store
 
 from . import datadir
-from .admission import AdmissionChain
+from .admission import AdmissionChain, config_validation
 from .admission.plugins import default_plugins
-from .admission.webhook_client import WebhookClient
+from .admission.webhook_client import CallError, WebhookClient
 from .app import HandlerChain
 from .auth.admission import RbacEscalation
 from .auth.security import Security, insecure
 from .config import ServerConfig
+from .crd.conversion_webhook import WebhookConverter
 from .crd_controller import CrdController
 from .discovery import Discovery
 from .handlers.kubelet_proxy import KubeletClient
@@ -40,8 +41,9 @@ from .registry.cache import ObjectCache
 from .registry.generic import Registry
 from .registry.kinds import builtin_resources
 from .registry.reader import ObjectReader
-from .registry.rest.binding import BindingREST
+from .registry.rest.binding import BindingREST, BindingsREST
 from .registry.rest.eviction import EvictionREST
+from .registry.rest.reviews import AUTHN, review_storage
 from .registry.setup import build_registry
 from .resources import ResourceRegistry
 from .store_health import StoreHealth
@@ -97,11 +99,9 @@ def build_security(config: ServerConfig, objects: ObjectReader) -> Security:
 
 
 def build_admission(config: ServerConfig, objects: ObjectReader, security: Security,
-                    lifecycle: Lifecycle) -> AdmissionChain:
+                    webhooks: WebhookClient) -> AdmissionChain:
     """The built-in plugins in upstream's order, with RBAC escalation checks when authorization is on (before
     ResourceQuota, which stays last: it charges only writes every other plugin let through)."""
-    webhooks = WebhookClient(objects)
-    lifecycle.on_stop(webhooks.close)
     plugins = default_plugins(objects, webhooks,
                               require_default_service_account=config.require_default_service_account,
                               admission_control_config_file=config.admission_control_config_file)
@@ -113,17 +113,22 @@ def build_admission(config: ServerConfig, objects: ObjectReader, security: Secur
 def build_subresources(registry: Registry, objects: ObjectReader, security: Security,
                        kubelets: KubeletClient) -> SubresourceTable:
     """Subresources beyond status and scale, and the request-only kinds."""
-    binding = PodBinding(BindingREST(registry))
+    binding = BindingREST(registry)
     table = SubresourceTable()
     table.subresources.update(PodStreams(registry, objects, kubelets).handlers())
     table.subresources[("", "pods", "eviction")] = PodEviction(EvictionREST(registry))
-    table.subresources[("", "pods", "binding")] = binding.subresource
-    table.kinds[("", "Binding")] = binding.legacy
-    table.kinds.update(security.review_kinds)
-    if security.tokens is not None:
-        from .handlers.token_request import TokenRequests  # JWT signing: only secure servers issue tokens
+    table.subresources[("", "pods", "binding")] = PodBinding(binding).subresource
+    table.kinds[("", "Binding")] = BindingsREST(binding)
+    table.kinds.update(review_storage(security.rbac))
+    if security.tokens is not None and security.authenticate_credentials is not None:
+        # JWT signing and the authenticators: only secure servers issue and review tokens
+        from .handlers.token_request import TokenRequests
+        from .registry.rest.tokens import TokenRequestREST, token_review_storage
 
-        table.subresources[("", "serviceaccounts", "token")] = TokenRequests(registry, objects, security.tokens)
+        table.subresources[("", "serviceaccounts", "token")] = TokenRequests(
+            TokenRequestREST(registry, objects, security.tokens))
+        table.kinds[(AUTHN, "TokenReview")] = token_review_storage(security.authenticate_credentials,
+                                                                   security.tokens.api_audiences)
     return table
 
 
@@ -134,13 +139,16 @@ async def assemble(config: ServerConfig, lifecycle: Lifecycle, ready: Callable[[
         if config.data_dir != ":memory:":
             datadir.secure_files(config.data_dir)
         cache, stop_feeding_cache = await load_cache(store, config)
+        config_validation.register()  # before the rows take their validators from the table
         resources = ResourceRegistry(builtin_resources(config.service_cidr, config.node_port_range))
         objects = ObjectReader(resources, cache)
         security = build_security(config, objects)
         lifecycle.on_stop(security.close)
-        admission = build_admission(config, objects, security, lifecycle)
+        webhooks = WebhookClient(objects)  # admission and conversion webhooks
+        lifecycle.on_stop(webhooks.close)
+        admission = build_admission(config, objects, security, webhooks)
         registry = build_registry(store, cache, resources, admission)
-        crds = CrdController(registry)
+        crds = CrdController(registry, WebhookConverter(webhooks.post, CallError))
         crds.start()  # serve the stored CRDs; follow every CRD write from here on
         lifecycle.on_stop(crds.stop)
         kubelets = KubeletClient()

@@ -1,23 +1,36 @@
-"""Writing a kubeconfig that real kubectl and client libraries use as it is."""
+"""Writing kubeconfigs that real kubectl and client libraries use as they are (reading them is\nmachinery.kubeconfig's)."""
 
 from __future__ import annotations
 
+import base64
 import os
 from pathlib import Path
-from typing import Any
+
+import yaml
 
 
-def kubeconfig_dict(server_url: str, user: dict[str, Any] | None = None,
-                    cluster_extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    cluster = {"server": server_url, **(cluster_extra or {})}
-    return {
-        "apiVersion": "v1", "kind": "Config", "preferences": {},
-        "clusters": [{"name": "mini-kube", "cluster": cluster}],
-        "users": [{"name": "mini-kube", "user": user or {}}],
-        "contexts": [{"name": "mini-kube", "context": {"cluster": "mini-kube", "user": "mini-kube",
-                                                        "namespace": "default"}}],
-        "current-context": "mini-kube",
+def kubeconfig_text(server_url: str, *, name: str = "mini-kube", ca_pem: bytes | None = None,
+                    user: dict[str, str] | None = None, namespace: str | None = None) -> str:
+    """A kubeconfig whose cluster, context and user are all named `name`: the server (and its CA when given),
+    the user's credentials (kubeconfig keys: `token`, `client-certificate-data`, ...), the context's namespace."""
+    cluster = {"server": server_url}
+    if ca_pem is not None:
+        cluster["certificate-authority-data"] = pem_data(ca_pem)
+    context = {"cluster": name, "user": name, **({"namespace": namespace} if namespace else {})}
+    config = {
+        "apiVersion": "v1", "kind": "Config",
+        "clusters": [{"name": name, "cluster": cluster}],
+        "contexts": [{"name": name, "context": context}],
+        "current-context": name,
+        "preferences": {},
+        "users": [{"name": name, "user": user or {}}],
     }
+    return yaml.safe_dump(config, sort_keys=False)
+
+
+def pem_data(pem: bytes) -> str:
+    """PEM bytes as a kubeconfig's `*-data` fields carry them (base64)."""
+    return base64.b64encode(pem).decode("ascii")
 
 
 def write_kubeconfig(path: str, text: str) -> str:

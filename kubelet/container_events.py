@@ -13,6 +13,8 @@ import time
 import zlib
 from typing import Any, Protocol
 
+from mini_kube.machinery.duration import format_go_duration
+
 from .images import Image, pull_error
 from .imagestore.local import LocalImage
 from .records import ContainerRecord
@@ -29,18 +31,6 @@ def field_path(record: ContainerRecord, ephemeral: bool = False) -> str:
     """Where the container is in the Pod's spec, as upstream's container references name it."""
     kind = "initContainers" if record.init else "ephemeralContainers" if ephemeral else "containers"
     return f"spec.{kind}{{{record.name}}}"
-
-
-def go_duration(seconds: float) -> str:
-    """A duration truncated to milliseconds, as Go's time.Duration prints it (`523ms`, `1.2s`, `2m3.5s`)."""
-    ms = int(seconds * 1000)
-    if ms == 0:
-        return "0s"
-    if ms < 1000:
-        return f"{ms}ms"
-    minutes, rest = divmod(ms, 60_000)
-    secs = f"{rest // 1000}.{rest % 1000:03d}".rstrip("0").rstrip(".") + "s"
-    return f"{minutes}m{secs}" if minutes else secs
 
 
 def image_size(image: str) -> int:
@@ -61,7 +51,7 @@ async def ensure_image(events: Emitter, pod: dict[str, Any], spec: dict[str, Any
     events.emit(pod, "Pulling", f'Pulling image "{image}"', field_path=path)
     started = time.monotonic()
     await asyncio.sleep(PULL_SECONDS)
-    took = go_duration(time.monotonic() - started)
+    took = format_go_duration(int((time.monotonic() - started) * 1000) * 1_000_000)  # truncated to ms
     events.emit(pod, "Pulled", f'Successfully pulled image "{image}" in {took} ({took} including waiting). '
                                f"Image size: {getattr(found, 'size', 0) or image_size(image)} bytes.", field_path=path)
 

@@ -446,6 +446,14 @@ def _xattr(path, name):
         return b""
 
 
+def said(call, what, *args):
+    """`call(*args)`, its error saying what was tried (as runc's messages do)."""
+    try:
+        call(*args)
+    except OSError as exc:
+        raise OSError(exc.errno, f"{what}: {exc.strerror}") from None
+
+
 def drop_privileges(security, last_cap):
     """The container's identity: capability bounding set (a root process gets exactly it at exec, any other
     user none), supplementary groups, gid, uid, no_new_privs when asked, and the seccomp filter: as runc, last
@@ -459,12 +467,12 @@ def drop_privileges(security, last_cap):
                 err = ctypes.get_errno()
                 raise OSError(err, f"drop capability {cap}: {os.strerror(err)}")
     program = bytes.fromhex(security.get("seccomp") or "")
-    os.setgroups(security.get("groups") or [])
     gid, uid = security.get("gid", 0), security.get("uid", 0)
-    os.setresgid(gid, gid, gid)
+    said(os.setgroups, "setgroups", security.get("groups") or [])
+    said(os.setresgid, f"setresgid {gid}", gid, gid, gid)
     if program and not security.get("noNewPrivs"):
         load_seccomp(program)
-    os.setresuid(uid, uid, uid)
+    said(os.setresuid, f"setresuid {uid}", uid, uid, uid)  # an ID the user namespace does not map: EINVAL
     if security.get("noNewPrivs") and libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"no_new_privs: {os.strerror(err)}")
@@ -567,6 +575,25 @@ def main():
         for signum in FORWARDED:
             signal.signal(signum, signal.SIG_DFL)
     join_cgroups(spec.get("cgroups") or ())
+    argv, env = spec["argv"], spec["env"]
+    try:
+        prepare(spec)
+    except OSError as exc:  # as a runtime's container init failing: the start's failure, saying why
+        fail(started, f"error during container init: {exc.strerror or exc}\n")
+    try:
+        os.execvpe(argv[0], argv, env)
+    except OSError as exc:
+        if not isinstance(exc, FileNotFoundError):
+            what = exc.strerror
+        elif "/" in argv[0]:
+            what = f"stat {argv[0]}: no such file or directory"
+        else:
+            what = "executable file not found in $PATH"
+        fail(started, f'exec: "{argv[0]}": {what}\n')
+
+
+def prepare(spec):
+    """Everything between the container's cgroups and its command: its root, mounts and identity."""
     security = spec.get("security") or {}
     with open("/proc/sys/kernel/cap_last_cap") as handle:
         last_cap = int(handle.read())
@@ -581,7 +608,8 @@ def main():
     for target, source in (spec.get("files") or {}).items():
         root.bind(source, target, False)
     root.setuid_programs(spec.get("setuid") or ())
-    root.mask()
+    if not security.get("unmaskedProc"):  # procMount: Unmasked: none of the runtime's masked or read-only paths
+        root.mask()
     workdir = spec.get("workdir") or "/"
     root.ensure(workdir, True)
     root.finish(bool(security.get("readOnlyRoot")))
@@ -592,22 +620,15 @@ def main():
     if userns_fd is not None:
         join_user_namespace(userns_fd)
     drop_privileges(security, last_cap)
-    argv, env = spec["argv"], spec["env"]
-    try:
-        os.execvpe(argv[0], argv, env)
-    except OSError as exc:
-        if not isinstance(exc, FileNotFoundError):
-            what = exc.strerror
-        elif "/" in argv[0]:
-            what = f"stat {argv[0]}: no such file or directory"
-        else:
-            what = "executable file not found in $PATH"
-        message = f'exec: "{argv[0]}": {what}\n'
-        if started is not None:  # the kubelet reads it as the start's failure (the container never ran)
-            os.write(started, message.encode())
-        else:
-            sys.stderr.write(message)
-        sys.exit(128)
+
+
+def fail(started, message):
+    """The container never ran: the kubelet reads why from the start pipe (else it is on stderr); exit 128."""
+    if started is not None:
+        os.write(started, message.encode()[:4096])
+    else:
+        sys.stderr.write(message)
+    sys.exit(128)
 
 
 ENTERED = (("ipc", 0x08000000), ("uts", 0x04000000), ("net", 0x40000000), ("pid", CLONE_NEWPID),

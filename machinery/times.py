@@ -28,16 +28,33 @@ def now_micro() -> str:
     return format_micro(now())
 
 
+def _utc(moment: dt.datetime) -> dt.datetime:
+    """`moment` in UTC (a naive datetime is taken as UTC already, as Go has no naive times)."""
+    return moment.replace(tzinfo=dt.UTC) if moment.tzinfo is None else moment.astimezone(dt.UTC)
+
+
 def format_time(moment: dt.datetime) -> str:
     """A metav1.Time: UTC, to the second."""
-    return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _utc(moment).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def format_micro(moment: dt.datetime) -> str:
     """A metav1.MicroTime: UTC, to the microsecond."""
-    return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return _utc(moment).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def parse_time(text: str | None) -> dt.datetime | None:
-    """A Time or MicroTime as written above (`Z` or an offset); None when unset."""
-    return dt.datetime.fromisoformat(text.replace("Z", "+00:00")) if text else None
+    """A Time or MicroTime as written above (`Z`, `z` or an offset; none: UTC); None when unset, ValueError when
+    it is not RFC 3339."""
+    if not text:
+        return None
+    parsed = dt.datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=dt.UTC)
+
+
+def try_parse_time(text: str | None) -> dt.datetime | None:
+    """parse_time, with None also for text that is not a time (what printers and sorters want)."""
+    try:
+        return parse_time(text)
+    except (TypeError, ValueError):
+        return None

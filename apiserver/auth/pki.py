@@ -6,7 +6,6 @@ Also the kubeconfig that carries them and the server's TLS context (client certs
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
 import ipaddress
 import os
@@ -16,13 +15,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from mini_kube.apiserver import kubeconfig
 from mini_kube.apiserver.auth.user import SYSTEM_MASTERS
+from mini_kube.apiserver.kubeconfig import pem_data
 from mini_kube.machinery import times
 
 ADMIN_USER = "kubernetes-admin"
@@ -248,39 +248,19 @@ def ensure_pki(data_dir: Path, hosts: list[str]) -> Pki:
     return pki
 
 
-def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode()
-
-
 def kubeconfig_yaml(server_url: str, pki: Pki | None, *, name: str = "mini-kube",
                     client_cert_pem: bytes | None = None, client_key_pem: bytes | None = None,
                     token: str | None = None, namespace: str | None = None) -> str:
     """A kubeconfig with cluster, context and user all named `name`; admin credentials by default."""
-    cluster: dict[str, str] = {"server": server_url}
     user: dict[str, str] = {}
-    if pki is not None and server_url.startswith("https://"):
-        cluster["certificate-authority-data"] = _b64(pki.ca_pem)
     if token is not None:
         user["token"] = token
     elif client_cert_pem is not None and client_key_pem is not None:
-        user["client-certificate-data"] = _b64(client_cert_pem)
-        user["client-key-data"] = _b64(client_key_pem)
+        user = {"client-certificate-data": pem_data(client_cert_pem), "client-key-data": pem_data(client_key_pem)}
     elif pki is not None:
-        user["client-certificate-data"] = _b64(pki.admin_cert_pem)
-        user["client-key-data"] = _b64(pki.admin_key_pem)
-    context: dict[str, str] = {"cluster": name, "user": name}
-    if namespace:
-        context["namespace"] = namespace
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": name, "cluster": cluster}],
-        "contexts": [{"name": name, "context": context}],
-        "current-context": name,
-        "preferences": {},
-        "users": [{"name": name, "user": user}],
-    }
-    return yaml.safe_dump(config, sort_keys=False)
+        user = {"client-certificate-data": pem_data(pki.admin_cert_pem), "client-key-data": pem_data(pki.admin_key_pem)}
+    ca = pki.ca_pem if pki is not None and server_url.startswith("https://") else None
+    return kubeconfig.kubeconfig_text(server_url, name=name, ca_pem=ca, user=user, namespace=namespace)
 
 
 def server_ssl_context(pki: Pki) -> ssl.SSLContext:

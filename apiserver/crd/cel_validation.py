@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import datetime
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +23,8 @@ from mini_kube.apiserver.crd.listtype import map_key, map_list_index
 from mini_kube.apiserver.crd.openapi_validation import strict_equal
 from mini_kube.apiserver.crd.structural import MISSING, Node
 from mini_kube.apiserver.errors import FieldError
+from mini_kube.machinery.duration import DurationError, parse_go_duration
+from mini_kube.machinery.times import parse_time
 
 if TYPE_CHECKING:
     import cel as cel_types
@@ -33,18 +34,13 @@ PER_CALL_LIMIT = 1_000_000  # per rule evaluation, as celconfig.PerCallLimit
 MAX_MESSAGE_EXPRESSION_BYTES = 5 * 1024
 
 _SPECIAL_FORMATS = frozenset({"date", "date-time", "duration", "byte"})
-_DURATION_PART = re.compile(r"([0-9]*\.?[0-9]+)(ns|us|µs|μs|ms|s|m|h)")
-_DURATION_UNITS = {"ns": 1e-3, "us": 1, "µs": 1, "μs": 1, "ms": 1e3, "s": 1e6, "m": 60e6, "h": 3600e6}
 
 
 def _parse_duration(text: str) -> datetime.timedelta | None:
-    sign = -1 if text.startswith("-") else 1
-    body = text.lstrip("+-")
-    parts = _DURATION_PART.findall(body)
-    if not parts or "".join(a + b for a, b in parts) != body:
+    try:
+        return datetime.timedelta(microseconds=parse_go_duration(text) / 1000)
+    except DurationError:
         return None
-    micros = sum(float(n) * _DURATION_UNITS[u] for n, u in parts)
-    return datetime.timedelta(microseconds=sign * micros)
 
 
 def _special(value: str, fmt: str) -> Any:
@@ -55,8 +51,7 @@ def _special(value: str, fmt: str) -> Any:
             return _parse_duration(value) or value
         if fmt == "date":
             return datetime.datetime.strptime(value, "%Y-%m-%d").replace(tzinfo=datetime.UTC)
-        parsed = datetime.datetime.fromisoformat(value.replace("z", "Z").replace("Z", "+00:00"))
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=datetime.UTC)
+        return parse_time(value) or value
     except ValueError:
         return value
 

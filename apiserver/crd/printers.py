@@ -18,6 +18,8 @@ import orjson
 from mini_kube.apiserver.crd import gofmt
 from mini_kube.apiserver.crd.jsonpath import JSONPath, JSONPathError, compile_path
 from mini_kube.machinery.duration import human_duration
+from mini_kube.machinery.times import now as utc_now
+from mini_kube.machinery.times import try_parse_time
 
 
 @functools.cache
@@ -45,23 +47,14 @@ def scale_columns(scale: dict[str, Any] | None) -> list[dict[str, Any]]:
     return cols + default_columns()
 
 
-def parse_time(text: str) -> datetime.datetime | None:
-    """An RFC 3339 timestamp (None when it does not parse)."""
-    try:
-        parsed = datetime.datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=datetime.UTC)
-
-
 def age(text: str, now: datetime.datetime | None = None) -> str:
     """The cell of a `date` column: `<unknown>` for null, `<invalid>` when unparseable, else the age."""
     if text in ("", "null"):
         return "<unknown>"
-    when = parse_time(text)
+    when = try_parse_time(text)
     if when is None:
         return "<invalid>"
-    now = now or datetime.datetime.now(datetime.UTC)
+    now = now or utc_now()
     return human_duration((now - when).total_seconds())
 
 

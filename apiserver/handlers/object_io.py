@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from aiohttp import web
+from mini_kube.machinery import times
 
 from .. import errors
 from ..crd.serving import served, serves_raw
@@ -30,12 +31,14 @@ class ObjectIO:
         """The answer's representation; `tables`: whether the endpoint converts to a Table at all."""
         return negotiate(request.headers.get("Accept"), tables=tables)
 
-    def respond_entry(self, res: ResourceType, entry: Entry | dict[str, Any], target: Target,
-                      status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+    async def respond_entry(self, res: ResourceType, entry: Entry | dict[str, Any], target: Target,
+                            status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
         obj = entry.obj if isinstance(entry, Entry) else _without_empty_version(entry)
+        if res.strategy is not None and res.strategy.converts_on_read and target.as_kind != "PartialObjectMetadata":
+            await res.strategy.prepare_reads(res, [obj])
         if target.as_kind == "Table":
             meta = {"resourceVersion": obj.get("metadata", {}).get("resourceVersion", "")}
-            table = build_table(res, [self.served(res, obj)], responses.now(), "Metadata", meta,
+            table = build_table(res, [self.served(res, obj)], times.now(), "Metadata", meta,
                                 target.version or "v1")
             return responses.encode_dict(table, target, status, headers)
         if target.as_kind == "PartialObjectMetadata":

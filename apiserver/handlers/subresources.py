@@ -7,11 +7,13 @@ from typing import Any
 
 import orjson
 from aiohttp import web
+from mini_kube.machinery import times
 
 from .. import errors
 from ..http import responses
 from ..http.negotiation import PATCH_TYPES, PROTOBUF, Target, decode_body, media_type
 from ..http.tables import build_table
+from ..registry.generic import WriteOptions
 from ..registry.rest import status as status_rest
 from ..registry.rest.scale import ScaleREST
 from ..registry.rest.status import StatusREST
@@ -50,19 +52,19 @@ async def _status_like(handler: ObjectIO, request: web.Request, info: RequestInf
                        namespace: str | None, user: Any, target: Target) -> web.Response:
     rest = StatusREST(handler.registry)
     if info.verb == "get":
-        return handler.respond_entry(res, rest.get(res, namespace, info.name), target)
+        return await handler.respond_entry(res, rest.get(res, namespace, info.name), target)
     patch_type = PATCH_TYPES.get(media_type(request.headers.get("Content-Type")))
     opts = write_options(request, info, user, "Apply" if info.verb == "patch" and patch_type == "apply" else "Update")
     if info.verb == "update":
         obj, warnings = await handler.decode_object(request, res)
         opts.warnings.extend(warnings)
         result = await rest.update(res, namespace, info.name, obj, opts)
-        return handler.respond_entry(res, result, target, headers=warning_headers(opts.warnings))
+        return await handler.respond_entry(res, result, target, headers=warning_headers(opts.warnings))
     if patch_type is None:
         raise errors.unsupported_media_type(request.headers.get("Content-Type", ""))
     raw = await read_body(request)
     result, _ = await patching.apply_patch(handler.registry, request, res, namespace, info.name, patch_type, raw, opts)
-    return handler.respond_entry(res, result, target, headers=warning_headers(opts.warnings))
+    return await handler.respond_entry(res, result, target, headers=warning_headers(opts.warnings))
 
 
 async def _scale(handler: ObjectIO, request: web.Request, info: RequestInfo, res: ResourceType,
@@ -111,7 +113,7 @@ def _scale_response(scale: dict[str, Any], target: Target) -> web.Response:
     """A Scale, or its Table (`kubectl get --subresource=scale`: NAME, DESIRED, AVAILABLE, AGE)."""
     if target.as_kind == "Table":
         meta = {"resourceVersion": scale["metadata"].get("resourceVersion", "")}
-        return responses.encode_dict(build_table(SCALE, [scale], responses.now(), "Metadata", meta,
+        return responses.encode_dict(build_table(SCALE, [scale], times.now(), "Metadata", meta,
                                                  target.version or "v1"), target)
     if target.as_kind == "PartialObjectMetadata":
         return responses.encode_dict(responses.partial_metadata(scale, target.version), target)
@@ -120,12 +122,13 @@ def _scale_response(scale: dict[str, Any], target: Target) -> web.Response:
     return responses.encode_dict(scale, target)
 
 
-async def create_virtual(table: SubresourceTable, request: web.Request, info: RequestInfo, res: ResourceType,
-                         obj: dict[str, Any], user: Any, target: Target) -> web.Response:
-    """Request-only kinds (access reviews, SelfSubjectReview, TokenReview): computed, never stored."""
-    compute = table.kinds.get((res.group, res.kind))
-    if compute is None:
+async def create_virtual(table: SubresourceTable, info: RequestInfo, res: ResourceType, obj: dict[str, Any],
+                         user: Any, opts: WriteOptions, target: Target) -> web.Response:
+    """Request-only kinds (access reviews, SelfSubjectReview, TokenReview, Binding): computed by their storage,
+    never stored."""
+    rest = table.kinds.get((res.group, res.kind))
+    if rest is None:
         raise errors.method_not_allowed()
-    result = await compute(request, info, obj, user)
+    result = await rest.create(info.namespace, obj, user, opts)
     body = orjson.loads(orjson.dumps(result))
     return responses.encode_dict(body, target, 201)

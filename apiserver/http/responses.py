@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -101,5 +100,3 @@ def partial_metadata(obj: dict[str, Any], version: str = "v1") -> dict[str, Any]
             "metadata": obj.get("metadata", {})}
 
 
-def now() -> datetime:
-    return datetime.now(UTC)

@@ -7,11 +7,12 @@ Entries are keyed like upstream's manager identifier: manager, operation, subres
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from mini_kube.apiserver.patch import fieldpath
 from mini_kube.apiserver.patch.fieldpath import Trie
+from mini_kube.machinery import times
 
 APPLY = "Apply"
 UPDATE = "Update"
@@ -53,11 +54,7 @@ def format_time(now: datetime | str | None) -> str:
     """RFC 3339 at second precision in UTC, as metav1.Time serializes: `2026-11-22T02:12:57Z`."""
     if isinstance(now, str):
         return now
-    if now is None:
-        now = datetime.now(UTC)
-    elif now.tzinfo is not None:
-        now = now.astimezone(UTC)
-    return now.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return times.now_rfc3339() if now is None else times.format_time(now)
 
 
 def decode(entries: Any) -> Managed:
@@ -104,12 +101,8 @@ def is_reset(entries: Any) -> bool:
 
 
 def _time_order(value: str | None) -> float:
-    if not value:
-        return 0.0
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return 0.0
+    when = times.try_parse_time(value)
+    return when.timestamp() if when is not None else 0.0
 
 
 def encode(managed: Managed) -> list[dict[str, Any]] | None:

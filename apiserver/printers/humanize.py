@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from mini_kube.machinery.duration import human_duration
+from mini_kube.machinery.times import try_parse_time
 
 UNKNOWN = "<unknown>"
 _epoch_cache: dict[str, float | None] = {}
@@ -17,10 +18,8 @@ def epoch(timestamp: str | None) -> float | None:
     cached = _epoch_cache.get(timestamp, False)
     if cached is not False:
         return cached
-    try:
-        value: float | None = datetime.fromisoformat(timestamp).timestamp()
-    except (TypeError, ValueError):
-        value = None
+    when = try_parse_time(timestamp)
+    value = when.timestamp() if when is not None else None
     if len(_epoch_cache) > 65536:
         _epoch_cache.clear()
     _epoch_cache[timestamp] = value

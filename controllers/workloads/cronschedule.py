@@ -4,17 +4,15 @@ fields (evaluated by `cronsim`), the `@hourly`-style macros, `@every <duration>`
 from __future__ import annotations
 
 import datetime as dt
-import re
 import zoneinfo
 
 from cronsim import CronSim, CronSimError
+from mini_kube.machinery.duration import DurationError, parse_go_duration
 
 MACROS = {
     "@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *", "@weekly": "0 0 * * 0",
     "@daily": "0 0 * * *", "@midnight": "0 0 * * *", "@hourly": "0 * * * *",
 }
-_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
-_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
 class ScheduleError(ValueError):
@@ -23,9 +21,10 @@ class ScheduleError(ValueError):
 
 def go_duration(text: str) -> float:
     """Seconds in a Go duration ("1h30m", "90s")."""
-    if not text or _DURATION.sub("", text):
-        raise ScheduleError(f"time: invalid duration {text!r}")
-    return sum(float(number) * _UNITS[unit] for number, unit in _DURATION.findall(text))
+    try:
+        return parse_go_duration(text) / 1e9
+    except DurationError as exc:
+        raise ScheduleError(str(exc)) from None
 
 
 def zone(name: str | None) -> dt.tzinfo:

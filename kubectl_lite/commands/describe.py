@@ -122,12 +122,12 @@ NO_EVENTS = {"Namespace"}
 
 
 def _age(timestamp: str) -> str:
-    import datetime
+    from mini_kube.machinery.times import now, parse_time
 
-    if not timestamp:
+    then = parse_time(timestamp)
+    if then is None:
         return "<unknown>"
-    then = datetime.datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
-    seconds = int((datetime.datetime.now(datetime.UTC) - then).total_seconds())
+    seconds = int((now() - then).total_seconds())
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds >= size * 2 or (unit == "m" and seconds >= 120):
             return f"{seconds // size}{unit}"

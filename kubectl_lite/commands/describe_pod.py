@@ -3,11 +3,11 @@ words and the same alignment (every line goes through one Go-style tabwriter, fl
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from typing import Any
 
 from mini_kube.machinery.duration import human_duration
+from mini_kube.machinery.times import now, parse_time
 
 LEVEL = "  "
 MAX_ANNOTATION_LEN = 140
@@ -31,15 +31,17 @@ def rfc1123z(stamp: str | None) -> str:
     """Go's time.RFC1123Z of an RFC 3339 time, in UTC as the API server writes it."""
     if not stamp:
         return ""
-    when = dt.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    when = parse_time(stamp)
+    assert when is not None
     return when.strftime("%a, %d %b %Y %H:%M:%S %z")
 
 
 def since(stamp: str | None) -> str:
     if not stamp:
         return "<unknown>"
-    then = dt.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    return human_duration((dt.datetime.now(dt.UTC) - then).total_seconds())
+    then = parse_time(stamp)
+    assert then is not None
+    return human_duration((now() - then).total_seconds())
 
 
 def labels_multiline(w: Writer, title: str, labels: dict[str, str] | None) -> None:
@@ -317,8 +319,9 @@ def describe_pod(pod: dict[str, Any]) -> str:
     labels_multiline(w, "Labels", meta.get("labels"))
     annotations_multiline(w, "Annotations", meta.get("annotations"))
     if meta.get("deletionTimestamp") and status.get("phase") not in ("Succeeded", "Failed"):
-        then = dt.datetime.fromisoformat(meta["deletionTimestamp"].replace("Z", "+00:00"))
-        w.write(0, f"Status:\tTerminating (lasts {human_duration((then - dt.datetime.now(dt.UTC)).total_seconds())})\n")
+        then = parse_time(meta["deletionTimestamp"])
+        assert then is not None
+        w.write(0, f"Status:\tTerminating (lasts {human_duration((then - now()).total_seconds())})\n")
         w.write(0, f"Termination Grace Period:\t{meta.get('deletionGracePeriodSeconds', 0)}s\n")
     else:
         w.write(0, f"Status:\t{status.get('phase', '')}\n")

@@ -4,11 +4,12 @@ DaemonSets), with kubectl's messages."""
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import sys
 import time
 from typing import Any
+
+from mini_kube.machinery.times import now_rfc3339
 
 from ..printing import tabulate, type_name
 from ..session import Session, Target, UsageError
@@ -156,7 +157,7 @@ def run_undo(session: Session) -> int:
 
 
 def run_restart(session: Session) -> int:
-    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    stamp = now_rfc3339()
     patch = {"spec": {"template": {"metadata": {"annotations": {"kubectl.kubernetes.io/restartedAt": stamp}}}}}
     for target in _targets(session):
         session.request("PATCH", target.resource.path(target.namespace, target.name), body=patch,

@@ -7,7 +7,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from .godur import parse_duration
+from mini_kube.machinery.duration import parse_go_duration
 
 TRUE = {"1", "t", "T", "TRUE", "true", "True"}
 FALSE = {"0", "f", "F", "FALSE", "false", "False"}
@@ -45,7 +45,7 @@ def convert(name: str, kind: type, text: str) -> Any:
                             "invalid syntax") from None
     if kind is Duration:
         try:
-            return parse_duration(text)
+            return parse_go_duration(text) / 1e9
         except ValueError as error:
             raise FlagError(f'invalid argument "{text}" for "--{name}" flag: {error}') from None
     return text

@@ -17,9 +17,9 @@ import h2.config
 import h2.connection
 import h2.events
 import h2.exceptions
+from mini_kube.machinery.duration import format_go_duration
 
 from .flags import Flag, parse_or_exit
-from .godur import format_duration
 from .serving import GoHandler, bind_address, log, serve_in_background
 
 FLAGS = {"port": Flag(int, 5000), "http-port": Flag(int, 8080), "delay-unhealthy-sec": Flag(int, -1),
@@ -40,7 +40,7 @@ class Health:
         self.force_unhealthy: bool | None = None
 
     def since_start(self) -> str:
-        return format_duration(int((time.monotonic() - self.started) * 1e9))
+        return format_go_duration(int((time.monotonic() - self.started) * 1e9))
 
     def check(self, service: str) -> tuple[int, str, int]:
         """(gRPC status code, its message, serving status)."""

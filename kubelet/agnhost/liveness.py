@@ -7,28 +7,13 @@ import threading
 import time
 import urllib.parse
 
+from mini_kube.machinery.duration import format_go_duration
+
 from .flags import parse_or_exit
 from .serving import GoHandler, serve_in_background
 
 PORT = 8080
 HEALTHY_FOR = 10.0
-
-
-def go_duration(seconds: float) -> str:
-    """`time.Duration.String()` for a positive duration: `1.5s`, `2m3.000000001s`, `450ms`."""
-    nanos = round(seconds * 1e9)
-    if nanos < 1000:
-        return f"{nanos}ns"
-    if nanos < 1_000_000:
-        return f"{nanos / 1e3:.3f}".rstrip("0").rstrip(".") + "µs"
-    if nanos < 1_000_000_000:
-        return f"{nanos / 1e6:.6f}".rstrip("0").rstrip(".") + "ms"
-    hours, rest = divmod(nanos, 3_600_000_000_000)
-    minutes, rest = divmod(rest, 60_000_000_000)
-    secs = f"{rest // 1_000_000_000}.{rest % 1_000_000_000:09d}".rstrip("0").rstrip(".") + "s"
-    if hours:
-        return f"{hours}h{minutes}m{secs}"
-    return f"{minutes}m{secs}" if minutes else secs
 
 
 def main(argv: list[str]) -> int:
@@ -41,7 +26,7 @@ def main(argv: list[str]) -> int:
             url = urllib.parse.urlsplit(self.path)
             elapsed = time.monotonic() - started
             if url.path == "/started":
-                self.reply(go_duration(elapsed))
+                self.reply(format_go_duration(round(elapsed * 1e9)))
             elif url.path == "/healthz":
                 if elapsed > HEALTHY_FOR:
                     self.reply(f"error: {elapsed!r}", 500)

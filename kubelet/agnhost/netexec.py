@@ -17,8 +17,9 @@ import threading
 import time
 import urllib.parse
 
+from mini_kube.machinery.duration import parse_go_duration
+
 from .flags import Flag, parse_or_exit
-from .godur import parse_duration
 from .serving import GoHandler, Server, bind_address, hostname, log, serve_in_background
 
 FLAGS = {"http-port": Flag(int, 8080), "tls-cert-file": Flag(str, ""), "tls-private-key-file": Flag(str, ""),
@@ -215,12 +216,12 @@ class Handler(GoHandler):
         wait_text, timeout_text, code_text = form.get("wait", ""), form.get("timeout", ""), form.get("code", "")
         log(f"GET /exit?code={code_text}&timeout={timeout_text}&wait={wait_text}")
         try:
-            timeout = parse_duration(timeout_text) if timeout_text else 0.0
+            timeout = parse_go_duration(timeout_text) / 1e9 if timeout_text else 0.0
         except ValueError:
             self.reply(f"argument 'timeout' must be a valid golang duration or empty, got {json.dumps(timeout_text)}\n")
             return
         try:
-            wait = parse_duration(wait_text) if wait_text else 0.0
+            wait = parse_go_duration(wait_text) / 1e9 if wait_text else 0.0
         except ValueError:
             self.reply(f"argument 'wait' must be a valid golang duration or empty, got {json.dumps(wait_text)}\n")
             return

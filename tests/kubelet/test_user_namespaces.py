@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
+from mini_kube.kubelet.userns import kernel_supports
 
 from tests.helpers import kubectl
 
@@ -168,3 +169,48 @@ def test_the_containers_user_may_open_its_stdout_again(tenant):
         assert sorted(logs.split()) == ["to-stderr", "to-stdout"], logs
         out = tenant.sh(name, "echo via-exec > /dev/stdout && echo err-via-exec > /dev/stderr")
         assert out.stdout == "via-exec\n" and out.stderr == "err-via-exec\n", (out.stdout, out.stderr)
+
+
+def test_a_container_whose_init_fails_says_why_as_a_start_error(tenant):
+    """What the runtime cannot do for a container (a volume on a filesystem that cannot be mapped; a user the
+    Pod's namespace does not map) fails its start with the reason, as a runtime's container init: StartError,
+    exit code 128, the message in the status and the Failed event; no traceback in the log."""
+    tenant.run("proc", "true", hostUsers=False, restartPolicy="Never",
+               volumes=[{"name": "proc", "hostPath": {"path": "/proc"}}],
+               container={"volumeMounts": [{"name": "proc", "mountPath": "/host-proc"}]})
+    tenant.run("unmapped", "true", hostUsers=False, restartPolicy="Never", securityContext={"runAsUser": 70000})
+    expected = {"proc": "error during container init: idmapped mount of /proc: Invalid argument",
+                "unmapped": "error during container init: setresuid 70000: Invalid argument"}
+    for name, message in expected.items():
+        pod = eventually(lambda n=name: (p := tenant.pod(n))["status"].get("phase") == "Failed" and p, timeout=30)
+        state = pod["status"]["containerStatuses"][0]["state"]["terminated"]
+        assert (state["reason"], state["exitCode"], state["message"]) == ("StartError", 128, message), state
+        assert "Traceback" not in tenant.kubectl("logs", name).stdout
+
+
+def test_proc_mount_unmasked_in_a_user_namespace_has_no_masked_paths(tenant):
+    """procMount: Unmasked (allowed only with hostUsers: false) leaves /proc as the kernel shows it, as runc with
+    no masked or read-only paths; Default keeps the runtime's."""
+    script = "awk '$2 ~ \"^/proc/(kcore|timer_list|sys|sysrq-trigger)$\" {print $2}' /proc/mounts; sleep 300"
+    tenant.run("unmasked", script, hostUsers=False, container={"securityContext": {"procMount": "Unmasked"}})
+    tenant.run("default", script, hostUsers=False)
+    for name in ("unmasked", "default"):
+        tenant.running(name)
+    masked = eventually(lambda: tenant.kubectl("logs", "default").stdout.split())
+    assert {"/proc/timer_list", "/proc/sys"} <= set(masked)  # those of the list this kernel has
+    assert tenant.kubectl("logs", "unmasked").stdout == ""
+    refused = tenant.kubectl("run", "hostusers", "--image=busybox", "--overrides", json.dumps(
+        {"spec": {"containers": [{"name": "c", "image": "busybox", "securityContext": {"procMount": "Unmasked"}}]}}),
+        check=False)
+    assert "`hostUsers` must be false to use `Unmasked`" in refused.stderr
+
+
+def test_the_node_says_its_runtime_runs_user_namespaces(kube, tenant):
+    """As a 1.32 kubelet reports its runtime's handlers: userNamespaces where the kernel can (Linux 6.3+, idmapped
+    tmpfs), recursive read-only mounts not made."""
+    node = json.loads(kubectl(kube, "get", "node", kube.nodes.kubelets[0].name, "-o", "json").stdout)
+    assert node["status"]["runtimeHandlers"] == [{"name": "", "features": {
+        "recursiveReadOnlyMounts": False, "userNamespaces": kernel_supports(os.uname().release)}}]
+    permitted = int(Path("/proc/sys/user/max_user_namespaces").read_text()) > 0
+    assert kernel_supports("6.18.44-fc") is permitted
+    assert not kernel_supports("6.2.0") and not kernel_supports("5.15.0-91-generic") and not kernel_supports("x")

@@ -10,6 +10,7 @@ from mini_kube.apiserver.codecs.protobuf.encode import encode_special
 from mini_kube.apiserver.codecs.protobuf.envelope import parse_unknown, wrap_unknown
 from mini_kube.apiserver.codecs.protobuf.messages import table
 from mini_kube.apiserver.codecs.protobuf.wire import LEN, append_len, key, varint
+from mini_kube.machinery.duration import format_go_duration
 
 
 def rt(obj: dict) -> dict:
@@ -104,7 +105,7 @@ def test_time_map_values() -> None:
     (0, "0s"), (1, "1ns"), (1500, "1.5µs"), (1_000_000, "1ms"), (1_500_000_000, "1.5s"),
     (90 * 60 * 10**9, "1h30m0s"), (-(2 * 10**9), "-2s"), (3_600_000_000_000 + 1, "1h0m0.000000001s")])
 def test_duration_format_and_parse_like_go(ns: int, text: str) -> None:
-    assert sp.format_duration(ns) == text
+    assert format_go_duration(ns) == text
     assert sp.parse_duration(text) == ns
 
 
@@ -124,6 +125,9 @@ def test_quantities() -> None:
     assert res == {"requests": {"cpu": "250m", "memory": "64Mi"}, "limits": {"cpu": "2"}}
     with pytest.raises(ProtobufError, match="quantities must match"):
         encode({**pod, "spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "lots"}}}]}})
+    # the codec checks quantities with the one parser the JSON path uses: an exponent past int32 is refused
+    with pytest.raises(ProtobufError, match="unable to parse quantity's suffix"):
+        encode({**pod, "spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "1e2147483648"}}}]}})
 
 
 def test_raw_extension_embeds_json_and_writes_compact_go_style_bytes() -> None:

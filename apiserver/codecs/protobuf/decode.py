@@ -7,6 +7,8 @@ import struct
 from base64 import b64encode
 from typing import Any
 
+from mini_kube.machinery.duration import format_go_duration
+
 from . import special as sp
 from .envelope import MAGIC, parse_unknown
 from .errors import ProtobufError
@@ -251,7 +253,7 @@ def decode_special(msg: Message, buf: bytes, pos: int, end: int, depth: int) -> 
             return buf[span[0]:span[1]].decode("utf-8")
         raise ProtobufError(f"impossible IntOrString.Type {typ}")
     if code == sp.DURATION:
-        return sp.format_duration(to_int64(_fields_of(msg, buf, pos, end).get(1, 0)))
+        return format_go_duration(to_int64(_fields_of(msg, buf, pos, end).get(1, 0)))
     if code in (sp.RAWEXT, sp.RAWJSON):
         span = _fields_of(msg, buf, pos, end).get(1)
         if span is None or span[0] == span[1]:

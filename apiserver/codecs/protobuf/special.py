@@ -13,6 +13,10 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
+from mini_kube.machinery.duration import DurationError, parse_go_duration
+from mini_kube.machinery.quantity import QuantityError
+from mini_kube.machinery.quantity import parse as parse_quantity_text
+
 from .errors import ProtobufError
 
 TIME, MICROTIME, DURATION, QUANTITY, INTORSTRING, RAWEXT, RAWJSON, ORARRAY, ORBOOL, ORSTRARRAY = (
@@ -80,66 +84,21 @@ def parse_time(text: str) -> tuple[int, int]:
     return seconds, nanos
 
 
-_UNITS = (("h", 3_600_000_000_000), ("m", 60_000_000_000), ("s", 1_000_000_000),
-          ("ms", 1_000_000), ("us", 1_000), ("µs", 1_000), ("μs", 1_000), ("ns", 1))
-_UNIT = dict(_UNITS)
-_DUR_RE = re.compile(r"(\d*)(?:\.(\d*))?(ns|us|µs|μs|ms|s|m|h)")
-
-
-def format_duration(ns: int) -> str:
-    """Go's time.Duration.String (``1h2m3.5s``, ``150ms``, ``0s``)."""
-    if ns == 0:
-        return "0s"
-    sign, u = ("-", -ns) if ns < 0 else ("", ns)
-    if u < 1_000_000_000:
-        for unit, size in (("ns", 1), ("µs", 1_000), ("ms", 1_000_000)):
-            if u < size * 1000:
-                return sign + _frac(u, size) + unit
-    h, rem = divmod(u, 3_600_000_000_000)
-    m, rem = divmod(rem, 60_000_000_000)
-    out = (f"{h}h" if h else "") + (f"{m}m" if h or m else "") + _frac(rem, 1_000_000_000) + "s"
-    return sign + out
-
-
-def _frac(value: int, size: int) -> str:
-    whole, frac = divmod(value, size)
-    if not frac:
-        return str(whole)
-    digits = len(str(size)) - 1
-    return f"{whole}.{str(frac).zfill(digits).rstrip('0')}"
-
-
 def parse_duration(text: str) -> int:
-    """Go's time.ParseDuration, returning nanoseconds."""
-    if not isinstance(text, str) or not text:
-        raise ProtobufError(f"invalid duration {text!r}")
-    s, neg = text, False
-    if s[0] in "+-":
-        neg, s = s[0] == "-", s[1:]
-    if s == "0":
-        return 0
-    total, pos = 0, 0
-    while pos < len(s):
-        m = _DUR_RE.match(s, pos)
-        if m is None or (not m.group(1) and not m.group(2)):
-            raise ProtobufError(f"invalid duration {text!r}")
-        size = _UNIT[m.group(3)]
-        frac = m.group(2) or ""
-        total += int(m.group(1) or "0") * size + (int(frac) * size // 10 ** len(frac) if frac else 0)
-        pos = m.end()
-    if total >= 1 << 63:
-        raise ProtobufError(f"invalid duration {text!r}: overflow")
-    return -total if neg else total
+    """Go's time.ParseDuration (machinery.duration), in nanoseconds."""
+    try:
+        return parse_go_duration(text)
+    except DurationError:
+        raise ProtobufError(f"invalid duration {text!r}") from None
 
 
-_QUANTITY_RE = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[KMGTPE]i|[numkMGTPE]|[eE][+-]?\d+)?\Z")
-
-
+@lru_cache(maxsize=4096)
 def check_quantity(text: str) -> str:
-    """Return ``text`` if it is a valid resource.Quantity string."""
-    if not _QUANTITY_RE.match(text):
-        raise ProtobufError(f"quantities must match the regular expression "
-                            f"'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': {text!r}")
+    """Return ``text`` if it is a valid resource.Quantity string (ParseQuantity, machinery.quantity's)."""
+    try:
+        parse_quantity_text(text)
+    except QuantityError as exc:
+        raise ProtobufError(f"{exc}: {text!r}") from None
     return text
 
 
