@@ -40,8 +40,9 @@ from .registry.cache import ObjectCache
 from .registry.generic import Registry
 from .registry.kinds import builtin_resources
 from .registry.reader import ObjectReader
-from .registry.rest.binding import BindingREST
+from .registry.rest.binding import BindingREST, BindingsREST
 from .registry.rest.eviction import EvictionREST
+from .registry.rest.reviews import AUTHN, review_storage
 from .registry.setup import build_registry
 from .resources import ResourceRegistry
 from .store_health import StoreHealth
@@ -113,17 +114,22 @@ def build_admission(config: ServerConfig, objects: ObjectReader, security: Secur
 def build_subresources(registry: Registry, objects: ObjectReader, security: Security,
                        kubelets: KubeletClient) -> SubresourceTable:
     """Subresources beyond status and scale, and the request-only kinds."""
-    binding = PodBinding(BindingREST(registry))
+    binding = BindingREST(registry)
     table = SubresourceTable()
     table.subresources.update(PodStreams(registry, objects, kubelets).handlers())
     table.subresources[("", "pods", "eviction")] = PodEviction(EvictionREST(registry))
-    table.subresources[("", "pods", "binding")] = binding.subresource
-    table.kinds[("", "Binding")] = binding.legacy
-    table.kinds.update(security.review_kinds)
-    if security.tokens is not None:
-        from .handlers.token_request import TokenRequests  # JWT signing: only secure servers issue tokens
+    table.subresources[("", "pods", "binding")] = PodBinding(binding).subresource
+    table.kinds[("", "Binding")] = BindingsREST(binding)
+    table.kinds.update(review_storage(security.rbac))
+    if security.tokens is not None and security.authenticate_credentials is not None:
+        # JWT signing and the authenticators: only secure servers issue and review tokens
+        from .handlers.token_request import TokenRequests
+        from .registry.rest.tokens import TokenRequestREST, token_review_storage
 
-        table.subresources[("", "serviceaccounts", "token")] = TokenRequests(registry, objects, security.tokens)
+        table.subresources[("", "serviceaccounts", "token")] = TokenRequests(
+            TokenRequestREST(registry, objects, security.tokens))
+        table.kinds[(AUTHN, "TokenReview")] = token_review_storage(security.authenticate_credentials,
+                                                                   security.tokens.api_audiences)
     return table
 
 

@@ -608,7 +608,8 @@ def prepare(spec):
     for target, source in (spec.get("files") or {}).items():
         root.bind(source, target, False)
     root.setuid_programs(spec.get("setuid") or ())
-    root.mask()
+    if not security.get("unmaskedProc"):  # procMount: Unmasked: none of the runtime's masked or read-only paths
+        root.mask()
     workdir = spec.get("workdir") or "/"
     root.ensure(workdir, True)
     root.finish(bool(security.get("readOnlyRoot")))

@@ -24,6 +24,25 @@ def expand(text: str, env: dict[str, str]) -> str:
     return EXPAND.sub(lambda m: "$" if m.group(0) == "$$" else env.get(m.group(1), m.group(0)), text)
 
 
+def expand_sub_path(expression: str, env: dict[str, str]) -> str:
+    """A volume mount's subPathExpr with `$(VAR)` from the container's env, as upstream's
+    ExpandContainerVolumeMounts: a variable unset or empty is an EnvError (`missing value for A, B`)."""
+    missing: set[str] = set()
+
+    def value(match: re.Match[str]) -> str:
+        if match.group(0) == "$$":
+            return "$"
+        found = env.get(match.group(1), "")
+        if not found:
+            missing.add(match.group(1))
+        return found
+
+    expanded = EXPAND.sub(value, expression)
+    if missing:
+        raise EnvError(f"missing value for {', '.join(sorted(missing))}")
+    return expanded
+
+
 def _svc_name(name: str) -> str:
     return name.upper().replace("-", "_")
 
@@ -83,7 +102,7 @@ def resource_value(container: dict[str, Any], ref: dict[str, Any], allocatable: 
     kind, _, name = ref["resource"].partition(".")
     values = (container.get("resources") or {}).get(kind) or {}
     raw = values.get(name) or (allocatable.get(name, "0") if kind == "limits" else "0")
-    divisor = decimal_value(str(ref.get("divisor") or "1"))
+    divisor = decimal_value(str(ref.get("divisor") or "1")) or 1  # a zero divisor (unset, "0") counts as 1
     value = decimal_value(str(raw)) / divisor
     return str(max(1, -int(-value // 1)) if value else 0)
 

@@ -11,6 +11,8 @@ from typing import Any
 
 from mini_kube.machinery.times import now_rfc3339
 
+from .userns import host_supports
+
 KUBELET_VERSION = "v1.32.0"
 ARCH = {"x86_64": "amd64", "aarch64": "arm64", "armv7l": "arm"}.get(platform.machine(), platform.machine())
 
@@ -84,9 +86,11 @@ def node_status(name: str, address: str, port: int, capacity: dict[str, str], ru
         conditions.append({"lastHeartbeatTime": stamp,
                            "lastTransitionTime": before.get("lastTransitionTime") if before.get("status") == status
                            else stamp, "message": message, "reason": reason, "status": status, "type": kind})
-    features = {"features": {"supplementalGroupsPolicy": True}} if runtime == "process" else {}
+    features = {"features": {"supplementalGroupsPolicy": True}, "runtimeHandlers": [{"name": "", "features": {
+        "recursiveReadOnlyMounts": False, "userNamespaces": host_supports()}}]} if runtime == "process" else {}
     return {
-        **features,  # what the runtime supports: the process runtime applies supplementalGroupsPolicy
+        **features,  # what the runtime supports: the process runtime applies supplementalGroupsPolicy, and user
+        # namespaces where the kernel can (recursive read-only mounts it does not make)
         "addresses": [{"address": address, "type": "InternalIP"}, {"address": name, "type": "Hostname"}],
         "allocatable": dict(capacity), "capacity": dict(capacity), "conditions": conditions,
         "daemonEndpoints": {"kubeletEndpoint": {"Port": port}},

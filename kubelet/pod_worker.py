@@ -35,7 +35,7 @@ from .records import ContainerRecord
 from .runtime.base import Container, ContainerSpec, Sandbox
 from .seccomp import PROFILE_DIRECTORY
 from .security import SecurityError, container_security
-from .volumes import VolumeError, container_mounts, make_volumes
+from .volumes import VolumeError, container_mounts, make_volumes, memory_volume_size, memory_volumes
 from .worker_env import WorkerEnv
 
 log = logging.getLogger("mini-kube.kubelet")
@@ -230,6 +230,16 @@ class PodWorker:
                 delay = min(delay * 2, MAX_SANDBOX_RETRY)
         return False
 
+    async def _memory_volumes(self) -> dict[str, tuple[str, str]]:
+        """A tmpfs from the runtime for each emptyDir of medium Memory (sized as upstream's), where it has them."""
+        made = {}
+        for volume in memory_volumes(self.pod):
+            size = memory_volume_size(self.pod, volume, self.env.allocatable)
+            where = await self.env.runtime.memory_volume(self.sandbox, volume["name"], size) if self.sandbox else None
+            if where is not None:
+                made[volume["name"]] = where
+        return made
+
     async def _run(self) -> None:
         if not await self._make_sandbox():
             return
@@ -237,9 +247,11 @@ class PodWorker:
             try:
                 self.volumes = await make_volumes(self.pod, self.directory, self.env.get_object,
                                                   self.env.request_token, self.env.root,
-                                                  memory=self.sandbox.memory if self.sandbox is not None else None)
+                                                  memory=self.sandbox.memory if self.sandbox is not None else None,
+                                                  allocatable=self.env.allocatable,
+                                                  memory_dirs=await self._memory_volumes())
                 break
-            except (VolumeError, ApiError) as exc:
+            except (VolumeError, ApiError, OSError) as exc:
                 self.env.events.emit(self.pod, "FailedMount", _mount_failure(exc), "Warning")
                 await asyncio.sleep(2.0)
         self._storage = eviction.watch(self, self.env.settings.housekeeping_interval)
@@ -499,7 +511,8 @@ class PodWorker:
         command = [expand(a, env) for a in spec.get("command") or ()]
         args = [expand(a, env) for a in spec.get("args") or ()]
         ports = [p["containerPort"] for p in spec.get("ports") or () if p.get("protocol", "TCP") == "TCP"]
-        mounts = container_mounts(spec, self.volumes, self.sandbox.memory if self.sandbox is not None else None)
+        mounts = container_mounts(spec, self.volumes, self.sandbox.memory if self.sandbox is not None else None,
+                                  env)
         privileged = bool((spec.get("securityContext") or {}).get("privileged"))  # its /dev is the host's
         message_file = None if privileged else termination.message_file(self.directory, spec)
         self._termination[record.name] = message_file

@@ -112,7 +112,8 @@ def container_security(pod: dict[str, Any], container: dict[str, Any],
     privileged = bool(context.get("privileged"))
     security = {"uid": uid, "gid": gid, "groups": groups, "capabilities": capabilities(context),
                 "noNewPrivs": allow is False, "privileged": privileged,
-                "readOnlyRoot": bool(context.get("readOnlyRootFilesystem"))}
+                "readOnlyRoot": bool(context.get("readOnlyRootFilesystem")),
+                "unmaskedProc": context.get("procMount") == "Unmasked"}  # (validation: only with hostUsers false)
     try:  # privileged containers run unconfined, as containerd runs them
         profile = None if privileged else container_profile(context.get("seccompProfile"), seccomp_root)
     except SeccompError as exc:

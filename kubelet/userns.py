@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import os
+import platform
+import re
 import tempfile
 import threading
 from dataclasses import dataclass
@@ -36,6 +39,29 @@ class IdMapping:
         return f"{self.container} {self.host} {self.length}\n"
 
 
+UNSUPPORTED = "can't set `spec.hostUsers: false`, runtime does not support user namespaces"  # upstream's words
+
+
+@functools.cache
+def host_supports() -> bool:
+    """kernel_supports for this machine's kernel (asked once)."""
+    return kernel_supports(platform.release())
+
+
+def kernel_supports(release: str) -> bool:
+    """Whether a kernel of `release` can run a Pod in a user namespace as mini-kube runs it: user namespaces, and
+    idmapped mounts of tmpfs (Linux 6.3: the Pod's token, ConfigMap and Secret volumes live on one) and of the
+    disk's filesystems (5.12+)."""
+    found = re.match(r"(\d+)\.(\d+)", release)
+    if not found or (int(found[1]), int(found[2])) < (6, 3):
+        return False
+    try:
+        with open("/proc/sys/user/max_user_namespaces", encoding="ascii") as handle:
+            return int(handle.read()) > 0 and os.path.exists("/proc/self/ns/user")
+    except (OSError, ValueError):
+        return False
+
+
 class UserNamespaceError(OSError):
     """No block can be given (the sandbox cannot be made: FailedCreatePodSandBox)."""
 
@@ -54,14 +80,20 @@ class UserNamespaces:
         self.blocks = blocks
         self._held: dict[str, tuple[IdMapping, int]] = {}  # pod uid -> (its mapping, its lock file's fd)
         self._lock = threading.Lock()  # allocations run in executor threads
+        self._swept = False
 
     def allocate(self, pod_uid: str) -> IdMapping:
         """The Pod's block (the one it holds already, else the first free one on the machine). Blocking (a few
-        system calls per block tried): run it off the event loop."""
+        system calls per block tried): run it off the event loop. UserNamespaceError where the kernel cannot
+        run one, with upstream's message."""
+        if not host_supports():
+            raise UserNamespaceError(UNSUPPORTED)
         with self._lock:
             if pod_uid in self._held:
                 return self._held[pod_uid][0]
             self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if not self._swept:
+                self._sweep()
             for index in range(self.blocks):
                 mapping = IdMapping(FIRST + index * BLOCK)
                 fd = self._take(self.directory / str(mapping.host))
@@ -89,12 +121,27 @@ class UserNamespaces:
         with self._lock:
             return {uid: mapping for uid, (mapping, _) in self._held.items()}
 
+    def _sweep(self) -> None:
+        """Remove the files of blocks no process holds (a crashed one's), once, at the first allocation: each is
+        locked first, so a block in use is never touched (and one another process is just taking, it takes
+        again)."""
+        self._swept = True
+        for path in self.directory.iterdir():
+            fd = self._take(path, create=False)
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+                os.close(fd)
+
     @staticmethod
-    def _take(path: Path) -> int | None:
+    def _take(path: Path, create: bool = True) -> int | None:
         """An fd holding the lock on `path`, or None when another holds it. A file removed by its holder between
         our open and our lock is not the block's any more: try the name again."""
         for _ in range(3):
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_CLOEXEC | (os.O_CREAT if create else 0), 0o600)
+            except FileNotFoundError:
+                return None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:

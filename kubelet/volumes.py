@@ -18,7 +18,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from .env import Getter, field_value, resource_value
+from mini_kube.machinery.quantity import decimal_value
+
+from .env import Getter, expand_sub_path, field_value, resource_value
 from .security import SecurityError
 
 TokenRequester = Callable[[dict[str, Any], dict[str, Any]], Awaitable[str]]  # (pod, source) -> token
@@ -74,7 +76,9 @@ async def _keyed(kind: str, source: dict[str, Any], namespace: str, get: Getter,
                   kind)
 
 
-def _downward(pod: dict[str, Any], items: list[dict[str, Any]], default_mode: int) -> dict[str, tuple[bytes, int]]:
+def _downward(pod: dict[str, Any], items: list[dict[str, Any]], default_mode: int,
+              allocatable: dict[str, str]) -> dict[str, tuple[bytes, int]]:
+    """The files of downward API items; a limit the container does not set is the node's allocatable."""
     containers = {c["name"]: c for c in (pod.get("spec") or {}).get("containers") or ()}
     out = {}
     for item in items:
@@ -82,7 +86,7 @@ def _downward(pod: dict[str, Any], items: list[dict[str, Any]], default_mode: in
             value = field_value(pod, item["fieldRef"]["fieldPath"])
         else:
             ref = item["resourceFieldRef"]
-            value = resource_value(containers.get(ref.get("containerName", ""), {}), ref, {})
+            value = resource_value(containers.get(ref.get("containerName", ""), {}), ref, allocatable)
         out[item["path"]] = (value.encode(), item.get("mode", default_mode))
     return out
 
@@ -147,18 +151,46 @@ def host_path(source: dict[str, Any]) -> str:
     return path
 
 
+def memory_volume_size(pod: dict[str, Any], volume: dict[str, Any], allocatable: dict[str, str]) -> int:
+    """The size of an emptyDir of medium Memory, as upstream's calculateEmptyDirMemorySize: the node's allocatable
+    memory, or less: the Pod's memory limit (when every container sets one) or the volume's sizeLimit."""
+    size = int(decimal_value(allocatable.get("memory", "0")))
+    containers = (pod.get("spec") or {}).get("containers") or ()
+    limits = [((c.get("resources") or {}).get("limits") or {}).get("memory") for c in containers]
+    given: list[str | int | float] = [limit for limit in limits if limit]
+    if limits and len(given) == len(limits):
+        pod_limit = sum(int(decimal_value(limit)) for limit in given)
+        size = min(size, pod_limit) if size else pod_limit
+    size_limit = (volume.get("emptyDir") or {}).get("sizeLimit")
+    if size_limit and decimal_value(size_limit) > 0 and (not size or decimal_value(size_limit) < size):
+        size = int(decimal_value(size_limit))
+    return size
+
+
+def memory_volumes(pod: dict[str, Any]) -> list[dict[str, Any]]:
+    """The Pod's emptyDir volumes of medium Memory."""
+    return [v for v in (pod.get("spec") or {}).get("volumes") or ()
+            if (v.get("emptyDir") or {}).get("medium") == "Memory"]
+
+
 async def make_volumes(pod: dict[str, Any], pod_dir: Path, get: Getter, token: TokenRequester,
-                       node_root: Path, memory: tuple[str, str] | None = None) -> dict[str, str]:
+                       node_root: Path, memory: tuple[str, str] | None = None,
+                       allocatable: dict[str, str] | None = None,
+                       memory_dirs: dict[str, tuple[str, str]] | None = None) -> dict[str, str]:
     """Make every volume of `pod`; returns volume name -> host path to mount. `memory`: the Pod's tmpfs, as
-    the kubelet writes it and as the Pod's mount namespace has it. A VolumeError names its volume."""
+    the kubelet writes it and as the Pod's mount namespace has it; `allocatable`: the node's, which a downward
+    API limit the container does not set reads; `memory_dirs`: the tmpfs (written, mounted) of each emptyDir of
+    medium Memory the runtime made. A VolumeError names its volume."""
     paths: dict[str, str] = {}
     group = ((pod.get("spec") or {}).get("securityContext") or {}).get("fsGroup")
     for volume in (pod.get("spec") or {}).get("volumes") or ():
         try:
-            paths[volume["name"]] = await _make_volume(pod, volume, pod_dir, get, token, node_root, memory)
+            tmpfs = (memory_dirs or {}).get(volume["name"])
+            paths[volume["name"]] = await _make_volume(pod, volume, pod_dir, get, token, node_root, memory,
+                                                       allocatable or {}, tmpfs)
             kind = next((k for k in OWNED if k in volume), None)
             if group is not None and kind is not None:
-                written = _written_at(pod_dir, volume, kind, memory)
+                written = Path(tmpfs[0]) if tmpfs else _written_at(pod_dir, volume, kind, memory)
                 set_ownership(written, int(group), read_only=kind != "emptyDir")
         except VolumeError as exc:
             exc.volume = volume["name"]
@@ -173,14 +205,18 @@ def _written_at(pod_dir: Path, volume: dict[str, Any], kind: str, memory: tuple[
 
 
 async def _make_volume(pod: dict[str, Any], volume: dict[str, Any], pod_dir: Path, get: Getter,
-                       token: TokenRequester, node_root: Path, memory: tuple[str, str] | None) -> str:
-    """Make one volume; returns the path to mount (as the Pod's mount namespace sees it)."""
+                       token: TokenRequester, node_root: Path, memory: tuple[str, str] | None,
+                       allocatable: dict[str, str], tmpfs: tuple[str, str] | None) -> str:
+    """Make one volume; returns the path to mount (as the Pod's mount namespace sees it). `tmpfs`: where an
+    emptyDir of medium Memory is (written, mounted)."""
     namespace = pod["metadata"]["namespace"]
     name = volume["name"]
     target = volume_directory(pod_dir, volume)
     mounted = target
     if memory is not None and "emptyDir" not in volume:
         target, mounted = Path(memory[0]) / name, Path(memory[1]) / name
+    elif tmpfs is not None:
+        target, mounted = Path(tmpfs[0]), Path(tmpfs[1])
     files: dict[str, tuple[bytes, int]] | None = None
     if "emptyDir" in volume:
         target.mkdir(parents=True, exist_ok=True)
@@ -199,7 +235,7 @@ async def _make_volume(pod: dict[str, Any], volume: dict[str, Any], pod_dir: Pat
                              volume["secret"].get("defaultMode", 0o644))
     elif "downwardAPI" in volume:
         files = _downward(pod, volume["downwardAPI"].get("items") or [],
-                          volume["downwardAPI"].get("defaultMode", 0o644))
+                          volume["downwardAPI"].get("defaultMode", 0o644), allocatable)
     elif "projected" in volume:
         files = {}
         mode = volume["projected"].get("defaultMode", 0o644)
@@ -212,7 +248,7 @@ async def _make_volume(pod: dict[str, Any], volume: dict[str, Any], pod_dir: Pat
             elif "secret" in source:
                 files.update(await _keyed("secrets", source["secret"], namespace, get, mode))
             elif "downwardAPI" in source:
-                files.update(_downward(pod, source["downwardAPI"].get("items") or [], mode))
+                files.update(_downward(pod, source["downwardAPI"].get("items") or [], mode, allocatable))
     else:
         target.mkdir(parents=True, exist_ok=True)  # other kinds: an empty directory stands in
     if files is not None:
@@ -222,20 +258,33 @@ async def _make_volume(pod: dict[str, Any], volume: dict[str, Any], pod_dir: Pat
     return str(mounted)
 
 
+def sub_path(mount: dict[str, Any], env: dict[str, str]) -> str:
+    """A volume mount's subPath, or its subPathExpr expanded with the container's `env`; as upstream's makeMounts,
+    neither may be absolute or contain '..' (the container waits: CreateContainerConfigError)."""
+    path = expand_sub_path(mount["subPathExpr"], env) if mount.get("subPathExpr") else mount.get("subPath") or ""
+    if path.startswith("/"):
+        raise SecurityError(f"error SubPath `{path}` must not be an absolute path")
+    if ".." in path.split("/"):
+        raise SecurityError(f"unable to provision SubPath `{path}`: must not contain '..'")
+    return path
+
+
 def container_mounts(container: dict[str, Any], volumes: dict[str, str],
-                     memory: tuple[str, str] | None = None) -> list[dict[str, Any]]:
-    """The bind mounts of one container: source (host path, subPath applied), target, readOnly. The volumes on
-    the Pod's tmpfs (ConfigMap, Secret, downward API, projected) are always read-only, as upstream mounts them;
-    a subPath must stay inside its volume (a symlink a container made there cannot lead the bind elsewhere)."""
+                     memory: tuple[str, str] | None = None, env: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """The bind mounts of one container: source (host path, subPath or subPathExpr with `env` applied), target,
+    readOnly. The volumes on the Pod's tmpfs (ConfigMap, Secret, downward API, projected) are always read-only,
+    as upstream mounts them; a subPath must stay inside its volume (a symlink a container made there cannot lead
+    the bind elsewhere)."""
     mounts = []
     for mount in container.get("volumeMounts") or ():
         source = volumes.get(mount["name"])
         if source is None:
             continue
         in_memory = memory is not None and (source == memory[1] or source.startswith(memory[1] + "/"))
-        if mount.get("subPath"):
+        path = sub_path(mount, env or {})
+        if path:
             base = source
-            source = os.path.join(source, mount["subPath"])
+            source = os.path.join(source, path)
             written = memory[0] + source[len(memory[1]):] if in_memory and memory is not None else source
             if not in_memory:
                 real, top = os.path.realpath(source), os.path.realpath(base)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 
 import pytest
 from hypothesis import settings
@@ -15,6 +16,21 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 """Property tests take their number of examples from the profile: `suite` (100, hypothesis' own default) for
 every run and CI, `thorough` (`HYPOTHESIS_PROFILE=thorough`, 1000) for a deeper search before a release or after
 changing what they cover. No deadline: the machine is shared and slow, and speed belongs in bench/."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On a pytest-xdist worker, the modules with the most `slow` tests first, then the rest, largest first; each
+    module's own order kept. `--dist loadscope` (with `--no-loadscope-reorder`, in addopts) hands the modules out
+    in this order: the long ones start at once on every worker and short ones fill the end, rather than a lone
+    slow module starting last and running while the other workers wait."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # a run without workers keeps the collection order, so each package's fixtures start once
+    module = {id(item): item.nodeid.split("::", 1)[0] for item in items}
+    slow = Counter(module[id(item)] for item in items if item.get_closest_marker("slow"))
+    size = Counter(module.values())
+    position = {id(item): index for index, item in enumerate(items)}
+    items.sort(key=lambda item: (-slow[module[id(item)]], -size[module[id(item)]], module[id(item)],
+                                 position[id(item)]))
 
 
 @pytest.fixture(scope="session")

@@ -7,6 +7,10 @@ import socket
 import subprocess
 import sys
 
+import pytest
+
+pytestmark = pytest.mark.slow  # each test here takes more than a few seconds
+
 
 def _mini_kube(*args: str) -> subprocess.CompletedProcess[str]:
     return _all([list(args)])[0]

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 PROJECT_TEST = '''
 import controllers
 import store
@@ -22,6 +24,7 @@ def test_cluster_and_own_packages(mini_kube):
 '''
 
 
+@pytest.mark.slow
 def test_a_project_with_its_own_controllers_package(tmp_path: Path):
     for name in ("controllers", "store"):
         (tmp_path / name).mkdir()

@@ -38,6 +38,7 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_python_examples_run_as_written(tmp_path):
     """In a directory with the checkout's pytest settings (pyproject.toml), as the README has them run."""
     fixture_example, outside_example = _blocks("python")
@@ -72,6 +73,7 @@ def _serve_command() -> list[str]:
     return command
 
 
+@pytest.mark.slow
 def test_the_serve_command_serves(tmp_path):
     command = _serve_command()
     proc = subprocess.Popen([sys.executable, "-m", "mini_kube.cli", *command[1:], "--data-dir", str(tmp_path),
@@ -183,6 +185,7 @@ def _by_command(results: list[tuple[str, int, str]]) -> dict[str, str]:
             for line, _, output in results}
 
 
+@pytest.mark.slow
 def test_the_first_kubectl_session_runs_as_written(newcomer):
     out = _by_command(newcomer.run(_blocks("sh", "A first session with kubectl")[0]))
     assert re.search(r"^mini-kube\s+Ready", out["kubectl get nodes"], re.M), out["kubectl get nodes"]
@@ -200,6 +203,7 @@ def test_the_first_kubectl_session_runs_as_written(newcomer):
     assert forwarded.strip().splitlines()[-1] in pods, forwarded
 
 
+@pytest.mark.slow
 def test_the_agent_operator_quick_start_runs_as_written(newcomer):
     out = _by_command(newcomer.run(_blocks("sh", "The Agent operator in five minutes")[0]))
     agents = out["kubectl get agents"]

@@ -13,7 +13,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import kubectl_binary
+
+pytestmark = pytest.mark.slow  # each test here takes more than a few seconds
+
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

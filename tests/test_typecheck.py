@@ -10,6 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # each test here takes more than a few seconds
+
+
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = ["apiserver", "store", "machinery", "client", "controllers", "scheduler", "agent_operator", "proxy", "ccm",
            "clusterdns", "kubectl_lite", "network", "kubelet"]

@@ -1,5 +1,5 @@
 """The secure `Security`: TLS from the data dir's PKI, authentication (x509, token file, service-account tokens,
-anonymous, then impersonation), RBAC authorization, the access reviews and TokenReview, and the audit log."""
+anonymous, then impersonation), RBAC authorization, service-account tokens, and the audit log."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
-from mini_kube.apiserver.auth.access import CacheRbacSource, review_kinds
+from mini_kube.apiserver.auth.access import CacheRbacSource
 from mini_kube.apiserver.auth.auditor import ACTING, ORIGINAL_USER, RECEIVED, Auditor
 from mini_kube.apiserver.auth.authn import (
     AuthenticationError,
@@ -28,7 +28,6 @@ from mini_kube.apiserver.auth.pki import ensure_pki, kubeconfig_yaml, server_ssl
 from mini_kube.apiserver.auth.rbac import RbacAuthorizer, forbidden
 from mini_kube.apiserver.auth.sa_token import ServiceAccountTokens
 from mini_kube.apiserver.auth.security import Security
-from mini_kube.apiserver.auth.token_review import token_review
 from mini_kube.apiserver.auth.tokenrequest import object_getter
 from mini_kube.apiserver.auth.user import UserInfo
 from mini_kube.apiserver.config import ServerConfig
@@ -89,11 +88,7 @@ def secure(config: ServerConfig, objects: ObjectReader, *, pki_hosts: list[str] 
         if not decision.allowed:
             raise forbidden(user, info, decision.reason)
 
-    async def review_token(request: web.Request, info: Any, obj: dict, user: Any) -> dict:
-        return token_review(obj, chain.authenticate, tokens.api_audiences)
-
-    kinds = {**review_kinds(rbac), ("authentication.k8s.io", "TokenReview"): review_token}
-    return Security(authenticate, authorize, rbac, kinds,
+    return Security(authenticate, authorize, rbac, authenticate_credentials=chain.authenticate,
                     admin_kubeconfig=lambda url: kubeconfig_yaml(url, pki, namespace="default"),
                     ssl_context=server_ssl_context(pki), pki=pki, tokens=tokens, loopback_token=loopback.token,
                     auditor=auditor if auditor.log.enabled else None,

@@ -1,6 +1,6 @@
 """The security of one API server, built once by the assembly: the TLS it serves, who is asking
-(authentication), whether they may (authorization), the tokens it issues, the audit trail, and the
-request-only review kinds answered from these.
+(authentication), whether they may (authorization), the tokens it issues and the audit trail (the review kinds
+are answered from these by `registry/rest/reviews.py` and `tokens.py`).
 
 `insecure(...)` (plain HTTP, everyone the admin) needs none of the authenticators; `secure.secure(...)` builds
 the real thing (a separate module, so insecure mode never imports JWT and x509 code).
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
-from mini_kube.apiserver.auth.access import CacheRbacSource, ReviewKind, review_kinds
+from mini_kube.apiserver.auth.access import CacheRbacSource
 from mini_kube.apiserver.auth.rbac import RbacAuthorizer
 from mini_kube.apiserver.kubeconfig import kubeconfig_text
 from mini_kube.apiserver.registry.reader import ObjectReader
@@ -25,6 +25,7 @@ from mini_kube.apiserver.requestinfo import RequestInfo
 
 if TYPE_CHECKING:
     from mini_kube.apiserver.auth.auditor import Auditor
+    from mini_kube.apiserver.auth.authn import Credentials
     from mini_kube.apiserver.auth.pki import Pki
     from mini_kube.apiserver.auth.sa_token import ServiceAccountTokens
 
@@ -61,11 +62,11 @@ class Security:
     authenticate: Authenticate
     authorize: Authorize
     rbac: RbacAuthorizer
-    review_kinds: dict[tuple[str, str], ReviewKind]
     admin_kubeconfig: Callable[[str], str] = plain_kubeconfig  # server URL -> the admin's kubeconfig (YAML)
     ssl_context: ssl.SSLContext | None = None
     pki: Pki | None = None  # the cluster CA, serving and admin certificates, service-account signing key
     tokens: ServiceAccountTokens | None = None  # issues and checks service-account tokens
+    authenticate_credentials: Callable[[Credentials], Any] | None = None  # the authenticators (TokenReview asks)
     auditor: Auditor | None = None  # set when an audit log is written
     throwaway_dir: Path | None = None  # a :memory: server's PKI: its CA key goes with the server
     loopback_token: str | None = None  # the in-process clients' credential on the loopback socket (loopback.py)
@@ -88,4 +89,4 @@ def insecure(objects: ObjectReader) -> Security:
     async def authorize(request: web.Request, user: Any, info: RequestInfo) -> None:
         return None
 
-    return Security(authenticate, authorize, rbac, review_kinds(rbac))
+    return Security(authenticate, authorize, rbac)

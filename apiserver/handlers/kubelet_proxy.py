@@ -1,4 +1,5 @@
-"""Reaching a node's kubelet, as upstream's API server does: `pods/log` (HTTP, followed as it streams),
+"""Reaching a node's kubelet, as upstream's API server does: `pods/log` (HTTP, followed as it streams, or over a
+WebSocket: http/wsstream.py),
 `pods/exec|attach|portforward` (WebSocket, relayed frame for frame with the subprotocol the kubelet chose; exec and
 attach over SPDY/3.1 are translated to it, handlers/spdy_exec.py),
 `nodes/proxy`, and `pods/proxy` / `services/proxy` (HTTP through the kubelet of the pod's node, since the API
@@ -18,6 +19,7 @@ import aiohttp
 from aiohttp import web
 
 from .. import errors
+from ..http import wsstream
 from ..registry.reader import ObjectReader
 from . import spdy_exec
 from .proxy_links import ProxyLinks
@@ -84,6 +86,8 @@ async def logs(client: KubeletClient, kubelet: Kubelet, request: web.Request, na
                 raise errors.StatusError(answer.status if answer.status < 500 else 500,
                                          "BadRequest" if answer.status == 400 else "NotFound" if answer.status == 404
                                          else "InternalError", text, {})
+            if wsstream.is_websocket_request(request):
+                return await wsstream.send_stream(request, answer.content.iter_any())
             response = web.StreamResponse(headers={"Content-Type": "text/plain"})
             await response.prepare(request)
             async for chunk in answer.content.iter_any():

@@ -1,5 +1,5 @@
-"""`pods/binding` and `bindings`: decode the Binding, let `registry/rest/binding.py` assign the Pod, and encode
-the Status it answers."""
+"""`pods/binding`: decode the Binding, let `registry/rest/binding.py` assign the Pod, and encode the Status it
+answers."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def _dry_run(request: web.Request) -> bool:
 
 
 class PodBinding:
-    """`pods/binding` and the request-only kind `bindings`, over one BindingREST."""
+    """`pods/binding`, over one BindingREST (the request-only kind `bindings` is `BindingsREST`'s)."""
 
     def __init__(self, rest: BindingREST) -> None:
         self.rest = rest
@@ -36,10 +36,3 @@ class PodBinding:
             raise errors.bad_request("name in URL does not match name in Binding object")
         status = await self.rest.create(info.namespace, info.name, body, _dry_run(request))
         return responses.encode_dict(status, target, 201)
-
-    async def legacy(self, request: web.Request, info: RequestInfo, obj: dict[str, Any], user: Any) -> dict[str, Any]:
-        """POST /api/v1/namespaces/ns/bindings: the Pod named by the Binding's metadata.name."""
-        name = (obj.get("metadata") or {}).get("name") or ""
-        if not name:
-            raise errors.bad_request("name in URL does not match name in Binding object")
-        return await self.rest.create(info.namespace, name, obj, _dry_run(request))

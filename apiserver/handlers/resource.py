@@ -124,7 +124,7 @@ class ResourceHandler(ObjectIO):
         target = self.target(request, tables=res.stored)  # request-only kinds have no Table conversion
         obj, opts = await self.decode_write(request, info, res, user)
         if not res.stored:
-            return await subresources.create_virtual(self.table, request, info, res, obj, user, target)
+            return await subresources.create_virtual(self.table, info, res, obj, user, opts, target)
         result = await self.registry.create(res, namespace, obj, opts)
         return self.respond_entry(res, result, target, 201, warning_headers(opts.warnings))
 

@@ -13,6 +13,7 @@ from .. import errors
 from ..http import responses
 from ..http.negotiation import PATCH_TYPES, PROTOBUF, Target, decode_body, media_type
 from ..http.tables import build_table
+from ..registry.generic import WriteOptions
 from ..registry.rest import status as status_rest
 from ..registry.rest.scale import ScaleREST
 from ..registry.rest.status import StatusREST
@@ -121,12 +122,13 @@ def _scale_response(scale: dict[str, Any], target: Target) -> web.Response:
     return responses.encode_dict(scale, target)
 
 
-async def create_virtual(table: SubresourceTable, request: web.Request, info: RequestInfo, res: ResourceType,
-                         obj: dict[str, Any], user: Any, target: Target) -> web.Response:
-    """Request-only kinds (access reviews, SelfSubjectReview, TokenReview): computed, never stored."""
-    compute = table.kinds.get((res.group, res.kind))
-    if compute is None:
+async def create_virtual(table: SubresourceTable, info: RequestInfo, res: ResourceType, obj: dict[str, Any],
+                         user: Any, opts: WriteOptions, target: Target) -> web.Response:
+    """Request-only kinds (access reviews, SelfSubjectReview, TokenReview, Binding): computed by their storage,
+    never stored."""
+    rest = table.kinds.get((res.group, res.kind))
+    if rest is None:
         raise errors.method_not_allowed()
-    result = await compute(request, info, obj, user)
+    result = await rest.create(info.namespace, obj, user, opts)
     body = orjson.loads(orjson.dumps(result))
     return responses.encode_dict(body, target, 201)

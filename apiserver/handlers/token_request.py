@@ -1,4 +1,5 @@
-"""`serviceaccounts/token` (POST a TokenRequest): a token for the service account, signed with the server's key."""
+"""`serviceaccounts/token` (POST a TokenRequest): decode the request, let `registry/rest/tokens.py` issue the token,
+and encode the TokenRequest it answers."""
 
 from __future__ import annotations
 
@@ -7,32 +8,25 @@ from typing import Any
 from aiohttp import web
 
 from .. import errors
-from ..auth.sa_token import ServiceAccountTokens
-from ..auth.tokenrequest import object_getter, token_request
 from ..http import responses
 from ..http.negotiation import Target, decode_body
-from ..registry.generic import Registry
-from ..registry.reader import ObjectReader
+from ..registry.rest.tokens import TokenRequestREST
 from ..requestinfo import RequestInfo
 from ..resources import ResourceType
 from .requests import read_body
 
 
 class TokenRequests:
-    """Issues tokens for the service accounts of one registry; bound objects are looked up through `objects`."""
+    """POST /api/v1/namespaces/ns/serviceaccounts/x/token, over one TokenRequestREST."""
 
-    def __init__(self, registry: Registry, objects: ObjectReader, tokens: ServiceAccountTokens) -> None:
-        self.registry = registry
-        self.get_object = object_getter(objects)
-        self.tokens = tokens
+    def __init__(self, rest: TokenRequestREST) -> None:
+        self.rest = rest
 
     async def __call__(self, request: web.Request, info: RequestInfo, res: ResourceType, user: Any,
                        target: Target) -> web.Response:
         if info.verb != "create":
             raise errors.method_not_allowed()
-        service_account = self.registry.get(res, info.namespace, info.name).obj
+        self.rest.require(info.namespace, info.name)  # a missing service account is a 404 before the body is read
         body = decode_body(await read_body(request), request.headers.get("Content-Type"))
-        if not isinstance(body, dict):
-            raise errors.bad_request("TokenRequest must be an object")
-        result = token_request(body, service_account, self.tokens, self.get_object)
+        result = await self.rest.create(info.namespace, info.name, body)
         return responses.encode_dict(result, target, 201)

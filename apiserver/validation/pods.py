@@ -22,6 +22,7 @@ from mini_kube.apiserver.validation.errs import (
 )
 from mini_kube.apiserver.validation.meta import validate_annotations, validate_dns1123_label, validate_labels
 from mini_kube.apiserver.validation.network import validate_port_num_or_name, validate_protocol
+from mini_kube.apiserver.validation.pod_security_context import validate_pod_security_context
 from mini_kube.machinery.names import (
     inclusive_range_error,
     is_config_map_key,
@@ -162,6 +163,22 @@ def _volume_mounts(mounts: list[Obj] | None, volumes: set[str], path: str) -> li
         elif mount_path in paths:
             errs.append(invalid(f"{at}.mountPath", mount_path, "must be unique"))
         paths.add(mount_path)
+        # upstream names these under the list's path, not the mount's (`volumeMounts.subPath`)
+        if mount.get("subPath"):
+            errs += _local_descending_path(mount["subPath"], f"{path}.subPath")
+        if mount.get("subPathExpr"):
+            if mount.get("subPath"):
+                errs.append(invalid(f"{at}.subPathExpr", mount["subPathExpr"],
+                                    "subPathExpr and subPath are mutually exclusive"))
+            errs += _local_descending_path(mount["subPathExpr"], f"{path}.subPathExpr")
+    return errs
+
+
+def _local_descending_path(target: str, path: str) -> list[FieldError]:
+    """validateLocalDescendingPath: relative, with no '..' element."""
+    errs = [invalid(path, target, "must be a relative path")] if target.startswith("/") else []
+    if ".." in target.split("/"):
+        errs.append(invalid(path, target, "must not contain '..'"))
     return errs
 
 
@@ -256,7 +273,7 @@ def _probes_and_hooks(ctr: Obj, path: str) -> list[FieldError]:
     return errs + _lifecycle(ctr.get("lifecycle"), f"{path}.lifecycle")
 
 
-def _container(ctr: Obj, volumes: set[str], path: str) -> list[FieldError]:
+def _container(ctr: Obj, volumes: set[str], path: str, host_users: bool = True) -> list[FieldError]:
     errs: list[FieldError] = []
     name = ctr.get("name") or ""
     if not name:
@@ -272,17 +289,34 @@ def _container(ctr: Obj, volumes: set[str], path: str) -> list[FieldError]:
     errs += _volume_mounts(ctr.get("volumeMounts"), volumes, f"{path}.volumeMounts")
     errs += _one_of(ctr.get("imagePullPolicy"), f"{path}.imagePullPolicy", PULL_POLICIES)
     errs += validate_resources(ctr.get("resources"), f"{path}.resources")
+    errs += _proc_mount((ctr.get("securityContext") or {}).get("procMount"), f"{path}.securityContext.procMount",
+                        host_users)
     return errs
 
 
-def _containers(containers: list[Obj] | None, volumes: set[str], path: str) -> list[FieldError]:
+PROC_MOUNTS = ("Default", "Unmasked")
+
+
+def _proc_mount(value: Any, path: str, host_users: bool) -> list[FieldError]:
+    """ValidateSecurityContext's procMount: a known type, and `Unmasked` only in a user namespace of the Pod's."""
+    if value is None:
+        return []
+    if value not in PROC_MOUNTS:
+        return [not_supported(path, value, PROC_MOUNTS)]
+    if host_users and value == "Unmasked":
+        return [invalid(path, value, "`hostUsers` must be false to use `Unmasked`")]
+    return []
+
+
+def _containers(containers: list[Obj] | None, volumes: set[str], path: str,
+                host_users: bool = True) -> list[FieldError]:
     if not containers:
         return [required(path)]
     errs: list[FieldError] = []
     names: set[str | None] = set()
     for i, ctr in enumerate(containers):
         at = f"{path}[{i}]"
-        errs += _container(ctr, volumes, at)
+        errs += _container(ctr, volumes, at, host_users)
         if ctr.get("name") in names:
             errs.append(duplicate(f"{at}.name", ctr.get("name")))
         names.add(ctr.get("name"))
@@ -293,12 +327,12 @@ def _containers(containers: list[Obj] | None, volumes: set[str], path: str) -> l
 
 
 def _init_containers(init: list[Obj] | None, regular: list[Obj] | None, volumes: set[str],
-                     path: str) -> list[FieldError]:
+                     path: str, host_users: bool = True) -> list[FieldError]:
     errs: list[FieldError] = []
     names = {c.get("name") for c in regular or ()}
     for i, ctr in enumerate(init or ()):
         at = f"{path}[{i}]"
-        errs += _container(ctr, volumes, at)
+        errs += _container(ctr, volumes, at, host_users)
         if ctr.get("name") in names:
             errs.append(duplicate(f"{at}.name", ctr.get("name")))
         names.add(ctr.get("name"))
@@ -321,7 +355,7 @@ EPHEMERAL_FORBIDDEN = ("ports", "resources", "resizePolicy", "lifecycle", "liven
 
 
 def _ephemeral_containers(ephemeral: list[Obj] | None, spec: Obj, volumes: set[str],
-                          path: str) -> list[FieldError]:
+                          path: str, host_users: bool = True) -> list[FieldError]:
     """validateEphemeralContainers: container rules, names unique across every kind of container, the target an
     existing regular or init container, and none of the fields that make a container part of the workload."""
     errs: list[FieldError] = []
@@ -332,7 +366,7 @@ def _ephemeral_containers(ephemeral: list[Obj] | None, spec: Obj, volumes: set[s
         if not isinstance(ctr, dict):
             errs.append(invalid(at, ctr, "must be an object"))
             continue
-        errs += _container(ctr, volumes, at)
+        errs += _container(ctr, volumes, at, host_users)
         if ctr.get("name") in names:
             errs.append(duplicate(f"{at}.name", ctr.get("name")))
         names.add(ctr.get("name"))
@@ -442,12 +476,16 @@ def validate_pod_spec(spec: Obj | None, path: str = "spec") -> list[FieldError]:
     """A PodSpec, as ValidatePodSpec checks it (the parts users commonly trip over)."""
     spec = spec or {}
     volumes, errs = validate_volumes(spec.get("volumes"), f"{path}.volumes")
-    errs += _containers(spec.get("containers"), volumes, f"{path}.containers")
-    errs += _init_containers(spec.get("initContainers"), spec.get("containers"), volumes, f"{path}.initContainers")
-    errs += _ephemeral_containers(spec.get("ephemeralContainers"), spec, volumes, f"{path}.ephemeralContainers")
+    host_users = spec.get("hostUsers") is not False
+    errs += _containers(spec.get("containers"), volumes, f"{path}.containers", host_users)
+    errs += _init_containers(spec.get("initContainers"), spec.get("containers"), volumes, f"{path}.initContainers",
+                             host_users)
+    errs += _ephemeral_containers(spec.get("ephemeralContainers"), spec, volumes, f"{path}.ephemeralContainers",
+                                  host_users)
     errs += _one_of(spec.get("restartPolicy"), f"{path}.restartPolicy", RESTART_POLICIES)
     errs += _one_of(spec.get("dnsPolicy"), f"{path}.dnsPolicy", DNS_POLICIES)
     errs += validate_labels(spec.get("nodeSelector"), f"{path}.nodeSelector")
+    errs += validate_pod_security_context(spec, path)
     for i, secret in enumerate(spec.get("imagePullSecrets") or ()):
         if not secret.get("name"):
             errs.append(required(f"{path}.imagePullSecrets[{i}].name"))

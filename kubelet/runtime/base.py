@@ -96,6 +96,11 @@ class Runtime(abc.ABC):
     @abc.abstractmethod
     async def remove_sandbox(self, sandbox: Sandbox) -> None: ...
 
+    async def memory_volume(self, sandbox: Sandbox, name: str, size: int) -> tuple[str, str] | None:
+        """A tmpfs of `size` bytes for the Pod's emptyDir `name` of medium Memory: (where the kubelet writes it,
+        where the Pod's mount namespace has it); None where the runtime has none (a directory stands in)."""
+        return None
+
     async def exec(self, sandbox: Sandbox | None, container: Container, argv: list[str], *, tty: bool,
                    env: dict[str, str] | None = None) -> Any:
         """A process started inside a running container (for `kubectl exec`)."""

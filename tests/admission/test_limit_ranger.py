@@ -11,6 +11,9 @@ import pytest
 
 from tests.helpers import kubectl, new_namespace
 
+pytestmark = pytest.mark.slow  # each test here takes more than a few seconds
+
+
 LIMIT_RANGE = """
 apiVersion: v1
 kind: LimitRange

@@ -11,6 +11,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import pytest
 from mini_kube.apiserver.auth.audit import AuditLog
 
 from mini_kube.testing import MiniKube
@@ -56,6 +57,7 @@ def test_failed_authentication_and_refused_impersonation_are_audited(tmp_path):
     assert refused[0]["objectRef"]["resource"] == "pods"
 
 
+@pytest.mark.slow
 def test_a_failing_audit_file_drops_events_and_keeps_serving(tmp_path):
     with MiniKube(insecure_http=False, controllers=False, audit_log="/dev/full", data_dir=str(tmp_path)) as kube:
         for _ in range(50):

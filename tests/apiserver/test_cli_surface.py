@@ -9,12 +9,14 @@ import subprocess
 import sys
 
 import kubernetes
+import pytest
 from mini_kube.apiserver import VERSION
 
 from mini_kube.cli import build_parser
 from tests.helpers import kubectl
 
 
+@pytest.mark.slow
 def test_every_flag_has_help():
     parser = build_parser()
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices

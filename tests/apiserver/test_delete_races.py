@@ -19,6 +19,7 @@ def kube():
         yield cluster
 
 
+@pytest.mark.slow
 def test_deletes_raced_by_writes_succeed(kube):
     async def race() -> int:
         client = kube.client.async_client

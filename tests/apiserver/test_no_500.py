@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import aiohttp
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -39,6 +40,7 @@ def _send(kube, method: str, path: str, body: bytes, content_type: str, query: d
 
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(path=st.sampled_from(PATHS), obj=objects)
+@pytest.mark.slow
 def test_random_objects_never_500(mini_kube_session, path, obj):
     import json
 

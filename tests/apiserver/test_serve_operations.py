@@ -12,6 +12,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # each test here takes more than a few seconds
+
 
 def _free_port() -> int:
     with socket.socket() as sock:

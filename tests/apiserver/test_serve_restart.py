@@ -9,7 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import kubectl_binary
+
+pytestmark = pytest.mark.slow  # each test here takes more than a few seconds
 
 
 def _free_port() -> int:

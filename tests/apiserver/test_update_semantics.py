@@ -43,6 +43,7 @@ def _replace_status(kube, obj: dict) -> dict:
 
 
 @pytest.mark.parametrize("manifest", OBJECTS, ids=lambda o: o["kind"])
+@pytest.mark.slow
 def test_a_status_write_keeps_its_label_and_annotation_changes(mini_kube, manifest):
     kubectl(mini_kube, "create", "-f", "-", input=json.dumps(manifest))
     kind, name, namespace = _kind_name(manifest)
@@ -84,6 +85,7 @@ def test_a_status_write_cannot_change_what_the_kinds_status_strategy_resets(mini
     assert stored["metadata"]["labels"] == {"seen": "yes"}
 
 
+@pytest.mark.slow
 def test_an_update_without_resource_version_is_unconditional_where_the_kind_allows_it(mini_kube):
     kubectl(mini_kube, "create", "configmap", "plain", "--from-literal=a=1")
     manifest = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "plain", "namespace": "default"},

@@ -39,6 +39,7 @@ def review(kube: MiniKube, token: str, audiences: list[str] | None = None) -> di
     return json.loads(done.stdout)
 
 
+@pytest.mark.slow
 def test_service_account_and_static_tokens(kube: MiniKube) -> None:
     assert kubectl(kube, "create", "serviceaccount", "robot").returncode == 0
     token = kubectl(kube, "create", "token", "robot").stdout.strip()
@@ -68,3 +69,19 @@ def test_tokens_that_do_not_authenticate(kube: MiniKube) -> None:
         {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {}}))
     assert refused.returncode == 1
     assert "token is required for TokenReview in authentication" in refused.stderr
+
+
+def test_token_requests_for_missing_accounts_and_bad_bodies(kube: MiniKube) -> None:
+    """serviceaccounts/token (registry/rest/tokens.py): a missing service account is a 404 before the body is
+    read; a body that is not a TokenRequest object is a 400."""
+    missing = kubectl(kube, "create", "token", "nobody")
+    assert missing.returncode == 1 and 'serviceaccounts "nobody" not found' in missing.stderr
+    path = "/api/v1/namespaces/default/serviceaccounts/{}/token"
+    missing = kubectl(kube, "create", "--raw", path.format("nobody"), "-f", "-", input="[]")
+    assert missing.returncode == 1 and "NotFound" in missing.stderr
+    kubectl(kube, "create", "serviceaccount", "bodies")
+    refused = kubectl(kube, "create", "--raw", path.format("bodies"), "-f", "-", input="[]")
+    assert refused.returncode == 1 and "BadRequest" in refused.stderr
+    issued = kubectl(kube, "create", "--raw", path.format("bodies"), "-f", "-", input=json.dumps(
+        {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}}))
+    assert issued.returncode == 0 and json.loads(issued.stdout)["status"]["token"]

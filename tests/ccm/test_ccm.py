@@ -383,6 +383,7 @@ def _node_gone(kube, name: str) -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_ccm_as_its_own_process():
     """`mini-kube ccm --kubeconfig F` against a server with no in-process ccm."""
     from mini_kube.testing import MiniKube

@@ -44,6 +44,7 @@ def cluster():
         yield kube
 
 
+@pytest.mark.slow
 def test_dns_load_balancer_node_port_pod(cluster):
     kubectl(cluster, "create", "deployment", "web", "--image=traefik/whoami", "--replicas=3")
     kubectl(cluster, "expose", "deployment", "web", "--port=8080", "--target-port=80", "--type=LoadBalancer")

@@ -77,6 +77,7 @@ def get_json(kube, *args: str) -> dict:
     return json.loads(kubectl(kube, *args, "-o", "json").stdout)
 
 
+@pytest.mark.slow
 def test_the_operator_holds_its_lease_as_its_service_account(cluster):
     status = json.loads(urllib.request.urlopen(cluster.status_url, timeout=5).read())
     assert status["leader"] is True and status["identity"] == "operator-e2e"

@@ -4,6 +4,9 @@ config, its ServiceAccount's RBAC, leader election). Then the full example from 
 (seed 000 for an Agent): request -> the load balancer -> the Service -> an agent pod (the default runtime's
 program as a process in its own network and mount namespaces, its config mounted from the ConfigMap the operator
 made), which answers with its config; a config change rolls the pods and the answers follow. The leader's pod
+pytestmark = pytest.mark.slow  # each test here takes more than a few seconds
+
+
 deleted: another replica takes the Lease over and acts."""
 
 from __future__ import annotations

@@ -90,6 +90,7 @@ def status(kube, ns: str, ds: str) -> dict:
     return kube.client.get(DAEMONSETS, ds, ns).get("status") or {}
 
 
+@pytest.mark.slow
 def test_one_pod_per_eligible_node_follows_the_nodes(cluster, namespace, nodes):
     kube, ns = cluster, namespace
     a = nodes("a-" + ns, {"disk": "ssd"})
@@ -138,6 +139,7 @@ def test_one_pod_per_eligible_node_follows_the_nodes(cluster, namespace, nodes):
 
 
 @pytest.mark.parametrize("strategy", ["maxUnavailable", "maxSurge"])
+@pytest.mark.slow
 def test_rolling_update_history_undo_and_on_delete(cluster, namespace, nodes, strategy):
     kube, ns = cluster, namespace
     names = {nodes(f"n{i}-{ns}") for i in range(4)}
@@ -190,6 +192,7 @@ def test_failed_pod_is_replaced(cluster, namespace, nodes):
     assert f"Deleted pod: {first}" in events
 
 
+@pytest.mark.slow
 def test_runs_on_real_nodes_with_the_scheduler_and_kubelets():
     """With nodes (kubelets on the simulated runtime) and the scheduler, no stand-in: each daemon Pod is bound
     to the node its affinity names, runs there, and the rollout completes."""

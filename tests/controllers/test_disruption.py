@@ -468,6 +468,7 @@ def test_cordon_and_uncordon(cluster):
     assert not kube.client.get(NODES, "node-c")["spec"].get("unschedulable")
 
 
+@pytest.mark.slow
 def test_kubectl_drain_waits_for_the_budget(cluster, ns):
     kube = cluster
     _node(kube, "node-a")
@@ -522,6 +523,7 @@ def test_kubectl_drain_waits_for_the_budget(cluster, ns):
     kubectl(kube, "uncordon", "node-a")
 
 
+@pytest.mark.slow
 def test_drain_with_nodes_and_the_scheduler_keeps_the_budget():
     """End to end on a cluster with every controller, the scheduler and two in-process (simulated) nodes: the
     drained node's Pods are replaced on the other node one at a time, never leaving fewer Ready than the budget

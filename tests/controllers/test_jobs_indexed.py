@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 
+import pytest
 from mini_kube.controllers.workloads.jobindex import index_backoff, match_success_policy, replacement_counts
 
 from tests.controllers import test_jobs as base
@@ -158,6 +159,7 @@ def test_per_index_and_success_policy_fields_are_validated_like_upstream(cluster
     assert "spec.backoffLimitPerIndex: Invalid value: 3: field is immutable" in bad.stderr
 
 
+@pytest.mark.slow
 def test_failed_index_on_a_node(node_cluster, node_ns):
     kube, ns = node_cluster, node_ns
     if kube.nodes.nodes.runtime != "process":

@@ -31,6 +31,7 @@ def _annotations(kube, ns: str, kind: str, name: str) -> dict[str, str]:
     return obj["metadata"].get("annotations") or {}
 
 
+@pytest.mark.slow
 def test_rollout_history_change_cause_and_undo_renumber_revisions(kube):
     """The Deployment's change-cause is copied to its ReplicaSet (history shows it), the Deployment carries its
     revision, and an undo moves the old ReplicaSet to the next revision (remembered in revision-history), so a
@@ -177,6 +178,7 @@ def test_debug_adds_ephemeral_containers_only_through_their_subresource(kube):
     assert pod["metadata"]["labels"] == {"app": "p"} and "activeDeadlineSeconds" not in pod["spec"]
 
 
+@pytest.mark.slow
 def test_rollout_status_reports_an_exceeded_progress_deadline(kube):
     """A rollout whose Pods never become available (here: nowhere to schedule them) gets Progressing=False,
     ProgressDeadlineExceeded after progressDeadlineSeconds without progress, so `kubectl rollout status` fails
@@ -215,6 +217,7 @@ def test_rollout_status_reports_an_exceeded_progress_deadline(kube):
     kubectl(kube, "-n", ns, "rollout", "status", "deploy/stuck", "--timeout=30s")
 
 
+@pytest.mark.slow
 def test_progress_deadline_counts_whole_seconds_from_the_last_progress(kube):
     """progressDeadlineSeconds is counted from the moment of the last progress, not from the Progressing
     condition's lastUpdateTime, which keeps whole seconds only: a 1 s deadline ran out as little as 0.2 s after
@@ -335,6 +338,7 @@ def test_scaling_a_deployment_updates_its_replicasets_replica_annotations(kube):
     assert refused.returncode == 1 and "Expected replicas to be 2, was 5" in refused.stderr
 
 
+@pytest.mark.slow
 def test_a_stuck_rollout_keeps_its_availability_and_scales_in_proportion(kube):
     """A rolling update whose new Pods cannot be placed stops where maxSurge and maxUnavailable say (10 replicas,
     surge 3, unavailable 2: the old ReplicaSet at 8, the new one at 13 - 8 = 5), however often the controller
@@ -368,6 +372,7 @@ def test_a_stuck_rollout_keeps_its_availability_and_scales_in_proportion(kube):
             for a in annotations} == {("30", "33")}
 
 
+@pytest.mark.slow
 def test_the_autoscaler_keeps_its_target_within_bounds_and_reports_missing_metrics(kube):
     """With no metrics API (as on a cluster without metrics-server) the HPA controller still moves its target
     into [min, max] (SuccessfulRescale), and otherwise reports why it cannot scale: ScalingActive=False

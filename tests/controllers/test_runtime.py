@@ -167,6 +167,7 @@ def _serve(data, port: int) -> subprocess.Popen[str]:
     return proc
 
 
+@pytest.mark.slow
 async def test_a_watch_broken_by_a_server_restart_resumes_without_a_relist(tmp_path):
     port = _port()
     server = _serve(tmp_path, port)

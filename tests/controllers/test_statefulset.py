@@ -91,6 +91,7 @@ class Deletions:
         self.watch.stop()
 
 
+@pytest.mark.slow
 def test_ordered_ready_creates_one_pod_at_a_time_and_scales_down_in_reverse(cluster, namespace):
     kube, ns = cluster, namespace
     kubectl(kube, "-n", ns, "apply", "-f", "-", input=MANIFEST.format(name="web", replicas=3, policy="OrderedReady"))
@@ -146,6 +147,7 @@ def test_ordered_ready_creates_one_pod_at_a_time_and_scales_down_in_reverse(clus
     assert "delete Pod web-2 in StatefulSet web successful" in events
 
 
+@pytest.mark.slow
 def test_parallel_partitioned_rolling_update_history_and_undo(cluster, namespace):
     kube, ns = cluster, namespace
     with StandInKubelet(kube, ns):

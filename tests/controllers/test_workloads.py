@@ -128,6 +128,7 @@ def test_replicaset_releases_a_relabelled_pod_and_counts_ready_ones(cluster, nam
     assert kube.client.get(PODS, first, ns)["metadata"]["labels"] == {"app": "other"}  # released, kept
 
 
+@pytest.mark.slow
 def test_deployment_rolls_out_through_kubectl(cluster, namespace):
     kube, ns = cluster, namespace
     with StandInKubelet(kube, ns) as kubelet:

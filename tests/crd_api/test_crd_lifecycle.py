@@ -87,6 +87,7 @@ def test_custom_resources_are_served_as_soon_as_the_crd_is_created(cluster: Clus
     assert "agent.example.com/a2 created" in fresh.stdout
 
 
+@pytest.mark.slow
 def test_changing_a_crd_changes_the_api(agents: Cluster) -> None:
     agents.apply(AGENT)
     crd = crd_of(agents, "agents.example.com")
@@ -188,6 +189,7 @@ spec:
     assert out[1].split() == ["gadgets", "wd", "test.io/v1", "false", "Widget"]
 
 
+@pytest.mark.slow
 def test_crd_api_survives_a_restart(data_dir: str, tmp_path) -> None:
     with MiniKube(data_dir=data_dir) as kube:
         cluster = Cluster(kube, tmp_path / "cache1")

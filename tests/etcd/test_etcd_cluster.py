@@ -88,6 +88,7 @@ def test_concurrent_service_creates_through_both_never_share_an_allocation(two_s
     assert refused.value.status == 422 and "provided IP is already allocated" in str(refused.value)
 
 
+@pytest.mark.slow
 def test_quota_charged_through_both_servers_never_overshoots(two_servers):
     """A quota with room for 10 ConfigMaps, 40 creates racing through both servers (the official client): each
     server charges with a compare-and-swap on the quota's status, so at most 10 are admitted and the status
@@ -157,6 +158,7 @@ def _serve(etcd_url: str, prefix: str, tmp: Path, *extra: str) -> tuple[subproce
     return proc, f"http://127.0.0.1:{port}"
 
 
+@pytest.mark.slow
 def test_kill_9_under_load_loses_no_acknowledged_write(etcd_server, tmp_path):
     import urllib.request
 

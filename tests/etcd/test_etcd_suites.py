@@ -8,6 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # each test here takes more than a few seconds
+
+
 ROOT = Path(__file__).resolve().parents[2]
 SUITES = ["tests/apiserver/test_rest_semantics.py", "tests/apiserver/test_watch_semantics.py",
           "tests/apiserver/test_python_clients.py", "tests/kubectl/test_kubectl_scenario.py"]

@@ -13,9 +13,12 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.helpers import kubectl_binary
+
+pytestmark = pytest.mark.slow  # each test here takes more than a few seconds
 
 
 def _free_port() -> int:

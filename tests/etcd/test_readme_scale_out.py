@@ -14,9 +14,14 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.etcd.test_etcd_three_servers import RoundRobinBalancer, _free_port
 from tests.etcd_support import EtcdServer
 from tests.helpers import kubectl_binary
+
+pytestmark = pytest.mark.slow  # each test here takes more than a few seconds
+
 
 RECIPE = Path(__file__).resolve().parents[2] / "docs" / "scale-out.md"
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.kubectl.cli import Kubectl, configmap, deployment
 
 
@@ -13,6 +15,7 @@ def snapshot(kc: Kubectl) -> dict[str, str]:
     return {f"{o['kind']}/{o['metadata']['name']}": o["metadata"]["resourceVersion"] for o in items}
 
 
+@pytest.mark.slow
 def test_every_verb_with_server_dry_run_changes_nothing(kc: Kubectl):
     ns = kc.namespace
     kc.run("apply", "-f", "-", input=deployment(ns, replicas=1))

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.kubectl.cli import Kubectl, deployment, editor
 
 ALL_CATEGORY = ["api/v1/{ns}/pods", "api/v1/{ns}/replicationcontrollers", "api/v1/{ns}/services",
@@ -137,6 +139,7 @@ def _objects(ns: str) -> list[dict]:
     ]
 
 
+@pytest.mark.slow
 def test_describe_every_builtin_kind(kc: Kubectl):
     ns = kc.namespace
     objects = _objects(ns)

@@ -4,7 +4,12 @@ fieldManager / fieldValidation / dryRun parameters and patch types."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.kubectl.cli import Kubectl, Request, configmap, deployment
+
+pytestmark = pytest.mark.slow  # each test here takes more than a few seconds
+
 
 AGGREGATED = ("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
               "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.kubectl.cli import Kubectl, configmap, deployment, diff_changes, editor
 
 AVAILABLE = {"status": {"conditions": [{
@@ -13,6 +15,7 @@ AVAILABLE = {"status": {"conditions": [{
     "lastUpdateTime": "2026-11-22T02:00:00Z", "lastTransitionTime": "2026-11-22T02:00:00Z"}]}}
 
 
+@pytest.mark.slow
 def test_deployment_apply_diff_edit_scale_wait_delete(kc: Kubectl, tmp_path):
     ns = kc.namespace
     assert kc.out("apply", "-f", "-", input=deployment(ns, replicas=1)) == "deployment.apps/web created"
@@ -56,6 +59,7 @@ def test_deployment_apply_diff_edit_scale_wait_delete(kc: Kubectl, tmp_path):
     assert gone.stderr.strip() == 'Error from server (NotFound): deployments.apps "web" not found'
 
 
+@pytest.mark.slow
 def test_configmap_apply_diff_edit_wait_delete(kc: Kubectl, tmp_path):
     ns = kc.namespace
     assert kc.out("apply", "-f", "-", input=configmap(ns, mode="a")) == "configmap/settings created"

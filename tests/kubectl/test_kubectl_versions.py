@@ -17,6 +17,7 @@ VERSIONS = ["1.27", "1.28", "1.29", "1.30", "1.31", "1.32", "1.33"]
 
 
 @pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.slow
 def test_everyday_commands_with_each_kubectl(kc: Kubectl, version: str, tmp_path):
     k = kc.with_version(version)
     ns = k.namespace

@@ -10,6 +10,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 import yaml
 from mini_kube.client import ResourceRef
 
@@ -21,6 +22,7 @@ def _cm(name: str, **labels: str) -> str:
                        "data": {"k": "v"}})
 
 
+@pytest.mark.slow
 def test_apply_create_and_delete_messages_match_kubectl(pair, tmp_path: Path):
     folder = tmp_path / "manifests"
     folder.mkdir()
@@ -53,6 +55,7 @@ def test_prune_deletes_what_the_files_no_longer_have(pair):
     assert pruned.stdout == "configmap/keep serverside-applied\nconfigmap/drop pruned\n"
 
 
+@pytest.mark.slow
 def test_patch_label_annotate_scale_match_kubectl(pair):
     for name in ("one", "two"):
         assert pair.kubectl("create", "configmap", name, "--from-literal=a=b").returncode == 0
@@ -78,6 +81,7 @@ def test_patch_label_annotate_scale_match_kubectl(pair):
     assert one["data"]["x"] == "y" and one["metadata"]["annotations"]["note"] == "hi"
 
 
+@pytest.mark.slow
 def test_describe_and_explain_match_kubectl(pair):
     # one key: kubectl prints a ConfigMap's data in Go's random map order
     assert pair.kubectl("create", "configmap", "d1", "--from-literal=a=b").returncode == 0
@@ -90,6 +94,7 @@ def test_describe_and_explain_match_kubectl(pair):
     pair.same("explain", "deployment.spec.template", namespaced=False)
 
 
+@pytest.mark.slow
 def test_discovery_commands_match_kubectl(pair):
     pair.same("api-resources", namespaced=False)
     pair.same("api-resources", "--namespaced=false", namespaced=False)
@@ -100,6 +105,7 @@ def test_discovery_commands_match_kubectl(pair):
     assert pair.lite("version").stdout.splitlines()[1].startswith("Server Version: v1.")
 
 
+@pytest.mark.slow
 def test_config_commands_merge_kubeconfig_files_like_kubectl(pair, tmp_path: Path):
     base = yaml.safe_load(Path(pair.kubeconfig).read_text())
     extra = {"apiVersion": "v1", "kind": "Config", "clusters": [{"name": "other", "cluster": {"server": "http://127.0.0.1:1"}}],
@@ -135,6 +141,7 @@ def test_wait_for_condition_jsonpath_and_delete(pair):
     assert pair.lite("wait", "cm/w1", "--for=delete", "--timeout=5s").returncode == 0
 
 
+@pytest.mark.slow
 def test_rollout_pause_resume_restart_and_status(pair, mini_kube_session):
     deploy = textwrap.dedent("""
         apiVersion: apps/v1

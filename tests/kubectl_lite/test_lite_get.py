@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 import yaml
 
 MANIFESTS = """
@@ -37,6 +38,7 @@ def _seed(pair) -> None:
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.slow
 def test_tables_match_kubectl(pair):
     _seed(pair)
     pair.same("get", "configmaps")
@@ -54,6 +56,7 @@ def test_tables_match_kubectl(pair):
     pair.same("get", "ns", "default", namespaced=False)
 
 
+@pytest.mark.slow
 def test_objects_match_kubectl(pair):
     _seed(pair)
     pair.same("get", "cm", "alpha", "-o", "yaml")
@@ -68,6 +71,7 @@ def test_objects_match_kubectl(pair):
     pair.same("get", "deploy", "-o", 'jsonpath={.items[?(@.metadata.name=="web")].spec.replicas}')
 
 
+@pytest.mark.slow
 def test_errors_and_empty_results_match_kubectl(pair):
     pair.same("get", "cm", "missing")
     pair.same("get", "nosuchkind")

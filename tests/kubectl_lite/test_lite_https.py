@@ -39,6 +39,7 @@ def _lite(kubeconfig: Path, *args: str, cache: Path) -> subprocess.CompletedProc
                           env={**os.environ, "KUBECTL_LITE_CACHE_DIR": str(cache), "HOME": str(cache)})
 
 
+@pytest.mark.slow
 def test_https_with_client_certificates_and_tokens(served: Path, tmp_path: Path):
     cache = tmp_path / "cache"
     created = subprocess.run(

@@ -32,6 +32,7 @@ def proxied(kube, ns: str, pod: str, path: str) -> str:
     return done.stdout if done.returncode == 0 else ""
 
 
+@pytest.mark.slow
 def test_agnhost_nettest_records_writes_and_contacts_its_services_endpoints(kube) -> None:
     """nettest finds its Service's endpoints through the API server (in-cluster config, the Pod's token), writes
     to each (itself here) and passes; another Pod's POST to /write is counted under its Source."""
@@ -73,6 +74,7 @@ def test_agnhost_inclusterclient_polls_healthz_with_the_pods_token(kube) -> None
     assert "status=failed" not in logs and "] started\n" in logs and "] calling /healthz\n" in logs, logs
 
 
+@pytest.mark.slow
 def test_agnhost_guestbook_stores_through_primary_and_reads_from_its_replica(kube) -> None:
     """The conformance suite's guestbook: a frontend Service proxying to agnhost-primary and agnhost-replica by
     name; a set through the frontend reaches the replica, which registered with the primary at start."""
@@ -99,6 +101,7 @@ def test_agnhost_guestbook_stores_through_primary_and_reads_from_its_replica(kub
 
 
 @pytest.mark.parametrize("image", [AGNHOST, "registry.k8s.io/e2e-test-images/jessie-dnsutils:1.7"])
+@pytest.mark.slow
 def test_dig_answers_from_the_cluster_dns_in_the_images_that_have_it(kube, image) -> None:
     """The suite's DNS probes: `dig +notcp|+tcp +noall +answer +search NAME A` and `dig +short`, answered by the
     cluster DNS (mini-kube's dig where the host has none)."""

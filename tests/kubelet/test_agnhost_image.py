@@ -11,6 +11,7 @@ import subprocess
 import time
 import urllib.request
 
+import pytest
 from mini_kube.kubelet.entrypoints import container_argv
 
 from tests.helpers import kubectl
@@ -31,6 +32,7 @@ def test_container_argv_maps_the_agnhost_entrypoint_only() -> None:
     assert container_argv("example.com/not-agnhost:1", ["/agnhost"], []) == ["/agnhost"]
 
 
+@pytest.mark.slow
 def test_kubectl_run_agnhost_netexec_answers_its_hostname_through_port_forward(process_cluster) -> None:
     kube, ns = process_cluster, new_namespace(process_cluster)
     kubectl(kube, "-n", ns, "run", f"--image={AGNHOST}", "x", "--", "netexec", "--http-port=8080")
@@ -58,6 +60,7 @@ def test_kubectl_run_agnhost_netexec_answers_its_hostname_through_port_forward(p
         forward.wait(10)
 
 
+@pytest.mark.slow
 def test_a_command_naming_agnhost_2_runs_entrypoint_tester_as_that_binary(process_cluster) -> None:
     kube, ns = process_cluster, new_namespace(process_cluster)
     kubectl(kube, "-n", ns, "run", f"--image={AGNHOST}", "--restart=Never", "--command", "ep", "--",
@@ -66,6 +69,7 @@ def test_a_command_naming_agnhost_2_runs_entrypoint_tester_as_that_binary(proces
     assert kubectl(kube, "-n", ns, "logs", "ep").stdout == "[/agnhost-2 entrypoint-tester override arguments]\n"
 
 
+@pytest.mark.slow
 def test_agnhost_without_command_or_args_pauses_as_its_image_cmd_says(process_cluster) -> None:
     kube, ns = process_cluster, new_namespace(process_cluster)
     kubectl(kube, "-n", ns, "run", f"--image={AGNHOST}", "idle")
@@ -74,6 +78,7 @@ def test_agnhost_without_command_or_args_pauses_as_its_image_cmd_says(process_cl
     assert status_of(kube, ns, "idle")["containerStatuses"][0]["restartCount"] == 0
 
 
+@pytest.mark.slow
 def test_agnhost_binaries_print_the_pods_dns_settings_and_hosts_file(process_cluster) -> None:
     """`kubectl exec POD -- /agnhost dns-suffix`: the image's binaries are files in the container, and the dns
     subcommands read its resolv.conf and hosts file as upstream's do."""
@@ -91,6 +96,7 @@ def test_agnhost_binaries_print_the_pods_dns_settings_and_hosts_file(process_clu
     assert kubectl(kube, "-n", ns, "exec", "dns", "--", "/agnhost-2", "etc-hosts").stdout == hosts + "\n"
 
 
+@pytest.mark.slow
 def test_agnhost_etc_hosts_logs_the_hosts_file_with_its_aliases(process_cluster) -> None:
     kube, ns = process_cluster, new_namespace(process_cluster)
     overrides = {"spec": {"hostAliases": [{"ip": "123.45.67.89", "hostnames": ["foo", "bar"]}]}}
@@ -102,6 +108,7 @@ def test_agnhost_etc_hosts_logs_the_hosts_file_with_its_aliases(process_cluster)
 
 
 
+@pytest.mark.slow
 def test_agnhost_grpc_health_checking_keeps_a_grpc_liveness_probe_passing(process_cluster) -> None:
     kube, ns = process_cluster, new_namespace(process_cluster)
     # the suite's probe waits 15 s; 5 here, time enough for the interpreter to start on a loaded machine
@@ -116,6 +123,7 @@ def test_agnhost_grpc_health_checking_keeps_a_grpc_liveness_probe_passing(proces
     assert status_of(kube, ns, "g")["containerStatuses"][0]["restartCount"] == 0
 
 
+@pytest.mark.slow
 def test_agnhost_port_forward_tester_serves_one_client_through_kubectl_port_forward(process_cluster) -> None:
     kube, ns = process_cluster, new_namespace(process_cluster)
     env = {"BIND_PORT": "8080", "EXPECTED_CLIENT_DATA": "abc", "CHUNKS": "3", "CHUNK_SIZE": "10",
@@ -148,6 +156,7 @@ def test_agnhost_port_forward_tester_serves_one_client_through_kubectl_port_forw
         "Accepted client connection\nReceived expected client data\nShutting down connection\nDone\n")
 
 
+@pytest.mark.slow
 def test_agnhost_netexec_serves_https_with_the_images_localhost_certificate(process_cluster) -> None:
     """The suite's HTTPS netexec: `--tls-cert-file /localhost.crt --tls-private-key-file /localhost.key`, files the
     agnhost image ships, readable by any user."""
@@ -164,6 +173,7 @@ def test_agnhost_netexec_serves_https_with_the_images_localhost_certificate(proc
     assert answer.stdout == "secure"
 
 
+@pytest.mark.slow
 def test_an_https_readiness_probe_speaks_tls_to_the_container(process_cluster) -> None:
     """scheme: HTTPS probes (and hooks) over TLS without verifying, as upstream's prober."""
     kube, ns = process_cluster, new_namespace(process_cluster)

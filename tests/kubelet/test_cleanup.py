@@ -13,7 +13,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from .conftest import eventually, process_cluster_or_skip
+
+pytestmark = pytest.mark.slow  # each test here takes more than a few seconds
+
 
 MARK = str(random.randint(10**8, 10**9))  # unique to this run: other runs may be going on
 

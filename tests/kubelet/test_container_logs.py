@@ -37,6 +37,7 @@ def _stats(path: Path) -> list[os.stat_result]:
     return found
 
 
+@pytest.mark.slow
 def test_a_log_rotates_at_its_size_and_keeps_its_files(tmp_path):
     path = tmp_path / "logs" / "0.log"
     writer = LogWriter(str(path), max_size=MAX_SIZE, max_files=MAX_FILES)
@@ -94,6 +95,7 @@ def _log_of(kube, uid: str) -> Path:
     return eventually(lambda: next((p for p in root.rglob("0.log") if uid in str(p)), None))
 
 
+@pytest.mark.slow
 def test_a_pod_running_yes_keeps_its_log_under_the_cap(kube):
     ns = new_namespace(kube)
     created = kube.client.create(PODS, pod("yes", {"name": "main", "image": "busybox", "command": ["yes"]}), ns)
@@ -115,6 +117,7 @@ def _bytes_read() -> int:
                     if line.startswith("rchar:")).split()[1])
 
 
+@pytest.mark.slow
 def test_tail_of_a_large_log_reads_only_its_end(kube):
     ns = new_namespace(kube)
     line = "z" * 200

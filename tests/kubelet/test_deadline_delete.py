@@ -8,11 +8,13 @@ from __future__ import annotations
 import asyncio
 import threading
 
+import pytest
 from mini_kube.machinery.refs import PODS
 
 from .conftest import NODE, eventually, gone, pod, status_of, validating_webhook
 
 
+@pytest.mark.slow
 def test_delete_during_the_deadline_termination_is_honoured(process_cluster, process_namespace, webhook_server):
     kube, ns = process_cluster, process_namespace
     held, release = threading.Event(), threading.Event()

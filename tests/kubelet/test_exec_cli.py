@@ -7,11 +7,15 @@ import os
 import subprocess
 import sys
 
+import pytest
 from mini_kube.client import ResourceRef
 
 from tests.helpers import kubectl_binary
 
 from .conftest import eventually
+
+pytestmark = pytest.mark.slow  # each test here takes more than a few seconds
+
 
 PODS = ResourceRef("", "v1", "pods")
 

@@ -21,6 +21,7 @@ def running_pod(process_cluster):
     return kube, ns
 
 
+@pytest.mark.slow
 def test_stdout_stderr_and_exit_code_over_spdy(running_pod):
     kube, ns = running_pod
     result = kubectl(kube, "-n", ns, "exec", "box", "-v=8", "--", "sh", "-c", "echo out; echo err >&2; exit 3",

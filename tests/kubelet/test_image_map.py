@@ -58,6 +58,7 @@ def test_bad_maps_say_where(data, error):
     assert error in str(caught.value)
 
 
+@pytest.mark.slow
 def test_serve_refuses_a_bad_map_in_one_line(tmp_path):
     (tmp_path / "bad.yaml").write_text("images:\n- image: myapp\n  comand: x\n")
     done = subprocess.run([str(Path(sys.executable).with_name("mini-kube")), "serve", "--data-dir", ":memory:",
@@ -77,6 +78,7 @@ def kube(checkout) -> Iterator:
         yield cluster
 
 
+@pytest.mark.slow
 def test_mapped_image_runs_the_local_command(kube, checkout):
     ns = new_namespace(kube)
     kubectl(kube, "-n", ns, "run", "app", "--image=myapp:dev", "--restart=Never")

@@ -51,6 +51,7 @@ def output(tenant: Tenant, name: str) -> str:
     return tenant.kubectl("logs", name).stdout.strip()
 
 
+@pytest.mark.slow
 def test_the_images_groups_of_the_user_join_supplemental_groups_unless_strict(tenant):
     groups = {"runAsUser": 1000, "supplementalGroups": [60000]}
     pod(tenant, "merge", AGNHOST, command=["sh", "-c", "id -G; id -un; sleep 300"], pod_security=groups)
@@ -79,6 +80,7 @@ def test_an_images_user_is_whom_it_runs_as(tenant):
     assert output(tenant, "explicit") == "2000"
 
 
+@pytest.mark.slow
 def test_set_user_id_takes_effect_unless_allow_privilege_escalation_is_false(tenant):
     pod(tenant, "escalation-unset", NONEWPRIVS, security={"runAsUser": 1000})
     pod(tenant, "escalation-true", NONEWPRIVS, security={"runAsUser": 1000, "allowPrivilegeEscalation": True})

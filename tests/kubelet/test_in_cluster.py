@@ -37,6 +37,7 @@ def kube():
         yield cluster
 
 
+@pytest.mark.slow
 def test_a_pod_calls_the_api_with_its_service_account(kube):
     kubectl(kube, "create", "namespace", "inside")
     kubectl(kube, "-n", "inside", "create", "rolebinding", "view", "--clusterrole=view",

@@ -92,6 +92,7 @@ def status_caps(text: str) -> dict[str, int]:
     return {line.split(":")[0]: int(line.split()[1], 16) for line in text.splitlines() if line.startswith("Cap")}
 
 
+@pytest.mark.slow
 def test_a_container_gets_the_runtimes_default_capabilities_and_cannot_remount_the_host(tenant):
     tenant.run("plain", "sleep 300")
     tenant.running("plain")
@@ -141,6 +142,7 @@ def test_run_as_non_root_with_an_image_of_root_is_refused_as_upstream(tenant):
                                   f"\"nonroot_{tenant.ns}({pod['metadata']['uid']})\", container: main)")
 
 
+@pytest.mark.slow
 def test_privileged_gets_every_capability_and_read_only_root_is_read_only(tenant):
     tenant.run("priv", "sleep 300", container={"securityContext": {"privileged": True}})
     tenant.run("ro", "sleep 300", volumes=[{"name": "scratch", "emptyDir": {}}],
@@ -155,6 +157,7 @@ def test_privileged_gets_every_capability_and_read_only_root_is_read_only(tenant
     assert out.stdout.split() == ["volume-written"]
 
 
+@pytest.mark.slow
 def test_the_host_and_other_pods_are_not_visible(kube, tenant, tmp_path):
     other = Tenant(kube, tmp_path)
     other.run("victim", "sleep 300")
@@ -194,6 +197,7 @@ def test_proc_sys_and_dev_are_the_runtimes_defaults(tenant):
         assert attack not in lines
 
 
+@pytest.mark.slow
 def test_host_network_pods_share_the_nodes_namespaces_not_the_machines(kube, tenant):
     node = kube.client.get(NODES, "mini-kube")
     tenant.run("hostnet", "sleep 300", hostNetwork=True, hostPID=True, hostIPC=True)
@@ -217,6 +221,7 @@ def test_host_network_pods_share_the_nodes_namespaces_not_the_machines(kube, ten
     assert ipc["hostnet"] == ipc["hostnet2"] != ipc["own"] and os.readlink("/proc/self/ns/ipc") not in ipc.values()
 
 
+@pytest.mark.slow
 def test_secret_volumes_live_on_the_pods_own_tmpfs(tenant):
     secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
               "data": {"k": base64.b64encode(b"secret-value").decode()}}
@@ -232,6 +237,7 @@ def test_secret_volumes_live_on_the_pods_own_tmpfs(tenant):
     assert not [p for p in root.rglob("*") if p.is_file() and p.read_bytes() == b"secret-value"]
 
 
+@pytest.mark.slow
 def test_a_pods_processes_and_the_nodes_pods_are_limited(kube, tenant):
     tenant.run("pids", "sleep 300")
     pod = tenant.running("pids")
@@ -252,6 +258,7 @@ def evicted(tenant, name: str) -> dict:
     return eventually(lambda: (p := tenant.pod(name))["status"].get("phase") == "Failed" and p, timeout=30)
 
 
+@pytest.mark.slow
 def test_an_empty_dir_over_its_size_limit_is_evicted(tenant):
     tenant.run("fill", "dd if=/dev/zero of=/data/f bs=1024 count=2048 2>/dev/null; sleep 300",
                volumes=[{"name": "data", "emptyDir": {"sizeLimit": "1Mi"}}],
@@ -263,6 +270,7 @@ def test_an_empty_dir_over_its_size_limit_is_evicted(tenant):
     assert [e["type"] for e in events["items"]] == ["Warning"]
 
 
+@pytest.mark.slow
 def test_a_pod_over_its_ephemeral_storage_limit_is_evicted(tenant):
     tenant.run("disk", "dd if=/dev/zero of=/tmp/f bs=1024 count=2048 2>/dev/null; sleep 300",
                container={"resources": {"limits": {"ephemeral-storage": "1Mi"}}})
@@ -271,6 +279,7 @@ def test_a_pod_over_its_ephemeral_storage_limit_is_evicted(tenant):
     assert pod["status"]["message"] == "Pod ephemeral local storage usage exceeds the total limit of containers 1Mi. "
 
 
+@pytest.mark.slow
 def test_a_container_over_its_own_ephemeral_storage_limit_is_evicted(tenant):
     body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "two"}, "spec": {
         "terminationGracePeriodSeconds": 0, "containers": [
@@ -283,6 +292,7 @@ def test_a_container_over_its_own_ephemeral_storage_limit_is_evicted(tenant):
     assert pod["status"]["message"] == 'Container small exceeded its local ephemeral storage limit "1Mi". '
 
 
+@pytest.mark.slow
 def test_an_exited_containers_writable_layer_is_removed(kube, tenant):
     tenant.run("again", "dd if=/dev/zero of=/tmp/f bs=1024 count=1024 2>/dev/null; exit 1")
     pod = eventually(lambda: (p := tenant.pod("again"))["status"].get("containerStatuses") and (
@@ -292,6 +302,7 @@ def test_an_exited_containers_writable_layer_is_removed(kube, tenant):
 
 
 
+@pytest.mark.slow
 def test_a_host_network_pods_probes_and_other_pods_reach_it_in_the_nodes_namespace(tenant):
     body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "hostweb"},
             "spec": {"hostNetwork": True, "terminationGracePeriodSeconds": 0, "containers": [

@@ -14,7 +14,11 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from tests.helpers import kubectl_binary
+
+pytestmark = pytest.mark.slow  # each test here takes more than a few seconds
 
 
 def _free_port() -> int:

@@ -13,9 +13,13 @@ import contextlib
 from typing import Any
 from urllib.parse import urlsplit
 
+import pytest
 from mini_kube.client import ApiClient, Connection
 
 from .conftest import PODS, eventually, new_namespace
+
+pytestmark = pytest.mark.slow  # each test here takes more than a few seconds
+
 
 NODE = "relayed-node"
 

@@ -9,7 +9,11 @@ import socket
 import subprocess
 import sys
 
+import pytest
+
 from tests.helpers import kubectl_binary
+
+pytestmark = pytest.mark.slow  # each test here takes more than a few seconds
 
 
 def _port() -> int:

@@ -8,7 +8,11 @@ import signal
 import subprocess
 import sys
 
+import pytest
+
 from .conftest import eventually, process_cluster_or_skip
+
+pytestmark = pytest.mark.slow  # each test here takes more than a few seconds
 
 
 def _start(*args: str) -> subprocess.Popen:

@@ -332,6 +332,7 @@ def test_init_containers_run_first_in_order(kube, ns):
     assert eventually(lambda: kubectl(kube, "-n", ns, "logs", "i").stdout) == "init1\ninit2\n"
     inits = status_of(kube, ns, "i")["initContainerStatuses"]
     assert [s["state"]["terminated"]["reason"] for s in inits] == ["Completed", "Completed"]
+    assert [s["ready"] for s in inits] == [True, True]  # as upstream's prober manager: a completed init is ready
     assert kubectl(kube, "-n", ns, "logs", "i", "-c", "init2").stdout == ""  # an init container's log: served
 
 
@@ -396,6 +397,7 @@ def test_a_refused_probe_is_told_as_upstream_words_it(kube, ns):
     assert re.search(r"Warning\s+Unhealthy\s+.*kubelet\s+Liveness probe failed: dial tcp", lines), lines
 
 
+@pytest.mark.slow
 def test_probes_never_run_before_the_containers_root_is_built(kube, ns, tmp_path):
     """A container's /tmp is its own: a file in the host's /tmp is seen only by a process that is not really in
     the container yet (its root still being built). The first exec probe runs as the container starts."""
@@ -445,6 +447,7 @@ def test_graceful_termination_and_the_final_delete(kube, ns):
     assert killed["terminated"]["exitCode"] == 137  # SIGKILL after the grace period
 
 
+@pytest.mark.slow
 def test_port_forward_carries_http(kube, ns):
     kube.client.create(PODS, pod("web", {"name": "web", "image": "traefik/whoami", "readinessProbe": READY_ON_80}), ns)
     wait_running(kube, ns, "web")
@@ -549,6 +552,7 @@ def test_an_active_deadline_set_while_the_pod_runs_fails_it(kube, ns):
     assert status["reason"] == "DeadlineExceeded"
 
 
+@pytest.mark.slow
 def test_active_deadline_fails_the_pod(kube, ns):
     run(kube, ns, "late", "sleep 300", activeDeadlineSeconds=1, terminationGracePeriodSeconds=1)
     status = eventually(lambda: (s := status_of(kube, ns, "late")).get("phase") == "Failed" and s, timeout=20)

@@ -16,6 +16,8 @@ import pytest
 from .conftest import eventually, process_cluster_or_skip
 from .test_isolation import Tenant
 
+pytestmark = pytest.mark.slow  # each test here takes more than a few seconds
+
 
 @pytest.fixture(scope="module")
 def kube(tmp_path_factory):

@@ -58,6 +58,7 @@ def test_a_job_completes(kube):
     assert pod["status"]["phase"] == "Succeeded"
 
 
+@pytest.mark.slow
 def test_a_stopped_node_has_its_pods_evicted_and_rescheduled(kube):
     ns = new_namespace(kube)
     kubectl(kube, "-n", ns, "create", "deployment", "app", "--image=nginx", "--replicas=3")

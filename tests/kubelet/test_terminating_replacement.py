@@ -7,9 +7,14 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
+
 from tests.helpers import kubectl
 
 from .conftest import eventually
+
+pytestmark = pytest.mark.slow  # each test here takes more than a few seconds
+
 
 DEPLOYMENT = """
 apiVersion: apps/v1

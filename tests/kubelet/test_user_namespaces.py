@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
+from mini_kube.kubelet.userns import kernel_supports
 
 from tests.helpers import kubectl
 
@@ -185,3 +186,31 @@ def test_a_container_whose_init_fails_says_why_as_a_start_error(tenant):
         state = pod["status"]["containerStatuses"][0]["state"]["terminated"]
         assert (state["reason"], state["exitCode"], state["message"]) == ("StartError", 128, message), state
         assert "Traceback" not in tenant.kubectl("logs", name).stdout
+
+
+def test_proc_mount_unmasked_in_a_user_namespace_has_no_masked_paths(tenant):
+    """procMount: Unmasked (allowed only with hostUsers: false) leaves /proc as the kernel shows it, as runc with
+    no masked or read-only paths; Default keeps the runtime's."""
+    script = "awk '$2 ~ \"^/proc/(kcore|timer_list|sys|sysrq-trigger)$\" {print $2}' /proc/mounts; sleep 300"
+    tenant.run("unmasked", script, hostUsers=False, container={"securityContext": {"procMount": "Unmasked"}})
+    tenant.run("default", script, hostUsers=False)
+    for name in ("unmasked", "default"):
+        tenant.running(name)
+    masked = eventually(lambda: tenant.kubectl("logs", "default").stdout.split())
+    assert {"/proc/timer_list", "/proc/sys"} <= set(masked)  # those of the list this kernel has
+    assert tenant.kubectl("logs", "unmasked").stdout == ""
+    refused = tenant.kubectl("run", "hostusers", "--image=busybox", "--overrides", json.dumps(
+        {"spec": {"containers": [{"name": "c", "image": "busybox", "securityContext": {"procMount": "Unmasked"}}]}}),
+        check=False)
+    assert "`hostUsers` must be false to use `Unmasked`" in refused.stderr
+
+
+def test_the_node_says_its_runtime_runs_user_namespaces(kube, tenant):
+    """As a 1.32 kubelet reports its runtime's handlers: userNamespaces where the kernel can (Linux 6.3+, idmapped
+    tmpfs), recursive read-only mounts not made."""
+    node = json.loads(kubectl(kube, "get", "node", kube.nodes.kubelets[0].name, "-o", "json").stdout)
+    assert node["status"]["runtimeHandlers"] == [{"name": "", "features": {
+        "recursiveReadOnlyMounts": False, "userNamespaces": kernel_supports(os.uname().release)}}]
+    permitted = int(Path("/proc/sys/user/max_user_namespaces").read_text()) > 0
+    assert kernel_supports("6.18.44-fc") is permitted
+    assert not kernel_supports("6.2.0") and not kernel_supports("5.15.0-91-generic") and not kernel_supports("x")

@@ -83,6 +83,7 @@ async def test_both_directions_at_once_arrive_intact() -> None:
     server.close()
 
 
+@pytest.mark.slow
 async def test_many_small_round_trips_on_many_connections() -> None:
     server, address = await serve(echo)
     relay = Relay([address])

@@ -104,6 +104,7 @@ _docs = st.dictionaries(st.text(max_size=2), _values, max_size=4)
 
 
 @given(_docs, _docs)
+@pytest.mark.slow
 def test_merge_patch_of_the_difference_turns_a_into_b(a, b):
     assert merge_patch(a, create_merge_patch(a, b)) == b
 

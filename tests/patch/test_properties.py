@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from mini_kube.apiserver.patch import (
@@ -51,6 +52,7 @@ _docs = st.dictionaries(st.text("xyz", min_size=1, max_size=2), _values, max_siz
 
 
 @given(_docs, _docs)
+@pytest.mark.slow
 def test_strategic_patch_without_lists_to_merge_is_a_merge_patch(a, b):
     configmap = SchemaNode.for_builtin("io.k8s.api.core.v1.ConfigMap")
     patch = create_merge_patch(a, b)
@@ -58,6 +60,7 @@ def test_strategic_patch_without_lists_to_merge_is_a_merge_patch(a, b):
 
 
 @given(_docs, _docs)
+@pytest.mark.slow
 def test_compare_reports_nothing_for_equal_objects_and_covers_new_fields(a, b):
     node = deduced()
     assert compare(a, a, node) == ({}, {}, {})
@@ -68,6 +71,7 @@ def test_compare_reports_nothing_for_equal_objects_and_covers_new_fields(a, b):
 
 
 @given(st.lists(st.tuples(st.sampled_from(["m1", "m2", "m3"]), _docs), min_size=1, max_size=5))
+@pytest.mark.slow
 def test_update_managers_never_share_a_field(writes):
     from mini_kube.apiserver.patch import update_managed_fields
 

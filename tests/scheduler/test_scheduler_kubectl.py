@@ -193,6 +193,7 @@ def test_pod_waits_for_a_node_to_appear(kube):
     assert scheduled_condition(kube, "default", "early")["status"] == "True"
 
 
+@pytest.mark.slow
 def test_higher_priority_pod_preempts_a_lower_one(kube):
     add_node(kube, "small", cpu="2")
     kubectl(kube, "apply", "-f", "-", input=_pod("low", container=_cpu("1500m")))

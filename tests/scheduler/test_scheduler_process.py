@@ -43,6 +43,7 @@ def _pod(name: str) -> str:
                        "spec": {"containers": [{"name": "c", "image": "nginx"}]}})
 
 
+@pytest.mark.slow
 def test_scheduler_process_with_leader_election(kube):
     kubectl(kube, "apply", "-f", "-", input=_pod("before"))
     first = _start(kube)

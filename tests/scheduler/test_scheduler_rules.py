@@ -102,6 +102,7 @@ def test_existing_pods_anti_affinity_keeps_newcomers_away(kube):
     eventually(lambda: placement(kube, "default").get("noisy") == "n1")
 
 
+@pytest.mark.slow
 def test_higher_priority_pods_are_placed_first(kube):
     three_cpu = {"resources": {"requests": {"cpu": "3"}}}
     for name, priority in (("low", 0), ("high", 100), ("mid", 10)):

@@ -129,6 +129,7 @@ def _serves_v2_protobuf(kube) -> bool:
 
 
 @pytest.mark.parametrize("version", ["1.27", "1.28"])
+@pytest.mark.slow
 def test_old_kubectl_reads_protobuf_openapi_v2(mini_kube_session, kube_namespace, version):
     if not _serves_v2_protobuf(mini_kube_session):
         pytest.skip("the HTTP layer does not answer /openapi/v2 with openapi.openapi_v2_protobuf_bytes yet")

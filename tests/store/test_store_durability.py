@@ -61,6 +61,7 @@ def _start_writer(path: str, tag: str) -> subprocess.Popen:
     )
 
 
+@pytest.mark.slow
 async def test_kill_9_loses_no_acknowledged_write(tmp_path):
     """A writer process is SIGKILLed mid-stream twice; every write it acknowledged must be there."""
     path = str(tmp_path / "crash.db")

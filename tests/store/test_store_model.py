@@ -7,6 +7,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
@@ -22,6 +23,9 @@ from mini_kube.store import (
     Store,
     StoreError,
 )
+
+pytestmark = pytest.mark.slow  # each test here takes more than a few seconds
+
 
 KEYS = st.sampled_from(["/a", "/a/b", "/a/c", "/ab", "/b", "/b/a", "/é", "/a\U0001f600"])
 PREFIXES = st.sampled_from(["", "/", "/a", "/a/", "/b", "/c", "/é"])

@@ -46,6 +46,7 @@ def web_pod(namespace: str) -> dict:
                 "readinessProbe": {"httpGet": {"path": "/", "port": 80}, "periodSeconds": 1}}]}}
 
 
+@pytest.mark.slow
 async def test_a_pod_through_kr8s(kube):
     api = await kr8s.asyncio.api(kubeconfig=kube.kubeconfig)
     ns = await namespace(api)

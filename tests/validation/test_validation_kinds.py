@@ -140,6 +140,14 @@ def _ctr(**fields) -> dict:
         "spec.initContainers[0].lifecycle: Forbidden: may not be set for init containers without "
         "restartPolicy=Always"]),
     (_pod(hostUsers=False), []),
+    (_pod(hostUsers=False, containers=[{"name": "a", "image": "i", "securityContext": {"procMount": "Unmasked"}}]),
+     []),
+    (_ctr(securityContext={"procMount": "Unmasked"}), [
+        'spec.containers[0].securityContext.procMount: Invalid value: "Unmasked": `hostUsers` must be false to use '
+        '`Unmasked`']),
+    (_ctr(securityContext={"procMount": "Raw"}), [
+        'spec.containers[0].securityContext.procMount: Unsupported value: "Raw": supported values: "Default", '
+        '"Unmasked"']),
     (_pod(hostUsers=True, hostNetwork=True, hostPID=True), []),
     (_pod(hostUsers=False, hostNetwork=True, hostPID=True, hostIPC=True), [
         "spec.hostNetwork: Forbidden: when `pod.Spec.HostUsers` is false",

@@ -12,6 +12,7 @@ from typing import Any
 from mini_kube.machinery.times import now_rfc3339
 
 from ... import errors
+from ...auth.user import UserInfo
 from ..generic import Registry, WriteOptions
 
 SUCCESS = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
@@ -95,3 +96,18 @@ class BindingREST:
 
         await registry.system_update(res, namespace, current, assign, WriteOptions(dry_run=dry_run))
         return dict(SUCCESS)
+
+
+class BindingsREST:
+    """The request-only kind `bindings` (POST /api/v1/namespaces/ns/bindings): binds the Pod its metadata.name
+    names, through `binding` (`request_only.RequestOnlyREST`)."""
+
+    def __init__(self, binding: BindingREST) -> None:
+        self.binding = binding
+
+    async def create(self, namespace: str, obj: dict[str, Any], user: UserInfo,
+                     opts: WriteOptions) -> dict[str, Any]:
+        name = (obj.get("metadata") or {}).get("name") or ""
+        if not name:
+            raise errors.bad_request("name in URL does not match name in Binding object")
+        return await self.binding.create(namespace, name, obj, opts.dry_run)
