@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from mini_kube.machinery import times
@@ -89,6 +89,24 @@ class LeaderElector:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
             await self.release()
+
+    def campaign(self, start: Callable[[], Awaitable[None]], stop: Callable[[], Awaitable[None]],
+                 name: str) -> asyncio.Task[None]:
+        """A task that campaigns for ever: each term it wins, `start`, act until the lease is lost (or the task is
+        cancelled), then `stop`, before the lease is released, so a successor never acts beside us."""
+
+        async def lead() -> None:
+            try:
+                await start()
+                await asyncio.Event().wait()
+            finally:
+                await stop()
+
+        async def forever() -> None:
+            while True:
+                await self.run(lead)  # returns once the lease is lost and `stop` has run
+
+        return asyncio.create_task(forever(), name=name)
 
     async def _attempt(self) -> bool:
         try:

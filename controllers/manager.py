@@ -64,23 +64,10 @@ class Manager:
 
     async def start(self) -> None:
         """Start the controllers (or, with leader election, start campaigning and return)."""
-        elector = self.elector
-        if elector is None:
+        if self.elector is None:
             await self._run_controllers()
             return
-
-        async def lead() -> None:
-            try:
-                await self._run_controllers()
-                await asyncio.Event().wait()  # act until leadership is lost (or the manager stops)
-            finally:  # the elector gives the lease up only after this: a successor never acts beside us
-                await self._stop_controllers()
-
-        async def campaign() -> None:
-            while True:
-                await elector.run(lead)  # returns once the lease is lost and the controllers stopped
-
-        self._election = asyncio.create_task(campaign(), name="leader-election")
+        self._election = self.elector.campaign(self._run_controllers, self._stop_controllers, "leader-election")
 
     async def _stop_controllers(self) -> None:
         await asyncio.gather(*(c.stop() for c in self.controllers), return_exceptions=True)

@@ -12,10 +12,11 @@ import asyncio
 import contextlib
 import logging
 import os
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Protocol
 
-from mini_kube.machinery.quantity import canonical, decimal_value, scaled_value
+from mini_kube.machinery.quantity import Quantity, canonical, decimal_value, parse_quantity, scaled_value
 
 from .volumes import volume_directory
 
@@ -56,16 +57,10 @@ def _quantity(text: Any) -> tuple[int, str] | None:
     return scaled_value(value, 0), canonical(text)
 
 
-def _format(total: int, binary: bool) -> str:
-    """A byte count as a quantity prints it: the largest suffix that divides it (binary or decimal)."""
-    suffixes = ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei") if binary else ("k", "M", "G", "T", "P", "E")
-    base = 1024 if binary else 1000
-    shown, suffix = total, ""
-    for candidate in suffixes:
-        if shown == 0 or shown % base:
-            break
-        shown, suffix = shown // base, candidate
-    return f"{shown}{suffix}"
+def _sum_text(total: int, first: str) -> str:
+    """A sum of quantities as upstream's Quantity.Add prints it: in the first one's notation (BinarySI, DecimalSI...)."""
+    parsed = parse_quantity(first)
+    return str(Quantity(Decimal(total), parsed.format if parsed is not None else "DecimalSI"))
 
 
 def container_limits(pod: dict[str, Any]) -> dict[str, tuple[int, str]]:
@@ -87,7 +82,7 @@ def limits(pod: dict[str, Any]) -> tuple[tuple[int, str] | None, dict[str, tuple
         pod_limit = found[0]
     elif found:
         total = sum(b for b, _ in found)
-        pod_limit = (total, _format(total, found[0][1].endswith("i") or found[0][1].isdigit()))
+        pod_limit = (total, _sum_text(total, found[0][1]))
     empty_dirs = {}
     for volume in spec.get("volumes") or ():
         size = _quantity((volume.get("emptyDir") or {}).get("sizeLimit"))

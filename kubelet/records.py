@@ -91,4 +91,6 @@ class ContainerRecord:
                                      "supplementalGroups": list(security.get("groups") or ())}}
         if self.init:
             out["started"] = self.running
+            if (self.terminated or {}).get("exitCode") == 0:  # as upstream's prober manager: done is ready
+                out["ready"] = True
         return out

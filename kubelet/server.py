@@ -1,6 +1,7 @@
 """The kubelet's own HTTP API, which the API server proxies to (as upstream's does on :10250): /healthz, /pods,
-/containerLogs, /exec and /attach (WebSocket channel protocols), /portForward (WebSocket), and /podProxy (HTTP
-to a Pod's port, for the API server's pods/proxy and services/proxy: the API server is not on the Pod network).
+/containerLogs, /exec and /attach (WebSocket channel protocols), /portForward (WebSocket), /podProxy (HTTP, or
+HTTPS unverified, to a Pod's port, for the API server's pods/proxy and services/proxy: the API server is not on the
+Pod network), and HTTP CONNECT to a Pod or Service address (kubelet/tunnel.py: how the API server reaches webhooks).
 Every request but /healthz carries the bearer token the kubelets share with the API server."""
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from aiohttp import web
 from mini_kube.machinery.times import parse_time
 from mini_kube.network.namespaces import open_connection_in, socket_in
 
-from . import channels, logs
+from . import channels, logs, tunnel
 from .pod_worker import PodWorker
 from .runtime.base import Runtime
 
@@ -89,6 +90,11 @@ class KubeletServer:
 
     @web.middleware
     async def _auth(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        if request.method == "CONNECT":  # the API server's way into the cluster network (kubelet/tunnel.py)
+            given = request.headers.get("Proxy-Authorization", "").removeprefix("Bearer ").strip()
+            if not given or not hmac.compare_digest(given, self.token):
+                return web.Response(status=407, reason="Proxy Authentication Required")
+            return await tunnel.connect(request, self.network_netns)
         if request.path != "/healthz":
             given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
             if not given or not hmac.compare_digest(given, self.token):
@@ -380,14 +386,18 @@ class KubeletServer:
         worker = self._worker(request)
         if worker is None or not worker.ip:
             return _bad(f"pod {request.match_info['pod']} not found", 404)
-        port = int(request.match_info["port"])
+        scheme, _, number = request.match_info["port"].rpartition(":")  # [scheme:]port, as the API server names it
+        if scheme not in ("", "http", "https") or not number.isdigit():
+            return _bad(f"invalid port {request.match_info['port']!r}", 400)
+        port = int(number)
         netns = self.network_netns
 
         def make_socket(addr_info: Any) -> socket.socket:
             return socket_in(netns, addr_info[0], addr_info[1])
 
-        connector = aiohttp.TCPConnector(socket_factory=make_socket, force_close=True)
-        target = f"http://{worker.ip}:{port}/{request.match_info['path']}"
+        # https: TLS to the Pod with no verification of its certificate, as upstream's proxy transport dials it
+        connector = aiohttp.TCPConnector(socket_factory=make_socket, force_close=True, ssl=False)
+        target = f"{scheme or 'http'}://{worker.ip}:{port}/{request.match_info['path']}"
         headers = {k: v for k, v in request.headers.items() if k.lower() not in (
             "authorization", "host", "connection", "transfer-encoding", "content-length")}
         try:

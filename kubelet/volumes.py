@@ -157,8 +157,9 @@ def memory_volume_size(pod: dict[str, Any], volume: dict[str, Any], allocatable:
     size = int(decimal_value(allocatable.get("memory", "0")))
     containers = (pod.get("spec") or {}).get("containers") or ()
     limits = [((c.get("resources") or {}).get("limits") or {}).get("memory") for c in containers]
-    if limits and all(limits):
-        pod_limit = sum(int(decimal_value(limit)) for limit in limits)
+    given: list[str | int | float] = [limit for limit in limits if limit]
+    if limits and len(given) == len(limits):
+        pod_limit = sum(int(decimal_value(limit)) for limit in given)
         size = min(size, pod_limit) if size else pod_limit
     size_limit = (volume.get("emptyDir") or {}).get("sizeLimit")
     if size_limit and decimal_value(size_limit) > 0 and (not size or decimal_value(size_limit) < size):

@@ -46,20 +46,7 @@ class SchedulerRunner:
         if self.elector is None:
             await self._run()
             return
-        elector = self.elector
-
-        async def lead() -> None:
-            try:
-                await self._run()
-                await asyncio.Event().wait()
-            finally:  # the elector gives the lease up only after this: a successor never binds beside us
-                await self._stop_scheduler()
-
-        async def campaign() -> None:
-            while True:
-                await elector.run(lead)  # returns once the lease is lost and the scheduler stopped
-
-        self._election = asyncio.create_task(campaign(), name="scheduler-leader-election")
+        self._election = self.elector.campaign(self._run, self._stop_scheduler, "scheduler-leader-election")
 
     async def stop(self) -> None:
         if self._election is not None:

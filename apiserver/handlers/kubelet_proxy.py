@@ -1,14 +1,14 @@
-"""Reaching a node's kubelet, as upstream's API server does: `pods/log` (HTTP, followed as it streams),
+"""Reaching a node's kubelet, as upstream's API server does: `pods/log` (HTTP, followed as it streams, or over a
+WebSocket: http/wsstream.py),
 `pods/exec|attach|portforward` (WebSocket, relayed frame for frame with the subprotocol the kubelet chose; exec and
 attach over SPDY/3.1 are translated to it, handlers/spdy_exec.py),
 `nodes/proxy`, and `pods/proxy` / `services/proxy` (HTTP through the kubelet of the pod's node, since the API
-server is not on the Pod network). The kubelet's address is the Node's InternalIP and daemonEndpoints port; it
-is shown the bearer token of Secret kube-system/mini-kube-kubelet-api."""
+server is not on the Pod network). Where a kubelet is and how it is
+authenticated to: `egress`."""
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import json
 from typing import Any
@@ -18,38 +18,17 @@ import aiohttp
 from aiohttp import web
 
 from .. import errors
-from ..registry.reader import ObjectReader
+from ..egress import Kubelet
+from ..http import wsstream
 from . import spdy_exec
+from .proxy_links import ProxyLinks
 
-TOKEN_SECRET = ("kube-system", "mini-kube-kubelet-api")
 HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "upgrade", "content-length", "host", "authorization",
                "proxy-authorization", "te", "trailer", "content-encoding"}
 STREAM_QUERY = ("command", "container", "stdin", "stdout", "stderr", "tty", "ports")
 STATUS_PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io")  # exec and attach: a Status on the error channel
 ERROR_CHANNEL = b"\x03"
 LOG_QUERY = ("follow", "previous", "sinceSeconds", "sinceTime", "timestamps", "tailLines", "limitBytes")
-
-
-class Kubelet:
-    """Where a node's kubelet listens and how to authenticate to it."""
-
-    def __init__(self, url: str, token: str) -> None:
-        self.url = url
-        self.headers = {"Authorization": f"Bearer {token}"}
-
-
-def kubelet_of(objects: ObjectReader, node_name: str) -> Kubelet:
-    """The kubelet of `node_name`, or 503 as upstream's `error dialing backend`."""
-    node = objects.object("", "v1", "nodes", None, node_name)
-    secret = objects.object("", "v1", "secrets", *TOKEN_SECRET)
-    status = (node or {}).get("status") or {}
-    address = next((a["address"] for a in status.get("addresses") or () if a.get("type") == "InternalIP"), None)
-    port = ((status.get("daemonEndpoints") or {}).get("kubeletEndpoint") or {}).get("Port")
-    token = ((secret or {}).get("data") or {}).get("token")
-    if not (address and port and token):
-        raise errors.StatusError(503, "ServiceUnavailable",
-                                 f'error dialing backend: no kubelet serves node "{node_name}"', {})
-    return Kubelet(f"http://{address}:{port}", base64.b64decode(token).decode())
 
 
 def _query(request: web.Request, keys: tuple[str, ...]) -> list[tuple[str, str]]:
@@ -83,6 +62,8 @@ async def logs(client: KubeletClient, kubelet: Kubelet, request: web.Request, na
                 raise errors.StatusError(answer.status if answer.status < 500 else 500,
                                          "BadRequest" if answer.status == 400 else "NotFound" if answer.status == 404
                                          else "InternalError", text, {})
+            if wsstream.is_websocket_request(request):
+                return await wsstream.send_stream(request, answer.content.iter_any())
             response = web.StreamResponse(headers={"Content-Type": "text/plain"})
             await response.prepare(request)
             async for chunk in answer.content.iter_any():
@@ -164,9 +145,13 @@ async def _fail(request: web.Request, offered: list[str], cause: str,
     return downstream
 
 
-async def http(client: KubeletClient, kubelet: Kubelet, request: web.Request, path: str) -> web.Response:
-    """Relay one HTTP request (nodes/proxy, pods/proxy, services/proxy)."""
+async def http(client: KubeletClient, kubelet: Kubelet, request: web.Request, path: str,
+               links: ProxyLinks | None = None, backend_path: str = "") -> web.Response:
+    """Relay one HTTP request (nodes/proxy, pods/proxy, services/proxy); with `links`, as upstream's proxy
+    transport: X-Forwarded-Uri for `backend_path`, the backend's links to itself rewritten, CORS headers gone."""
     headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_HEADERS}
+    if links is not None:
+        headers["X-Forwarded-Uri"] = links.forwarded_uri(backend_path)
     headers.update(kubelet.headers)
     body = await request.read()
     try:
@@ -175,6 +160,9 @@ async def http(client: KubeletClient, kubelet: Kubelet, request: web.Request, pa
                 data=body or None, allow_redirects=False) as answer:
             data = await answer.read()
             out = {k: v for k, v in answer.headers.items() if k.lower() not in HOP_HEADERS}
+            if links is not None:
+                data = links.body(out, data)
+                out = links.headers(out)
             return web.Response(status=answer.status, body=data, headers=out)
     except aiohttp.ClientError as exc:
         raise errors.StatusError(503, "ServiceUnavailable", f"error dialing backend: {exc}", {}) from None

@@ -207,7 +207,8 @@ class ProcessRuntime(Runtime):
             raise
         base = Path(directory)
         (base / "etc").mkdir(parents=True, exist_ok=True)
-        (base / "etc" / "hosts").write_text(_hosts(pod, ip, hostname if not host_network else self.node.name))
+        (base / "etc" / "hosts").write_text(_node_hosts(pod, ip, self.node.name) if host_network
+                                            else _hosts(pod, ip, hostname))
         (base / "etc" / "resolv.conf").write_text(_resolv(pod, net.dns_ip))
         extra: dict[str, Any] = {"holder": holder, "pod": pod}
         if host_pid:
@@ -227,7 +228,10 @@ class ProcessRuntime(Runtime):
         root, scratch = base / "rootfs" / spec.name / run_id, base / "scratch" / spec.name / run_id
         root.mkdir(parents=True)
         scratch.mkdir(parents=True)
-        files = {"/etc/hosts": str(base / "etc" / "hosts"), "/etc/resolv.conf": str(base / "etc" / "resolv.conf")}
+        mounted = {m["target"].rstrip("/") for m in spec.mounts}  # a volume at either path is what the container sees
+        files = {target: str(base / "etc" / name) for target, name in (("/etc/hosts", "hosts"),
+                                                                        ("/etc/resolv.conf", "resolv.conf"))
+                 if target not in mounted}
         spec_file = base / f"container-{run_id}.json"
         started_r, started_w = os.pipe()
         security = dict(spec.security)
@@ -457,16 +461,39 @@ async def _run(*argv: str) -> None:
         raise OSError(f"{argv[0]}: {err.decode(errors='replace').strip()}")
 
 
+def _alias_entries(spec: dict[str, Any]) -> str:
+    """hostAliases' lines, under one header, as upstream's hostsEntriesFromHostAliases."""
+    aliases = spec.get("hostAliases") or ()
+    if not aliases:
+        return ""
+    return "\n# Entries added by HostAliases.\n" + "".join(
+        f"{alias['ip']}\t" + "\t".join(alias.get("hostnames") or ()) + "\n" for alias in aliases)
+
+
 def _hosts(pod: dict[str, Any], ip: str, hostname: str) -> str:
+    """The Pod's /etc/hosts as upstream's managedHostsFileContent: localhost, the Pod's IP with its hostname (and
+    FQDN with a subdomain), the hostAliases."""
     spec = pod.get("spec") or {}
     lines = ["# Kubernetes-managed hosts file.", "127.0.0.1\tlocalhost", "::1\tlocalhost ip6-localhost ip6-loopback",
              "fe00::0\tip6-localnet", "fe00::0\tip6-mcastprefix", "fe00::1\tip6-allnodes", "fe00::2\tip6-allrouters"]
     subdomain = spec.get("subdomain")
     fqdn = f"{hostname}.{subdomain}.{pod['metadata']['namespace']}.svc.cluster.local" if subdomain else ""
     lines.append(f"{ip}\t{fqdn + chr(9) if fqdn else ''}{hostname}")
-    for alias in spec.get("hostAliases") or ():
-        lines.append(f"\n# Entries added by HostAliases.\n{alias['ip']}\t" + "\t".join(alias.get("hostnames") or ()))
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + _alias_entries(spec)
+
+
+def _node_hosts(pod: dict[str, Any], node_ip: str, node_name: str) -> str:
+    """A hostNetwork Pod's /etc/hosts as upstream's nodeHostsFileContent: the node's own (here the host's, with the
+    node's name and address) under the host-network header, then the hostAliases."""
+    try:
+        with open("/etc/hosts") as handle:
+            host = handle.read()
+    except OSError:
+        host = "127.0.0.1\tlocalhost\n"
+    if host and not host.endswith("\n"):
+        host += "\n"
+    own = f"{node_ip}\t{node_name}\n" if node_ip and node_name else ""
+    return "# Kubernetes-managed hosts file (host network).\n" + host + own + _alias_entries(pod.get("spec") or {})
 
 
 def _resolv(pod: dict[str, Any], dns_ip: str) -> str:

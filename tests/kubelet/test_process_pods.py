@@ -332,6 +332,7 @@ def test_init_containers_run_first_in_order(kube, ns):
     assert eventually(lambda: kubectl(kube, "-n", ns, "logs", "i").stdout) == "init1\ninit2\n"
     inits = status_of(kube, ns, "i")["initContainerStatuses"]
     assert [s["state"]["terminated"]["reason"] for s in inits] == ["Completed", "Completed"]
+    assert [s["ready"] for s in inits] == [True, True]  # as upstream's prober manager: a completed init is ready
     assert kubectl(kube, "-n", ns, "logs", "i", "-c", "init2").stdout == ""  # an init container's log: served
 
 

@@ -125,6 +125,9 @@ def test_quantities() -> None:
     assert res == {"requests": {"cpu": "250m", "memory": "64Mi"}, "limits": {"cpu": "2"}}
     with pytest.raises(ProtobufError, match="quantities must match"):
         encode({**pod, "spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "lots"}}}]}})
+    # the codec checks quantities with the one parser the JSON path uses: an exponent past int32 is refused
+    with pytest.raises(ProtobufError, match="unable to parse quantity's suffix"):
+        encode({**pod, "spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "1e2147483648"}}}]}})
 
 
 def test_raw_extension_embeds_json_and_writes_compact_go_style_bytes() -> None:

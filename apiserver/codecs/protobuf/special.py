@@ -14,6 +14,8 @@ from functools import lru_cache
 from typing import Any
 
 from mini_kube.machinery.duration import DurationError, parse_go_duration
+from mini_kube.machinery.quantity import QuantityError
+from mini_kube.machinery.quantity import parse as parse_quantity_text
 
 from .errors import ProtobufError
 
@@ -90,14 +92,13 @@ def parse_duration(text: str) -> int:
         raise ProtobufError(f"invalid duration {text!r}") from None
 
 
-_QUANTITY_RE = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[KMGTPE]i|[numkMGTPE]|[eE][+-]?\d+)?\Z")
-
-
+@lru_cache(maxsize=4096)
 def check_quantity(text: str) -> str:
-    """Return ``text`` if it is a valid resource.Quantity string."""
-    if not _QUANTITY_RE.match(text):
-        raise ProtobufError(f"quantities must match the regular expression "
-                            f"'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': {text!r}")
+    """Return ``text`` if it is a valid resource.Quantity string (ParseQuantity, machinery.quantity's)."""
+    try:
+        parse_quantity_text(text)
+    except QuantityError as exc:
+        raise ProtobufError(f"{exc}: {text!r}") from None
     return text
 
 

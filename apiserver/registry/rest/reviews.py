@@ -1,12 +1,13 @@
 """The review kinds as registry-level REST objects, as upstream's pkg/registry/authentication and
-pkg/registry/authorization storages: SelfSubjectReview (`kubectl auth whoami`), the access reviews
+pkg/registry/authorization storages: SelfSubjectReview (`kubectl auth whoami`) and the access reviews
 (`kubectl auth can-i`: SelfSubjectAccessReview, SubjectAccessReview, LocalSubjectAccessReview,
 SelfSubjectRulesReview) answered by RBAC. Each is request-only (`request_only.RequestOnlyREST`): the answer is
 computed from the posted object and never stored. TokenReview, which needs the authenticators (JWT, x509: slow to
-import, and absent in insecure mode), is in `tokens.py`."""
+import, and absent in insecure mode), is built in `tokens.py`."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ...auth import reviews
@@ -15,67 +16,31 @@ from ..generic import WriteOptions
 from .request_only import RequestOnlyREST
 
 AUTHN, AUTHZ = "authentication.k8s.io", "authorization.k8s.io"
+Answer = Callable[[dict[str, Any], str, UserInfo], dict[str, Any]]
+"""(the posted review, the request's namespace, the caller) -> the review with its status filled in."""
 
 
-class SelfSubjectReviewREST:
-    """Who the server thinks the caller is."""
+class ReviewREST:
+    """One review kind, answered by `answer`."""
 
-    async def create(self, namespace: str, obj: dict[str, Any], user: UserInfo,
-                     opts: WriteOptions) -> dict[str, Any]:
-        return reviews.self_subject_review(user)
-
-
-class SelfSubjectAccessReviewREST:
-    """May the caller do this?"""
-
-    def __init__(self, authorizer: reviews.Authorizer) -> None:
-        self.authorizer = authorizer
+    def __init__(self, answer: Answer) -> None:
+        self.answer = answer
 
     async def create(self, namespace: str, obj: dict[str, Any], user: UserInfo,
                      opts: WriteOptions) -> dict[str, Any]:
-        return reviews.self_subject_access_review(obj, user, self.authorizer)
-
-
-class SubjectAccessReviewREST:
-    """May the user the spec names do this?"""
-
-    def __init__(self, authorizer: reviews.Authorizer) -> None:
-        self.authorizer = authorizer
-
-    async def create(self, namespace: str, obj: dict[str, Any], user: UserInfo,
-                     opts: WriteOptions) -> dict[str, Any]:
-        return reviews.subject_access_review(obj, self.authorizer)
-
-
-class LocalSubjectAccessReviewREST:
-    """SubjectAccessReview within the request's namespace."""
-
-    def __init__(self, authorizer: reviews.Authorizer) -> None:
-        self.authorizer = authorizer
-
-    async def create(self, namespace: str, obj: dict[str, Any], user: UserInfo,
-                     opts: WriteOptions) -> dict[str, Any]:
-        return reviews.local_subject_access_review(obj, namespace, self.authorizer)
-
-
-class SelfSubjectRulesReviewREST:
-    """What may the caller do in a namespace?"""
-
-    def __init__(self, authorizer: reviews.Authorizer) -> None:
-        self.authorizer = authorizer
-
-    async def create(self, namespace: str, obj: dict[str, Any], user: UserInfo,
-                     opts: WriteOptions) -> dict[str, Any]:
-        return reviews.self_subject_rules_review(obj, user, self.authorizer)
+        return self.answer(obj, namespace, user)
 
 
 def review_storage(authorizer: reviews.Authorizer) -> dict[tuple[str, str], RequestOnlyREST]:
-    """The access reviews and SelfSubjectReview by (group, kind), answered by `authorizer` (RBAC); TokenReview is
-    `tokens.TokenReviewREST`, which only a server with authenticators serves."""
+    """SelfSubjectReview and the access reviews by (group, kind), answered by `authorizer` (RBAC)."""
     return {
-        (AUTHN, "SelfSubjectReview"): SelfSubjectReviewREST(),
-        (AUTHZ, "SelfSubjectAccessReview"): SelfSubjectAccessReviewREST(authorizer),
-        (AUTHZ, "SubjectAccessReview"): SubjectAccessReviewREST(authorizer),
-        (AUTHZ, "LocalSubjectAccessReview"): LocalSubjectAccessReviewREST(authorizer),
-        (AUTHZ, "SelfSubjectRulesReview"): SelfSubjectRulesReviewREST(authorizer),
+        (AUTHN, "SelfSubjectReview"): ReviewREST(lambda obj, namespace, user: reviews.self_subject_review(user)),
+        (AUTHZ, "SelfSubjectAccessReview"): ReviewREST(
+            lambda obj, namespace, user: reviews.self_subject_access_review(obj, user, authorizer)),
+        (AUTHZ, "SubjectAccessReview"): ReviewREST(
+            lambda obj, namespace, user: reviews.subject_access_review(obj, authorizer)),
+        (AUTHZ, "LocalSubjectAccessReview"): ReviewREST(
+            lambda obj, namespace, user: reviews.local_subject_access_review(obj, namespace, authorizer)),
+        (AUTHZ, "SelfSubjectRulesReview"): ReviewREST(
+            lambda obj, namespace, user: reviews.self_subject_rules_review(obj, user, authorizer)),
     }

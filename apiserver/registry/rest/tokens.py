@@ -15,8 +15,9 @@ from ...auth.token_review import token_review
 from ...auth.tokenrequest import object_getter, token_request
 from ...auth.user import UserInfo
 from ...resources import ResourceType
-from ..generic import Registry, WriteOptions
+from ..generic import Registry
 from ..reader import ObjectReader
+from .reviews import ReviewREST
 
 
 class TokenRequestREST:
@@ -45,13 +46,8 @@ class TokenRequestREST:
         return token_request(body, service_account, self.tokens, self.get_object)
 
 
-class TokenReviewREST:
-    """Does a bearer token authenticate here, and as whom (for the audiences asked, else the server's)?"""
-
-    def __init__(self, authenticate: Callable[[Credentials], UserInfo], api_audiences: Sequence[str]) -> None:
-        self.authenticate = authenticate
-        self.api_audiences = api_audiences
-
-    async def create(self, namespace: str, obj: dict[str, Any], user: UserInfo,
-                     opts: WriteOptions) -> dict[str, Any]:
-        return token_review(obj, self.authenticate, self.api_audiences)
+def token_review_storage(authenticate: Callable[[Credentials], UserInfo],
+                         api_audiences: Sequence[str]) -> ReviewREST:
+    """TokenReview: does a bearer token authenticate here, and as whom (for the audiences asked, else the
+    server's)?"""
+    return ReviewREST(lambda obj, namespace, user: token_review(obj, authenticate, api_audiences))
