@@ -17,13 +17,14 @@ from dataclasses import dataclass
 from mini_kube.store import Store
 
 from . import datadir
-from .admission import AdmissionChain
+from .admission import AdmissionChain, config_validation
 from .admission.plugins import default_plugins
-from .admission.webhook_client import WebhookClient
+from .admission.webhook_client import CallError, WebhookClient
 from .app import HandlerChain
 from .auth.admission import RbacEscalation
 from .auth.security import Security, insecure
 from .config import ServerConfig
+from .crd.conversion_webhook import WebhookConverter
 from .crd_controller import CrdController
 from .discovery import Discovery
 from .handlers.kubelet_proxy import KubeletClient
@@ -98,11 +99,9 @@ def build_security(config: ServerConfig, objects: ObjectReader) -> Security:
 
 
 def build_admission(config: ServerConfig, objects: ObjectReader, security: Security,
-                    lifecycle: Lifecycle) -> AdmissionChain:
+                    webhooks: WebhookClient) -> AdmissionChain:
     """The built-in plugins in upstream's order, with RBAC escalation checks when authorization is on (before
     ResourceQuota, which stays last: it charges only writes every other plugin let through)."""
-    webhooks = WebhookClient(objects)
-    lifecycle.on_stop(webhooks.close)
     plugins = default_plugins(objects, webhooks,
                               require_default_service_account=config.require_default_service_account,
                               admission_control_config_file=config.admission_control_config_file)
@@ -140,13 +139,16 @@ async def assemble(config: ServerConfig, lifecycle: Lifecycle, ready: Callable[[
         if config.data_dir != ":memory:":
             datadir.secure_files(config.data_dir)
         cache, stop_feeding_cache = await load_cache(store, config)
+        config_validation.register()  # before the rows take their validators from the table
         resources = ResourceRegistry(builtin_resources(config.service_cidr, config.node_port_range))
         objects = ObjectReader(resources, cache)
         security = build_security(config, objects)
         lifecycle.on_stop(security.close)
-        admission = build_admission(config, objects, security, lifecycle)
+        webhooks = WebhookClient(objects)  # admission and conversion webhooks
+        lifecycle.on_stop(webhooks.close)
+        admission = build_admission(config, objects, security, webhooks)
         registry = build_registry(store, cache, resources, admission)
-        crds = CrdController(registry)
+        crds = CrdController(registry, WebhookConverter(webhooks.post, CallError))
         crds.start()  # serve the stored CRDs; follow every CRD write from here on
         lifecycle.on_stop(crds.stop)
         kubelets = KubeletClient()

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from .crd import crd_status, lifecycle
+from .crd.conversion_webhook import WebhookConverter
 from .crd.rows import names_of
 from .errors import StatusError
 from .registry.generic import Registry, WriteOptions
@@ -55,8 +56,9 @@ def _signature(crd: dict[str, Any]) -> bytes:
 class CrdController:
     """Keeps the resource table in step with the CRD collection and runs CRD deletion."""
 
-    def __init__(self, registry: Registry) -> None:
+    def __init__(self, registry: Registry, converter: WebhookConverter | None = None) -> None:
         self.registry = registry
+        self.converter = converter  # CRDs converting by webhook call it
         self.resources = registry.resources
         self.cache = registry.cache
         crds = registry.resources.lookup("apiextensions.k8s.io", "v1", "customresourcedefinitions")
@@ -117,7 +119,7 @@ class CrdController:
             return
         resources = self.resources
         rows = []
-        for row in custom_resources(crd):
+        for row in custom_resources(crd, self.converter):
             existing = resources.lookup(row.group, row.version, row.plural)
             if existing is not None and existing.crd is None:
                 log.warning("CRD %s would replace the built-in %s; not served", name, row.group_resource)

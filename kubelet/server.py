@@ -1,6 +1,7 @@
 """The kubelet's own HTTP API, which the API server proxies to (as upstream's does on :10250): /healthz, /pods,
-/containerLogs, /exec and /attach (WebSocket channel protocols), /portForward (WebSocket), and /podProxy (HTTP
-to a Pod's port, for the API server's pods/proxy and services/proxy: the API server is not on the Pod network).
+/containerLogs, /exec and /attach (WebSocket channel protocols), /portForward (WebSocket), /podProxy (HTTP
+to a Pod's port, for the API server's pods/proxy and services/proxy: the API server is not on the Pod network), and
+HTTP CONNECT to a Pod or Service address (kubelet/tunnel.py: how the API server reaches webhooks).
 Every request but /healthz carries the bearer token the kubelets share with the API server."""
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from aiohttp import web
 from mini_kube.machinery.times import parse_time
 from mini_kube.network.namespaces import open_connection_in, socket_in
 
-from . import channels, logs
+from . import channels, logs, tunnel
 from .pod_worker import PodWorker
 from .runtime.base import Runtime
 
@@ -92,6 +93,11 @@ class KubeletServer:
 
     @web.middleware
     async def _auth(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        if request.method == "CONNECT":  # the API server's way into the cluster network (kubelet/tunnel.py)
+            given = request.headers.get("Proxy-Authorization", "").removeprefix("Bearer ").strip()
+            if not given or not hmac.compare_digest(given, self.token):
+                return web.Response(status=407, reason="Proxy Authentication Required")
+            return await tunnel.connect(request, self.network_netns)
         if request.path != "/healthz":
             given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
             if not given or not hmac.compare_digest(given, self.token):

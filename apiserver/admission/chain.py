@@ -98,6 +98,18 @@ class AdmissionChain:
                 if plugin.handles(attrs):
                     await plugin.mutate(attrs)
 
+    async def connect(self, ctx: WriteContext, name: str, options: dict[str, Any], opts: WriteOptions) -> None:
+        """Admit a CONNECT (pods/exec, attach, portforward, proxy): the object is the request's options object
+        (PodAttachOptions...), `name` the object connected to; the mutating plugins, then the validating ones."""
+        attrs = Attributes("CONNECT", ctx.resource, ctx.namespace, name, ctx.subresource, options, None,
+                           opts.dry_run, opts.user, opts, ctx)
+        for plugin in self.plugins:
+            if plugin.handles(attrs):
+                await plugin.mutate(attrs)
+        for plugin in self.plugins:
+            if plugin.handles(attrs):
+                await plugin.validate(attrs)
+
     async def validate(self, operation: str, ctx: WriteContext, obj: dict[str, Any] | None,
                        old: dict[str, Any] | None, opts: WriteOptions) -> None:
         attrs = self._attrs(operation, ctx, obj, old, opts)

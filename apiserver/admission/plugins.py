@@ -1,9 +1,9 @@
 """The default admission plugin list of a server, in upstream's order.
 
-Mutating: NamespaceLifecycle, LimitRanger, ServiceAccount, DefaultTolerationSeconds, then MutatingAdmissionWebhook (webhooks
-run after the built-in mutators). Validating: the same built-ins, PodSecurity, then ValidatingAdmissionPolicy, then
-ValidatingAdmissionWebhook, then ResourceQuota (last, so that only writes every other plugin let through are
-charged).
+Mutating: NamespaceLifecycle, LimitRanger, ServiceAccount, DefaultTolerationSeconds, RuntimeClass, then
+MutatingAdmissionWebhook (webhooks run after the built-in mutators). Validating: the same built-ins with PodSecurity
+before RuntimeClass, then ValidatingAdmissionPolicy, then ValidatingAdmissionWebhook, then ResourceQuota (last, so
+that only writes every other plugin let through are charged).
 RBAC escalation checks (assemble.py) go just before ResourceQuota.
 """
 
@@ -21,6 +21,7 @@ from .namespace_lifecycle import NamespaceLifecycle
 from .podsecurity import PodSecurity
 from .policy import ValidatingAdmissionPolicyPlugin
 from .resource_quota import ResourceQuotaAdmission
+from .runtime_class import RuntimeClassAdmission
 from .service_account import ServiceAccountAdmission
 from .webhook_client import WebhookClient
 from .webhooks import MutatingWebhooks, ValidatingWebhooks
@@ -58,6 +59,7 @@ def default_plugins(objects: ObjectReader, webhooks: WebhookClient, *, require_d
         ServiceAccountAdmission(require_default=require_default_service_account),
         DefaultTolerationSeconds(),
         pod_security(objects, admission_control_config_file),
+        RuntimeClassAdmission(),
         MutatingWebhooks(webhooks),
         ValidatingAdmissionPolicyPlugin(objects),
         ValidatingWebhooks(webhooks),

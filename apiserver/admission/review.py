@@ -114,7 +114,8 @@ def admission_request(attrs: Attributes, match: Match, uid: str = "", *, objects
     if objects:
         req["object"], req["oldObject"] = versioned_objects(attrs, match)
     req["dryRun"] = attrs.dry_run
-    req["options"] = operation_options(attrs)
+    if attrs.operation != "CONNECT":  # a connect has no operation options
+        req["options"] = operation_options(attrs)
     return req
 
 

@@ -1,13 +1,17 @@
-"""Calling admission webhooks over HTTPS: where `clientConfig` points, its trust roots, timeouts, Go-like errors.
+"""Calling admission (and conversion) webhooks over HTTPS: where `clientConfig` points, its trust roots,
+timeouts, Go-like errors.
 
 A `url` is called as given. A `service` reference is addressed as `https://<name>.<namespace>.svc:<port><path>`
 (the name the serving certificate must carry) and connected to, in order:
 1. an ExternalName service's external name;
 2. the first ready address of the service's EndpointSlices (label `kubernetes.io/service-name`), else of its
-   Endpoints object, on the target port of the service port named by `service.port`
-   (there is no kube-proxy, so this is how a webhook on 127.0.0.1 is reached; upstream calls this
+   Endpoints object, on the target port of the service port named by `service.port` (upstream calls this
    `--enable-aggregator-routing`);
-3. otherwise the service's clusterIP and port (reachable only if something routes it).
+3. otherwise the service's clusterIP and port.
+Pod and Service addresses exist only in the cluster network, which the API server is not on: an endpoint on a
+node (it has a nodeName) and a clusterIP are reached through a kubelet's HTTP CONNECT tunnel (`egress`; the
+endpoint's own node first), TLS end to end through it. Loopback addresses (hostNetwork Pods) and endpoints that
+name no node (written by hand) are dialled directly.
 Errors read like the Go client's (`Post "https://...?timeout=10s": dial tcp ...: connect: connection refused`).
 """
 
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import ipaddress
 import logging
 import ssl
 from dataclasses import dataclass
@@ -24,6 +29,7 @@ from urllib.parse import urlsplit
 import aiohttp
 import orjson
 
+from ..egress import Tunnel, tunnel
 from ..registry.reader import ObjectReader
 
 log = logging.getLogger("mini-kube.admission")
@@ -49,13 +55,23 @@ class Target:
     shown: str  # what errors show (the service DNS name for service references)
     server_hostname: str | None  # TLS name to verify when dialling an address
     host_header: str | None
+    tunnel: Tunnel | None = None  # the kubelet that carries the connection into the cluster network
+
+
+@dataclass(frozen=True, slots=True)
+class Address:
+    """An endpoint of a service: where it listens and the node it is on ("" when it names none)."""
+
+    ip: str
+    port: int
+    node: str = ""
 
 
 def _port_of(service: dict[str, Any], port: int) -> dict[str, Any] | None:
     return next((p for p in (service.get("spec") or {}).get("ports") or () if p.get("port") == port), None)
 
 
-def _slice_address(registry: ObjectReader, namespace: str, name: str, port_name: str) -> tuple[str, int] | None:
+def _slice_address(registry: ObjectReader, namespace: str, name: str, port_name: str) -> Address | None:
     res = registry.resources.lookup("discovery.k8s.io", "v1", "endpointslices")
     if res is None:
         return None
@@ -70,11 +86,11 @@ def _slice_address(registry: ObjectReader, namespace: str, name: str, port_name:
         for endpoint in slice_.get("endpoints") or ():
             if (endpoint.get("conditions") or {}).get("ready") is False or not endpoint.get("addresses"):
                 continue
-            return endpoint["addresses"][0], int(port["port"])
+            return Address(endpoint["addresses"][0], int(port["port"]), endpoint.get("nodeName") or "")
     return None
 
 
-def _endpoints_address(registry: ObjectReader, namespace: str, name: str, port_name: str) -> tuple[str, int] | None:
+def _endpoints_address(registry: ObjectReader, namespace: str, name: str, port_name: str) -> Address | None:
     res = registry.resources.lookup("", "v1", "endpoints")
     entry = registry.find(res, namespace, name) if res is not None else None
     for subset in (entry.obj.get("subsets") or ()) if entry is not None else ():
@@ -82,7 +98,7 @@ def _endpoints_address(registry: ObjectReader, namespace: str, name: str, port_n
         port = next((p for p in ports if (p.get("name") or "") == port_name), ports[0] if len(ports) == 1 else None)
         addresses = subset.get("addresses") or []
         if port is not None and port.get("port") and addresses and addresses[0].get("ip"):
-            return addresses[0]["ip"], int(port["port"])
+            return Address(addresses[0]["ip"], int(port["port"]), addresses[0].get("nodeName") or "")
     return None
 
 
@@ -115,12 +131,25 @@ def resolve(registry: ObjectReader, client_config: dict[str, Any], timeout: int)
     port_name = svc_port.get("name") or ""
     address = _slice_address(registry, namespace, name, port_name) or \
         _endpoints_address(registry, namespace, name, port_name)
+    in_cluster = address is not None and bool(address.node)
     if address is None and spec.get("clusterIP") not in (None, "", "None"):
-        address = (spec["clusterIP"], port)
+        address, in_cluster = Address(spec["clusterIP"], port), True
     if address is None:
         raise CallError(f'failed to call webhook: Post "{shown}": no endpoints available for service "{name}"')
-    url = f"https://{_host(address[0])}:{address[1]}{path}{query}"
-    return Target(url, shown, dns, f"{dns}:{port}")
+    url = f"https://{_host(address.ip)}:{address.port}{path}{query}"
+    via = None
+    if in_cluster and not _is_loopback(address.ip):
+        via = tunnel(registry, address.node or None)
+        if via is None:
+            raise CallError(f'failed to call webhook: Post "{shown}": no node can reach the cluster network')
+    return Target(url, shown, dns, f"{dns}:{port}", via)
+
+
+def _is_loopback(ip: str) -> bool:
+    try:
+        return ipaddress.ip_address(ip).is_loopback
+    except ValueError:
+        return False
 
 
 def _describe(exc: BaseException, target: Target) -> str:
@@ -128,6 +157,8 @@ def _describe(exc: BaseException, target: Target) -> str:
     dialled = urlsplit(target.url).netloc
     if isinstance(exc, TimeoutError | aiohttp.ServerTimeoutError):
         return "context deadline exceeded"
+    if isinstance(exc, aiohttp.ClientHttpProxyError):  # the tunnel's dial failed: its reason is the dial's error
+        return exc.message or f"proxy answered {exc.status}"
     if isinstance(exc, aiohttp.ClientConnectorCertificateError):
         cert_error = exc.certificate_error
         text = getattr(cert_error, "verify_message", "") or str(cert_error)
@@ -196,9 +227,12 @@ class WebhookClient:
                    "User-Agent": "kube-apiserver-admission"}
         if target.host_header:
             headers["Host"] = target.host_header
+        via = target.tunnel
         try:
             async with self._client().post(target.url, data=orjson.dumps(body), headers=headers, ssl=context,
                                            server_hostname=target.server_hostname,
+                                           proxy=via.proxy if via else None,
+                                           proxy_headers=via.headers if via else None,
                                            timeout=aiohttp.ClientTimeout(total=timeout)) as resp:
                 raw = await resp.read()
                 status = resp.status

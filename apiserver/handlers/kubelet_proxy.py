@@ -3,13 +3,12 @@ WebSocket: http/wsstream.py),
 `pods/exec|attach|portforward` (WebSocket, relayed frame for frame with the subprotocol the kubelet chose; exec and
 attach over SPDY/3.1 are translated to it, handlers/spdy_exec.py),
 `nodes/proxy`, and `pods/proxy` / `services/proxy` (HTTP through the kubelet of the pod's node, since the API
-server is not on the Pod network). The kubelet's address is the Node's InternalIP and daemonEndpoints port; it
-is shown the bearer token of Secret kube-system/mini-kube-kubelet-api."""
+server is not on the Pod network). Where a kubelet is and how it is
+authenticated to: `egress`."""
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import json
 from typing import Any
@@ -19,39 +18,16 @@ import aiohttp
 from aiohttp import web
 
 from .. import errors
+from ..egress import Kubelet
 from ..http import wsstream
-from ..registry.reader import ObjectReader
 from . import spdy_exec
 
-TOKEN_SECRET = ("kube-system", "mini-kube-kubelet-api")
 HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "upgrade", "content-length", "host", "authorization",
                "proxy-authorization", "te", "trailer", "content-encoding"}
 STREAM_QUERY = ("command", "container", "stdin", "stdout", "stderr", "tty", "ports")
 STATUS_PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io")  # exec and attach: a Status on the error channel
 ERROR_CHANNEL = b"\x03"
 LOG_QUERY = ("follow", "previous", "sinceSeconds", "sinceTime", "timestamps", "tailLines", "limitBytes")
-
-
-class Kubelet:
-    """Where a node's kubelet listens and how to authenticate to it."""
-
-    def __init__(self, url: str, token: str) -> None:
-        self.url = url
-        self.headers = {"Authorization": f"Bearer {token}"}
-
-
-def kubelet_of(objects: ObjectReader, node_name: str) -> Kubelet:
-    """The kubelet of `node_name`, or 503 as upstream's `error dialing backend`."""
-    node = objects.object("", "v1", "nodes", None, node_name)
-    secret = objects.object("", "v1", "secrets", *TOKEN_SECRET)
-    status = (node or {}).get("status") or {}
-    address = next((a["address"] for a in status.get("addresses") or () if a.get("type") == "InternalIP"), None)
-    port = ((status.get("daemonEndpoints") or {}).get("kubeletEndpoint") or {}).get("Port")
-    token = ((secret or {}).get("data") or {}).get("token")
-    if not (address and port and token):
-        raise errors.StatusError(503, "ServiceUnavailable",
-                                 f'error dialing backend: no kubelet serves node "{node_name}"', {})
-    return Kubelet(f"http://{address}:{port}", base64.b64decode(token).decode())
 
 
 def _query(request: web.Request, keys: tuple[str, ...]) -> list[tuple[str, str]]:

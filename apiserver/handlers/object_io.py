@@ -31,9 +31,11 @@ class ObjectIO:
         """The answer's representation; `tables`: whether the endpoint converts to a Table at all."""
         return negotiate(request.headers.get("Accept"), tables=tables)
 
-    def respond_entry(self, res: ResourceType, entry: Entry | dict[str, Any], target: Target,
-                      status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+    async def respond_entry(self, res: ResourceType, entry: Entry | dict[str, Any], target: Target,
+                            status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
         obj = entry.obj if isinstance(entry, Entry) else _without_empty_version(entry)
+        if res.strategy is not None and res.strategy.converts_on_read and target.as_kind != "PartialObjectMetadata":
+            await res.strategy.prepare_reads(res, [obj])
         if target.as_kind == "Table":
             meta = {"resourceVersion": obj.get("metadata", {}).get("resourceVersion", "")}
             table = build_table(res, [self.served(res, obj)], times.now(), "Metadata", meta,

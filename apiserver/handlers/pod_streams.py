@@ -8,10 +8,10 @@ from typing import Any
 
 from aiohttp import web
 
-from .. import errors
+from .. import egress, errors
 from ..http.negotiation import Target
 from ..http.query import parse_int64
-from ..registry.generic import Registry
+from ..registry.generic import Registry, WriteContext, WriteOptions
 from ..registry.reader import ObjectReader
 from ..requestinfo import RequestInfo
 from ..resources import ResourceType
@@ -69,6 +69,30 @@ def check_log_options(query: Any, name: str) -> None:
         raise errors.invalid_object("PodLogOptions", "", name, problems)
 
 
+def _flag(query: Any, name: str) -> bool:
+    return str(query.get(name, "")).lower() in ("1", "true")
+
+
+def connect_options(subresource: str, query: Any, container: str, path: str) -> dict[str, Any]:
+    """The options object a CONNECT is admitted with (PodAttachOptions, PodExecOptions, ...), as Go's
+    json encoding of it (empty fields omitted)."""
+    if subresource == "portforward":
+        ports = [int(p) for value in query.getall("ports", ()) for p in value.split(",") if p.strip().isdigit()]
+        return {"kind": "PodPortForwardOptions", "apiVersion": "v1", **({"ports": ports} if ports else {})}
+    if subresource == "proxy":
+        return {"kind": "PodProxyOptions", "apiVersion": "v1", **({"path": path} if path else {})}
+    out: dict[str, Any] = {"kind": "PodExecOptions" if subresource == "exec" else "PodAttachOptions",
+                           "apiVersion": "v1"}
+    for flag in ("stdin", "stdout", "stderr", "tty"):
+        if _flag(query, flag):
+            out[flag] = True
+    if container:
+        out["container"] = container
+    if subresource == "exec":
+        out["command"] = list(query.getall("command", ()))
+    return out
+
+
 def _split_name(name: str) -> tuple[str, str]:
     """`[scheme:]name[:port]` of a proxy request -> (name, port)."""
     parts = name.split(":")
@@ -121,7 +145,7 @@ class PodStreams:
             reason = (state.get("waiting") or {}).get("reason") or "ContainerCreating"
             raise errors.bad_request(f'container "{container}" in pod "{pod["metadata"]["name"]}" is waiting to '
                                      f"start: {reason}")
-        kubelet = kubelet_proxy.kubelet_of(self.objects, node)
+        kubelet = egress.kubelet_of(self.objects, node)
         return await kubelet_proxy.logs(self.kubelets, kubelet, request, info.namespace, pod["metadata"]["name"],
                                         container)
 
@@ -133,10 +157,16 @@ class PodStreams:
         container = ""
         if info.subresource in ("exec", "attach"):
             container = _container(pod, request.query.get("container", ""))
+        admission = self.registry.admission
+        if admission is not None:
+            options = connect_options(info.subresource, request.query, container, _proxy_rest(request, info)
+                                      if info.subresource == "proxy" else "")
+            await admission.connect(WriteContext(self.registry, res, info.namespace, False, info.subresource, user),
+                                    name, options, WriteOptions(user=user, subresource=info.subresource))
         node = (pod.get("spec") or {}).get("nodeName")
         if not node:
             raise errors.bad_request(f"pod {pod['metadata']['name']} does not have a host assigned")
-        kubelet = kubelet_proxy.kubelet_of(self.objects, node)
+        kubelet = egress.kubelet_of(self.objects, node)
         ns = info.namespace
         if info.subresource == "portforward":
             return await kubelet_proxy.stream(self.kubelets, kubelet, request, f"/portForward/{ns}/{name}")
@@ -155,7 +185,7 @@ class PodStreams:
         """nodes/proxy: any path of the node's kubelet."""
         name, _ = _split_name(info.name)
         self.registry.get(res, None, name)
-        kubelet = kubelet_proxy.kubelet_of(self.objects, name)
+        kubelet = egress.kubelet_of(self.objects, name)
         return await kubelet_proxy.http(self.kubelets, kubelet, request, _proxy_rest(request, info))
 
     async def service_proxy(self, request: web.Request, info: RequestInfo, res: ResourceType, user: Any,
@@ -183,7 +213,7 @@ class PodStreams:
                 pod = self.objects.object("", "v1", "pods", info.namespace, ref["name"])
                 node = ((pod or {}).get("spec") or {}).get("nodeName")
                 if node:
-                    kubelet = kubelet_proxy.kubelet_of(self.objects, node)
+                    kubelet = egress.kubelet_of(self.objects, node)
                     return await kubelet_proxy.http(
                         self.kubelets, kubelet, request, f"/podProxy/{info.namespace}/{ref['name']}/{port}{_proxy_rest(request, info)}")
         raise errors.StatusError(503, "ServiceUnavailable", f'no endpoints available for service "{name}"', {})

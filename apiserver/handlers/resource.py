@@ -58,7 +58,7 @@ class ResourceHandler(ObjectIO):
         if verb == "get":
             if self.registry.store.shared and request.query.get("resourceVersion", "") == "":
                 await self.registry.store.sync()  # another API server may have written it: read at least that
-            return self.get(request, res, namespace, info.name)
+            return await self.get(request, res, namespace, info.name)
         if verb == "list":
             return await self.list(request, res, namespace)
         if verb == "watch":
@@ -76,10 +76,10 @@ class ResourceHandler(ObjectIO):
         raise errors.method_not_allowed()
 
     # -- reads -----------------------------------------------------------------------------------
-    def get(self, request: web.Request, res: ResourceType, namespace: str | None, name: str) -> web.Response:
+    async def get(self, request: web.Request, res: ResourceType, namespace: str | None, name: str) -> web.Response:
         target = self.target(request)
         entry = self.registry.get(res, namespace, name)
-        return self.respond_entry(res, entry, target)
+        return await self.respond_entry(res, entry, target)
 
     async def list(self, request: web.Request, res: ResourceType, namespace: str | None) -> web.StreamResponse:
         query = request.query
@@ -91,6 +91,9 @@ class ResourceHandler(ObjectIO):
             res, namespace, labels=labels, fields=fields, limit=_limit(query),
             continue_token=query.get("continue", ""), resource_version=query.get("resourceVersion", ""),
             match=query.get("resourceVersionMatch", ""))
+        if res.strategy is not None and res.strategy.converts_on_read and \
+                target.as_kind not in ("PartialObjectMetadataList", "PartialObjectMetadata"):
+            await res.strategy.prepare_reads(res, [e.obj for e in result.items])
         if target.as_kind == "Table":
             meta: dict[str, Any] = {"resourceVersion": str(result.revision)}
             if result.continue_token:
@@ -126,14 +129,14 @@ class ResourceHandler(ObjectIO):
         if not res.stored:
             return await subresources.create_virtual(self.table, info, res, obj, user, opts, target)
         result = await self.registry.create(res, namespace, obj, opts)
-        return self.respond_entry(res, result, target, 201, warning_headers(opts.warnings))
+        return await self.respond_entry(res, result, target, 201, warning_headers(opts.warnings))
 
     async def update(self, request: web.Request, info: RequestInfo, res: ResourceType, namespace: str | None,
                      user: Any) -> web.Response:
         target = self.target(request)
         obj, opts = await self.decode_write(request, info, res, user)
         result, created = await self.registry.update(res, namespace, info.name, obj, opts)
-        return self.respond_entry(res, result, target, 201 if created else 200, warning_headers(opts.warnings))
+        return await self.respond_entry(res, result, target, 201 if created else 200, warning_headers(opts.warnings))
 
     async def patch(self, request: web.Request, info: RequestInfo, res: ResourceType, namespace: str | None,
                     user: Any) -> web.Response:
@@ -148,7 +151,7 @@ class ResourceHandler(ObjectIO):
         raw = await read_body(request)
         opts = write_options(request, info, user, "Apply" if patch_type == "apply" else "Update")
         result, created = await patching.apply_patch(self.registry, request, res, namespace, info.name, patch_type, raw, opts)
-        return self.respond_entry(res, result, target, 201 if created else 200, warning_headers(opts.warnings))
+        return await self.respond_entry(res, result, target, 201 if created else 200, warning_headers(opts.warnings))
 
     async def delete(self, request: web.Request, info: RequestInfo, res: ResourceType, namespace: str | None,
                      user: Any) -> web.Response:
@@ -159,7 +162,7 @@ class ResourceHandler(ObjectIO):
         result, _ = await self.registry.delete(res, namespace, info.name, options, opts)
         if result.get("kind") == "Status":
             return responses.encode_dict(result, target)
-        return self.respond_entry(res, result, target)
+        return await self.respond_entry(res, result, target)
 
     async def delete_options(self, request: web.Request) -> dict[str, Any]:
         raw = await read_body(request) if request.can_read_body else b""

@@ -52,19 +52,19 @@ async def _status_like(handler: ObjectIO, request: web.Request, info: RequestInf
                        namespace: str | None, user: Any, target: Target) -> web.Response:
     rest = StatusREST(handler.registry)
     if info.verb == "get":
-        return handler.respond_entry(res, rest.get(res, namespace, info.name), target)
+        return await handler.respond_entry(res, rest.get(res, namespace, info.name), target)
     patch_type = PATCH_TYPES.get(media_type(request.headers.get("Content-Type")))
     opts = write_options(request, info, user, "Apply" if info.verb == "patch" and patch_type == "apply" else "Update")
     if info.verb == "update":
         obj, warnings = await handler.decode_object(request, res)
         opts.warnings.extend(warnings)
         result = await rest.update(res, namespace, info.name, obj, opts)
-        return handler.respond_entry(res, result, target, headers=warning_headers(opts.warnings))
+        return await handler.respond_entry(res, result, target, headers=warning_headers(opts.warnings))
     if patch_type is None:
         raise errors.unsupported_media_type(request.headers.get("Content-Type", ""))
     raw = await read_body(request)
     result, _ = await patching.apply_patch(handler.registry, request, res, namespace, info.name, patch_type, raw, opts)
-    return handler.respond_entry(res, result, target, headers=warning_headers(opts.warnings))
+    return await handler.respond_entry(res, result, target, headers=warning_headers(opts.warnings))
 
 
 async def _scale(handler: ObjectIO, request: web.Request, info: RequestInfo, res: ResourceType,

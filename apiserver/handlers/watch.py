@@ -58,6 +58,13 @@ class Encoder:
         self.res = res
         self.table_version = table_version
         self._headers_sent = False
+        self.converts = res.strategy is not None and res.strategy.converts_on_read
+
+    async def prepare(self, objs: list[dict[str, Any]]) -> None:
+        """What encoding these objects needs done first (custom resources converted by webhook)."""
+        strategy = self.res.strategy
+        if self.converts and strategy is not None:
+            await strategy.prepare_reads(self.res, objs)
 
     def event(self, event: CacheEvent, event_type: str | None = None) -> bytes:
         event_type = event_type or event.type
@@ -175,12 +182,12 @@ async def serve_watch(sources: WatchSources, request: web.Request, res: Resource
         if initial or not start_rv:
             entries = cache.list(res.key_prefix, namespace if res.namespaced else None)
             snapshot_rv = cache.revision
-            for entry in entries:
-                meta = entry.obj.get("metadata") or {}
-                if name and meta.get("name") != name:
-                    continue
-                if labels.matches(meta.get("labels")) and fields.matches(entry.obj):
-                    pending.append(encoder.initial(entry))
+            selected = [entry for entry in entries if (not name or (entry.obj.get("metadata") or {}).get("name") == name)
+                        and labels.matches((entry.obj.get("metadata") or {}).get("labels"))
+                        and fields.matches(entry.obj)]
+            if encoder.converts:
+                await encoder.prepare([entry.obj for entry in selected])
+            pending.extend(encoder.initial(entry) for entry in selected)
             if go_bool(send_initial) and bookmarks:
                 pending.append(encoder.raw("BOOKMARK", _bookmark(res, snapshot_rv, True)))
         else:
@@ -202,6 +209,8 @@ async def serve_watch(sources: WatchSources, request: web.Request, res: Resource
             for event in history:
                 event_type = _classify(event, labels, fields, name)
                 if event_type:
+                    if encoder.converts:
+                        await encoder.prepare([event.obj])
                     pending.append(encoder.event(event, event_type))
         response = web.StreamResponse(headers={
             "Content-Type": "application/vnd.kubernetes.protobuf;stream=watch" if media == PROTOBUF
@@ -277,6 +286,8 @@ async def _pump(watcher: Any, response: web.StreamResponse, encoder: Encoder, la
                 return
             event_type = _classify(event, labels, fields, name)
             if event_type:
+                if encoder.converts:
+                    await encoder.prepare([event.obj])
                 frame = encoder.event(event, event_type)
                 frames.append(frame)
                 size += len(frame)
@@ -299,6 +310,8 @@ async def _pump_store(store_watch: Any, response: web.StreamResponse, encoder: E
                     cache_event = to_cache_event(event, prev)
                     event_type = _classify(cache_event, labels, fields, name)
                     if event_type:
+                        if encoder.converts:
+                            await encoder.prepare([cache_event.obj])
                         frames.append(encoder.event(cache_event, event_type))
                 if frames:
                     await response.write(b"".join(frames))

@@ -360,6 +360,8 @@ class Registry:
         writers racing on one object all land, one per round."""
         for _ in range(retries):
             current = self.get(res, namespace, name)
+            if self.strategy(res).converts_on_read:
+                await self.strategy(res).prepare_reads(res, [current.obj])
             copy = self.strategy(res).read(res, orjson.loads(current.raw))
             new = mutate(copy)
             if hasattr(new, "__await__"):
@@ -383,6 +385,8 @@ class Registry:
                             opts: WriteOptions) -> dict[str, Any] | Entry:
         ctx = WriteContext(self, res, namespace, opts.dry_run, opts.subresource, opts.user)
         strategy = self.strategy(res)
+        if strategy.converts_on_read:
+            await strategy.prepare_reads(res, [current.obj])
         old = strategy.read(res, current.obj)
         if not opts.subresource:
             strategy.default(ctx, new)

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+from ..crd.conversion_webhook import WebhookConverter
 from ..crd.printers import TablePrinter
 from ..crd.rows import compiled_schemas, resource_rows
 from ..crd.schema_validation import VersionSchema
@@ -128,11 +129,13 @@ def builtin_resources(service_cidr: str = DEFAULT_SERVICE_CIDR,
     return rows
 
 
-def custom_resources(crd: dict[str, Any]) -> list[ResourceType]:
-    """The rows a CRD serves (one per served version), with their parts: one strategy for the CRD's versions,
-    each version's schema as its validator, its printer columns as its printer."""
+def custom_resources(crd: dict[str, Any], converter: WebhookConverter | None = None) -> list[ResourceType]:
+    """The rows a CRD serves (one per served version), with their parts: one strategy for the CRD's versions
+    (converting through `converter` when the CRD's conversion strategy is Webhook), each version's schema as its
+    validator, its printer columns as its printer."""
     schemas = compiled_schemas(crd)
-    strategy = CustomResourceStrategy(schemas)
+    by_webhook = ((crd.get("spec") or {}).get("conversion") or {}).get("strategy") == "Webhook"
+    strategy = CustomResourceStrategy(schemas, converter if by_webhook else None)
     rows = resource_rows(crd, schemas)
     for row in rows:
         row.strategy = strategy

@@ -8,6 +8,7 @@ sees plain dicts and raises or returns `FieldError`s; validation is the row's va
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FieldError
@@ -74,9 +75,15 @@ class Strategy:
         """Status a new object starts with when the kind has a status subresource (None keeps it absent)."""
         return {}
 
+    converts_on_read = False  # `read` needs `prepare_reads` awaited first (paths skip the await otherwise)
+
     def read(self, res: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
         """The stored object as the request's version sees it (updates compare and patch against this)."""
         return obj
+
+    async def prepare_reads(self, res: ResourceType, objs: Iterable[dict[str, Any]]) -> None:
+        """Whatever `read` needs done first for these stored objects that cannot be done synchronously (custom
+        resources converted by webhook); every path that reads stored objects through `read` awaits it."""
 
     def default(self, ctx: WriteContext, obj: dict[str, Any]) -> None:
         """Apply schema defaults (the upstream definitions of built-in kinds)."""

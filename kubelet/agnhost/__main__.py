@@ -26,6 +26,10 @@ SUBCOMMANDS = {
     "guestbook": ("guestbook", "Creates a HTTP server with various endpoints representing a guestbook app"),
     "grpc-health-checking": ("grpc_health_checking", "Starts a simple grpc health checking endpoint"),
     "port-forward-tester": ("port_forward_tester", "Creates a TCP server that sends chunks of data"),
+    "webhook": ("webhook", "Starts a HTTP server, useful for testing MutatingAdmissionWebhook and "
+                           "ValidatingAdmissionWebhook"),
+    "crd-conversion-webhook": ("crd_conversion_webhook", "Starts HTTP server on port 443 for testing "
+                                                         "CustomResourceConversionWebhook"),
 }
 
 

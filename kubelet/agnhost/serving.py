@@ -91,11 +91,12 @@ class Server(http.server.ThreadingHTTPServer):
 
 
 def serve_in_background(port: int, handler: type[GoHandler],
-                        wrap: Callable[[socket.socket], socket.socket] | None = None) -> Server:
+                        wrap: Callable[[socket.socket], socket.socket] | None = None,
+                        server_class: type[Server] = Server) -> Server:
     """Listen on `port` now (failing as Go's ListenAndServe does, with its log line and exit 1) and serve on a
     daemon thread."""
     try:
-        server = Server((bind_address(), port), handler)
+        server = server_class((bind_address(), port), handler)
     except OSError as error:
         log(f"listen tcp :{port}: bind: {error.strerror.lower() if error.strerror else error}")
         raise SystemExit(1) from None

@@ -52,11 +52,12 @@ def make_ca(name: str = "webhook-test-ca") -> tuple[x509.Certificate, ec.Ellipti
     return cert, key
 
 
-def make_serving_cert(ca: x509.Certificate, ca_key: ec.EllipticCurvePrivateKey) -> tuple[bytes, bytes]:
+def make_serving_cert(ca: x509.Certificate, ca_key: ec.EllipticCurvePrivateKey,
+                      names: tuple[str, ...] = SERVICE_DNS) -> tuple[bytes, bytes]:
     key = ec.generate_private_key(ec.SECP256R1())
     now = dt.datetime.now(dt.UTC)
     sans = [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost"),
-            *(x509.DNSName(n) for n in SERVICE_DNS)]
+            *(x509.DNSName(n) for n in names)]
     cert = (x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "hooks")]))
             .issuer_name(ca.subject).public_key(key.public_key()).serial_number(x509.random_serial_number())
             .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + dt.timedelta(days=1))

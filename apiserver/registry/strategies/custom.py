@@ -7,10 +7,12 @@ before an update compares, validates or patches against it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ...crd import strategy as cr
+from ...crd.conversion_webhook import WebhookConverter, not_prepared
+from ...crd.defaulting import deep_copy
 from ...crd.serving import convert_custom
 from ...errors import FieldError, StatusError
 from ...resources import ObjectSchema, ResourceType
@@ -22,14 +24,44 @@ TERMINATING = "create not allowed while custom resource definition is terminatin
 
 class CustomResourceStrategy(Strategy):
     """The strategy of one CRD's custom resources: `schemas` are its versions' compiled schemas (served or not:
-    objects may be stored in any of them); each row carries its own version's as `object_schema`."""
+    objects may be stored in any of them); each row carries its own version's as `object_schema`. `webhook`:
+    the converter when the CRD converts by webhook (else versions convert as `conversion: None`)."""
 
-    def __init__(self, schemas: Mapping[str, ObjectSchema]) -> None:
+    def __init__(self, schemas: Mapping[str, ObjectSchema], webhook: WebhookConverter | None = None) -> None:
         super().__init__(generation=True, status_metadata=(), unconditional_update=False)
         self.schemas = schemas
+        self.webhook = webhook
+        self.converts_on_read = webhook is not None
 
     def read(self, res: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
-        return convert_custom(res, obj, self.schemas)
+        if self.webhook is None or obj.get("apiVersion") == res.api_version:
+            return convert_custom(res, obj, self.schemas)
+        converted = self.webhook.cached(obj, res.api_version)
+        if converted is None:
+            raise not_prepared(res.api_version, res.kind)
+        return deep_copy(converted)
+
+    async def prepare_reads(self, res: ResourceType, objs: Iterable[dict[str, Any]]) -> None:
+        """Convert by webhook the stored objects `read` will be asked for: each decoded (pruned, defaulted) in
+        the version it is stored in, converted, then decoded in the requested version."""
+        webhook = self.webhook
+        if webhook is None or res.crd is None:
+            return
+        todo = [o for o in objs if o.get("apiVersion") != res.api_version]  # each request asks the webhook
+        if not todo:
+            return
+        decoded = []
+        for obj in todo:
+            copy = deep_copy(obj)
+            source = self.schemas.get(str(obj.get("apiVersion", "")).rpartition("/")[2])
+            if source is not None:
+                source.decode(copy)
+            decoded.append(copy)
+        converted = await webhook.convert(res.crd, decoded, res.api_version)
+        for obj, new in zip(todo, converted, strict=True):
+            if res.object_schema is not None:
+                res.object_schema.decode(new)
+            webhook.remember(obj, res.api_version, new)
 
     def default(self, ctx: WriteContext, obj: dict[str, Any]) -> None:
         schema = ctx.resource.object_schema
@@ -64,5 +96,12 @@ class CustomResourceStrategy(Strategy):
         res = ctx.resource
         if res.version != res.storage_version:
             storage = self.schemas.get(res.storage_version)
+            if self.webhook is not None and res.crd is not None:
+                [converted] = await self.webhook.convert(res.crd, [new], f"{res.group}/{res.storage_version}")
+                meta = new["metadata"]  # the same dict: the registry holds it
+                meta.clear()
+                meta.update(converted["metadata"])
+                new.clear()
+                new.update({**converted, "metadata": meta})
             if storage is not None:
                 storage.convert(new)
