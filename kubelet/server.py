@@ -1,7 +1,7 @@
 """The kubelet's own HTTP API, which the API server proxies to (as upstream's does on :10250): /healthz, /pods,
-/containerLogs, /exec and /attach (WebSocket channel protocols), /portForward (WebSocket), /podProxy (HTTP
-to a Pod's port, for the API server's pods/proxy and services/proxy: the API server is not on the Pod network), and
-HTTP CONNECT to a Pod or Service address (kubelet/tunnel.py: how the API server reaches webhooks).
+/containerLogs, /exec and /attach (WebSocket channel protocols), /portForward (WebSocket), /podProxy (HTTP, or
+HTTPS unverified, to a Pod's port, for the API server's pods/proxy and services/proxy: the API server is not on the
+Pod network), and HTTP CONNECT to a Pod or Service address (kubelet/tunnel.py: how the API server reaches webhooks).
 Every request but /healthz carries the bearer token the kubelets share with the API server."""
 
 from __future__ import annotations
@@ -390,14 +390,18 @@ class KubeletServer:
         worker = self._worker(request)
         if worker is None or not worker.ip:
             return _bad(f"pod {request.match_info['pod']} not found", 404)
-        port = int(request.match_info["port"])
+        scheme, _, number = request.match_info["port"].rpartition(":")  # [scheme:]port, as the API server names it
+        if scheme not in ("", "http", "https") or not number.isdigit():
+            return _bad(f"invalid port {request.match_info['port']!r}", 400)
+        port = int(number)
         netns = self.network_netns
 
         def make_socket(addr_info: Any) -> socket.socket:
             return socket_in(netns, addr_info[0], addr_info[1])
 
-        connector = aiohttp.TCPConnector(socket_factory=make_socket, force_close=True)
-        target = f"http://{worker.ip}:{port}/{request.match_info['path']}"
+        # https: TLS to the Pod with no verification of its certificate, as upstream's proxy transport dials it
+        connector = aiohttp.TCPConnector(socket_factory=make_socket, force_close=True, ssl=False)
+        target = f"{scheme or 'http'}://{worker.ip}:{port}/{request.match_info['path']}"
         headers = {k: v for k, v in request.headers.items() if k.lower() not in (
             "authorization", "host", "connection", "transfer-encoding", "content-length")}
         try:
