@@ -5,14 +5,19 @@ wall time, the control plane's CPU (user + system seconds of its processes) and 
 `kubectl get nodes` sampled every second meanwhile (the API must stay responsive: under 1 s).
 
 mini-kube runs as `mini-kube serve --nodes N --node-runtime simulated` (one process, nodes included; no
-cloud-controller-manager, no DNS). Given `--real-kubeconfig` (a kube-apiserver with its kube-controller-manager
-and kube-scheduler), the same run goes there too, its nodes being the same simulated kubelets run by this script
-in a process of their own, and the ratio per phase is printed; `--real-pids` (the control plane's process ids)
-adds its CPU and RSS. Without one, the ratios are to the real control plane's figures measured on the
-development machine (issue #28: kube-apiserver v1.32.13 + etcd 3.5, 2 cores).
+cloud-controller-manager, no DNS). Given `--real-binaries DIR` (kube-apiserver, kube-controller-manager and
+kube-scheduler built from source), the same run goes first to a real control plane started by
+bench/real_control_plane.py (with etcd, on 127.0.0.1) at its default settings, then to a fresh one with the
+controllers' rate limits raised (`--kube-api-qps=10000 --kube-api-burst=10000`), its nodes being the same simulated
+kubelets run by this script in a process of their own, and the ratio per phase is printed. `--real-kubeconfig`
+(a kube-apiserver with its kube-controller-manager and kube-scheduler, started elsewhere) does the same for one
+control plane; `--real-pids` (its process ids) adds its CPU and RSS. Without either, the ratios are to the real
+control plane's figures measured on the development machine (issue #28: kube-apiserver v1.32.13 + etcd 3.5, 2
+cores).
 
     .venv/bin/python bench/scale_bench.py                      # 20 nodes, 1,000 replicas
     .venv/bin/python bench/scale_bench.py --nodes 100 --replicas 10000
+    .venv/bin/python bench/scale_bench.py --real-binaries /work/.realk8s/bin
     .venv/bin/python bench/scale_bench.py --real-kubeconfig ~/real.kubeconfig --real-pids 101,102,103,104
 """
 
@@ -133,7 +138,17 @@ def run_nodes(kubeconfig: str, count: int) -> None:
 class Phase:
     seconds: float = 0.0
     cpu: float | None = None
+    nodes_cpu: float | None = None  # the simulated nodes' own process, where they are not in the control plane's
     latencies: list[float] = field(default_factory=list)
+
+
+@dataclass
+class Result:
+    """One control plane's run: its phases and peak RSS (the nodes' own process's apart, where they have one)."""
+
+    phases: dict[str, Phase]
+    rss: float | None = None
+    nodes_rss: float | None = None
 
 
 class Probe(threading.Thread):
@@ -182,7 +197,7 @@ def profiler(pid: int, out: str) -> subprocess.Popen[bytes]:
 
 
 def run(kubeconfig: str, nodes: int, replicas: int, pids: list[int], timeout: float,
-        profile: str = "") -> dict[str, Phase]:
+        profile: str = "", node_pids: tuple[int, ...] = ()) -> dict[str, Phase]:
     from kubernetes import client, config
 
     api = config.new_client_from_config(kubeconfig)
@@ -218,6 +233,7 @@ def run(kubeconfig: str, nodes: int, replicas: int, pids: list[int], timeout: fl
             probe.phase = phase
             spy = profiler(pids[0], f"{profile}-{name}.txt") if profile else None
             cpu, started = cpu_seconds(pids) if pids else 0.0, time.perf_counter()
+            nodes_cpu = cpu_seconds(list(node_pids))
             action()
             while True:
                 time.sleep(0.25)
@@ -229,11 +245,13 @@ def run(kubeconfig: str, nodes: int, replicas: int, pids: list[int], timeout: fl
                     raise SystemExit(f"{name}: not done after {timeout} s ({ready_pods(core, selector)})")
             phase.seconds = time.perf_counter() - started
             phase.cpu = cpu_seconds(pids) - cpu if pids else None
+            phase.nodes_cpu = cpu_seconds(list(node_pids)) - nodes_cpu if node_pids else None
             if spy is not None:
                 spy.send_signal(signal.SIGINT)
                 spy.wait(60)
             probe.phase = None
-            print(f"  {name}: {phase.seconds:.1f} s" + (f", {phase.cpu:.1f} s CPU" if pids else ""), flush=True)
+            print(f"  {name}: {phase.seconds:.1f} s" + (f", {phase.cpu:.1f} s CPU" if pids else "")
+                  + (f" (+ {phase.nodes_cpu:.1f} s the nodes)" if node_pids else ""), flush=True)
     finally:
         probe.stopped.set()
         core.delete_namespace(NAMESPACE)
@@ -246,62 +264,61 @@ def latency(phase: Phase) -> str:
     return f"{statistics.median(phase.latencies):.2f}/{max(phase.latencies):.2f}"
 
 
-def report(nodes: int, replicas: int, mini: dict[str, Phase], mini_rss: float,
-           real: dict[str, Phase] | None, real_rss: float | None) -> None:
+def report(nodes: int, replicas: int, mini: Result, reals: dict[str, Result]) -> None:
+    """A row per phase and control plane; the real ones' with mini-kube's time and CPU as a ratio of theirs.
+
+    mini-kube's CPU and RSS include its simulated nodes (one process); a real control plane's exclude them (they
+    run in this bench's node process, shown apart), so the CPU ratio is to the real control plane plus its nodes.
+    """
     print(f"\n{replicas} replicas over {nodes} simulated nodes")
-    print(f"{'phase':6}{'time s':>9}{'CPU s':>8}{'get nodes s (p50/max)':>24}  ratio to the real control plane")
-    for name, phase in mini.items():
-        if name == "idle":
-            continue
-        if real is not None:
-            other = real[name]
-            ratio = f"time {phase.seconds / other.seconds:.2f}x (real {other.seconds:.1f} s"
-            ratio += f", CPU {other.cpu:.1f} s)" if other.cpu is not None else ")"
-        elif (nodes, replicas) == (20, 1000):
+    print(f"{'control plane':22}{'phase':6}{'time s':>8}{'CPU s':>8}{'nodes CPU s':>12}{'get nodes p50/max':>19}"
+          "  mini-kube's time, CPU as a ratio")
+    for name in ("up", "down"):
+        phase = mini.phases[name]
+        print(f"{'mini-kube':22}{name:6}{phase.seconds:8.1f}{phase.cpu or 0:8.1f}{'(incl.)':>12}"
+              f"{latency(phase):>19}")
+        for label, real in reals.items():
+            other = real.phases[name]
+            ratio = f"time {phase.seconds / other.seconds:.2f}x"
+            if other.cpu is not None and phase.cpu is not None:
+                ratio += f", CPU {phase.cpu / (other.cpu + (other.nodes_cpu or 0)):.2f}x"
+            nodes_cpu = f"{other.nodes_cpu:.1f}" if other.nodes_cpu is not None else "-"
+            cpu = f"{other.cpu:.1f}" if other.cpu is not None else "-"
+            print(f"{label:22}{name:6}{other.seconds:8.1f}{cpu:>8}{nodes_cpu:>12}{latency(other):>19}  {ratio}")
+        if not reals and (nodes, replicas) == (20, 1000):
             default, raised, best = REAL_MEASURED[name]
-            ratio = (f"time {phase.seconds / default:.2f}x of defaults ({default} s), "
-                     f"{phase.seconds / best:.2f}x of raised QPS ({raised} s; issue #28)")
-        else:
-            ratio = "-"
-        print(f"{name:6}{phase.seconds:9.1f}{phase.cpu or 0:8.1f}{latency(phase):>24}  {ratio}")
-    up, down = mini["up"].cpu or 0, mini["down"].cpu or 0
-    idle = mini["idle"]
-    print(f"CPU down/up: {down / up:.2f}  (target <= 1); idle: {100 * (idle.cpu or 0) / (idle.seconds or 1):.1f}% "
-          "of a core, which each phase pays for its duration")
-    print(f"control plane peak RSS: {mini_rss:.0f} MiB (nodes included)"
-          + (f"; real: {real_rss:.0f} MiB (nodes excluded)" if real_rss else
-             "; real (issue #28): 798-801 MiB (nodes excluded)" if (nodes, replicas) == (20, 1000) else ""))
+            print(f"{'(issue #28, measured)':22}{name:6}  time {phase.seconds / default:.2f}x of defaults "
+                  f"({default} s), {phase.seconds / best:.2f}x of raised QPS ({raised} s)")
+    up, down = mini.phases["up"].cpu or 0, mini.phases["down"].cpu or 0
+    idle = mini.phases["idle"]
+    print(f"mini-kube CPU down/up: {down / up:.2f}  (target <= 1); idle: "
+          f"{100 * (idle.cpu or 0) / (idle.seconds or 1):.1f}% of a core, which each phase pays for its duration")
+    print(f"peak RSS: mini-kube {mini.rss or 0:.0f} MiB (nodes included)", end="")
+    for label, real in reals.items():
+        if real.rss is not None:
+            print(f"; {label} {real.rss:.0f} MiB (+ nodes {real.nodes_rss or 0:.0f} MiB)", end="")
+    if not reals and (nodes, replicas) == (20, 1000):
+        print("; real (issue #28): 798-801 MiB (nodes excluded)", end="")
+    print()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--nodes", type=int, default=20)
-    parser.add_argument("--replicas", type=int, default=1000)
-    parser.add_argument("--timeout", type=float, default=1800, help="seconds a phase may take")
-    parser.add_argument("--real-kubeconfig", default="", help="kubeconfig of a real control plane to compare")
-    parser.add_argument("--real-pids", default="", help="its processes (comma-separated), for CPU and RSS")
-    parser.add_argument("--profile", default="", help="py-spy mini-kube's phases into PREFIX-up.txt, PREFIX-down.txt")
-    parser.add_argument("--run-nodes", type=int, default=0, help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.run_nodes:
-        return run_nodes(args.real_kubeconfig, args.run_nodes)
-    real = real_rss = None
-    if args.real_kubeconfig:
-        pids = [int(p) for p in args.real_pids.split(",") if p]
-        print("real control plane:", flush=True)
-        node_proc = start_nodes(args.real_kubeconfig, args.nodes)
-        try:
-            real = run(args.real_kubeconfig, args.nodes, args.replicas, pids, args.timeout)
-            real_rss = peak_rss_mib(pids) if pids else None
-        finally:
-            node_proc.terminate()
-            node_proc.wait(30)
+def run_real(kubeconfig: str, pids: list[int], args: argparse.Namespace) -> Result:
+    """The run on a real control plane, its nodes this bench's simulated kubelets in a process of their own."""
+    node_proc = start_nodes(kubeconfig, args.nodes)
+    try:
+        phases = run(kubeconfig, args.nodes, args.replicas, pids, args.timeout, node_pids=(node_proc.pid,))
+        return Result(phases, peak_rss_mib(pids) if pids else None, peak_rss_mib([node_proc.pid]))
+    finally:
+        node_proc.terminate()
+        node_proc.wait(30)
+
+
+def run_minikube(args: argparse.Namespace) -> Result:
     with tempfile.TemporaryDirectory(prefix="scale-bench-") as tmp:
-        print("mini-kube:", flush=True)
         proc, kubeconfig = start_minikube(tmp, args.nodes)
         try:
-            mini = run(kubeconfig, args.nodes, args.replicas, [proc.pid], args.timeout, args.profile)
-            mini_rss = peak_rss_mib([proc.pid])
+            phases = run(kubeconfig, args.nodes, args.replicas, [proc.pid], args.timeout, args.profile)
+            return Result(phases, peak_rss_mib([proc.pid]))
         finally:
             proc.terminate()
             try:
@@ -309,7 +326,41 @@ def main() -> None:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-    report(args.nodes, args.replicas, mini, mini_rss, real, real_rss)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--nodes", type=int, default=20)
+    parser.add_argument("--replicas", type=int, default=1000)
+    parser.add_argument("--timeout", type=float, default=1800, help="seconds a phase may take")
+    parser.add_argument("--real-binaries", default="",
+                        help="dir of kube-apiserver, kube-controller-manager, kube-scheduler: run there too, at "
+                             "default settings and with the controllers' QPS raised")
+    parser.add_argument("--real-settings", default="defaults,raised",
+                        help="with --real-binaries: which of defaults,raised to run")
+    parser.add_argument("--real-kubeconfig", default="", help="kubeconfig of a real control plane to compare")
+    parser.add_argument("--real-pids", default="", help="its processes (comma-separated), for CPU and RSS")
+    parser.add_argument("--profile", default="", help="py-spy mini-kube's phases into PREFIX-up.txt, PREFIX-down.txt")
+    parser.add_argument("--run-nodes", type=int, default=0, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.run_nodes:
+        return run_nodes(args.real_kubeconfig, args.run_nodes)
+    reals: dict[str, Result] = {}
+    if args.real_kubeconfig:
+        print("real control plane:", flush=True)
+        pids = [int(p) for p in args.real_pids.split(",") if p]
+        reals["real"] = run_real(args.real_kubeconfig, pids, args)
+    if args.real_binaries:
+        from real_control_plane import RealControlPlane
+
+        for setting in args.real_settings.split(","):
+            label = {"defaults": "real, defaults", "raised": "real, QPS 10000"}[setting]
+            print(f"{label}:", flush=True)
+            with RealControlPlane(args.real_binaries, raised_qps=setting == "raised") as plane:
+                reals[label] = run_real(str(plane.kubeconfig), plane.pids(), args)
+    print("mini-kube:", flush=True)
+    mini = run_minikube(args)
+    report(args.nodes, args.replicas, mini, reals)
 
 
 if __name__ == "__main__":

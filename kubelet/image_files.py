@@ -2,8 +2,9 @@
 `images/` directory) and bound read-only: the agnhost image's `/agnhost` and `/agnhost-2` (scripts starting the
 Python agnhost) and its `/localhost.crt` and `/localhost.key` (a self-signed certificate for localhost, which
 the suite's HTTPS netexec serves with); and for the images that have `dig` (agnhost, jessie-dnsutils), on a host
-without one, mini-kube's (kubelet/dig.py) at /usr/local/bin/dig; for busybox's images, whose /bin/sh is ash,
-bash at /bin/sh where the host's is dash."""
+without one, mini-kube's (kubelet/dig.py) at /usr/local/bin/dig; for the images that have `nc` (agnhost's
+netcat-openbsd, busybox's and alpine's applet), mini-kube's (kubelet/nc.py) where the image keeps it, whatever the
+host has; for busybox's images, whose /bin/sh is ash, bash at /bin/sh where the host's is dash."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ from .images import BASE_PATH, repository
 
 DIG_IMAGES = ("e2e-test-images/agnhost", "e2e-test-images/jessie-dnsutils")
 DIG_PATH = "/usr/local/bin/dig"
+NC_PATHS = {"e2e-test-images/agnhost": "/usr/bin/nc", "alpine": "/usr/bin/nc", "busybox": "/bin/nc",
+            "e2e-test-images/busybox": "/bin/nc"}  # where each image keeps its nc
 ASH_IMAGES = ("busybox", "e2e-test-images/busybox", "alpine", "e2e-test-images/nonroot")  # sh is busybox's ash
 
 CERTIFICATE_DAYS = 3650
@@ -74,6 +77,17 @@ def dig_files(image: str, directory: Path) -> list[dict[str, Any]]:
     return [{"source": str(script), "target": DIG_PATH, "readOnly": True}]
 
 
+def nc_files(image: str, directory: Path) -> list[dict[str, Any]]:
+    """mini-kube's nc where the image keeps its own, for an image that has one."""
+    target = NC_PATHS.get(repository(image))
+    if target is None:
+        return []
+    script = directory / "nc"
+    write_once(script, f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -I -m mini_kube.kubelet.nc \"$@\"\n".encode(),
+               0o755)
+    return [{"source": str(script), "target": target, "readOnly": True}]
+
+
 def ash_files(image: str) -> list[dict[str, Any]]:
     """/bin/sh of an image whose shell is busybox's ash, on a host whose /bin/sh is not bash (dash): the host's
     bash (POSIX mode, as `sh`), which accepts what ash accepts beyond POSIX (`[[ ]]`) for a command naming
@@ -87,10 +101,11 @@ def ash_files(image: str) -> list[dict[str, Any]]:
 def image_files(image: str, directory: Path) -> list[dict[str, Any]]:
     """Read-only mounts of the image's own files for a container of `image` (none for most images)."""
     if not is_agnhost(image):
-        return [*dig_files(image, directory), *ash_files(image)]
+        return [*dig_files(image, directory), *nc_files(image, directory), *ash_files(image)]
     script = directory / "agnhost"
     write_once(script, agnhost_script().encode(), 0o755)
     cert, key = localhost_certificate(directory)
     return [*({"source": str(script), "target": name, "readOnly": True} for name in AGNHOST_BINARIES[:2]),
             {"source": str(cert), "target": "/localhost.crt", "readOnly": True},
-            {"source": str(key), "target": "/localhost.key", "readOnly": True}, *dig_files(image, directory)]
+            {"source": str(key), "target": "/localhost.key", "readOnly": True}, *dig_files(image, directory),
+            *nc_files(image, directory)]
