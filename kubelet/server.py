@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import datetime as dt
 import fcntl
+import functools
 import hmac
 import json
 import os
@@ -17,7 +18,7 @@ import socket
 import struct
 import subprocess
 import termios
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,8 @@ from mini_kube.network.namespaces import open_connection_in, socket_in
 from . import channels, logs, tunnel
 from .pod_worker import PodWorker
 from .runtime.base import Runtime
+
+CHUNK = 1 << 16  # bytes read at a time from a stream copied to a WebSocket channel
 
 
 def _flag(request: web.Request, name: str, default: bool = False) -> bool:
@@ -263,11 +266,12 @@ class KubeletServer:
             return
         pumps: list[asyncio.Task[None]] = []
         if tty:
-            pumps.append(asyncio.create_task(_pump_fd(master, ws, channels.STDOUT)))
+            pumps.append(asyncio.create_task(_pump(functools.partial(asyncio.to_thread, os.read, master, CHUNK), ws,
+                                                   channels.STDOUT)))
         else:
             assert proc.stdout is not None and proc.stderr is not None
-            pumps.append(asyncio.create_task(_pump(proc.stdout, ws, channels.STDOUT)))
-            pumps.append(asyncio.create_task(_pump(proc.stderr, ws, channels.STDERR)))
+            pumps.append(asyncio.create_task(_pump(functools.partial(proc.stdout.read, CHUNK), ws, channels.STDOUT)))
+            pumps.append(asyncio.create_task(_pump(functools.partial(proc.stderr.read, CHUNK), ws, channels.STDERR)))
         feeder = asyncio.create_task(self._feed(ws, proc, master))
         code = await proc.wait()
         await asyncio.wait(pumps, timeout=2)
@@ -370,7 +374,7 @@ class KubeletServer:
                     f"error forwarding port {port} to pod {worker.name}: {exc}").encode())
                 continue
             streams[index] = writer
-            pumps.append(asyncio.create_task(_pump(reader, ws, 2 * index)))
+            pumps.append(asyncio.create_task(_pump(functools.partial(reader.read, CHUNK), ws, 2 * index)))
 
         async def close_when_forwarded() -> None:  # the Pod closed every connection: so does the stream, as upstream's
             await asyncio.gather(*pumps, return_exceptions=True)
@@ -443,22 +447,11 @@ def _payload(message: aiohttp.WSMessage) -> bytes:
     return b""
 
 
-async def _pump(reader: asyncio.StreamReader, ws: web.WebSocketResponse, channel: int) -> None:
-    while True:
-        chunk = await reader.read(1 << 16)
-        if not chunk:
-            return
-        try:
-            await ws.send_bytes(bytes([channel]) + chunk)
-        except (ConnectionResetError, RuntimeError):
-            return
-
-
-async def _pump_fd(fd: int, ws: web.WebSocketResponse, channel: int) -> None:
-    loop = asyncio.get_running_loop()
+async def _pump(read: Callable[[], Awaitable[bytes]], ws: web.WebSocketResponse, channel: int) -> None:
+    """Copy what `read` gives (a stream's reads, or a terminal's in a thread) to `channel` of `ws`, until the end."""
     while True:
         try:
-            chunk = await loop.run_in_executor(None, os.read, fd, 1 << 16)
+            chunk = await read()
         except OSError:
             return
         if not chunk:

@@ -211,8 +211,8 @@ class PodStreams:
                             for p in c.get("ports") or ()]
                 port = str(declared[0]) if declared else "443" if scheme == "https" else "80"
             rest = _proxy_rest(request, info)
-            target = f"{scheme}:{port}" if scheme else port
-            return await _relay(self.kubelets, kubelet, request, f"/podProxy/{ns}/{name}/{target}{rest or '/'}", rest,
+            pod_port = f"{scheme}:{port}" if scheme else port
+            return await _relay(self.kubelets, kubelet, request, f"/podProxy/{ns}/{name}/{pod_port}{rest or '/'}", rest,
                                 _host_port(ip, port))
         return await kubelet_proxy.stream(self.kubelets, kubelet, request,
                                           f"/{info.subresource}/{ns}/{name}/{container}")
@@ -253,9 +253,9 @@ class PodStreams:
                 if node:
                     kubelet = egress.kubelet_of(self.objects, node)
                     rest = _proxy_rest(request, info)
-                    target = f"{scheme}:{port}" if scheme else str(port)
+                    pod_port = f"{scheme}:{port}" if scheme else str(port)
                     address = next(iter(endpoint.get("addresses") or ()), "")
                     return await _relay(self.kubelets, kubelet, request,
-                                        f"/podProxy/{info.namespace}/{ref['name']}/{target}{rest or '/'}", rest,
+                                        f"/podProxy/{info.namespace}/{ref['name']}/{pod_port}{rest or '/'}", rest,
                                         _host_port(address, str(port)))
         raise errors.StatusError(503, "ServiceUnavailable", f'no endpoints available for service "{name}"', {})
