@@ -56,6 +56,27 @@ def _bad(message: str, code: int = 400) -> web.Response:
     return web.Response(status=code, text=message + "\n")
 
 
+def dial_error(exc: BaseException, address: str) -> str:
+    """Why the Pod could not be reached, as Go's net package says it (`dial tcp IP:PORT: connect: connection
+    refused`, `... i/o timeout`)."""
+    cause = exc.os_error if isinstance(exc, aiohttp.ClientConnectorError) else exc
+    if isinstance(cause, TimeoutError | asyncio.TimeoutError | aiohttp.ServerTimeoutError):
+        return f"dial tcp {address}: i/o timeout"
+    if isinstance(cause, OSError) and cause.errno:
+        reason = os.strerror(cause.errno)  # asyncio words its own ("Connect call failed (...)")
+        return f"dial tcp {address}: connect: {reason[0].lower()}{reason[1:]}"
+    return f"{exc.__class__.__name__}: {exc}"
+
+
+def _unreachable(exc: BaseException, address: str) -> web.Response:
+    """The Pod could not be reached: the 503 Status upstream's proxy transport answers with, which the API
+    server relays as it is."""
+    message = f"error trying to reach service: {dial_error(exc, address)}"
+    status = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message,
+              "reason": "ServiceUnavailable", "code": 503}
+    return web.json_response(status, status=503)
+
+
 class KubeletServer:
     """Serves the node's running Pods (`workers`, by uid, as the kubelet keeps them) through its `runtime`;
     `network_netns`: the cluster network's namespace, where Pod IPs are reached."""
@@ -413,7 +434,7 @@ class KubeletServer:
                     "transfer-encoding", "content-length", "connection", "content-encoding")}
                 return web.Response(status=answer.status, body=body, headers=out)
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-            return _bad(f"error trying to reach pod: {exc}", 503)
+            return _unreachable(exc, f"{worker.ip}:{port}")
 
 
 def _payload(message: aiohttp.WSMessage) -> bytes:

@@ -98,6 +98,51 @@ def test_pod_and_service_proxy_rewrite_links_and_reach_tls_ports(kube) -> None:
     services = f"/api/v1/namespaces/{ns}/services"
     assert eventually(lambda: get(f"{services}/https:porter:tls/proxy/"), timeout=30) == "tls baz"
     assert get(f"{services}/porter:plain/proxy/") == "foo"
+    ip = status_of(kube, ns, "porter")["podIP"]
+    closed = kubectl(kube, "get", "--raw", f"{pods}/porter:81/proxy/", check=False)
+    assert closed.returncode == 1 and closed.stderr.strip() == "Error from server (ServiceUnavailable): error trying to " \
+        f"reach service: dial tcp {ip}:81: connect: connection refused", closed.stderr
     bad = kubectl(kube, "get", "--raw", f"{pods}/ftp:porter:160/proxy/", check=False)
     assert bad.returncode == 1 and "(BadRequest)" in bad.stderr and "invalid pod request" in bad.stderr and \
         "ftp:porter:160" in bad.stderr, bad.stderr
+
+
+def test_proxy_roots_take_every_method_and_redirect_a_bare_get(kube) -> None:
+    """The official client's connect calls on pods/ and services/proxy with no path: DELETE, OPTIONS, PATCH, POST
+    and PUT reach the Pod (porter --json-response says which method came); GET and HEAD of the bare root are 301
+    to it with its slash."""
+    from kubernetes import client as k8s
+    from kubernetes import config as k8s_config
+
+    ns = new_namespace(kube)
+    kubectl(kube, "-n", ns, "apply", "-f", "-", input=json.dumps({
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "porter", "labels": {"app": "json"}},
+        "spec": {"containers": [{"name": "porter", "image": AGNHOST, "command": ["/agnhost", "porter", "--json-response"],
+                                 "env": [{"name": "SERVE_PORT_80", "value": "foo"}]}]}}))
+    kubectl(kube, "-n", ns, "create", "service", "clusterip", "json", "--tcp=80:80")  # selects app=json
+    running(kube, ns, "porter")
+    configuration = k8s.Configuration()
+    k8s_config.load_kube_config(config_file=kube.kubeconfig, client_configuration=configuration)
+    with k8s.ApiClient(configuration) as api:
+        core = k8s.CoreV1Api(api)
+        for method in ("delete", "options", "patch", "post", "put"):
+            for call, name in ((f"connect_{method}_namespaced_pod_proxy", "porter"),
+                               (f"connect_{method}_namespaced_service_proxy", "json")):
+                answer = eventually(lambda c=call, n=name: _answer(getattr(core, c), n, ns), timeout=30)
+                assert answer == {"Method": method.upper(), "Body": "foo"}, (call, answer)
+        for method in ("GET", "HEAD"):
+            for path in (f"/api/v1/namespaces/{ns}/pods/porter/proxy", f"/api/v1/namespaces/{ns}/services/json/proxy"):
+                # the kubeconfig's credentials are the pool's client certificate
+                answer = api.rest_client.pool_manager.request(method, configuration.host + path + "?a=b",
+                                                             redirect=False)
+                assert answer.status == 301 and answer.headers["Location"] == f"{path}/?a=b", (method, path)
+
+
+def _answer(call, name: str, ns: str):  # noqa: ANN001, ANN202 - a client method; whatever the JSON holds
+    """The JSON the Pod answered a connect call with (None while the call fails)."""
+    from kubernetes.client.rest import ApiException
+
+    try:
+        return json.loads(call(name, ns, _preload_content=False).data)
+    except (ApiException, ValueError):
+        return None
