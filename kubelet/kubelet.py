@@ -53,6 +53,7 @@ class KubeletConfig:
     cgroups: bool = True  # process runtime: Pods and containers in cgroups with their limits, where writable
     pod_pids_limit: int = -1  # podPidsLimit: the most processes a Pod may have (-1: no limit)
     housekeeping_interval: float = 10.0  # seconds between measures of Pods' local storage against their limits
+    sync_frequency: float = 60.0  # seconds between syncs of running Pods' ConfigMap, Secret, downward API volumes
     unknown_images: str = "standin"  # an image not built in: "fail" its pull (serve's default) or run "standin"
     container_log_max_size: int = 10 * 1024 * 1024  # --container-log-max-size: a log file is rotated at this
     container_log_max_files: int = 5  # --container-log-max-files: the files a container's log keeps
@@ -87,7 +88,8 @@ class Kubelet:
                                                      config.housekeeping_interval,
                                                      container_log_max_size=config.container_log_max_size,
                                                      container_log_max_files=config.container_log_max_files,
-                                                     unknown_images=config.unknown_images),
+                                                     unknown_images=config.unknown_images,
+                                                     volume_sync=config.sync_frequency),
                              dialer=dialer, images=NodeImages.from_config(config.image_map, config.image_store))
         self._tasks: list[asyncio.Task[None]] = []
         self._deletes: dict[str, asyncio.Task[None]] = {}  # final deletes of Pods that ended before this kubelet
