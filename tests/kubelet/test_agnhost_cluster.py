@@ -116,3 +116,19 @@ def test_dig_answers_from_the_cluster_dns_in_the_images_that_have_it(kube, image
     answer = "kubernetes.default.svc.cluster.local.\t\t{}\tIN\tA\t10.0.0.1"
     assert lines[0].split("\t")[0] == "kubernetes.default.svc.cluster.local." and lines[0].endswith("\tIN\tA\t10.0.0.1")
     assert lines[1:] == ["udp=0", answer.format(lines[0].split("\t")[2]), "tcp=0", "10.0.0.1", "done"], lines
+
+
+@pytest.mark.parametrize("picture", ["nautilus", "kitten"])
+def test_update_demo_images_serve_their_data_json(kube, picture) -> None:
+    """The update demo's images are agnhost's with CMD test-webserver and a data.json naming their picture."""
+    ns = new_namespace(kube)
+    kubectl(kube, "-n", ns, "run", f"--image=registry.k8s.io/e2e-test-images/{picture}:1.7", "--port=80", "demo")
+    eventually(lambda: status_of(kube, ns, "demo").get("phase") == "Running", timeout=60)
+
+    def data() -> str:
+        done = kubectl(kube, "get", "--raw", f"/api/v1/namespaces/{ns}/pods/demo/proxy/data.json", check=False)
+        return done.stdout if done.returncode == 0 else ""
+
+    assert json.loads(eventually(data, timeout=30)) == {"image": f"{picture}.jpg"}
+    assert kubectl(kube, "-n", ns, "exec", "demo", "--", "cat", "/data.json").stdout == \
+        f'{{\n  "image": "{picture}.jpg"\n}}\n'
