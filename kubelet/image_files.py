@@ -3,9 +3,9 @@
 Python agnhost) and its `/localhost.crt` and `/localhost.key` (a self-signed certificate for localhost, which
 the suite's HTTPS netexec serves with), and for the images built from it (nautilus, kitten) their data.json; for
 the images that have `dig` (agnhost, jessie-dnsutils), on a host without one, mini-kube's (kubelet/dig.py) at
-/usr/local/bin/dig; for the images that have `nc` (agnhost's netcat-openbsd, busybox's and alpine's applet),
-mini-kube's (kubelet/nc.py) where the image keeps it, whatever the host has; for busybox's images, whose /bin/sh
-is ash, bash at /bin/sh where the host's is dash."""
+/usr/local/bin/dig; mini-kube's nslookup (kubelet/nslookup.py, BIND's layout or busybox's) and nc (kubelet/nc.py:
+agnhost's netcat-openbsd, busybox's and alpine's applet) where the image keeps them, whatever the host has; for
+busybox's images, whose /bin/sh is ash, bash at /bin/sh where the host's is dash."""
 
 from __future__ import annotations
 
@@ -23,6 +23,11 @@ from .images import BASE_PATH, repository
 
 DIG_IMAGES = ("e2e-test-images/agnhost", "e2e-test-images/jessie-dnsutils")
 DIG_PATH = "/usr/local/bin/dig"
+# where the images that have nslookup keep it, and whose layout it prints (BIND's or busybox's applet's)
+NSLOOKUP_PATHS = {"e2e-test-images/agnhost": ("/usr/bin/nslookup", "bind"),
+                  "e2e-test-images/jessie-dnsutils": ("/usr/bin/nslookup", "bind"),
+                  "busybox": ("/bin/nslookup", "busybox"), "e2e-test-images/busybox": ("/bin/nslookup", "busybox"),
+                  "alpine": ("/usr/bin/nslookup", "busybox")}
 NC_PATHS = {"e2e-test-images/agnhost": "/usr/bin/nc", "alpine": "/usr/bin/nc", "busybox": "/bin/nc",
             "e2e-test-images/busybox": "/bin/nc"}  # where each image keeps its nc
 # the update demo's images (FROM agnhost, CMD test-webserver, which serves /): their data.json (the pictures
@@ -98,6 +103,19 @@ def nc_files(image: str, directory: Path) -> list[dict[str, Any]]:
     return [{"source": str(script), "target": target, "readOnly": True}]
 
 
+def nslookup_files(image: str, directory: Path) -> list[dict[str, Any]]:
+    """mini-kube's nslookup where the image keeps its own, printing as that one does."""
+    found = NSLOOKUP_PATHS.get(based_on(image))
+    if found is None:
+        return []
+    target, layout = found
+    script = directory / f"nslookup-{layout}"
+    flag = " --busybox" if layout == "busybox" else ""
+    write_once(script, f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -I -m mini_kube.kubelet.nslookup{flag} "
+                       f"\"$@\"\n".encode(), 0o755)
+    return [{"source": str(script), "target": target, "readOnly": True}]
+
+
 def ash_files(image: str) -> list[dict[str, Any]]:
     """/bin/sh of an image whose shell is busybox's ash, on a host whose /bin/sh is not bash (dash): the host's
     bash (POSIX mode, as `sh`), which accepts what ash accepts beyond POSIX (`[[ ]]`) for a command naming
@@ -122,11 +140,12 @@ def root_files(image: str, directory: Path) -> list[dict[str, Any]]:
 def image_files(image: str, directory: Path) -> list[dict[str, Any]]:
     """Read-only mounts of the image's own files for a container of `image` (none for most images)."""
     if agnhost_repository(image) is None:
-        return [*dig_files(image, directory), *nc_files(image, directory), *ash_files(image)]
+        return [*dig_files(image, directory), *nslookup_files(image, directory), *nc_files(image, directory),
+                *ash_files(image)]
     script = directory / "agnhost"
     write_once(script, agnhost_script().encode(), 0o755)
     cert, key = localhost_certificate(directory)
     return [*({"source": str(script), "target": name, "readOnly": True} for name in AGNHOST_BINARIES[:2]),
             {"source": str(cert), "target": "/localhost.crt", "readOnly": True},
             {"source": str(key), "target": "/localhost.key", "readOnly": True}, *dig_files(image, directory),
-            *nc_files(image, directory), *root_files(image, directory)]
+            *nslookup_files(image, directory), *nc_files(image, directory), *root_files(image, directory)]
