@@ -4,7 +4,8 @@ Python agnhost) and its `/localhost.crt` and `/localhost.key` (a self-signed cer
 the suite's HTTPS netexec serves with); and for the images that have `dig` (agnhost, jessie-dnsutils), on a host
 without one, mini-kube's (kubelet/dig.py) at /usr/local/bin/dig; for the images that have `nc` (agnhost's
 netcat-openbsd, busybox's and alpine's applet), mini-kube's (kubelet/nc.py) where the image keeps it, whatever the
-host has; for busybox's images, whose /bin/sh is ash, bash at /bin/sh where the host's is dash."""
+host has; for busybox's images, whose /bin/sh is ash, bash at /bin/sh where the host's is dash, and the host's
+programs at the /bin paths of busybox applets the host keeps elsewhere (/bin/sysctl)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ DIG_IMAGES = ("e2e-test-images/agnhost", "e2e-test-images/jessie-dnsutils")
 DIG_PATH = "/usr/local/bin/dig"
 NC_PATHS = {"e2e-test-images/agnhost": "/usr/bin/nc", "alpine": "/usr/bin/nc", "busybox": "/bin/nc",
             "e2e-test-images/busybox": "/bin/nc"}  # where each image keeps its nc
+BUSYBOX_BIN = ("sysctl",)  # busybox applets in /bin that hosts keep in an sbin directory
 ASH_IMAGES = ("busybox", "e2e-test-images/busybox", "alpine", "e2e-test-images/nonroot")  # sh is busybox's ash
 
 CERTIFICATE_DAYS = 3650
@@ -98,10 +100,24 @@ def ash_files(image: str) -> list[dict[str, Any]]:
     return [{"source": os.path.realpath(bash), "target": "/bin/sh", "readOnly": True}]
 
 
+def busybox_bin_files(image: str) -> list[dict[str, Any]]:
+    """busybox keeps every applet in /bin, where the host may keep one elsewhere (procps' sysctl in /usr/sbin): the
+    host's program at busybox's path, so a command naming /bin/sysctl finds it."""
+    if repository(image) not in ASH_IMAGES:
+        return []
+    mounts = []
+    for name in BUSYBOX_BIN:
+        found = shutil.which(name, path=BASE_PATH)
+        if found and not os.path.exists(f"/bin/{name}"):
+            mounts.append({"source": os.path.realpath(found), "target": f"/bin/{name}", "readOnly": True})
+    return mounts
+
+
 def image_files(image: str, directory: Path) -> list[dict[str, Any]]:
     """Read-only mounts of the image's own files for a container of `image` (none for most images)."""
     if not is_agnhost(image):
-        return [*dig_files(image, directory), *nc_files(image, directory), *ash_files(image)]
+        return [*dig_files(image, directory), *nc_files(image, directory), *ash_files(image),
+                *busybox_bin_files(image)]
     script = directory / "agnhost"
     write_once(script, agnhost_script().encode(), 0o755)
     cert, key = localhost_certificate(directory)
