@@ -5,7 +5,8 @@ the suite's HTTPS netexec serves with), and for the images built from it (nautil
 the images that have `dig` (agnhost, jessie-dnsutils), on a host without one, mini-kube's (kubelet/dig.py) at
 /usr/local/bin/dig; mini-kube's nslookup (kubelet/nslookup.py, BIND's layout or busybox's) and nc (kubelet/nc.py:
 agnhost's netcat-openbsd, busybox's and alpine's applet) where the image keeps them, whatever the host has; for
-busybox's images, whose /bin/sh is ash, bash at /bin/sh where the host's is dash."""
+busybox's images, whose /bin/sh is ash, bash at /bin/sh where the host's is dash, and the host's programs at the
+/bin paths of busybox applets the host keeps elsewhere (/bin/sysctl)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ NSLOOKUP_PATHS = {"e2e-test-images/agnhost": ("/usr/bin/nslookup", "bind"),
                   "alpine": ("/usr/bin/nslookup", "busybox")}
 NC_PATHS = {"e2e-test-images/agnhost": "/usr/bin/nc", "alpine": "/usr/bin/nc", "busybox": "/bin/nc",
             "e2e-test-images/busybox": "/bin/nc"}  # where each image keeps its nc
+BUSYBOX_BIN = ("sysctl",)  # busybox applets in /bin that hosts keep in an sbin directory
 # the update demo's images (FROM agnhost, CMD test-webserver, which serves /): their data.json (the pictures
 # it names are not shipped)
 ROOT_FILES = {"e2e-test-images/nautilus": (("data.json", '{\n  "image": "nautilus.jpg"\n}\n'),),
@@ -126,6 +128,19 @@ def ash_files(image: str) -> list[dict[str, Any]]:
     return [{"source": os.path.realpath(bash), "target": "/bin/sh", "readOnly": True}]
 
 
+def busybox_bin_files(image: str) -> list[dict[str, Any]]:
+    """busybox keeps every applet in /bin, where the host may keep one elsewhere (procps' sysctl in /usr/sbin): the
+    host's program at busybox's path, so a command naming /bin/sysctl finds it."""
+    if repository(image) not in ASH_IMAGES:
+        return []
+    mounts = []
+    for name in BUSYBOX_BIN:
+        found = shutil.which(name, path=BASE_PATH)
+        if found and not os.path.exists(f"/bin/{name}"):
+            mounts.append({"source": os.path.realpath(found), "target": f"/bin/{name}", "readOnly": True})
+    return mounts
+
+
 def root_files(image: str, directory: Path) -> list[dict[str, Any]]:
     """The files an image keeps at its root beyond its base image's (the update demo's data.json)."""
     name = agnhost_repository(image) or repository(image)
@@ -141,7 +156,7 @@ def image_files(image: str, directory: Path) -> list[dict[str, Any]]:
     """Read-only mounts of the image's own files for a container of `image` (none for most images)."""
     if agnhost_repository(image) is None:
         return [*dig_files(image, directory), *nslookup_files(image, directory), *nc_files(image, directory),
-                *ash_files(image)]
+                *ash_files(image), *busybox_bin_files(image)]
     script = directory / "agnhost"
     write_once(script, agnhost_script().encode(), 0o755)
     cert, key = localhost_certificate(directory)

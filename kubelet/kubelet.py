@@ -16,7 +16,7 @@ from mini_kube.client.informer import Informer
 from mini_kube.machinery.refs import LEASES, NODES, PODS, SERVICES
 from mini_kube.machinery.times import now_micro
 
-from . import apparmor
+from . import apparmor, sysctls
 from .actions import Dialer
 from .admission import refusal, reject
 from .deletion import final_delete
@@ -263,7 +263,7 @@ class Kubelet:
         if phase in ("Succeeded", "Failed"):
             return  # finished before this kubelet started: never run again
         rejected = refusal(new, (w.pod for w in self.workers.values() if not w.finished.is_set())) or \
-            apparmor.refusal(new)
+            apparmor.refusal(new) or sysctls.refusal(new)
         if rejected is not None:
             if uid not in self._rejecting:
                 self.events.emit(new, rejected[0], rejected[1], "Warning")
