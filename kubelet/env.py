@@ -5,6 +5,7 @@ resource references."""
 from __future__ import annotations
 
 import base64
+import math
 import re
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -96,15 +97,15 @@ def field_value(pod: dict[str, Any], path: str) -> str:
 
 
 def resource_value(container: dict[str, Any], ref: dict[str, Any], allocatable: dict[str, str]) -> str:
-    """A resourceFieldRef: the container's limit (else the node's allocatable) or request, in `divisor` units."""
+    """A resourceFieldRef: the container's limit (else the node's allocatable) or request, in `divisor` units
+    (a fraction rounded up: a 1250m limit is 2 CPUs)."""
     from mini_kube.machinery.quantity import decimal_value
 
     kind, _, name = ref["resource"].partition(".")
     values = (container.get("resources") or {}).get(kind) or {}
     raw = values.get(name) or (allocatable.get(name, "0") if kind == "limits" else "0")
     divisor = decimal_value(str(ref.get("divisor") or "1")) or 1  # a zero divisor (unset, "0") counts as 1
-    value = decimal_value(str(raw)) / divisor
-    return str(max(1, -int(-value // 1)) if value else 0)
+    return str(math.ceil(decimal_value(str(raw)) / divisor))  # rounded up, as upstream's convertResource*ToString
 
 
 def _decode(kind: str, data: dict[str, str]) -> dict[str, str]:

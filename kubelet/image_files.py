@@ -1,9 +1,12 @@
 """Files a built-in image's containers find at their paths, as in the real image, made once per node (under its
 `images/` directory) and bound read-only: the agnhost image's `/agnhost` and `/agnhost-2` (scripts starting the
 Python agnhost) and its `/localhost.crt` and `/localhost.key` (a self-signed certificate for localhost, which
-the suite's HTTPS netexec serves with); and for the images that have `dig` (agnhost, jessie-dnsutils), on a host
-without one, mini-kube's (kubelet/dig.py) at /usr/local/bin/dig; for busybox's images, whose /bin/sh is ash,
-bash at /bin/sh where the host's is dash."""
+the suite's HTTPS netexec serves with), and for the images built from it (nautilus, kitten) their data.json; for
+the images that have `dig` (agnhost, jessie-dnsutils), on a host without one, mini-kube's (kubelet/dig.py) at
+/usr/local/bin/dig; mini-kube's nslookup (kubelet/nslookup.py, BIND's layout or busybox's) and nc (kubelet/nc.py:
+agnhost's netcat-openbsd, busybox's and alpine's applet) where the image keeps them, whatever the host has; for
+busybox's images, whose /bin/sh is ash, bash at /bin/sh where the host's is dash, and the host's programs at the
+/bin paths of busybox applets the host keeps elsewhere (/bin/sysctl)."""
 
 from __future__ import annotations
 
@@ -16,11 +19,23 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .entrypoints import AGNHOST_BINARIES, agnhost_script, is_agnhost
+from .entrypoints import AGNHOST_BINARIES, AGNHOST_REPOSITORY, agnhost_repository, agnhost_script
 from .images import BASE_PATH, repository
 
 DIG_IMAGES = ("e2e-test-images/agnhost", "e2e-test-images/jessie-dnsutils")
 DIG_PATH = "/usr/local/bin/dig"
+# where the images that have nslookup keep it, and whose layout it prints (BIND's or busybox's applet's)
+NSLOOKUP_PATHS = {"e2e-test-images/agnhost": ("/usr/bin/nslookup", "bind"),
+                  "e2e-test-images/jessie-dnsutils": ("/usr/bin/nslookup", "bind"),
+                  "busybox": ("/bin/nslookup", "busybox"), "e2e-test-images/busybox": ("/bin/nslookup", "busybox"),
+                  "alpine": ("/usr/bin/nslookup", "busybox")}
+NC_PATHS = {"e2e-test-images/agnhost": "/usr/bin/nc", "alpine": "/usr/bin/nc", "busybox": "/bin/nc",
+            "e2e-test-images/busybox": "/bin/nc"}  # where each image keeps its nc
+BUSYBOX_BIN = ("sysctl",)  # busybox applets in /bin that hosts keep in an sbin directory
+# the update demo's images (FROM agnhost, CMD test-webserver, which serves /): their data.json (the pictures
+# it names are not shipped)
+ROOT_FILES = {"e2e-test-images/nautilus": (("data.json", '{\n  "image": "nautilus.jpg"\n}\n'),),
+              "e2e-test-images/kitten": (("data.json", '{\n  "image": "kitten.jpg"\n}\n'),)}
 ASH_IMAGES = ("busybox", "e2e-test-images/busybox", "alpine", "e2e-test-images/nonroot")  # sh is busybox's ash
 
 CERTIFICATE_DAYS = 3650
@@ -64,14 +79,43 @@ def localhost_certificate(directory: Path) -> tuple[Path, Path]:
     return cert, key
 
 
+def based_on(image: str) -> str:
+    """The repository whose tools `image` has: agnhost's for the images built from it, else its own."""
+    return AGNHOST_REPOSITORY if agnhost_repository(image) is not None else repository(image)
+
+
 def dig_files(image: str, directory: Path) -> list[dict[str, Any]]:
     """mini-kube's dig at /usr/local/bin/dig, for an image that has dig where the host has none."""
-    if repository(image) not in DIG_IMAGES or shutil.which("dig", path=BASE_PATH):
+    if based_on(image) not in DIG_IMAGES or shutil.which("dig", path=BASE_PATH):
         return []
     script = directory / "dig"
     write_once(script, f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -I -m mini_kube.kubelet.dig \"$@\"\n".encode(),
                0o755)
     return [{"source": str(script), "target": DIG_PATH, "readOnly": True}]
+
+
+def nc_files(image: str, directory: Path) -> list[dict[str, Any]]:
+    """mini-kube's nc where the image keeps its own, for an image that has one."""
+    target = NC_PATHS.get(based_on(image))
+    if target is None:
+        return []
+    script = directory / "nc"
+    write_once(script, f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -I -m mini_kube.kubelet.nc \"$@\"\n".encode(),
+               0o755)
+    return [{"source": str(script), "target": target, "readOnly": True}]
+
+
+def nslookup_files(image: str, directory: Path) -> list[dict[str, Any]]:
+    """mini-kube's nslookup where the image keeps its own, printing as that one does."""
+    found = NSLOOKUP_PATHS.get(based_on(image))
+    if found is None:
+        return []
+    target, layout = found
+    script = directory / f"nslookup-{layout}"
+    flag = " --busybox" if layout == "busybox" else ""
+    write_once(script, f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -I -m mini_kube.kubelet.nslookup{flag} "
+                       f"\"$@\"\n".encode(), 0o755)
+    return [{"source": str(script), "target": target, "readOnly": True}]
 
 
 def ash_files(image: str) -> list[dict[str, Any]]:
@@ -84,13 +128,39 @@ def ash_files(image: str) -> list[dict[str, Any]]:
     return [{"source": os.path.realpath(bash), "target": "/bin/sh", "readOnly": True}]
 
 
+def busybox_bin_files(image: str) -> list[dict[str, Any]]:
+    """busybox keeps every applet in /bin, where the host may keep one elsewhere (procps' sysctl in /usr/sbin): the
+    host's program at busybox's path, so a command naming /bin/sysctl finds it."""
+    if repository(image) not in ASH_IMAGES:
+        return []
+    mounts = []
+    for name in BUSYBOX_BIN:
+        found = shutil.which(name, path=BASE_PATH)
+        if found and not os.path.exists(f"/bin/{name}"):
+            mounts.append({"source": os.path.realpath(found), "target": f"/bin/{name}", "readOnly": True})
+    return mounts
+
+
+def root_files(image: str, directory: Path) -> list[dict[str, Any]]:
+    """The files an image keeps at its root beyond its base image's (the update demo's data.json)."""
+    name = agnhost_repository(image) or repository(image)
+    mounts = []
+    for file, text in ROOT_FILES.get(name, ()):
+        path = directory / name.replace("/", "_") / file
+        write_once(path, text.encode(), 0o644)
+        mounts.append({"source": str(path), "target": f"/{file}", "readOnly": True})
+    return mounts
+
+
 def image_files(image: str, directory: Path) -> list[dict[str, Any]]:
     """Read-only mounts of the image's own files for a container of `image` (none for most images)."""
-    if not is_agnhost(image):
-        return [*dig_files(image, directory), *ash_files(image)]
+    if agnhost_repository(image) is None:
+        return [*dig_files(image, directory), *nslookup_files(image, directory), *nc_files(image, directory),
+                *ash_files(image), *busybox_bin_files(image)]
     script = directory / "agnhost"
     write_once(script, agnhost_script().encode(), 0o755)
     cert, key = localhost_certificate(directory)
     return [*({"source": str(script), "target": name, "readOnly": True} for name in AGNHOST_BINARIES[:2]),
             {"source": str(cert), "target": "/localhost.crt", "readOnly": True},
-            {"source": str(key), "target": "/localhost.key", "readOnly": True}, *dig_files(image, directory)]
+            {"source": str(key), "target": "/localhost.key", "readOnly": True}, *dig_files(image, directory),
+            *nslookup_files(image, directory), *nc_files(image, directory), *root_files(image, directory)]

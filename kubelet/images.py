@@ -12,7 +12,7 @@ when a container names no command.
   and error pages (kubelet/standin.py `--server`).
 - `mini-kube/mini-kube`: the serving installation (its scripts and interpreter first on PATH).
 - `e2e-test-images/agnhost`: mini-kube's Python agnhost (kubelet/entrypoints.py runs it), with its image's user
-  and group (kubelet/image_accounts.py).
+  and group (kubelet/image_accounts.py); the update demo's `nautilus` and `kitten`, built from it.
 - `e2e-test-images/nonroot` (USER 1234) and `e2e-test-images/nonewprivs` (`nnp`, a set-user-ID root program
   printing its effective uid): shell images for the suite's user tests.
 - Images the stand-in knows: with no command, the stand-in serving HTTP on their ports; with one, the host's
@@ -98,6 +98,11 @@ NGINX = Image("web", port=80, docroot="/usr/share/nginx/html", server="nginx",
               pages=(("index.html", NGINX_INDEX),))
 HTTPD = Image("web", port=80, docroot="/usr/local/apache2/htdocs", server="httpd",
               pages=(("index.html", HTTPD_INDEX),))
+# agnhost: mini-kube's Python agnhost (kubelet/agnhost/, chosen by kubelet/entrypoints.py), with the user and group
+# its Dockerfile adds (adduser -u 1000 user-defined-in-image, addgroup -g 50000 ...); the update demo's nautilus and
+# kitten are built FROM it (their data.json: kubelet/image_files.py)
+AGNHOST = Image("agnhost", passwd=("user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh",),
+                group=("user-defined-in-image:x:1000:", "group-defined-in-image:x:50000:user-defined-in-image"))
 BUILT_IN: dict[str, Image] = {
     "pause": Image("pause"),
     **dict.fromkeys(("busybox", "alpine", "debian", "ubuntu", "e2e-test-images/busybox"), SHELL),
@@ -105,11 +110,7 @@ BUILT_IN: dict[str, Image] = {
     "nginx": NGINX, "e2e-test-images/nginx": NGINX,
     "httpd": HTTPD, "e2e-test-images/httpd": HTTPD,
     "mini-kube/mini-kube": Image("installation"),
-    # agnhost: mini-kube's Python agnhost (kubelet/agnhost/, chosen by kubelet/entrypoints.py), with the user
-    # and group its Dockerfile adds (adduser -u 1000 user-defined-in-image, addgroup -g 50000 ...)
-    "e2e-test-images/agnhost": Image(
-        "agnhost", passwd=("user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh",),
-        group=("user-defined-in-image:x:1000:", "group-defined-in-image:x:50000:user-defined-in-image")),
+    **dict.fromkeys(("e2e-test-images/agnhost", "e2e-test-images/nautilus", "e2e-test-images/kitten"), AGNHOST),
     # the conformance suite's images for users: nonroot (USER 1234) and nonewprivs (a set-user-ID root `nnp`
     # printing its effective uid: the host's `id`, set-user-ID, which no_new_privs makes an ordinary program)
     "e2e-test-images/nonroot": Image("shell", bin_dir="shell", user="1234"),

@@ -16,7 +16,7 @@ from mini_kube.client.informer import Informer
 from mini_kube.machinery.refs import LEASES, NODES, PODS, SERVICES
 from mini_kube.machinery.times import now_micro
 
-from . import apparmor
+from . import apparmor, sysctls
 from .actions import Dialer
 from .admission import refusal, reject
 from .deletion import final_delete
@@ -53,6 +53,7 @@ class KubeletConfig:
     cgroups: bool = True  # process runtime: Pods and containers in cgroups with their limits, where writable
     pod_pids_limit: int = -1  # podPidsLimit: the most processes a Pod may have (-1: no limit)
     housekeeping_interval: float = 10.0  # seconds between measures of Pods' local storage against their limits
+    sync_frequency: float = 60.0  # seconds between syncs of running Pods' ConfigMap, Secret, downward API volumes
     unknown_images: str = "standin"  # an image not built in: "fail" its pull (serve's default) or run "standin"
     container_log_max_size: int = 10 * 1024 * 1024  # --container-log-max-size: a log file is rotated at this
     container_log_max_files: int = 5  # --container-log-max-files: the files a container's log keeps
@@ -87,7 +88,8 @@ class Kubelet:
                                                      config.housekeeping_interval,
                                                      container_log_max_size=config.container_log_max_size,
                                                      container_log_max_files=config.container_log_max_files,
-                                                     unknown_images=config.unknown_images),
+                                                     unknown_images=config.unknown_images,
+                                                     volume_sync=config.sync_frequency),
                              dialer=dialer, images=NodeImages.from_config(config.image_map, config.image_store))
         self._tasks: list[asyncio.Task[None]] = []
         self._deletes: dict[str, asyncio.Task[None]] = {}  # final deletes of Pods that ended before this kubelet
@@ -261,7 +263,7 @@ class Kubelet:
         if phase in ("Succeeded", "Failed"):
             return  # finished before this kubelet started: never run again
         rejected = refusal(new, (w.pod for w in self.workers.values() if not w.finished.is_set())) or \
-            apparmor.refusal(new)
+            apparmor.refusal(new) or sysctls.refusal(new)
         if rejected is not None:
             if uid not in self._rejecting:
                 self.events.emit(new, rejected[0], rejected[1], "Warning")

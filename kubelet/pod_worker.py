@@ -35,6 +35,7 @@ from .records import ContainerRecord
 from .runtime.base import Container, ContainerSpec, Sandbox
 from .seccomp import PROFILE_DIRECTORY
 from .security import SecurityError, container_security
+from .volume_sync import TokenCache, VolumeSync
 from .volumes import VolumeError, container_mounts, make_volumes, memory_volume_size, memory_volumes
 from .worker_env import WorkerEnv
 
@@ -108,6 +109,8 @@ class PodWorker:
         self._in_post_start: set[str] = set()  # containers started whose postStart hook has not returned
         self._kills: set[asyncio.Task[int | None]] = set()  # containers being stopped to be started again
         self._storage: asyncio.Task[None] | None = None  # local storage measured against its limits (eviction.py)
+        self._tokens = TokenCache(env.request_token)  # projected service-account tokens, renewed at 80% of life
+        self._volume_sync: VolumeSync | None = None  # its volumes kept up to date while it runs (volume_sync.py)
         self._local: dict[str, LocalImage | None] = {}  # each container's mapped or loaded image, once resolved
         self._termination: dict[str, Path | None] = {}  # each container's termination message file, this run
 
@@ -135,7 +138,10 @@ class PodWorker:
         """The Pod's latest version. A deletion is honoured whatever is under way, as upstream's pod worker keeps
         the latest desired state: a termination of the kubelet's own (activeDeadlineSeconds) ends with the final
         delete too, or is followed by it when it has already ended."""
-        self.pod = pod
+        before, self.pod = self.pod, pod
+        if self._volume_sync is not None and any(meta(before).get(k) != meta(pod).get(k)
+                                                 for k in ("labels", "annotations")):
+            self._volume_sync.poke()  # downward API volumes show them
         if not meta(pod).get("deletionTimestamp"):
             if self._running:
                 self._arm_deadline()
@@ -246,7 +252,7 @@ class PodWorker:
         while not self.terminating:
             try:
                 self.volumes = await make_volumes(self.pod, self.directory, self.env.get_object,
-                                                  self.env.request_token, self.env.root,
+                                                  self._tokens, self.env.root,
                                                   memory=self.sandbox.memory if self.sandbox is not None else None,
                                                   allocatable=self.env.allocatable,
                                                   memory_dirs=await self._memory_volumes())
@@ -255,6 +261,13 @@ class PodWorker:
                 self.env.events.emit(self.pod, "FailedMount", _mount_failure(exc), "Warning")
                 await asyncio.sleep(2.0)
         self._storage = eviction.watch(self, self.env.settings.housekeeping_interval)
+        self._volume_sync = VolumeSync(
+            lambda: self.pod, self.directory, self.env.get_object, self._tokens,
+            self.sandbox.memory if self.sandbox is not None else None, self.env.allocatable,
+            self.env.settings.volume_sync,
+            lambda exc: self.env.events.emit(self.pod, "FailedMount", _mount_failure(exc), "Warning"),
+            lambda: not self.terminating and not self.finished.is_set())
+        self._volume_sync.start()
         self._running = True
         self._arm_deadline()
         for record in self.inits:
@@ -656,6 +669,8 @@ class PodWorker:
             task.cancel()
         if self._storage is not None and self._storage is not asyncio.current_task():
             self._storage.cancel()
+        if self._volume_sync is not None and self._volume_sync.task is not None:
+            self._volume_sync.task.cancel()
         if self._main is not None:
             await self._ended(self._main)
         self.probes.stop_all()
@@ -716,7 +731,8 @@ class PodWorker:
             if record.container is not None and (record.running or record.name in self._in_post_start):
                 record.container.signal(signal.SIGKILL)
         self.probes.stop_all()
-        tasks = [*self._started_tasks(self._main, self._writer, self._terminator, self._deleter, self._storage),
+        tasks = [*self._started_tasks(self._main, self._writer, self._terminator, self._deleter, self._storage,
+                                      self._volume_sync.task if self._volume_sync is not None else None),
                  *self._supervisors, *self._ephemeral_tasks, *self._kills]
         for task in tasks:
             task.cancel()

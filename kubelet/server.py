@@ -1,7 +1,7 @@
 """The kubelet's own HTTP API, which the API server proxies to (as upstream's does on :10250): /healthz, /pods,
-/containerLogs, /exec and /attach (WebSocket channel protocols), /portForward (WebSocket), /podProxy (HTTP
-to a Pod's port, for the API server's pods/proxy and services/proxy: the API server is not on the Pod network), and
-HTTP CONNECT to a Pod or Service address (kubelet/tunnel.py: how the API server reaches webhooks).
+/containerLogs, /exec and /attach (WebSocket channel protocols), /portForward (WebSocket), /podProxy (HTTP, or
+HTTPS unverified, to a Pod's port, for the API server's pods/proxy and services/proxy: the API server is not on the
+Pod network), and HTTP CONNECT to a Pod or Service address (kubelet/tunnel.py: how the API server reaches webhooks).
 Every request but /healthz carries the bearer token the kubelets share with the API server."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import datetime as dt
 import fcntl
+import functools
 import hmac
 import json
 import os
@@ -17,7 +18,7 @@ import socket
 import struct
 import subprocess
 import termios
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,8 @@ from mini_kube.network.namespaces import open_connection_in, socket_in
 from . import channels, logs, tunnel
 from .pod_worker import PodWorker
 from .runtime.base import Runtime
+
+CHUNK = 1 << 16  # bytes read at a time from a stream copied to a WebSocket channel
 
 
 def _flag(request: web.Request, name: str, default: bool = False) -> bool:
@@ -51,6 +54,27 @@ def _log_reader(request: web.Request, path: str) -> logs.LogReader:
 
 def _bad(message: str, code: int = 400) -> web.Response:
     return web.Response(status=code, text=message + "\n")
+
+
+def dial_error(exc: BaseException, address: str) -> str:
+    """Why the Pod could not be reached, as Go's net package says it (`dial tcp IP:PORT: connect: connection
+    refused`, `... i/o timeout`)."""
+    cause = exc.os_error if isinstance(exc, aiohttp.ClientConnectorError) else exc
+    if isinstance(cause, TimeoutError | asyncio.TimeoutError | aiohttp.ServerTimeoutError):
+        return f"dial tcp {address}: i/o timeout"
+    if isinstance(cause, OSError) and cause.errno:
+        reason = os.strerror(cause.errno)  # asyncio words its own ("Connect call failed (...)")
+        return f"dial tcp {address}: connect: {reason[0].lower()}{reason[1:]}"
+    return f"{exc.__class__.__name__}: {exc}"
+
+
+def _unreachable(exc: BaseException, address: str) -> web.Response:
+    """The Pod could not be reached: the 503 Status upstream's proxy transport answers with, which the API
+    server relays as it is."""
+    message = f"error trying to reach service: {dial_error(exc, address)}"
+    status = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message,
+              "reason": "ServiceUnavailable", "code": 503}
+    return web.json_response(status, status=503)
 
 
 class KubeletServer:
@@ -242,11 +266,12 @@ class KubeletServer:
             return
         pumps: list[asyncio.Task[None]] = []
         if tty:
-            pumps.append(asyncio.create_task(_pump_fd(master, ws, channels.STDOUT)))
+            pumps.append(asyncio.create_task(_pump(functools.partial(asyncio.to_thread, os.read, master, CHUNK), ws,
+                                                   channels.STDOUT)))
         else:
             assert proc.stdout is not None and proc.stderr is not None
-            pumps.append(asyncio.create_task(_pump(proc.stdout, ws, channels.STDOUT)))
-            pumps.append(asyncio.create_task(_pump(proc.stderr, ws, channels.STDERR)))
+            pumps.append(asyncio.create_task(_pump(functools.partial(proc.stdout.read, CHUNK), ws, channels.STDOUT)))
+            pumps.append(asyncio.create_task(_pump(functools.partial(proc.stderr.read, CHUNK), ws, channels.STDERR)))
         feeder = asyncio.create_task(self._feed(ws, proc, master))
         code = await proc.wait()
         await asyncio.wait(pumps, timeout=2)
@@ -349,7 +374,7 @@ class KubeletServer:
                     f"error forwarding port {port} to pod {worker.name}: {exc}").encode())
                 continue
             streams[index] = writer
-            pumps.append(asyncio.create_task(_pump(reader, ws, 2 * index)))
+            pumps.append(asyncio.create_task(_pump(functools.partial(reader.read, CHUNK), ws, 2 * index)))
 
         async def close_when_forwarded() -> None:  # the Pod closed every connection: so does the stream, as upstream's
             await asyncio.gather(*pumps, return_exceptions=True)
@@ -386,14 +411,18 @@ class KubeletServer:
         worker = self._worker(request)
         if worker is None or not worker.ip:
             return _bad(f"pod {request.match_info['pod']} not found", 404)
-        port = int(request.match_info["port"])
+        scheme, _, number = request.match_info["port"].rpartition(":")  # [scheme:]port, as the API server names it
+        if scheme not in ("", "http", "https") or not number.isdigit():
+            return _bad(f"invalid port {request.match_info['port']!r}", 400)
+        port = int(number)
         netns = self.network_netns
 
         def make_socket(addr_info: Any) -> socket.socket:
             return socket_in(netns, addr_info[0], addr_info[1])
 
-        connector = aiohttp.TCPConnector(socket_factory=make_socket, force_close=True)
-        target = f"http://{worker.ip}:{port}/{request.match_info['path']}"
+        # https: TLS to the Pod with no verification of its certificate, as upstream's proxy transport dials it
+        connector = aiohttp.TCPConnector(socket_factory=make_socket, force_close=True, ssl=False)
+        target = f"{scheme or 'http'}://{worker.ip}:{port}/{request.match_info['path']}"
         headers = {k: v for k, v in request.headers.items() if k.lower() not in (
             "authorization", "host", "connection", "transfer-encoding", "content-length")}
         try:
@@ -405,7 +434,7 @@ class KubeletServer:
                     "transfer-encoding", "content-length", "connection", "content-encoding")}
                 return web.Response(status=answer.status, body=body, headers=out)
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-            return _bad(f"error trying to reach pod: {exc}", 503)
+            return _unreachable(exc, f"{worker.ip}:{port}")
 
 
 def _payload(message: aiohttp.WSMessage) -> bytes:
@@ -418,22 +447,11 @@ def _payload(message: aiohttp.WSMessage) -> bytes:
     return b""
 
 
-async def _pump(reader: asyncio.StreamReader, ws: web.WebSocketResponse, channel: int) -> None:
-    while True:
-        chunk = await reader.read(1 << 16)
-        if not chunk:
-            return
-        try:
-            await ws.send_bytes(bytes([channel]) + chunk)
-        except (ConnectionResetError, RuntimeError):
-            return
-
-
-async def _pump_fd(fd: int, ws: web.WebSocketResponse, channel: int) -> None:
-    loop = asyncio.get_running_loop()
+async def _pump(read: Callable[[], Awaitable[bytes]], ws: web.WebSocketResponse, channel: int) -> None:
+    """Copy what `read` gives (a stream's reads, or a terminal's in a thread) to `channel` of `ws`, until the end."""
     while True:
         try:
-            chunk = await loop.run_in_executor(None, os.read, fd, 1 << 16)
+            chunk = await read()
         except OSError:
             return
         if not chunk:

@@ -20,6 +20,7 @@ from typing import Any
 
 from mini_kube.machinery.quantity import decimal_value
 
+from .atomic_writer import Payload, PayloadError, write_payload
 from .env import Getter, expand_sub_path, field_value, resource_value
 from .security import SecurityError
 
@@ -30,17 +31,6 @@ class VolumeError(Exception):
     """A volume that cannot be made (the Pod waits, as upstream's FailedMount); `volume` is its name."""
 
     volume = ""
-
-
-def _write(directory: Path, files: dict[str, bytes], mode: int) -> None:
-    directory.mkdir(parents=True, exist_ok=True)
-    for rel, data in files.items():
-        path = directory / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_bytes(data)
-        os.chmod(tmp, mode)
-        tmp.replace(path)
 
 
 def _items(data: dict[str, bytes], items: list[dict[str, Any]] | None, default_mode: int,
@@ -104,6 +94,7 @@ def volume_directory(pod_dir: Path, volume: dict[str, Any]) -> Path:
 
 RW_MASK, RO_MASK, EXEC_MASK = 0o660, 0o440, 0o110
 OWNED = ("emptyDir", "configMap", "secret", "downwardAPI", "projected")  # the kinds fsGroup applies to
+REFRESHED = ("configMap", "secret", "downwardAPI", "projected")  # the kinds the kubelet keeps up to date
 
 
 def set_ownership(path: Path, group: int, read_only: bool) -> None:
@@ -198,10 +189,62 @@ async def make_volumes(pod: dict[str, Any], pod_dir: Path, get: Getter, token: T
     return paths
 
 
+async def refresh_volumes(pod: dict[str, Any], pod_dir: Path, get: Getter, token: TokenRequester,
+                          memory: tuple[str, str] | None, allocatable: dict[str, str]) -> list[VolumeError]:
+    """Bring the Pod's ConfigMap, Secret, downward API and projected volumes up to date with the objects and the
+    Pod's own metadata, as the kubelet's periodic sync does (each written atomically, and only when it changed);
+    a volume that cannot be made now keeps what it had, and its error is returned."""
+    failed: list[VolumeError] = []
+    group = ((pod.get("spec") or {}).get("securityContext") or {}).get("fsGroup")
+    for volume in (pod.get("spec") or {}).get("volumes") or ():
+        kind = next((k for k in REFRESHED if k in volume), None)
+        if kind is None:
+            continue
+        try:
+            files = await _payload(pod, volume, get, token, allocatable)
+            target = _written_at(pod_dir, volume, kind, memory)
+            if files is not None and write_payload(target, files) and group is not None:
+                set_ownership(target, int(group), read_only=True)
+        except (VolumeError, PayloadError, OSError) as exc:
+            error = exc if isinstance(exc, VolumeError) else VolumeError(str(exc))
+            error.volume = volume["name"]
+            failed.append(error)
+    return failed
+
+
 def _written_at(pod_dir: Path, volume: dict[str, Any], kind: str, memory: tuple[str, str] | None) -> Path:
     if memory is not None and kind != "emptyDir":
         return Path(memory[0]) / volume["name"]
     return volume_directory(pod_dir, volume)
+
+
+async def _payload(pod: dict[str, Any], volume: dict[str, Any], get: Getter, token: TokenRequester,
+                   allocatable: dict[str, str]) -> Payload | None:
+    """The files of a ConfigMap, Secret, downward API or projected volume (None for other kinds)."""
+    namespace = pod["metadata"]["namespace"]
+    if "configMap" in volume:
+        return await _keyed("configmaps", volume["configMap"], namespace, get,
+                            volume["configMap"].get("defaultMode", 0o644))
+    if "secret" in volume:
+        return await _keyed("secrets", volume["secret"], namespace, get, volume["secret"].get("defaultMode", 0o644))
+    if "downwardAPI" in volume:
+        return _downward(pod, volume["downwardAPI"].get("items") or [],
+                         volume["downwardAPI"].get("defaultMode", 0o644), allocatable)
+    if "projected" not in volume:
+        return None
+    files: Payload = {}
+    mode = volume["projected"].get("defaultMode", 0o644)
+    for source in volume["projected"].get("sources") or ():
+        if "serviceAccountToken" in source:
+            sat = source["serviceAccountToken"]
+            files[sat["path"]] = ((await token(pod, sat)).encode(), mode)
+        elif "configMap" in source:
+            files.update(await _keyed("configmaps", source["configMap"], namespace, get, mode))
+        elif "secret" in source:
+            files.update(await _keyed("secrets", source["secret"], namespace, get, mode))
+        elif "downwardAPI" in source:
+            files.update(_downward(pod, source["downwardAPI"].get("items") or [], mode, allocatable))
+    return files
 
 
 async def _make_volume(pod: dict[str, Any], volume: dict[str, Any], pod_dir: Path, get: Getter,
@@ -217,7 +260,6 @@ async def _make_volume(pod: dict[str, Any], volume: dict[str, Any], pod_dir: Pat
         target, mounted = Path(memory[0]) / name, Path(memory[1]) / name
     elif tmpfs is not None:
         target, mounted = Path(tmpfs[0]), Path(tmpfs[1])
-    files: dict[str, tuple[bytes, int]] | None = None
     if "emptyDir" in volume:
         target.mkdir(parents=True, exist_ok=True)
         os.chmod(target, 0o777)
@@ -227,34 +269,15 @@ async def _make_volume(pod: dict[str, Any], volume: dict[str, Any], pod_dir: Pat
         claim = node_root / "claims" / namespace / volume["persistentVolumeClaim"]["claimName"]
         claim.mkdir(parents=True, exist_ok=True)
         return str(claim)
-    elif "configMap" in volume:
-        files = await _keyed("configmaps", volume["configMap"], namespace, get,
-                             volume["configMap"].get("defaultMode", 0o644))
-    elif "secret" in volume:
-        files = await _keyed("secrets", volume["secret"], namespace, get,
-                             volume["secret"].get("defaultMode", 0o644))
-    elif "downwardAPI" in volume:
-        files = _downward(pod, volume["downwardAPI"].get("items") or [],
-                          volume["downwardAPI"].get("defaultMode", 0o644), allocatable)
-    elif "projected" in volume:
-        files = {}
-        mode = volume["projected"].get("defaultMode", 0o644)
-        for source in volume["projected"].get("sources") or ():
-            if "serviceAccountToken" in source:
-                sat = source["serviceAccountToken"]
-                files[sat["path"]] = ((await token(pod, sat)).encode(), mode)
-            elif "configMap" in source:
-                files.update(await _keyed("configmaps", source["configMap"], namespace, get, mode))
-            elif "secret" in source:
-                files.update(await _keyed("secrets", source["secret"], namespace, get, mode))
-            elif "downwardAPI" in source:
-                files.update(_downward(pod, source["downwardAPI"].get("items") or [], mode, allocatable))
     else:
-        target.mkdir(parents=True, exist_ok=True)  # other kinds: an empty directory stands in
-    if files is not None:
-        target.mkdir(parents=True, exist_ok=True)
-        for rel, (data, mode) in files.items():
-            _write(target, {rel: data}, mode)
+        files = await _payload(pod, volume, get, token, allocatable)
+        if files is None:
+            target.mkdir(parents=True, exist_ok=True)  # other kinds: an empty directory stands in
+        else:
+            try:
+                write_payload(target, files)
+            except PayloadError as exc:
+                raise VolumeError(str(exc)) from None
     return str(mounted)
 
 

@@ -43,6 +43,7 @@ class WorkerSettings:
     backoff_base: float = 10.0
     config_retry: float = 2.0
     housekeeping_interval: float = 10.0  # seconds between measures of Pods' local storage against their limits
+    volume_sync: float = 60.0  # syncFrequency: seconds between syncs of running Pods' ConfigMap, Secret... volumes
     unknown_images: str = "standin"  # an image not built in: "fail" to pull it (as a real node), or "standin"
     container_log_max_size: int = 10 * 1024 * 1024  # bytes a container's log file grows to before rotation
     container_log_max_files: int = 5  # files a container's log keeps, the current one included

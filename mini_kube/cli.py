@@ -9,16 +9,16 @@ import contextlib
 import logging
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mini_kube.apiserver.datadir import StartupError
-from mini_kube.apiserver.kubeconfig import write_kubeconfig
-from mini_kube.apiserver.server import ApiServer, ServerConfig
 from mini_kube.client import ApiClient, Connection, KubeconfigError
 from mini_kube.client.leaderelection import add_timing_flags
 from mini_kube.controllers.signals import until_signalled
 from mini_kube.gc_policy import settle_after_start
 from mini_kube.network.relay import raise_open_files_limit
+
+if TYPE_CHECKING:  # the API server is imported by `serve` only: the other subcommands start without it
+    from mini_kube.apiserver.server import ApiServer
 
 
 def _serve_parser(sub: argparse._SubParsersAction) -> None:
@@ -68,6 +68,9 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
 
 
 async def serve(args: argparse.Namespace) -> None:
+    from mini_kube.apiserver.datadir import StartupError
+    from mini_kube.apiserver.kubeconfig import write_kubeconfig
+    from mini_kube.apiserver.server import ApiServer, ServerConfig
     from mini_kube.node import IN_PROCESS_LABEL, image_map_problem, node_flag_options
     from mini_kube.serve_options import kubeconfig_path, memory_kubeconfig_problem, serve_args_problem
 

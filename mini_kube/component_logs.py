@@ -1,7 +1,8 @@
 """Each in-process component's log as a file of its own, in the CRI format a container's log has, so its mirror
 Pod in kube-system (`kubectl logs -n kube-system kube-scheduler-mini-kube`) shows it. The records still go to
 `serve`'s stderr as before; these handlers copy each component's records (chosen by logger name) to its file,
-rotated as container logs are (10 MiB, 5 files)."""
+rotated as container logs are (MAX_FILES files), all of them together held under TOTAL_SIZE: each component's
+files share an equal part of it, so a chatty component cannot fill the data dir's disk."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ from pathlib import Path
 
 from mini_kube.kubelet.logs import LogWriter
 from mini_kube.kubelet.static_pods import StaticPod
+
+TOTAL_SIZE = 64 * 1024 * 1024  # all the components' log files together, rotated ones included
+MAX_FILES = 5  # each component's log files, the current one included (as --container-log-max-files)
 
 # the loggers whose records are each component's (a logger's children included)
 LOGGERS: dict[str, tuple[str, ...]] = {
@@ -30,9 +34,9 @@ FORMAT = "%(levelname).1s%(asctime)s %(name)s] %(message)s"
 class ComponentLogHandler(logging.Handler):
     """Appends a component's records to its CRI-format log file (stderr records, as a klog process writes)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, max_size: int) -> None:
         super().__init__(logging.INFO)
-        self.writer = LogWriter(str(path))
+        self.writer = LogWriter(str(path), max_size=max_size, max_files=MAX_FILES)
         self.setFormatter(logging.Formatter(FORMAT, datefmt="%m%d %H:%M:%S"))
 
     def emit(self, record: logging.LogRecord) -> None:
@@ -48,17 +52,18 @@ class ComponentLogHandler(logging.Handler):
 
 class ComponentLogs:
     """The log files of the components `serve` runs, in `directory` (a temporary one, removed at `close`, for
-    state that goes with the server)."""
+    state that goes with the server); together at most `total_size` bytes."""
 
-    def __init__(self, directory: str | None, components: list[str]) -> None:
+    def __init__(self, directory: str | None, components: list[str], total_size: int = TOTAL_SIZE) -> None:
         self.temporary = directory is None
         self.directory = Path(directory or tempfile.mkdtemp(prefix="mini-kube-logs-"))
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.handlers: list[tuple[logging.Logger, ComponentLogHandler]] = []
         self.paths: dict[str, str] = {}
+        file_size = total_size // (max(len(components), 1) * MAX_FILES)
         for component in components:
             path = self.directory / f"{component}.log"
-            handler = ComponentLogHandler(path)
+            handler = ComponentLogHandler(path, file_size)
             self.paths[component] = str(path)
             for name in LOGGERS.get(component, ()):
                 logger = logging.getLogger(name)

@@ -21,6 +21,7 @@ from .. import errors
 from ..egress import Kubelet
 from ..http import wsstream
 from . import spdy_exec
+from .proxy_links import ProxyLinks
 
 HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "upgrade", "content-length", "host", "authorization",
                "proxy-authorization", "te", "trailer", "content-encoding"}
@@ -144,9 +145,13 @@ async def _fail(request: web.Request, offered: list[str], cause: str,
     return downstream
 
 
-async def http(client: KubeletClient, kubelet: Kubelet, request: web.Request, path: str) -> web.Response:
-    """Relay one HTTP request (nodes/proxy, pods/proxy, services/proxy)."""
+async def http(client: KubeletClient, kubelet: Kubelet, request: web.Request, path: str,
+               links: ProxyLinks | None = None, backend_path: str = "") -> web.Response:
+    """Relay one HTTP request (nodes/proxy, pods/proxy, services/proxy); with `links`, as upstream's proxy
+    transport: X-Forwarded-Uri for `backend_path`, the backend's links to itself rewritten, CORS headers gone."""
     headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_HEADERS}
+    if links is not None:
+        headers["X-Forwarded-Uri"] = links.forwarded_uri(backend_path)
     headers.update(kubelet.headers)
     body = await request.read()
     try:
@@ -155,6 +160,9 @@ async def http(client: KubeletClient, kubelet: Kubelet, request: web.Request, pa
                 data=body or None, allow_redirects=False) as answer:
             data = await answer.read()
             out = {k: v for k, v in answer.headers.items() if k.lower() not in HOP_HEADERS}
+            if links is not None:
+                data = links.body(out, data)
+                out = links.headers(out)
             return web.Response(status=answer.status, body=data, headers=out)
     except aiohttp.ClientError as exc:
         raise errors.StatusError(503, "ServiceUnavailable", f"error dialing backend: {exc}", {}) from None

@@ -18,6 +18,7 @@ from ..resources import ResourceType
 from ..schema import gotime
 from . import kubelet_proxy
 from .kubelet_proxy import KubeletClient
+from .proxy_links import ProxyLinks
 from .routes import SubresourceHandler
 
 
@@ -93,21 +94,51 @@ def connect_options(subresource: str, query: Any, container: str, path: str) -> 
     return out
 
 
-def _split_name(name: str) -> tuple[str, str]:
-    """`[scheme:]name[:port]` of a proxy request -> (name, port)."""
+def _split_name(name: str, kind: str) -> tuple[str, str, str]:
+    """`[scheme:]name[:port]` of a proxy request -> (scheme, name, port), as upstream's SplitSchemeNamePort;
+    400 `invalid <kind> request` for anything else."""
     parts = name.split(":")
+    scheme, port = "", ""
     if len(parts) == 3:
-        return parts[1], parts[2]
-    return parts[0], parts[1] if len(parts) == 2 else ""
+        scheme, name, port = parts
+    elif len(parts) == 2:
+        name, port = parts
+    elif len(parts) != 1:
+        name = ""
+    if not name or scheme not in ("", "http", "https"):
+        raise errors.bad_request(f'invalid {kind} request "{":".join(parts)}"')
+    return scheme, name, port
 
 
 def _proxy_rest(request: web.Request, info: Any) -> str:
-    """The path after `.../<name>/proxy` (with the query string left to the relay)."""
+    """The path after `.../<name>/proxy` (with the query string left to the relay): "" when there is none."""
     marker = f"/{info.parts[0]}/{info.parts[1]}/proxy"
     path = request.path
     at = path.find(marker)
-    rest = path[at + len(marker):] if at >= 0 else "/"
-    return rest if rest.startswith("/") else "/" + rest
+    rest = path[at + len(marker):] if at >= 0 else ""
+    return rest if not rest or rest.startswith("/") else "/" + rest
+
+
+def _root_redirect(request: web.Request, rest: str) -> web.Response | None:
+    """A GET or HEAD of the proxy's root without its slash: 301 to it with the slash, as upstream answers."""
+    if rest or request.method not in ("GET", "HEAD"):
+        return None
+    query = f"?{request.query_string}" if request.query_string else ""
+    return web.Response(status=301, headers={"Location": f"{request.path}/{query}"})
+
+
+async def _relay(kubelets: KubeletClient, kubelet: egress.Kubelet, request: web.Request, path: str,
+                 rest: str, backend_host: str) -> web.StreamResponse:
+    """One proxied HTTP request to `path` of the kubelet, links rewritten as upstream's proxy transport does."""
+    redirect = _root_redirect(request, rest)
+    if redirect is not None:
+        return redirect
+    links = ProxyLinks.for_request(request.path, rest, backend_host, request.host)
+    return await kubelet_proxy.http(kubelets, kubelet, request, path, links, rest)
+
+
+def _host_port(ip: str, port: str) -> str:
+    return f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}"
 
 
 class PodStreams:
@@ -152,7 +183,8 @@ class PodStreams:
     async def stream(self, request: web.Request, info: RequestInfo, res: ResourceType, user: Any,
                      target: Target) -> web.StreamResponse:
         """exec, attach, portforward and pods/proxy: relayed to the kubelet of the pod's node."""
-        name, port = _split_name(info.name) if info.subresource == "proxy" else (info.name, "")
+        scheme, name, port = (_split_name(info.name, "pod") if info.subresource == "proxy"
+                              else ("", info.name, ""))
         pod = self.registry.get(res, info.namespace, name).obj
         container = ""
         if info.subresource in ("exec", "attach"):
@@ -171,27 +203,33 @@ class PodStreams:
         if info.subresource == "portforward":
             return await kubelet_proxy.stream(self.kubelets, kubelet, request, f"/portForward/{ns}/{name}")
         if info.subresource == "proxy":
+            ip = (pod.get("status") or {}).get("podIP") or ""
+            if not ip:
+                raise errors.bad_request("address not allowed")
             if not port:
                 declared = [p.get("containerPort") for c in (pod.get("spec") or {}).get("containers") or ()
                             for p in c.get("ports") or ()]
-                port = str(declared[0]) if declared else "80"
-            return await kubelet_proxy.http(self.kubelets, kubelet, request,
-                                            f"/podProxy/{ns}/{name}/{port}{_proxy_rest(request, info)}")
+                port = str(declared[0]) if declared else "443" if scheme == "https" else "80"
+            rest = _proxy_rest(request, info)
+            pod_port = f"{scheme}:{port}" if scheme else port
+            return await _relay(self.kubelets, kubelet, request, f"/podProxy/{ns}/{name}/{pod_port}{rest or '/'}", rest,
+                                _host_port(ip, port))
         return await kubelet_proxy.stream(self.kubelets, kubelet, request,
                                           f"/{info.subresource}/{ns}/{name}/{container}")
 
     async def node_proxy(self, request: web.Request, info: RequestInfo, res: ResourceType, user: Any,
                          target: Target) -> web.StreamResponse:
         """nodes/proxy: any path of the node's kubelet."""
-        name, _ = _split_name(info.name)
+        _, name, _ = _split_name(info.name, "node")
         self.registry.get(res, None, name)
         kubelet = egress.kubelet_of(self.objects, name)
-        return await kubelet_proxy.http(self.kubelets, kubelet, request, _proxy_rest(request, info))
+        rest = _proxy_rest(request, info)
+        return await _relay(self.kubelets, kubelet, request, rest or "/", rest, kubelet.url.split("://", 1)[-1])
 
     async def service_proxy(self, request: web.Request, info: RequestInfo, res: ResourceType, user: Any,
                             target: Target) -> web.StreamResponse:
         """services/proxy: to a ready endpoint of the service's port, through the kubelet of that pod's node."""
-        name, port_name = _split_name(info.name)
+        scheme, name, port_name = _split_name(info.name, "service")
         svc = self.registry.get(res, info.namespace, name).obj
         ports = (svc.get("spec") or {}).get("ports") or []
         chosen = next((p for p in ports if port_name in (str(p.get("port")), p.get("name", ""))), None) if port_name \
@@ -214,6 +252,10 @@ class PodStreams:
                 node = ((pod or {}).get("spec") or {}).get("nodeName")
                 if node:
                     kubelet = egress.kubelet_of(self.objects, node)
-                    return await kubelet_proxy.http(
-                        self.kubelets, kubelet, request, f"/podProxy/{info.namespace}/{ref['name']}/{port}{_proxy_rest(request, info)}")
+                    rest = _proxy_rest(request, info)
+                    pod_port = f"{scheme}:{port}" if scheme else str(port)
+                    address = next(iter(endpoint.get("addresses") or ()), "")
+                    return await _relay(self.kubelets, kubelet, request,
+                                        f"/podProxy/{info.namespace}/{ref['name']}/{pod_port}{rest or '/'}", rest,
+                                        _host_port(address, str(port)))
         raise errors.StatusError(503, "ServiceUnavailable", f'no endpoints available for service "{name}"', {})

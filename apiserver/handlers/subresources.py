@@ -29,12 +29,15 @@ from .routes import SubresourceTable
 TABLE_SUBRESOURCES = ("status", "scale")
 """The subresources whose REST storage converts to a Table (upstream's StatusREST and ScaleREST delegate to
 the kind's); the others (finalize, approval, log, eviction, token, ...) answer `as=Table` with 406."""
+PROXY_ONLY_VERBS = ("options",)
+"""Methods a proxy subresource connects beyond those discovery lists for it: upstream's proxyMethods take OPTIONS
+too (its request verb stays `options`)."""
 
 
 async def handle(handler: ObjectIO, table: SubresourceTable, request: web.Request, info: RequestInfo,
                  res: ResourceType, user: Any) -> web.StreamResponse:
     sub = res.subresource(info.subresource)
-    if sub is None or info.verb not in sub.verbs:
+    if sub is None or info.verb not in (*sub.verbs, *(PROXY_ONLY_VERBS if sub.name == "proxy" else ())):
         raise errors.not_found(res.group_resource, info.name) if sub is None else errors.method_not_allowed()
     namespace = info.namespace if res.namespaced else None
     target = handler.target(request, tables=sub.name in TABLE_SUBRESOURCES)

@@ -14,6 +14,7 @@ from typing import Any
 
 from mini_kube.apiserver.validation.errs import FieldError, duplicate, invalid, not_supported, required
 from mini_kube.machinery.names import inclusive_range_error
+from mini_kube.machinery.sysctls import namespace_of
 
 Obj = dict[str, Any]
 MAX_ID = 2**31 - 1
@@ -21,25 +22,6 @@ SYSCTL_SEGMENT = "[a-z0-9]([-_a-z0-9]*[a-z0-9])?"
 SYSCTL_NAME = re.compile(f"^({SYSCTL_SEGMENT}[\\./])*{SYSCTL_SEGMENT}$")
 SYSCTL_MAX_LENGTH = 253
 FS_GROUP_CHANGE_POLICIES = ("Always", "OnRootMismatch")
-IPC_SYSCTLS = frozenset(("kernel.sem", "kernel.shmall", "kernel.shmmax", "kernel.shmmni", "kernel.shm_rmid_forced",
-                         "kernel.shm", "kernel.msgmax", "kernel.msgmnb", "kernel.msgmni", "kernel.msg"))
-NAMESPACE_PREFIXES = (("net.", "Net"), ("fs.mqueue.", "IPC"))
-
-
-def normalize_sysctl_name(name: str) -> str:
-    """A sysctl name with dots between segments: when its first separator is a slash, '/' and '.' swap."""
-    first = re.search(r"[./]", name)
-    if first is None or first.group() == ".":
-        return name
-    return name.translate(str.maketrans("./", "/."))
-
-
-def sysctl_namespace(name: str) -> str:
-    """The Linux namespace a sysctl belongs to ("Net", "IPC"), or "" when it is not namespaced or unknown."""
-    name = normalize_sysctl_name(name).split("*", 1)[0]
-    if name in IPC_SYSCTLS:
-        return "IPC"
-    return next((ns for prefix, ns in NAMESPACE_PREFIXES if name.startswith(prefix)), "")
 
 
 def is_valid_sysctl_name(name: str) -> bool:
@@ -65,7 +47,7 @@ def _sysctls(sysctls: list[Obj], spec: Obj, path: str) -> list[FieldError]:
                                           f"{SYSCTL_NAME.pattern}"))
         elif name in seen:
             errs.append(duplicate(at, name))
-        namespace = sysctl_namespace(name)
+        namespace = namespace_of(name)
         if spec.get("hostNetwork") and namespace == "Net":
             errs.append(invalid(at, name, "may not be specified when 'hostNetwork' is true"))
         elif spec.get("hostIPC") and namespace == "IPC":

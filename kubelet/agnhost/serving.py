@@ -53,6 +53,15 @@ class GoHandler(http.server.BaseHTTPRequestHandler):
             return
         super().send_header(keyword, value)
 
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """A request net/http cannot read (a bad request line, headers too large): Go's plain answer, whatever
+        the request line said (`HTTP/1.1 400 Bad Request`, text, the connection closed), where http.server would
+        answer a one-word line (HTTP/0.9) with an HTML page and no status line."""
+        text = f"{code} {http.HTTPStatus(code).phrase}"
+        self.wfile.write(f"HTTP/1.1 {text}\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
+                         f"{text}".encode())
+        self.close_connection = True
+
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the http.server signature
         """Quiet: each subcommand logs what its Go source logs."""
 

@@ -26,12 +26,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from mini_kube.machinery.sysctls import proc_path
 from mini_kube.network.namespaces import Holder, die_with_parent, run_in
 
 from ..cgroups.tree import PodCgroups
 from ..logs import LogWriter
 from ..seccomp import compile_filter
 from ..security import CAPABILITIES
+from ..sysctls import pod_sysctls
 from ..userns import UserNamespaces
 from .base import Container, ContainerSpec, Runtime, Sandbox
 from .exec_check import ExecError, exec_problem
@@ -197,8 +199,10 @@ class ProcessRuntime(Runtime):
             setup = f"mount -t tmpfs -o mode=0755,nosuid,nodev,noexec,size=64m tmpfs {shlex.quote(str(memory))}"
             if not host_network:
                 setup = f"hostname {shlex.quote(hostname[:63])} && {setup}"
-            await _run("nsenter", f"--uts=/proc/{holder.pid}/ns/uts", f"--mount=/proc/{holder.pid}/ns/mnt", "--",
-                       "sh", "-c", setup)
+            for name, value in pod_sysctls(pod):  # admitted by the kubelet: each in a namespace of the Pod's own
+                setup += f" && printf %s {shlex.quote(value)} > {shlex.quote(proc_path(name))}"
+            await _run("nsenter", f"--uts=/proc/{holder.pid}/ns/uts", f"--mount=/proc/{holder.pid}/ns/mnt",
+                       f"--ipc=/proc/{holder.pid}/ns/ipc", f"--net={holder.netns}", "--", "sh", "-c", setup)
         except BaseException:
             holder.close()
             if users is not None:

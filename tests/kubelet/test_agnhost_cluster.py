@@ -116,3 +116,39 @@ def test_dig_answers_from_the_cluster_dns_in_the_images_that_have_it(kube, image
     answer = "kubernetes.default.svc.cluster.local.\t\t{}\tIN\tA\t10.0.0.1"
     assert lines[0].split("\t")[0] == "kubernetes.default.svc.cluster.local." and lines[0].endswith("\tIN\tA\t10.0.0.1")
     assert lines[1:] == ["udp=0", answer.format(lines[0].split("\t")[2]), "tcp=0", "10.0.0.1", "done"], lines
+
+
+@pytest.mark.parametrize("picture", ["nautilus", "kitten"])
+def test_update_demo_images_serve_their_data_json(kube, picture) -> None:
+    """The update demo's images are agnhost's with CMD test-webserver and a data.json naming their picture."""
+    ns = new_namespace(kube)
+    kubectl(kube, "-n", ns, "run", f"--image=registry.k8s.io/e2e-test-images/{picture}:1.7", "--port=80", "demo")
+    eventually(lambda: status_of(kube, ns, "demo").get("phase") == "Running", timeout=60)
+
+    def data() -> str:
+        done = kubectl(kube, "get", "--raw", f"/api/v1/namespaces/{ns}/pods/demo/proxy/data.json", check=False)
+        return done.stdout if done.returncode == 0 else ""
+
+    assert json.loads(eventually(data, timeout=30)) == {"image": f"{picture}.jpg"}
+    assert kubectl(kube, "-n", ns, "exec", "demo", "--", "cat", "/data.json").stdout == \
+        f'{{\n  "image": "{picture}.jpg"\n}}\n'
+
+
+@pytest.mark.parametrize(("image", "separator"), [(AGNHOST, "#"), ("registry.k8s.io/e2e-test-images/busybox:1.36.1-1", ":")])
+def test_nslookup_answers_from_the_cluster_dns_in_the_images_that_have_it(kube, image, separator) -> None:
+    """`nslookup NAME` as the suite's ExternalName checks run it: found through the search list (exit 0), a
+    missing name NXDOMAIN (exit 1), in BIND's layout (agnhost) or busybox's."""
+    ns = new_namespace(kube)
+    kubectl(kube, "-n", ns, "run", f"--image={image}", "looker", "--command", "--", "sleep", "3600")
+    eventually(lambda: status_of(kube, ns, "looker").get("phase") == "Running", timeout=60)
+    server = kubectl(kube, "-n", ns, "exec", "looker", "--", "cat", "/etc/resolv.conf").stdout.split(
+        "nameserver ")[1].split()[0]
+    for name in ("kubernetes.default", "kubernetes.default.svc.cluster.local"):
+        found = kubectl(kube, "-n", ns, "exec", "looker", "--", "nslookup", name, check=False)
+        assert found.returncode == 0 and found.stdout == (
+            f"Server:\t\t{server}\nAddress:\t{server}{separator}53\n\n"
+            "Name:\tkubernetes.default.svc.cluster.local\nAddress: 10.0.0.1\n\n"), found
+    missing = kubectl(kube, "-n", ns, "exec", "looker", "--", "nslookup", "no-such.default.svc.cluster.local",
+                      check=False)
+    assert missing.returncode == 1 and "** server can't find no-such.default.svc.cluster.local: NXDOMAIN" in \
+        missing.stdout, missing

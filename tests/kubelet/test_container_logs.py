@@ -40,18 +40,19 @@ def _stats(path: Path) -> list[os.stat_result]:
 @pytest.mark.slow
 def test_a_log_rotates_at_its_size_and_keeps_its_files(tmp_path):
     path = tmp_path / "logs" / "0.log"
-    writer = LogWriter(str(path), max_size=MAX_SIZE, max_files=MAX_FILES)
-    for index in range(20000):  # ~1.2 MB of records
+    size = 16 * 1024  # ~180 KB of records below rotate it about ten times, each write checked
+    writer = LogWriter(str(path), max_size=size, max_files=MAX_FILES)
+    for index in range(2000):
         writer.write("stdout", f"line {index:06d} {'x' * 40}\n".encode())
-        assert sum(f.stat().st_size for f in _files(path)) <= MAX_SIZE * MAX_FILES
+        assert sum(f.stat().st_size for f in _files(path)) <= size * MAX_FILES
     writer.close()
     files = _files(path)
     assert len(files) == MAX_FILES and path in files
     assert all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files)
-    assert all(f.stat().st_size <= MAX_SIZE for f in files)
-    assert path.read_bytes().rstrip().endswith(b"line 019999 " + b"x" * 40)
+    assert all(f.stat().st_size <= size for f in files)
+    assert path.read_bytes().rstrip().endswith(b"line 001999 " + b"x" * 40)
     reader = LogReader(str(path), timestamps=False, since=None, tail=2, limit_bytes=None)
-    assert b"".join(reader.chunks()) == f"line 019998 {'x' * 40}\nline 019999 {'x' * 40}\n".encode()
+    assert b"".join(reader.chunks()) == f"line 001998 {'x' * 40}\nline 001999 {'x' * 40}\n".encode()
 
 
 def test_follow_goes_on_across_rotations(tmp_path):
@@ -61,16 +62,21 @@ def test_follow_goes_on_across_rotations(tmp_path):
         writer = LogWriter(str(path), max_size=4096, max_files=2)
         done = asyncio.Event()
         got: list[bytes] = []
+        received = written = 0
 
         async def read() -> None:
+            nonlocal received
             async for chunk in follow(str(path), writer, 0, timestamps=False, done=done):
                 got.append(chunk)
+                received += len(chunk)
 
         task = asyncio.create_task(read())
         for index in range(2000):
-            writer.write("stdout", f"{index}\n".encode())
+            line = f"{index}\n".encode()
+            writer.write("stdout", line)
+            written += len(line)
             if index % 20 == 19:  # the follower keeps up (each file is rotated after ~5 of these batches)
-                while sum(map(len, got)) < len("".join(f"{i}\n" for i in range(index + 1))):
+                while received < written:
                     await asyncio.sleep(0.001)
         writer.close()
         done.set()
@@ -101,11 +107,15 @@ def test_a_pod_running_yes_keeps_its_log_under_the_cap(kube):
     created = kube.client.create(PODS, pod("yes", {"name": "main", "image": "busybox", "command": ["yes"]}), ns)
     path = _log_of(kube, created["metadata"]["uid"])
     eventually(lambda: len(_files(path)) == MAX_FILES)
-    deadline = time.monotonic() + 2
-    while time.monotonic() < deadline:  # a steady flood stays within max-files x max-size
+    rotated = {f.name for f in _files(path) if f != path}  # each rotation names a file anew
+    first = set(rotated)
+    deadline = time.monotonic() + 60
+    while len(rotated - first) < MAX_FILES:  # a steady flood, all its files replaced, stays within the cap
+        assert time.monotonic() < deadline, f"the log stopped rotating after {len(rotated)} files"
         stats = _stats(path)
         assert len(stats) <= MAX_FILES
         assert sum(s.st_size for s in stats) <= MAX_SIZE * MAX_FILES
+        rotated.update(f.name for f in _files(path) if f != path)
     assert all(stat.S_IMODE(s.st_mode) == 0o600 for s in _stats(path))
     assert kubectl(kube, "-n", ns, "logs", "yes", "--tail=1", "--limit-bytes=10").stdout == "y\n"
     kube.client.delete(PODS, "yes", ns)

@@ -50,3 +50,16 @@ def test_resource_values_with_zero_divisors_and_allocatable_defaults(kube, ns, p
     cpu = math.ceil(decimal_value(allocatable["cpu"]))
     memory = math.ceil(decimal_value(allocatable["memory"]))
     assert _succeeded_logs(kube, ns, "info").split() == [str(cpu), "250", str(memory), "32"]
+
+
+def test_fractions_are_rounded_up(kube, ns):
+    """A 1250m CPU limit is 2 CPUs, 1 byte over 1Mi is 2Mi, in files and in environment variables alike."""
+    items = [_item("cpu_limit", "limits.cpu", "1"), _item("memory_limit", "limits.memory", "1Mi")]
+    main = {"name": "main", "image": "busybox",
+            "resources": {"limits": {"cpu": "1250m", "memory": "1048577"}},
+            "env": [{"name": "CPU", "valueFrom": {"resourceFieldRef": {"resource": "limits.cpu"}}}],
+            "command": ["sh", "-c", "cat /etc/podinfo/cpu_limit; echo; cat /etc/podinfo/memory_limit; echo; echo $CPU"],
+            "volumeMounts": [{"name": "podinfo", "mountPath": "/etc/podinfo"}]}
+    kube.client.create(PODS, pod("round", main, restartPolicy="Never",
+                                 volumes=[{"name": "podinfo", "downwardAPI": {"items": items}}]), ns)
+    assert _succeeded_logs(kube, ns, "round").split() == ["2", "2", "2"]
