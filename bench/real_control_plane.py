@@ -6,7 +6,9 @@ build). Every listener is on 127.0.0.1: etcd's client and peer URLs, the API ser
 secure ports. The PKI (CA, serving certificate, admin / controller manager / scheduler client certificates,
 service-account key) is mini-kube's own (`apiserver/auth/pki.py`, on `cryptography`). Everything runs at its
 default settings, except `raised_qps`, which gives the controller manager and the scheduler
-`--kube-api-qps=10000 --kube-api-burst=10000` (their client-side rate limits: 20/30 and 50/100 by default).
+`--kube-api-qps=10000 --kube-api-burst=10000` (their client-side rate limits: 20/30 and 50/100 by default), and
+`--leader-elect=false` for both: one instance of each has no one to elect, and on a loaded machine a lease renewal
+that misses its 10 s deadline makes the component exit (upstream's kubelet would restart it; nothing here does).
 
     .venv/bin/python bench/real_control_plane.py --bin-dir /work/.realk8s/bin [--raised-qps] [--data-dir DIR]
 
@@ -98,10 +100,10 @@ class RealControlPlane:
             qps = RAISED_QPS if self.raised_qps else ()
             self._start_component("kube-controller-manager", pki, "system:kube-controller-manager", (
                 f"--service-account-private-key-file={pki.dir / 'sa.key'}", f"--root-ca-file={pki.ca_path}",
-                "--use-service-account-credentials=true",
+                "--use-service-account-credentials=true", "--leader-elect=false",
                 f"--cluster-signing-cert-file={pki.ca_path}", f"--cluster-signing-key-file={pki.dir / 'ca.key'}",
                 *qps))
-            self._start_component("kube-scheduler", pki, "system:kube-scheduler", qps)
+            self._start_component("kube-scheduler", pki, "system:kube-scheduler", ("--leader-elect=false", *qps))
             for name in ("kube-controller-manager", "kube-scheduler"):
                 self._wait_ready(name, self.ports[name], None)
         except BaseException:

@@ -102,8 +102,10 @@ def start_minikube(tmp: str, nodes: int) -> tuple[subprocess.Popen[str], str]:
 
 def start_nodes(kubeconfig: str, nodes: int) -> subprocess.Popen[str]:
     """The simulated nodes for a real control plane: this script in `--run-nodes` mode."""
+    from real_control_plane import die_with_parent
+
     proc = subprocess.Popen([sys.executable, __file__, "--run-nodes", str(nodes), "--real-kubeconfig", kubeconfig],
-                            cwd=ROOT, stdout=subprocess.PIPE, text=True)
+                            cwd=ROOT, stdout=subprocess.PIPE, text=True, preexec_fn=die_with_parent)
     assert proc.stdout is not None
     if "nodes ready" not in proc.stdout.readline():
         proc.kill()
@@ -345,6 +347,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.run_nodes:
         return run_nodes(args.real_kubeconfig, args.run_nodes)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop what was started (`finally`s), then exit
     reals: dict[str, Result] = {}
     if args.real_kubeconfig:
         print("real control plane:", flush=True)
