@@ -253,6 +253,9 @@ def test_configuration_defaults_exemptions_and_audit_annotations(tmp_path):
         assert out.stderr.strip() == refusal("baseline:latest", "host namespaces (hostNetwork=true)", "host")
         kubectl(kube, "create", "namespace", "free")
         assert create(kube, "free", host).returncode == 0  # exempt namespace
+        kubectl(kube, "create", "-f", "-", input=json.dumps({  # the RuntimeClass admission plugin wants it to exist
+            "apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "sandboxed"},
+            "handler": "sandboxed"}))
         sandboxed = pod_with({"hostNetwork": True, "runtimeClassName": "sandboxed"}, "sandboxed")
         assert create(kube, "default", sandboxed).returncode == 0  # exempt runtime class
         as_trusted = kubectl(kube, "--as=trusted", "--as-group=system:masters", "create", "-f", "-",
