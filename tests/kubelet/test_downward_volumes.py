@@ -53,13 +53,14 @@ def test_resource_values_with_zero_divisors_and_allocatable_defaults(kube, ns, p
 
 
 def test_fractions_are_rounded_up(kube, ns):
-    """A 1250m CPU limit is 2 CPUs, 1 byte over 1Mi is 2Mi, in files and in environment variables alike."""
+    """A 1250m CPU limit is 2 CPUs, 1 byte over 64Mi is 65Mi, in files and in environment variables alike (a limit
+    big enough for the shell: the cgroup enforces it)."""
     items = [_item("cpu_limit", "limits.cpu", "1"), _item("memory_limit", "limits.memory", "1Mi")]
     main = {"name": "main", "image": "busybox",
-            "resources": {"limits": {"cpu": "1250m", "memory": "1048577"}},
+            "resources": {"limits": {"cpu": "1250m", "memory": "67108865"}},
             "env": [{"name": "CPU", "valueFrom": {"resourceFieldRef": {"resource": "limits.cpu"}}}],
             "command": ["sh", "-c", "cat /etc/podinfo/cpu_limit; echo; cat /etc/podinfo/memory_limit; echo; echo $CPU"],
             "volumeMounts": [{"name": "podinfo", "mountPath": "/etc/podinfo"}]}
     kube.client.create(PODS, pod("round", main, restartPolicy="Never",
                                  volumes=[{"name": "podinfo", "downwardAPI": {"items": items}}]), ns)
-    assert _succeeded_logs(kube, ns, "round").split() == ["2", "2", "2"]
+    assert _succeeded_logs(kube, ns, "round").split() == ["2", "65", "2"]
