@@ -8,11 +8,14 @@ mini-kube's own files as writable."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import subprocess
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -71,15 +74,22 @@ class Tenant:
         return self.kubectl("exec", name, "--", "sh", "-c", script, check=check)
 
 
-@pytest.fixture(scope="module")
-def kube(tmp_path_factory):
+@contextlib.contextmanager
+def tenants_cluster(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[Any]:
+    """A TLS cluster with one process node and a data dir of its own (`kube.data_dir`), for tenants' attacks."""
     process_cluster_or_skip()
     from mini_kube.testing import MiniKube
 
-    data = tmp_path_factory.mktemp("isolation") / "data"
+    data = tmp_path_factory.mktemp(name) / "data"
     with MiniKube(insecure_http=False, data_dir=str(data), nodes=1, node_runtime="process",
                   node_options={"housekeeping_interval": 0.3, "backoff_base": 0.3}) as kube:
         kube.data_dir = data
+        yield kube
+
+
+@pytest.fixture(scope="module")
+def kube(tmp_path_factory):
+    with tenants_cluster(tmp_path_factory, "isolation") as kube:
         yield kube
 
 

@@ -15,21 +15,15 @@ from mini_kube.kubelet.userns import kernel_supports
 
 from tests.helpers import kubectl
 
-from .conftest import eventually, process_cluster_or_skip
-from .test_isolation import Tenant
+from .conftest import eventually
+from .test_isolation import Tenant, tenants_cluster
 
 LOCKS = Path("/run/mini-kube/userns")
 
 
 @pytest.fixture(scope="module")
 def kube(tmp_path_factory):
-    process_cluster_or_skip()
-    from mini_kube.testing import MiniKube
-
-    data = tmp_path_factory.mktemp("userns") / "data"
-    with MiniKube(insecure_http=False, data_dir=str(data), nodes=1, node_runtime="process",
-                  node_options={"housekeeping_interval": 0.3, "backoff_base": 0.3}) as kube:
-        kube.data_dir = data
+    with tenants_cluster(tmp_path_factory, "userns") as kube:
         yield kube
 
 
