@@ -16,11 +16,13 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from . import errors
+from .auth.loopback import via_unix_socket
 from .auth.security import Security
 from .discovery import Discovery
 from .errors import StatusError
 from .handlers import system
 from .handlers.resource import ResourceHandler
+from .http.fairness import ComponentSeats
 from .http.inflight import InflightLimiter
 from .http.responses import status_response
 from .ratelog import RATE_LIMITED
@@ -45,6 +47,7 @@ class HandlerChain:
     resource_handler: ResourceHandler
     store_health: StoreHealth  # /livez and /readyz's etcd checks
     ready: Callable[[], bool]  # whether the server serves (readyz's shutdown check)
+    seats: ComponentSeats  # the in-process components' requests take turns; other clients' never wait for them
 
     async def __call__(self, request: web.Request) -> web.StreamResponse:
         """Answer one request (errors as Status objects) and audit the answer."""
@@ -80,6 +83,14 @@ class HandlerChain:
         path = request.path
         info = parse_request_info(request.method, path, request.query)
         request[REQUEST_INFO_KEY] = info
+        seat = await self.seats.enter(via_unix_socket(request), info, request.query)
+        try:
+            return await self._serve(request, info, path)
+        finally:
+            if seat is not None:
+                seat()
+
+    async def _serve(self, request: web.Request, info: RequestInfo, path: str) -> web.StreamResponse:
         user = await self.security.authenticate(request)
         leave = self.inflight.enter(info, request.query, user)
         try:
