@@ -198,12 +198,13 @@ def test_higher_priority_pod_preempts_a_lower_one(kube):
     add_node(kube, "small", cpu="2")
     kubectl(kube, "apply", "-f", "-", input=_pod("low", container=_cpu("1500m")))
     eventually(lambda: placement(kube, "default").get("low") == "small")
-    kubectl(kube, "apply", "-f", "-", input=_pod("never", container=_cpu("1"), priority=1000,
-                                                   preemptionPolicy="Never"))
+    kubectl(kube, "create", "priorityclass", "high", "--value=1000")
+    kubectl(kube, "create", "priorityclass", "high-never", "--value=1000", "--preemption-policy=Never")
+    kubectl(kube, "apply", "-f", "-", input=_pod("never", container=_cpu("1"), priorityClassName="high-never"))
     assert unschedulable_message(kube, "default", "never") == (
         "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never.")
     kubectl(kube, "delete", "pod", "never")
-    kubectl(kube, "apply", "-f", "-", input=_pod("high", container=_cpu("1"), priority=1000))
+    kubectl(kube, "apply", "-f", "-", input=_pod("high", container=_cpu("1"), priorityClassName="high"))
     eventually(lambda: "low" not in placement(kube, "default"))
     assert eventually(lambda: events_for(kube, "default", "low", "Preempted"))[0]["message"].endswith(
         "on node small")
