@@ -169,6 +169,11 @@ class FieldSelector:
     def empty(self) -> bool:
         return not self.requirements
 
+    @property
+    def reads_object(self) -> bool:
+        """Whether a requirement reads more than the object's name and namespace (which every version shares)."""
+        return any(req.field not in ("metadata.name", "metadata.namespace") for req in self.requirements)
+
     def matches(self, obj: dict[str, Any]) -> bool:
         for req in self.requirements:
             actual = req.getter(obj)
