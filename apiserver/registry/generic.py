@@ -92,6 +92,14 @@ def ordered(obj: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+INCONSISTENT_CONTINUE = (
+    "The provided continue parameter is too old to display a consistent list result. You can start a new list "
+    "without the continue parameter, or use the continue token in this response to retrieve the remainder of the "
+    "results. Continuing with the provided token results in an inconsistent list - objects that were created, "
+    "modified, or deleted between the time the first chunk was returned and now may show up in the list.")
+LATEST = -1  # a continue token's revision meaning "the latest": an expired token's successor, as upstream's
+
+
 def encode_continue(revision: int, start_key: str) -> str:
     token = orjson.dumps({"v": "meta.k8s.io/v1", "rv": revision, "start": start_key + "\x00"})
     return base64.urlsafe_b64encode(token).decode().rstrip("=")
@@ -102,7 +110,7 @@ def decode_continue(token: str) -> tuple[int, str]:
         padded = token + "=" * (-len(token) % 4)
         data = orjson.loads(base64.urlsafe_b64decode(padded))
         revision, start = int(data["rv"]), str(data["start"])
-        if data.get("v") != "meta.k8s.io/v1" or revision <= 0:
+        if data.get("v") != "meta.k8s.io/v1" or revision == 0 or revision < LATEST:
             raise ValueError
         return revision, start.removesuffix("\x00")
     except (ValueError, KeyError, TypeError) as exc:
@@ -156,6 +164,10 @@ class Registry:
         prefix = f"{collection}{namespace}/" if namespace and res.namespaced else collection
         if continue_token:
             revision, start = decode_continue(continue_token)
+            if revision == LATEST:  # go on from `start` at the current revision: an inconsistent list
+                if self.store.shared:
+                    await self.store.sync()
+                revision = self.cache.revision
             return await self._list_from_store(res, prefix, revision, start, labels, fields, limit)
         if not resource_version and self.store.shared:
             await self.store.sync()  # a store shared with other API servers: list at least what they wrote
@@ -210,9 +222,9 @@ class Registry:
                     return ListResult(items, revision)
                 after = page.kvs[-1].key
         except CompactedError:
-            raise errors.gone("The provided continue parameter is too old to display a consistent list result. "
-                              "You can start a new list without the continue parameter.") if start is not None \
-                else errors.gone(f"too old resource version: {revision} ({self.store.compact_revision})") from None
+            if start is None:
+                raise errors.gone(f"too old resource version: {revision} ({self.store.compact_revision})") from None
+            raise errors.gone(INCONSISTENT_CONTINUE, encode_continue(LATEST, start)) from None
         except FutureRevisionError:
             raise StatusError(504, "Timeout", f"Timeout: Too large resource version: {revision}, current: "
                               f"{self.store.revision}") from None
