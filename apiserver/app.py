@@ -19,7 +19,7 @@ from . import errors
 from .auth.security import Security
 from .discovery import Discovery
 from .errors import StatusError
-from .handlers import system
+from .handlers import oidc, system
 from .handlers.resource import ResourceHandler
 from .http.inflight import InflightLimiter
 from .http.responses import status_response
@@ -103,6 +103,8 @@ class HandlerChain:
                 return await system.health(self.store_health, self.ready(), request, name)
         if path == "/version":
             return system.version()
+        if path in oidc.PATHS and self.security.tokens is not None:
+            return oidc.respond(self.security.tokens, path)
         if path.startswith("/openapi/"):
             return system.openapi(self.resources, request)
         if path.startswith("/api"):

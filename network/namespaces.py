@@ -18,6 +18,7 @@ import ctypes.util
 import logging
 import os
 import select
+import shlex
 import shutil
 import socket
 import subprocess
@@ -131,6 +132,16 @@ def run_in(netns: str, script: str) -> None:
                             capture_output=True, check=False)
     if result.returncode != 0:
         raise OSError(f"ip in {netns}: {result.stderr.decode(errors='replace').strip()}")
+
+
+def write_sysctls(netns: str, values: dict[str, str]) -> None:
+    """Write sysctls (paths under /proc/sys, e.g. `net/ipv4/conf/mk0/route_localnet`) of a network namespace: a
+    process inside it writes them (/proc/sys/net shows the writer's namespace)."""
+    script = " && ".join(f"printf %s {shlex.quote(value)} > {shlex.quote('/proc/sys/' + path)}"
+                         for path, value in values.items())
+    result = subprocess.run(["nsenter", f"--net={netns}", "sh", "-c", script], capture_output=True, check=False)
+    if result.returncode != 0:
+        raise OSError(f"sysctls in {netns}: {result.stderr.decode(errors='replace').strip()}")
 
 
 def sockets_in(netns: str, family: int, type: int, count: int) -> list[socket.socket]:

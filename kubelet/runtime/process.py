@@ -27,9 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from mini_kube.machinery.sysctls import proc_path
+from mini_kube.network.cluster import LOCALNET
 from mini_kube.network.namespaces import DIE_WITH_PARENT, Holder, run_in
 
 from ..cgroups.tree import PodCgroups
+from ..hostports import HostPorts
 from ..logs import LogWriter
 from ..seccomp import compile_filter
 from ..security import CAPABILITIES
@@ -143,12 +145,14 @@ class ProcessRuntime(Runtime):
     runs_processes = True
 
     def __init__(self, network: Any, cgroups: PodCgroups | None = None, *, unenforced: str = "",
-                 node_name: str = "", node_ip: str = "", hide: tuple[str, ...] = ()) -> None:
+                 node_name: str = "", node_ip: str = "", node_address: str = "", hide: tuple[str, ...] = ()) -> None:
         self.network = network
         self.cgroups = cgroups
         self.unenforced = unenforced  # without cgroups: why resources.limits are not enforced
         self.hide = hide  # host directories no container may see (the node's root dir, the data dir)
-        self.node = NodeNamespaces(network, node_name, node_ip)  # what hostNetwork/hostPID/hostIPC Pods share
+        # what hostNetwork/hostPID/hostIPC Pods share
+        self.node = NodeNamespaces(network, node_name, node_ip, node_address)
+        self.host_ports = HostPorts(self.node, network.netns, node_address)  # the relays of Pods' hostPorts
         self.user_namespaces = UserNamespaces()  # the ID blocks of Pods with `hostUsers: false`
         self.spawner = InitSpawner(init_program)  # forks each container's init
 
@@ -199,14 +203,18 @@ class ProcessRuntime(Runtime):
             setup = f"mount -t tmpfs -o mode=0755,nosuid,nodev,noexec,size=64m tmpfs {shlex.quote(str(memory))}"
             if not host_network:  # the Pod's side of its network in the same process as the rest: one spawn less
                 addresses = (f"link set lo up\naddr add {ip}/{net.prefix_length} dev eth0\nlink set eth0 up\n"
-                             f"route add default via {net.gateway}\n")
-                setup = (f"printf %s {shlex.quote(addresses)} | ip -batch - && hostname {shlex.quote(hostname[:63])}"
-                         f" && {setup}")
+                             f"route add default via {net.gateway}\n"
+                             f"{net.node_routes()}")  # the nodes' addresses: in the cluster network
+                localnet = shlex.quote("/proc/sys/" + LOCALNET.format(device="eth0"))
+                setup = (f"printf %s {shlex.quote(addresses)} | ip -batch - && printf 1 > {localnet} && "
+                         f"hostname {shlex.quote(hostname[:63])} && {setup}")
             for name, value in pod_sysctls(pod):  # admitted by the kubelet: each in a namespace of the Pod's own
                 setup += f" && printf %s {shlex.quote(value)} > {shlex.quote(proc_path(name))}"
             await _run("nsenter", f"--uts=/proc/{holder.pid}/ns/uts", f"--mount=/proc/{holder.pid}/ns/mnt",
                        f"--ipc=/proc/{holder.pid}/ns/ipc", f"--net={holder.netns}", "--", "sh", "-c", setup)
+            await self.host_ports.open(uid, pod, ip)
         except BaseException:
+            self.host_ports.close(uid)
             holder.close()
             if users is not None:
                 users.close()
@@ -346,8 +354,9 @@ class ProcessRuntime(Runtime):
         return proc.returncode or 0, out + err
 
     async def close(self) -> None:
-        """Stop the containers' init spawner, remove the node's cgroups and namespaces."""
+        """Stop the containers' init spawner and the hostPort relays, remove the node's cgroups and namespaces."""
         self.spawner.close()
+        self.host_ports.close_all()
         self.node.close()
         self.user_namespaces.release_all()
         if self.cgroups is not None:
@@ -368,6 +377,7 @@ class ProcessRuntime(Runtime):
         return made[name]
 
     async def remove_sandbox(self, sandbox: Sandbox) -> None:
+        self.host_ports.close(sandbox.uid)
         holder: Holder | None = sandbox.extra.pop("holder", None)
         users: Holder | None = sandbox.extra.pop("users", None)
         if holder is not None and users is not None:  # the block is free once no process of the Pod is left
