@@ -4,11 +4,15 @@ with DNAT rules, here by relays in the kubelet's process (network/relay.py) to P
 - in the node's network namespace (the one hostNetwork Pods share), on hostIP:hostPort (all its addresses when
   hostIP is empty), so 127.0.0.1:hostPort and NodeIP:hostPort answer there as on a real node;
 - in the cluster network, on the node's address when hostIP is empty or that address, where Pods' traffic to the
-  node's address goes (network/cluster.py), so other Pods reach NodeIP:hostPort too.
+  node's address goes (network/cluster.py), so other Pods reach NodeIP:hostPort too;
+- on the machine, on the node's address likewise (only that address: the machine's own namespace uses only
+  127.0.0.0/8), where the node's NodePorts are, dialling the Pod from the cluster network.
 
-TCP and UDP. A port that cannot be bound (a hostNetwork Pod already listens there) fails the Pod's sandbox, which
-the kubelet makes again later, as a runtime's portmap failure does. hostNetwork Pods have none: their ports are
-the node's already. The relays end with the Pod's sandbox."""
+TCP and UDP. A port that cannot be bound in the node's namespace or the cluster network (a hostNetwork Pod
+already listens there) fails the Pod's sandbox, which the kubelet makes again later, as a runtime's portmap
+failure does; on the machine, where the node's own servers (the kubelet's, kube-proxy's) share the address, it is
+only logged. hostNetwork Pods have none: their ports are the node's already. The relays end with the Pod's
+sandbox."""
 
 from __future__ import annotations
 
@@ -53,7 +57,7 @@ def mappings(pod: dict[str, Any]) -> list[Mapping]:
 
 
 class _TcpPort(TcpRelay):
-    """Every connection to the Pod's address, dialled from the listener's namespace."""
+    """Every connection to the Pod's address, dialled from the namespace `netns`."""
 
     def __init__(self, sock: socket.socket, netns: str, target: Address) -> None:
         super().__init__(sock, f"hostPort {sock.getsockname()[1]} -> {target[0]}:{target[1]}")
@@ -68,7 +72,7 @@ class _TcpPort(TcpRelay):
 
 
 class _UdpPort(UdpRelay):
-    """Every client's datagrams to the Pod's address, sent from the listener's namespace."""
+    """Every client's datagrams to the Pod's address, sent from the namespace `netns`."""
 
     def __init__(self, sock: socket.socket, netns: str, target: Address) -> None:
         super().__init__(sock, f"hostPort {sock.getsockname()[1]}/UDP -> {target[0]}:{target[1]}")
@@ -104,11 +108,17 @@ class HostPorts:
         opened: list[Relay] = []
         try:
             for mapping in wanted:
-                places = [(holder.netns, mapping.host_ip or "0.0.0.0")]
-                if self.cluster_netns and self.address and mapping.host_ip in ("", self.address):
-                    places.append((self.cluster_netns, self.address))
-                for netns, bind_ip in places:
-                    opened.append(await _relay(netns, bind_ip, mapping, (ip, mapping.container_port)))
+                target = (ip, mapping.container_port)
+                opened.append(await _relay(holder.netns, holder.netns, mapping.host_ip or "0.0.0.0", mapping, target))
+                if not (self.cluster_netns and self.address and mapping.host_ip in ("", self.address)):
+                    continue
+                opened.append(await _relay(self.cluster_netns, self.cluster_netns, self.address, mapping, target))
+                try:
+                    opened.append(await _relay(None, self.cluster_netns, self.address, mapping, target))
+                except OSError as exc:
+                    meta = pod.get("metadata") or {}
+                    log.warning("pod %s/%s: %s on the machine (reached in the cluster network only)",
+                                meta.get("namespace"), meta.get("name"), exc)
         except OSError:
             for relay in opened:
                 relay.close()
@@ -124,14 +134,17 @@ class HostPorts:
             self.close(uid)
 
 
-async def _relay(netns: str, bind_ip: str, mapping: Mapping, target: Address) -> Relay:
+async def _relay(netns: str | None, dial_netns: str, bind_ip: str, mapping: Mapping, target: Address) -> Relay:
+    """A relay listening in `netns` (None: the machine's own namespace) on bind_ip:hostPort, dialling `target`
+    from `dial_netns`."""
     kind = socket.SOCK_STREAM if mapping.protocol == "TCP" else socket.SOCK_DGRAM
     try:
         sock = listen_on(socket_in(netns, family_of(bind_ip), kind), bind_ip, mapping.host_port)
     except OSError as exc:
         raise OSError(exc.errno, f"cannot bind hostPort {bind_ip}:{mapping.host_port}/{mapping.protocol}: "
                                  f"{exc.strerror}") from None
-    relay: Relay = _TcpPort(sock, netns, target) if kind == socket.SOCK_STREAM else _UdpPort(sock, netns, target)
+    relay: Relay = _TcpPort(sock, dial_netns, target) if kind == socket.SOCK_STREAM else \
+        _UdpPort(sock, dial_netns, target)
     await relay.start()
     log.debug("%s on %s", relay.name, bind_ip)
     return relay

@@ -2,12 +2,16 @@
 which inside a Pod's own network namespace would be its own loopback; Pods route them to the cluster network,
 where the node's NodePorts and its Pods' hostPorts answer (network/cluster.py, kubelet/hostports.py). A Pod
 reaches NodeIP:NodePort over TCP and UDP, seen by kube-proxy from its own address (ClientIP affinity holds); a
-hostNetwork Pod reaches hostPorts bound to 127.0.0.1 and to the node's address, TCP and UDP, and other Pods
-reach those on the node's address; a deleted Pod's hostPort is closed."""
+hostNetwork Pod reaches hostPorts bound to 127.0.0.1 and to the node's address, TCP and UDP, and other Pods and
+the machine reach those on the node's address; a deleted Pod's hostPort is closed."""
 
 from __future__ import annotations
 
 import json
+import socket
+import urllib.request
+
+import pytest
 
 from tests.helpers import kubectl
 
@@ -102,6 +106,14 @@ def test_host_ports_on_localhost_and_the_node_address(process_cluster, process_n
     assert answer(kube, ns, "client", f"echo hostname | nc -u -w 2 {address} {port}") == "udp"
     mine = shell(kube, ns, "client", f"curl -s --connect-timeout 2 http://127.0.0.1:{port}/hostname")
     assert mine.returncode != 0, mine  # 127.0.0.1 is the client's own: only the node's namespace has that port
+    with urllib.request.urlopen(f"http://{address}:{port}/hostname", timeout=5) as reply:  # from the machine
+        assert reply.read() == b"tcp"
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+        udp.settimeout(5)
+        udp.sendto(b"hostname", (address, port))
+        assert udp.recv(100) == b"udp"
     kubectl(kube, "-n", ns, "delete", "pod", "tcp", "--grace-period=0", "--wait=true")
     eventually(lambda: shell(kube, ns, "host", f"curl -s --connect-timeout 2 http://{address}:{port}/").returncode == 7,
                timeout=30)  # curl's "could not connect": the port is closed with its Pod
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection((address, port), timeout=5)
