@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from . import errors
+from .aggregator.availability import Aggregator
 from .auth.security import Security
 from .discovery import Discovery
 from .errors import StatusError
@@ -45,6 +46,7 @@ class HandlerChain:
     resource_handler: ResourceHandler
     store_health: StoreHealth  # /livez and /readyz's etcd checks
     ready: Callable[[], bool]  # whether the server serves (readyz's shutdown check)
+    aggregator: Aggregator | None = None  # APIServices served by extension API servers
 
     async def __call__(self, request: web.Request) -> web.StreamResponse:
         """Answer one request (errors as Status objects) and audit the answer."""
@@ -84,6 +86,9 @@ class HandlerChain:
         leave = self.inflight.enter(info, request.query, user)
         try:
             await self.security.authorize(request, user, info)
+            served = self.aggregator.route(path) if self.aggregator is not None else None
+            if served is not None:
+                return await self.aggregator.forward(request, served, user)  # type: ignore[union-attr]
             if not info.is_resource:
                 return await self._non_resource(request)
             res = self.resources.lookup(info.api_group, info.api_version, info.resource)

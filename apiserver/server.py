@@ -12,6 +12,7 @@ from aiohttp import web
 from mini_kube.store import Store
 
 from . import datadir
+from .aggregator import authentication_config
 from .assemble import Assembly, assemble
 from .auth.default_policy import bootstrap_policy
 from .auth.loopback import new_socket_name
@@ -157,6 +158,10 @@ class ApiServer:
                     "value": value, "description": description}, opts)
         if not self.config.insecure_http:
             await bootstrap_policy(registry, self.lifecycle)
+        if parts.security.pki is not None:
+            await authentication_config.publish(registry, parts.security.pki)
+        if parts.handler.aggregator is not None:
+            parts.handler.aggregator.start()
 
     async def _bootstrap_kubernetes_service(self, registry: Registry, opts: WriteOptions) -> None:
         """`default/kubernetes`: the API server's own Service, on the first address of the service range."""
