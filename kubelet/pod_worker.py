@@ -36,7 +36,14 @@ from .runtime.base import Container, ContainerSpec, Sandbox
 from .seccomp import PROFILE_DIRECTORY
 from .security import SecurityError, container_security
 from .volume_sync import TokenCache, VolumeSync
-from .volumes import VolumeError, container_mounts, make_volumes, memory_volume_size, memory_volumes
+from .volumes import (
+    VolumeError,
+    container_mounts,
+    make_volumes,
+    memory_volume_size,
+    memory_volumes,
+    warm_tokens,
+)
 from .worker_env import WorkerEnv
 
 log = logging.getLogger("mini-kube.kubelet")
@@ -249,8 +256,13 @@ class PodWorker:
         return made
 
     async def _run(self) -> None:
-        if not await self._make_sandbox():
-            return
+        warm = asyncio.create_task(warm_tokens(self.pod, self._tokens))  # while the sandbox is made
+        try:
+            if not await self._make_sandbox():
+                return
+            await warm
+        finally:
+            warm.cancel()
         while not self.terminating:
             try:
                 self.volumes = await make_volumes(self.pod, self.directory, self.env.get_object,
