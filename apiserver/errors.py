@@ -110,16 +110,20 @@ class StatusError(Exception):
     """An API error that becomes a metav1.Status response."""
 
     def __init__(self, code: int, reason: str, message: str, details: dict[str, Any] | None = None,
-                 headers: dict[str, str] | None = None) -> None:
+                 headers: dict[str, str] | None = None, list_meta: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.reason = reason
         self.message = message
         self.details = details
         self.headers = headers or {}
+        self.list_meta = list_meta  # the Status's own metadata (a ListMeta: an expired list's `continue`)
 
     def status(self) -> dict[str, Any]:
-        return failure(self.code, self.reason, self.message, self.details or None)
+        body = failure(self.code, self.reason, self.message, self.details or None)
+        if self.list_meta:
+            body["metadata"] = dict(self.list_meta)
+        return body
 
 
 def _details(name: str | None, kind: str, **extra: Any) -> dict[str, Any]:
@@ -185,8 +189,9 @@ def unauthorized() -> StatusError:
     return StatusError(401, "Unauthorized", "Unauthorized")
 
 
-def gone(message: str) -> StatusError:
-    return StatusError(410, "Expired", message)
+def gone(message: str, continue_token: str = "") -> StatusError:
+    """410 Expired; `continue_token`: where the list may go on from (at the latest revision)."""
+    return StatusError(410, "Expired", message, list_meta={"continue": continue_token} if continue_token else None)
 
 
 def too_large(message: str = "the server has received a request that is too large") -> StatusError:

@@ -66,6 +66,14 @@ GO_ZERO_VALUES = {"spec.unschedulable": "false", "spec.hostNetwork": "false", "s
                   "status.successful": "0"}
 
 
+def _event_source(event: dict[str, Any]) -> str:
+    """A core Event's `source` field label: its source.component, else its reportingComponent (an Event written
+    through events.k8s.io has only the latter), as upstream's event ToSelectableFields."""
+    source = event.get("source")
+    component = source.get("component") if isinstance(source, dict) else None
+    return str(component or event.get("reportingComponent") or "")
+
+
 # events.k8s.io/v1 Events are stored in the core shape: their field labels map onto the core ones
 # (AddFieldLabelConversionsForEvent in pkg/apis/events/v1).
 EVENTS_V1_FIELDS = {
@@ -153,13 +161,18 @@ class FieldSelector:
                 raise bad_request(f'field label not supported: {field}')
             getter = _path_getter(aliases[field] if aliases is not None else field)
             if kind == "Event" and field == "source" and aliases is None:
-                getter = _path_getter("source.component")
+                getter = _event_source
             reqs.append(FieldRequirement(field, "!=" if op == "!=" else "=", _unescape_field_value(value), getter))
         return cls(tuple(reqs))
 
     @property
     def empty(self) -> bool:
         return not self.requirements
+
+    @property
+    def reads_object(self) -> bool:
+        """Whether a requirement reads more than the object's name and namespace (which every version shares)."""
+        return any(req.field not in ("metadata.name", "metadata.namespace") for req in self.requirements)
 
     def matches(self, obj: dict[str, Any]) -> bool:
         for req in self.requirements:

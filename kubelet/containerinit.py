@@ -17,7 +17,8 @@ first thing (the supervisor stays out of them, as a runtime's shim does), so the
 limits.
 
 `--enter ARGV...` runs a process in a running container instead (kubectl exec), with the same identity and
-filter (the process, identity and environment in the variable MINI_KUBE_EXEC). Standard library only, run as `python -I -S containerinit.py SPEC.json`; exits 128 when the command cannot
+filter (the process, identity and environment in the variable MINI_KUBE_EXEC). Standard library only, run as
+`python -I -S containerinit.py SPEC` (SPEC: marshal, which needs no import); exits 128 when the command cannot
 start (as a runtime's StartError). It starts no process but the command: the kubelet finds the command as this
 process's child, to exec into it."""
 
@@ -557,11 +558,10 @@ def join_cgroups(files):
             sys.exit(128)
 
 
-def main():
-    import json
-
-    with open(sys.argv[1]) as handle:
-        spec = json.load(handle)
+def main(spec_path=None):
+    """Build the container from the spec at `spec_path` (else the first argument) and exec its command."""
+    with open(spec_path or sys.argv[1], "rb") as handle:
+        spec = marshal.load(handle)
     started = spec.get("started_fd")  # closed by the command's exec: the kubelet then knows it has started
     if started is not None:
         os.set_inheritable(started, False)
@@ -635,11 +635,19 @@ ENTERED = (("ipc", 0x08000000), ("uts", 0x04000000), ("net", 0x40000000), ("pid"
            ("mnt", 0x00020000))  # the namespaces an exec'd process joins, in nsenter's order
 
 
-def enter(pid, security, environ, argv):
+def enter(pid, security, environ, argv, cgroups=(), tty=False):
     """`kubectl exec` (and exec probes): run `argv` in the container whose process is `pid` (its namespaces,
-    root and working directory), with the container's identity, bounding set, no_new_privs and seccomp filter,
-    as a runtime's exec does. This process joins the Pod's namespaces but not its mount namespace, and stays on
-    the host's files as the parent passing signals on; only the command's process enters the container's root."""
+    root and working directory, its cgroups), with the container's identity, bounding set, no_new_privs and
+    seccomp filter, as a runtime's exec does. This process joins the Pod's namespaces but not its mount namespace,
+    and stays on the host's files as the parent passing signals on; only the command's process enters the
+    container's root. With `tty` it first leads a session of its own whose controlling terminal is its stdin."""
+    join_cgroups(cgroups)
+    if tty:
+        import fcntl
+        import termios
+
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
     with open("/proc/sys/kernel/cap_last_cap") as handle:
         last_cap = int(handle.read())
     namespaces = {name: (os.open(f"/proc/{pid}/ns/{name}", os.O_RDONLY), flag) for name, flag in ENTERED}
@@ -683,8 +691,9 @@ def enter(pid, security, environ, argv):
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--enter"]:  # containerinit.py --enter ARGV..., MINI_KUBE_EXEC: {pid, security, env}
+    if sys.argv[1:2] == ["--enter"]:  # containerinit.py --enter ARGV..., MINI_KUBE_EXEC: {pid, security, env, ...}
         exec_spec = marshal.loads(bytes.fromhex(os.environ.pop("MINI_KUBE_EXEC")))
-        enter(exec_spec["pid"], exec_spec["security"], exec_spec["env"], sys.argv[2:])
+        enter(exec_spec["pid"], exec_spec["security"], exec_spec["env"], sys.argv[2:], exec_spec.get("cgroups", ()),
+              exec_spec.get("tty", False))
     else:
         main()

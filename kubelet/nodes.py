@@ -75,6 +75,7 @@ class NodeSet:
         cgroups, why = pod_cgroups(config)
         node_ip = str(next(ipaddress.ip_network(config.pod_cidr).hosts()))  # kept for the node by its IPAM
         return ProcessRuntime(self.network, cgroups, unenforced=why, node_name=config.node_name, node_ip=node_ip,
+                              node_address=config.address,
                               hide=tuple(str(p.resolve()) for p in [self.root, *map(Path, self.hidden)]))
 
     def _dialer(self, runtime: Runtime, address: str) -> Any:

@@ -244,23 +244,16 @@ class KubeletServer:
         await record.container.started()  # not into a container whose root is still being built
         master = -1
         try:
-            command, env = runtime.exec_command(record.container, argv)
-            setup = runtime.exec_setup(record.container)
+            command, env = runtime.exec_command(record.container, argv, tty=tty)
             if tty:
                 master, slave = runtime.open_pty(record.container)  # the container's own, where it has one
-
-                def child_setup() -> None:
-                    setup()
-                    os.setsid()
-                    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-
                 proc = await asyncio.create_subprocess_exec(*command, stdin=slave, stdout=slave, stderr=slave,
-                                                            env=env, preexec_fn=child_setup)
+                                                            env=env)
                 os.close(slave)
             else:
                 proc = await asyncio.create_subprocess_exec(
                     *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                    stderr=asyncio.subprocess.PIPE, env=env, preexec_fn=setup, start_new_session=True)
+                    stderr=asyncio.subprocess.PIPE, env=env, start_new_session=True)
         except (OSError, subprocess.SubprocessError) as exc:
             await _send_status(ws, channels.failure(str(exc)))
             return

@@ -1,7 +1,15 @@
 """The cluster network: one network namespace (held by a pause process) with the bridge `mk0` that every Pod's
 veth joins, and a `local` route for the whole service range so that any ClusterIP can be bound there. Found by
 other components through the ConfigMap kube-system/mini-kube-network; the loopback block of the cluster's node
-and load-balancer addresses is kept there too."""
+and load-balancer addresses is kept there too.
+
+The nodes' addresses are loopback ones (127.A.B.10, ...: the machine's own namespace uses only 127.0.0.0/8), so
+inside a Pod's namespace they would be the Pod's own loopback. Pods route the cluster's loopback block to the
+gateway instead (`node_routes`: a route in the `local` table, more specific than its 127.0.0.0/8, with
+`route_localnet` on the Pod's eth0 and the bridge so that the kernel lets such packets cross them), and in the
+cluster namespace, where every 127.x address is local, kube-proxy serves each node's NodePorts on the node's
+address as it does on the machine, and the kubelet its Pods' hostPorts: a Pod reaches NodeIP:NodePort as on a
+real cluster. Nothing of this reaches the machine's own namespace."""
 
 from __future__ import annotations
 
@@ -14,10 +22,11 @@ from typing import Any
 from mini_kube.client import AlreadyExists, ApiClient, Conflict, NotFound
 from mini_kube.machinery.refs import CONFIGMAPS
 
-from .namespaces import Holder, run_in
+from .namespaces import Holder, run_in, write_sysctls
 
 CONFIGMAP = "mini-kube-network"
 BRIDGE = "mk0"
+LOCALNET = "net/ipv4/conf/{device}/route_localnet"  # under /proc/sys: 127.x may cross the device (node_routes)
 CLUSTER_CIDR = "10.244.0.0/16"
 GATEWAY = "10.244.0.1"
 
@@ -55,6 +64,14 @@ class ClusterNetwork:
         base = ipaddress.ip_network(self.cluster_cidr).network_address
         return f"{ipaddress.ip_address(int(base) + ((index + 1) << 8))}/24"
 
+    def node_routes(self, device: str = "eth0") -> str:
+        """`ip -batch` lines for a Pod's namespace: the loopback block goes to the gateway through `device` (which
+        needs `route_localnet`, see `LOCALNET`). Empty when the block holds 127.0.0.1 (the Pod's own loopback)."""
+        block = ipaddress.ip_network(f"{self.loopback_block}.0/24")
+        if ipaddress.ip_address("127.0.0.1") in block:
+            return ""
+        return f"route add {block} via {self.gateway} dev {device} table local\n"
+
     def lb_pool(self) -> list[str]:
         return [f"{self.loopback_block}.{i}" for i in range(100, 200)]
 
@@ -82,6 +99,7 @@ class ClusterNetwork:
             run_in(holder.netns, f"link set lo up\nlink add {BRIDGE} type bridge\n"
                                  f"addr add {GATEWAY}/{ipaddress.ip_network(CLUSTER_CIDR).prefixlen} dev {BRIDGE}\n"
                                  f"link set {BRIDGE} up\nroute add local {service_cidr} dev lo\n")
+            write_sysctls(holder.netns, {LOCALNET.format(device=BRIDGE): "1"})
             fresh.update({"netns": holder.netns, "holderPid": str(holder.pid),
                           "netnsInode": str(os.stat(holder.netns).st_ino)})
         body: dict[str, Any] = {"apiVersion": "v1", "kind": "ConfigMap",

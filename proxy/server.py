@@ -2,7 +2,9 @@
 
 It watches Services and EndpointSlices and keeps, for every port of every proxied Service:
 - a listener on the node's address at the NodePort (NodePort and LoadBalancer Services), forwarding to the
-  endpoints external traffic may use (`externalTrafficPolicy`);
+  endpoints external traffic may use (`externalTrafficPolicy`); when that address is a loopback one (127.A.B.x,
+  as mini-kube's nodes have) and the cluster network is known, a second one on the same address inside it,
+  where Pods' traffic to the node's address goes (network/cluster.py);
 - with the cluster network namespace, a listener inside it on each ClusterIP:port (the namespace routes the
   whole service range locally, so any ClusterIP binds there), forwarding to the endpoints internal traffic may
   use (`internalTrafficPolicy`);
@@ -61,6 +63,7 @@ API_SERVICE = "default/kubernetes"
 ELSEWHERE_RETRY = 2.0  # a ClusterIP another proxy serves in the shared namespace: take over if it goes
 Listener = TcpListener | UdpListener
 ListenerKey = tuple[str, str, int, str]  # kind, address, port, protocol
+IN_CLUSTER = "external-in-cluster"  # a listener's kind: the NodePort on the node's address in the cluster network
 
 
 def _slice_service(obj: dict[str, Any]) -> tuple[str, ...]:
@@ -309,6 +312,8 @@ class ProxyServer:
             wanted |= {("internal", ip, port.port, port.protocol) for ip in port.cluster_ips}
         if port.node_port and state.balancer.external:
             wanted.add(("external", self.node_ip, port.node_port, port.protocol))
+            if self.netns is not None and is_loopback(self.node_ip):
+                wanted.add((IN_CLUSTER, self.node_ip, port.node_port, port.protocol))
         relay = self._relay(state)
         if relay is not None:
             wanted.add(relay)
@@ -328,7 +333,8 @@ class ProxyServer:
         for key in wanted - state.listeners.keys():
             kind, ip, number, protocol = key
             try:
-                sock = self.maker.listening(ip, number, socket.SOCK_STREAM if protocol == "TCP" else socket.SOCK_DGRAM)
+                sock = self.maker.listening(ip, number, socket.SOCK_STREAM if protocol == "TCP" else socket.SOCK_DGRAM,
+                                            inside=kind == IN_CLUSTER)
             except OSError as exc:
                 if kind == "internal" and exc.errno == errno.EADDRINUSE:
                     self._retry(service_key, ELSEWHERE_RETRY)
@@ -337,8 +343,9 @@ class ProxyServer:
                             protocol, state.port.name, exc)
                 ok = False
                 continue
-            listener: Listener = TcpListener(state, kind, sock, self.maker) if protocol == "TCP" else \
-                UdpListener(state, kind, sock, self.maker, self.udp_timeout)
+            traffic = "internal" if kind == "internal" else "external"  # which of the balancer's lists it uses
+            listener: Listener = TcpListener(state, traffic, sock, self.maker) if protocol == "TCP" else \
+                UdpListener(state, traffic, sock, self.maker, self.udp_timeout)
             await listener.start()
             state.listeners[key] = listener
         return ok
@@ -402,6 +409,7 @@ class ProxyServer:
         return self.log.records()
 
     def listeners(self) -> list[ListenerKey]:
-        """What is open now: (kind, address, port, protocol), kind "internal" (ClusterIP) or "external"."""
+        """What is open now: (kind, address, port, protocol), kind "internal" (ClusterIP), "external" (NodePort)
+        or IN_CLUSTER (the NodePort on the node's address in the cluster network)."""
         return sorted(key for states in self._states.values() for state in states.values()
                       for key in state.listeners)

@@ -3,8 +3,9 @@
 A socket belongs to the namespace of the thread that made it. Sockets for the namespace are made in batches by
 the event loop's own thread, which enters the namespace for just that long (`sockets_in`: one setns pair per
 batch, no other thread and no GIL hand-over), and kept in a pool until a listener or a connection takes one.
-Loopback addresses (127.0.0.0/8) are always the host's: an endpoint such as the API server's own address is
-dialled on the host even when the proxy serves a namespace."""
+Loopback addresses (127.0.0.0/8) are the host's: an endpoint such as the API server's own address is dialled on
+the host even when the proxy serves a namespace; only a listener asked for `inside` (the node's address in the
+cluster network, where Pods reach it) binds one there."""
 
 from __future__ import annotations
 
@@ -42,10 +43,11 @@ class SocketMaker:
     def in_netns(self, ip: str) -> bool:
         return self.netns is not None and not is_loopback(ip)
 
-    def socket(self, ip: str, kind: int) -> Socket:
-        """A non-blocking socket of type `kind` that can reach (or bind) `ip`."""
+    def socket(self, ip: str, kind: int, inside: bool = False) -> Socket:
+        """A non-blocking socket of type `kind` that can reach (or bind) `ip`: in the namespace if `ip` lives
+        there, or if `inside`."""
         family = family_of(ip)
-        if not self.in_netns(ip):
+        if not (self.in_netns(ip) or (inside and self.netns is not None)):
             sock = socket.socket(family, kind | socket.SOCK_NONBLOCK)
         else:
             pool = self._pools.get((family, kind))
@@ -56,9 +58,9 @@ class SocketMaker:
             sock = pool.popleft()
         return sock
 
-    def listening(self, ip: str, port: int, kind: int) -> Socket:
-        """A socket bound to ip:port (and listening, for TCP)."""
-        return listen_on(self.socket(ip, kind), ip, port)
+    def listening(self, ip: str, port: int, kind: int, inside: bool = False) -> Socket:
+        """A socket bound to ip:port (and listening, for TCP); with `inside`, in the namespace."""
+        return listen_on(self.socket(ip, kind, inside), ip, port)
 
     def close(self) -> None:
         for pool in self._pools.values():

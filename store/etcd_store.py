@@ -81,12 +81,13 @@ class EtcdStore(StoreBase):
 
     @classmethod
     async def open(cls, endpoints: list[str], *, prefix: str = "/registry", tls: TlsOptions | None = None,
-                   max_value_size: int = 1_572_864, watch_buffer: int = 10_000, history_revisions: int = 10_000,
+                   max_value_size: int = 1_572_864, watch_buffer: int = 10_000, history_revisions: int = 0,
                    compact_interval: float = 300) -> EtcdStore:
         """Connect, load the current keys under ``prefix`` and start following etcd's watch.
 
-        Every ``compact_interval`` seconds (0 or less: never) history older than ``history_revisions``
-        revisions is compacted, as kube-apiserver's compactor does (several servers doing it is harmless).
+        Every ``compact_interval`` seconds (0 or less: never) history is compacted up to the revision the
+        previous round saw, as kube-apiserver's compactor does (so history lives one to two intervals; several
+        servers doing it is harmless), keeping at least the last ``history_revisions`` revisions.
         """
         self = cls(EtcdClient(endpoints, tls), prefix, max_value_size, watch_buffer)
         try:
@@ -424,9 +425,11 @@ class EtcdStore(StoreBase):
         self._compact_revision = revision
 
     async def _compact_loop(self, interval: float, keep: int) -> None:
+        seen = self._revision
         while True:
             await asyncio.sleep(interval)
-            target = self._revision - keep
+            target = min(seen, self._revision - keep)
+            seen = self._revision
             if target > self._compact_revision:
                 try:
                     await self.compact(target)

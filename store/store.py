@@ -58,15 +58,16 @@ class Store(StoreBase):
         path: str = ":memory:",
         *,
         history_seconds: float = 300,
-        history_revisions: int = 10_000,
+        history_revisions: int = 0,
         max_value_size: int = 1_572_864,
         compact_interval: float = 60,
         watch_buffer: int = 10_000,
     ) -> Store:
         """Open (creating if needed) the store at ``path`` (``":memory:"`` for a private in-memory store).
 
-        History is kept for ``history_seconds`` or the last ``history_revisions`` revisions, whichever
-        keeps more, and compacted automatically every ``compact_interval`` seconds (0 or less: never).
+        History is kept for ``history_seconds`` (kube-apiserver compacts every 5 minutes) or the last
+        ``history_revisions`` revisions, whichever keeps more, and compacted automatically every
+        ``compact_interval`` seconds (0 or less: never).
         ``watch_buffer`` is how many undelivered events a watcher may hold before it is ended.
         """
         self = cls()

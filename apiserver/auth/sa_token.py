@@ -95,6 +95,10 @@ class ServiceAccountTokens:
         token = jwt.encode(claims, self.signing_key, algorithm="RS256", headers={"kid": self._kid, "typ": None})
         return IssuedToken(token, dt.datetime.fromtimestamp(exp, dt.UTC))
 
+    def public_jwks(self) -> list[dict[str, str]]:
+        """The verifying keys as JSON Web Keys (RFC 7517), the signing key's first: what `/openid/v1/jwks` lists."""
+        return [_jwk(kid, key) for kid, key in self._keys.items()]
+
     def is_ours(self, token: str) -> bool:
         """Whether `token` is a JWT naming our issuer (otherwise another authenticator may own it)."""
         try:
@@ -159,6 +163,18 @@ class ServiceAccountTokens:
             extra[EXTRA_CREDENTIAL_ID] = (f"JTI={claims['jti']}",)
         return UserInfo(service_account_username(namespace, name), uid, service_account_groups(namespace),
                         dict(sorted(extra.items())))
+
+
+def _b64url_uint(value: int) -> str:
+    """An unsigned integer as JWK writes it: big-endian bytes, unpadded base64url."""
+    raw = value.to_bytes(max(1, (value.bit_length() + 7) // 8), "big")
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def _jwk(kid: str, key: rsa.RSAPublicKey) -> dict[str, str]:
+    numbers = key.public_numbers()
+    return {"use": "sig", "kty": "RSA", "kid": kid, "alg": "RS256", "n": _b64url_uint(numbers.n),
+            "e": _b64url_uint(numbers.e)}
 
 
 def _check_live(lookup: ObjectLookup, kind: str, namespace: str, name: str, uid: str) -> None:

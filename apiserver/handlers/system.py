@@ -137,7 +137,7 @@ def version() -> web.Response:
 def root_paths(resources: ResourceRegistry) -> list[str]:
     """`GET /`: the server's root paths, as upstream lists them."""
     paths = {"/api", "/api/v1", "/apis", "/healthz", "/livez", "/readyz", "/version", "/openapi/v2",
-             "/openapi/v3"}
+             "/openapi/v3", "/.well-known/openid-configuration", "/openid/v1/jwks"}
     for row in resources.all():
         if row.group:
             paths.add(f"/apis/{row.group}")

@@ -23,6 +23,7 @@ from ..crd.serving import served, serves_raw
 from ..http.negotiation import JSON, PROTOBUF, negotiate
 from ..http.query import go_bool, parse_int64, resource_version
 from ..http.tables import build_table
+from ..registry import selection
 from ..registry.cache import CacheEvent, Entry, ObjectCache, Trigger, to_cache_event
 from ..resources import ResourceType
 from ..selectors import FieldSelector, parse_label_selector
@@ -117,8 +118,10 @@ def _bookmark(res: ResourceType, revision: int, initial_end: bool = False) -> di
     return {"kind": res.kind, "apiVersion": res.api_version, "metadata": meta}
 
 
-def _classify(event: CacheEvent, labels: Selector, fields: FieldSelector, name: str) -> str | None:
-    """The event type this watcher sees (an object leaving its selection is DELETED), or None."""
+def _classify(event: CacheEvent, labels: Selector, fields: FieldSelector, name: str,
+              view: selection.View = selection.stored) -> str | None:
+    """The event type this watcher sees (an object leaving its selection is DELETED), or None. Field labels read
+    `view` of the object: the object as the watch's version serves it (selection.field_view, after `_prepare`)."""
     if labels.empty and fields.empty and not name:
         return event.type
 
@@ -128,7 +131,7 @@ def _classify(event: CacheEvent, labels: Selector, fields: FieldSelector, name: 
         meta = obj.get("metadata") or {}
         if name and meta.get("name") != name:
             return False
-        return labels.matches(meta.get("labels")) and fields.matches(obj)
+        return labels.matches(meta.get("labels")) and fields.matches(view(obj))
 
     now = selected(event.obj)
     if event.type == "ADDED":
@@ -143,6 +146,11 @@ def _classify(event: CacheEvent, labels: Selector, fields: FieldSelector, name: 
     if before:
         return "DELETED"
     return None
+
+
+async def _prepare(res: ResourceType, fields: FieldSelector, event: CacheEvent) -> None:
+    """Convert by webhook what `_classify`'s view of the event reads (when the field selector needs it)."""
+    await selection.prepare(res, fields, (event.obj, event.prev_obj))
 
 
 def parse_timeout_seconds(text: str | None) -> int | None:
@@ -182,9 +190,8 @@ async def serve_watch(sources: WatchSources, request: web.Request, res: Resource
         if initial or not start_rv:
             entries = cache.list(res.key_prefix, namespace if res.namespaced else None)
             snapshot_rv = cache.revision
-            selected = [entry for entry in entries if (not name or (entry.obj.get("metadata") or {}).get("name") == name)
-                        and labels.matches((entry.obj.get("metadata") or {}).get("labels"))
-                        and fields.matches(entry.obj)]
+            named = [entry for entry in entries if not name or (entry.obj.get("metadata") or {}).get("name") == name]
+            selected = await selection.select(res, named, labels, fields)
             if encoder.converts:
                 await encoder.prepare([entry.obj for entry in selected])
             pending.extend(encoder.initial(entry) for entry in selected)
@@ -206,8 +213,10 @@ async def serve_watch(sources: WatchSources, request: web.Request, res: Resource
                     expired = True
                 else:
                     history = []
+            view = selection.field_view(res, fields)
             for event in history:
-                event_type = _classify(event, labels, fields, name)
+                await _prepare(res, fields, event)
+                event_type = _classify(event, labels, fields, name, view)
                 if event_type:
                     if encoder.converts:
                         await encoder.prepare([event.obj])
@@ -266,6 +275,8 @@ async def _pump(watcher: Any, response: web.StreamResponse, encoder: Encoder, la
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     queue = watcher.queue
+    view = selection.field_view(res, fields)
+    converting = selection.converts_for_fields(res, fields)
     while True:
         remaining = deadline - loop.time()
         if remaining <= 0:
@@ -284,7 +295,9 @@ async def _pump(watcher: Any, response: web.StreamResponse, encoder: Encoder, la
                 if frames:
                     await response.write(b"".join(frames))
                 return
-            event_type = _classify(event, labels, fields, name)
+            if converting:
+                await _prepare(res, fields, event)
+            event_type = _classify(event, labels, fields, name, view)
             if event_type:
                 if encoder.converts:
                     await encoder.prepare([event.obj])
@@ -301,6 +314,7 @@ async def _pump(watcher: Any, response: web.StreamResponse, encoder: Encoder, la
 async def _pump_store(store_watch: Any, response: web.StreamResponse, encoder: Encoder, labels: Selector,
                       fields: FieldSelector, name: str, res: ResourceType, timeout: float) -> None:
     """Serve a watch from the store's history (old revisions), converting store events on the fly."""
+    view = selection.field_view(res, fields)
     with contextlib.suppress(TimeoutError):
         async with asyncio.timeout(timeout):
             async for batch in store_watch:
@@ -308,7 +322,8 @@ async def _pump_store(store_watch: Any, response: web.StreamResponse, encoder: E
                 for event in batch:
                     prev = orjson.loads(event.prev_kv.value) if event.prev_kv else None
                     cache_event = to_cache_event(event, prev)
-                    event_type = _classify(cache_event, labels, fields, name)
+                    await _prepare(res, fields, cache_event)
+                    event_type = _classify(cache_event, labels, fields, name, view)
                     if event_type:
                         if encoder.converts:
                             await encoder.prepare([cache_event.obj])

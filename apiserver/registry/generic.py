@@ -28,6 +28,7 @@ from ..resources import KindStrategy, ResourceRegistry, ResourceType
 from ..schema.definitions import definition_name
 from ..schema.zero_values import fill_zero_values
 from ..selectors import FieldSelector
+from . import selection
 from .cache import Entry, ObjectCache
 from .deletion import before_delete
 
@@ -91,6 +92,14 @@ def ordered(obj: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+INCONSISTENT_CONTINUE = (
+    "The provided continue parameter is too old to display a consistent list result. You can start a new list "
+    "without the continue parameter, or use the continue token in this response to retrieve the remainder of the "
+    "results. Continuing with the provided token results in an inconsistent list - objects that were created, "
+    "modified, or deleted between the time the first chunk was returned and now may show up in the list.")
+LATEST = -1  # a continue token's revision meaning "the latest": an expired token's successor, as upstream's
+
+
 def encode_continue(revision: int, start_key: str) -> str:
     token = orjson.dumps({"v": "meta.k8s.io/v1", "rv": revision, "start": start_key + "\x00"})
     return base64.urlsafe_b64encode(token).decode().rstrip("=")
@@ -101,7 +110,7 @@ def decode_continue(token: str) -> tuple[int, str]:
         padded = token + "=" * (-len(token) % 4)
         data = orjson.loads(base64.urlsafe_b64decode(padded))
         revision, start = int(data["rv"]), str(data["start"])
-        if data.get("v") != "meta.k8s.io/v1" or revision <= 0:
+        if data.get("v") != "meta.k8s.io/v1" or revision == 0 or revision < LATEST:
             raise ValueError
         return revision, start.removesuffix("\x00")
     except (ValueError, KeyError, TypeError) as exc:
@@ -155,13 +164,17 @@ class Registry:
         prefix = f"{collection}{namespace}/" if namespace and res.namespaced else collection
         if continue_token:
             revision, start = decode_continue(continue_token)
-            return await self._list_from_store(prefix, revision, start, labels, fields, limit)
+            if revision == LATEST:  # go on from `start` at the current revision: an inconsistent list
+                if self.store.shared:
+                    await self.store.sync()
+                revision = self.cache.revision
+            return await self._list_from_store(res, prefix, revision, start, labels, fields, limit)
         if not resource_version and self.store.shared:
             await self.store.sync()  # a store shared with other API servers: list at least what they wrote
         if match == "Exact" and resource_version:
             revision = self._parse_rv(resource_version)
             if revision != self.cache.revision:
-                return await self._list_from_store(prefix, revision, None, labels, fields, limit)
+                return await self._list_from_store(res, prefix, revision, None, labels, fields, limit)
         elif resource_version and resource_version != "0":
             revision = self._parse_rv(resource_version)
             if revision > self.cache.revision:
@@ -176,8 +189,7 @@ class Registry:
         revision = self.cache.revision
         filtering = not (labels.empty and fields.empty)
         if filtering:
-            entries = [e for e in entries if labels.matches(e.obj.get("metadata", {}).get("labels"))
-                       and fields.matches(e.obj)]
+            entries = await selection.select(res, entries, labels, fields)
         if limit and len(entries) > limit:
             page = entries[:limit]
             remaining = None if filtering else len(entries) - limit
@@ -187,8 +199,8 @@ class Registry:
     def _parse_rv(self, value: str) -> int:
         return resource_version(value)
 
-    async def _list_from_store(self, prefix: str, revision: int, start: str | None, labels: Selector,
-                               fields: FieldSelector, limit: int) -> ListResult:
+    async def _list_from_store(self, res: ResourceType, prefix: str, revision: int, start: str | None,
+                               labels: Selector, fields: FieldSelector, limit: int) -> ListResult:
         items: list[Entry] = []
         after = start
         unfiltered = labels.empty and fields.empty
@@ -196,24 +208,23 @@ class Registry:
             while True:
                 page = await self.store.range(prefix, revision=revision, limit=max(limit, 500) if limit else 0,
                                               start_after=after)
-                for kv in page.kvs:
-                    obj = orjson.loads(kv.value)
-                    if labels.matches(obj.get("metadata", {}).get("labels")) and fields.matches(obj):
-                        items.append(Entry(kv.key, obj, kv.value, kv.mod_revision))
-                        if limit and len(items) == limit:
-                            more = kv is not page.kvs[-1] or page.more
-                            if not more:
-                                return ListResult(items, revision)
-                            # unfiltered, every key after `start` is an item: the rest is the count less this page
-                            remaining = page.count - limit if unfiltered and after == start else None
-                            return ListResult(items, revision, encode_continue(revision, kv.key), remaining)
+                read = [Entry(kv.key, orjson.loads(kv.value), kv.value, kv.mod_revision) for kv in page.kvs]
+                for entry in await selection.select(res, read, labels, fields):
+                    items.append(entry)
+                    if limit and len(items) == limit:
+                        more = entry is not read[-1] or page.more
+                        if not more:
+                            return ListResult(items, revision)
+                        # unfiltered, every key after `start` is an item: the rest is the count less this page
+                        remaining = page.count - limit if unfiltered and after == start else None
+                        return ListResult(items, revision, encode_continue(revision, entry.key), remaining)
                 if not page.more or not page.kvs:
                     return ListResult(items, revision)
                 after = page.kvs[-1].key
         except CompactedError:
-            raise errors.gone("The provided continue parameter is too old to display a consistent list result. "
-                              "You can start a new list without the continue parameter.") if start is not None \
-                else errors.gone(f"too old resource version: {revision} ({self.store.compact_revision})") from None
+            if start is None:
+                raise errors.gone(f"too old resource version: {revision} ({self.store.compact_revision})") from None
+            raise errors.gone(INCONSISTENT_CONTINUE, encode_continue(LATEST, start)) from None
         except FutureRevisionError:
             raise StatusError(504, "Timeout", f"Timeout: Too large resource version: {revision}, current: "
                               f"{self.store.revision}") from None

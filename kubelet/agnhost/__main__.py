@@ -30,6 +30,8 @@ SUBCOMMANDS = {
                            "ValidatingAdmissionWebhook"),
     "crd-conversion-webhook": ("crd_conversion_webhook", "Starts HTTP server on port 443 for testing "
                                                          "CustomResourceConversionWebhook"),
+    "test-service-account-issuer-discovery": ("issuer_discovery", "Tests the ServiceAccountIssuerDiscovery "
+                                                                  "feature"),
 }
 
 

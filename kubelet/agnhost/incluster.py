@@ -69,7 +69,12 @@ class InCluster:
 
     def get(self, path: str, timeout: float = 30.0) -> bytes:
         """GET `path`: the body of a 2xx answer, else RequestError."""
-        request = urllib.request.Request(self.host + path, headers={"Accept": "application/json"})
+        return self.fetch(self.host + path, timeout)
+
+    def fetch(self, url: str, timeout: float = 30.0) -> bytes:
+        """GET any URL with the in-cluster credentials and trust (client-go's transport sends the token to
+        whatever host a request names): the body of a 2xx answer, else RequestError."""
+        request = urllib.request.Request(url, headers={"Accept": "application/json"})
         if auth := self.authorization():
             request.add_header("Authorization", auth)
         try:
@@ -80,4 +85,4 @@ class InCluster:
             raise RequestError(f"the server responded with the status code {error.code}", body) from None
         except (OSError, ValueError) as error:
             reason = getattr(error, "reason", error)
-            raise RequestError(f'Get "{self.host}{path}": {reason}') from None
+            raise RequestError(f'Get "{url}": {reason}') from None

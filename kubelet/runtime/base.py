@@ -7,11 +7,8 @@ from __future__ import annotations
 
 import abc
 import pty
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-
-from mini_kube.network.namespaces import die_with_parent
 
 from ..logs import LogWriter
 
@@ -110,13 +107,11 @@ class Runtime(abc.ABC):
         """Run a command in the container to its end (CRI's ExecSync): its exit code and output."""
         raise NotImplementedError(f"the {self.name} runtime cannot exec")
 
-    def exec_command(self, container: Container, argv: list[str]) -> tuple[list[str], dict[str, str]]:
-        """The command line and environment of a process inside `container` (for `kubectl exec`)."""
+    def exec_command(self, container: Container, argv: list[str], *,
+                     tty: bool = False) -> tuple[list[str], dict[str, str]]:
+        """The command line and environment of a process inside `container` (for `kubectl exec`): it dies with
+        the kubelet, and with `tty` leads a session whose controlling terminal is its stdin."""
         raise NotImplementedError(f"the {self.name} runtime cannot exec")
-
-    def exec_setup(self, container: Container) -> Callable[[], None]:
-        """The preexec_fn of a process exec'd into `container`: by default it dies with the kubelet."""
-        return die_with_parent
 
     def open_pty(self, container: Container) -> tuple[int, int]:
         """A terminal (master, slave) for a process exec'd into `container` with a tty: by default the host's."""

@@ -3,7 +3,9 @@ node's: network, UTS (the node's name as hostname), IPC and PID, held by a pause
 that asks. Following the networking rule, the machine's own namespace is never given to a Pod: the node's
 network namespace has its own loopback (the node's 127.x address answers there) and a veth on the cluster
 bridge with the node's address in its podCIDR (the first one, which IPAM keeps for the node), so its Pods reach
-Pods, Services and cluster DNS as any Pod does, and are reached at that address."""
+Pods, Services and cluster DNS as any Pod does, and are reached at that address. Like any Pod it routes the
+cluster's loopback block (the other nodes' addresses) to the cluster network, all but its own node's address,
+which stays local: the Pods' hostPorts are served there, on it and on 127.0.0.1 (kubelet/hostports.py)."""
 
 from __future__ import annotations
 
@@ -11,14 +13,16 @@ import asyncio
 import subprocess
 from typing import Any
 
-from mini_kube.network.namespaces import Holder, run_in
+from mini_kube.network.cluster import LOCALNET
+from mini_kube.network.namespaces import Holder, run_in, write_sysctls
 
 
 class NodeNamespaces:
-    def __init__(self, network: Any, name: str, ip: str) -> None:
+    def __init__(self, network: Any, name: str, ip: str, address: str = "") -> None:
         self.network = network
         self.name = name  # the node's name: its hostname
         self.ip = ip  # its address on the cluster network
+        self.address = address  # the node's own (loopback) address, its Node's InternalIP
         self.holder: Holder | None = None
         self._lock = asyncio.Lock()
 
@@ -52,8 +56,12 @@ class NodeNamespaces:
         net = self.network
         run_in(net.netns, f"link add {host_side} type veth peer name eth0 netns {holder.pid}\n"
                           f"link set {host_side} master mk0 up\n")
+        routes = net.node_routes()
+        if routes and self.address:
+            routes += f"route add local {self.address} dev lo table local\n"
         run_in(holder.netns, f"link set lo up\naddr add {self.ip}/{net.prefix_length} dev eth0\n"
-                             f"link set eth0 up\nroute add default via {net.gateway}\n")
+                             f"link set eth0 up\nroute add default via {net.gateway}\n{routes}")
+        write_sysctls(holder.netns, {LOCALNET.format(device="eth0"): "1"})
         subprocess.run(["nsenter", f"--uts=/proc/{holder.pid}/ns/uts", "hostname", self.name[:63]],
                        check=True, capture_output=True)
 

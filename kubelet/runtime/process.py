@@ -2,9 +2,11 @@
 cluster bridge by a veth pair with the Pod's IP; each container runs as a real process in that namespace and in
 a mount namespace of its own where its volumes appear (kubelet/containerinit.py). stdout/stderr go to CRI-format
 logs; signals go to the container's whole process group. Every process started here dies with the kubelet
-(PR_SET_PDEATHSIG), and namespaces and mounts vanish with their last process. Where cgroups can be written, each
-Pod and container has its own (kubelet/cgroups/) with its limits; the command and processes exec'd into the
-container run in the container's, an OOM kill there is reported as OOMKilled, and the cgroups go with them."""
+(PR_SET_PDEATHSIG, set by `setpriv` first in its command line: no process here is started by a fork of the kubelet's
+own, which would cost the kubelet's thread tens of milliseconds in a large server), and namespaces and mounts
+vanish with their last process. Where cgroups can be written, each Pod and container has its own (kubelet/cgroups/)
+with its limits; the command and processes exec'd into the container run in the container's, an OOM kill there is
+reported as OOMKilled, and the cgroups go with them."""
 
 from __future__ import annotations
 
@@ -12,7 +14,6 @@ import asyncio
 import contextlib
 import fcntl
 import functools
-import json
 import marshal
 import os
 import py_compile
@@ -22,14 +23,15 @@ import signal
 import struct
 import sys
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from mini_kube.machinery.sysctls import proc_path
-from mini_kube.network.namespaces import Holder, die_with_parent, run_in
+from mini_kube.network.cluster import LOCALNET
+from mini_kube.network.namespaces import DIE_WITH_PARENT, Holder, run_in
 
 from ..cgroups.tree import PodCgroups
+from ..hostports import HostPorts
 from ..logs import LogWriter
 from ..seccomp import compile_filter
 from ..security import CAPABILITIES
@@ -38,6 +40,7 @@ from ..userns import UserNamespaces
 from .base import Container, ContainerSpec, Runtime, Sandbox
 from .exec_check import ExecError, exec_problem
 from .node_namespaces import NodeNamespaces
+from .spawner import START_PIPE, InitSpawner, SpawnedInit
 
 INIT = Path(__file__).resolve().parent.parent / "containerinit.py"
 # what a container sees of the host besides its system directories (read-only): the interpreter and mini-kube
@@ -56,7 +59,7 @@ class ProcessContainer(Container):
     pid: int  # always known: the process is started before the container is
     log: LogWriter
 
-    def __init__(self, proc: asyncio.subprocess.Process, log: LogWriter, pumps: list[asyncio.Task[None]],
+    def __init__(self, proc: SpawnedInit, log: LogWriter, pumps: list[asyncio.Task[None]],
                  container_id: str, cgroups: PodCgroups | None = None, cgroup: str = "",
                  started: asyncio.Future[bytes] | None = None, security: dict[str, Any] | None = None,
                  layers: tuple[Path, ...] = ()) -> None:
@@ -142,13 +145,16 @@ class ProcessRuntime(Runtime):
     runs_processes = True
 
     def __init__(self, network: Any, cgroups: PodCgroups | None = None, *, unenforced: str = "",
-                 node_name: str = "", node_ip: str = "", hide: tuple[str, ...] = ()) -> None:
+                 node_name: str = "", node_ip: str = "", node_address: str = "", hide: tuple[str, ...] = ()) -> None:
         self.network = network
         self.cgroups = cgroups
         self.unenforced = unenforced  # without cgroups: why resources.limits are not enforced
         self.hide = hide  # host directories no container may see (the node's root dir, the data dir)
-        self.node = NodeNamespaces(network, node_name, node_ip)  # what hostNetwork/hostPID/hostIPC Pods share
+        # what hostNetwork/hostPID/hostIPC Pods share
+        self.node = NodeNamespaces(network, node_name, node_ip, node_address)
+        self.host_ports = HostPorts(self.node, network.netns, node_address)  # the relays of Pods' hostPorts
         self.user_namespaces = UserNamespaces()  # the ID blocks of Pods with `hostUsers: false`
+        self.spawner = InitSpawner(init_program)  # forks each container's init
 
     async def create_sandbox(self, pod: dict[str, Any], ip: str, directory: str) -> Sandbox:
         """The Pod's namespaces: network (a veth on the cluster bridge with the Pod's IP), UTS, IPC, PID and a
@@ -194,16 +200,21 @@ class ProcessRuntime(Runtime):
             if not host_network:
                 await _ip(net.netns, f"link add {host_side} type veth peer name eth0 netns {holder.pid}\n"
                                      f"link set {host_side} master mk0 up\n")
-                await _ip(holder.netns, f"link set lo up\naddr add {ip}/{net.prefix_length} dev eth0\n"
-                                        f"link set eth0 up\nroute add default via {net.gateway}\n")
             setup = f"mount -t tmpfs -o mode=0755,nosuid,nodev,noexec,size=64m tmpfs {shlex.quote(str(memory))}"
-            if not host_network:
-                setup = f"hostname {shlex.quote(hostname[:63])} && {setup}"
+            if not host_network:  # the Pod's side of its network in the same process as the rest: one spawn less
+                addresses = (f"link set lo up\naddr add {ip}/{net.prefix_length} dev eth0\nlink set eth0 up\n"
+                             f"route add default via {net.gateway}\n"
+                             f"{net.node_routes()}")  # the nodes' addresses: in the cluster network
+                localnet = shlex.quote("/proc/sys/" + LOCALNET.format(device="eth0"))
+                setup = (f"printf %s {shlex.quote(addresses)} | ip -batch - && printf 1 > {localnet} && "
+                         f"hostname {shlex.quote(hostname[:63])} && {setup}")
             for name, value in pod_sysctls(pod):  # admitted by the kubelet: each in a namespace of the Pod's own
                 setup += f" && printf %s {shlex.quote(value)} > {shlex.quote(proc_path(name))}"
             await _run("nsenter", f"--uts=/proc/{holder.pid}/ns/uts", f"--mount=/proc/{holder.pid}/ns/mnt",
                        f"--ipc=/proc/{holder.pid}/ns/ipc", f"--net={holder.netns}", "--", "sh", "-c", setup)
+            await self.host_ports.open(uid, pod, ip)
         except BaseException:
+            self.host_ports.close(uid)
             holder.close()
             if users is not None:
                 users.close()
@@ -236,7 +247,7 @@ class ProcessRuntime(Runtime):
         files = {target: str(base / "etc" / name) for target, name in (("/etc/hosts", "hosts"),
                                                                         ("/etc/resolv.conf", "resolv.conf"))
                  if target not in mounted}
-        spec_file = base / f"container-{run_id}.json"
+        spec_file = base / f"container-{run_id}.spec"  # marshal: the same interpreter reads it, without importing json
         started_r, started_w = os.pipe()
         security = dict(spec.security)
         if security.get("capabilities") is not None:
@@ -244,25 +255,20 @@ class ProcessRuntime(Runtime):
         if security.get("seccomp") is not None:
             security["seccomp"] = (await _seccomp_filter(security["seccomp"], security.get("capabilities"))).hex()
         hide = sorted({*self.hide, str(Path(sandbox.directory).parent.parent)})  # the node's root dir
-        spec_file.write_text(json.dumps({"root": str(root), "scratch": str(scratch), "mounts": spec.mounts,
-                                         "files": files, "workdir": spec.workdir, "argv": spec.argv,
-                                         "pidns": sandbox.extra.get("pidns") or holder.pidns, "env": spec.env,
-                                         "started_fd": started_w, "keep": KEEP, "hide": hide,
-                                         "security": security, "layers": spec.layers,
-                                         "userns": sandbox.extra.get("userns"),
-                                         "setuid": [[target, shutil.which(program) or program]
-                                                    for target, program in spec.setuid],
-                                         "cgroups": self.cgroups.join_files(cgroup) if self.cgroups else []}))
+        spec_file.write_bytes(marshal.dumps({"root": str(root), "scratch": str(scratch), "mounts": spec.mounts,
+                                             "files": files, "workdir": spec.workdir, "argv": spec.argv,
+                                             "pidns": sandbox.extra.get("pidns") or holder.pidns, "env": spec.env,
+                                             "started_fd": START_PIPE, "keep": KEEP, "hide": hide,
+                                             "security": security, "layers": spec.layers,
+                                             "userns": sandbox.extra.get("userns"),
+                                             "setuid": [[target, shutil.which(program) or program]
+                                                        for target, program in spec.setuid],
+                                             "cgroups": self.cgroups.join_files(cgroup) if self.cgroups else []}))
         log = LogWriter(spec.log_path, max_size=spec.log_max_size, max_files=spec.log_max_files)
-        argv = ["nsenter", f"--net={holder.netns}", f"--uts=/proc/{holder.pid}/ns/uts",
-                f"--ipc=/proc/{holder.pid}/ns/ipc", f"--mount=/proc/{holder.pid}/ns/mnt", "--",
-                "unshare", "--mount", "--propagation", "private", "--",
-                sys.executable, "-I", "-S", init_program(), str(spec_file)]
+        namespaces = {"net": holder.netns, "uts": f"/proc/{holder.pid}/ns/uts", "ipc": f"/proc/{holder.pid}/ns/ipc",
+                      "mnt": f"/proc/{holder.pid}/ns/mnt"}
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv, stdin=asyncio.subprocess.PIPE if spec.stdin else asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, preexec_fn=die_with_parent,
-                start_new_session=True, limit=1 << 20, pass_fds=(started_w,))
+            proc = await self.spawner.start(str(spec_file), namespaces, started_w, stdin=spec.stdin, limit=1 << 20)
         except BaseException:
             os.close(started_r)
             raise
@@ -298,27 +304,31 @@ class ProcessRuntime(Runtime):
         """A process in the container's namespaces, root and working directory, with its environment."""
         if isinstance(container, ProcessContainer):
             await container.started()
-        command, environ = self.exec_command(container, argv, env)
+        command, environ = self.exec_command(container, argv, env=env)
         return await asyncio.create_subprocess_exec(
             *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, env=environ, preexec_fn=self.exec_setup(container),
-            start_new_session=True)
+            stderr=asyncio.subprocess.PIPE, env=environ, start_new_session=True)
 
-    def exec_command(self, container: Container, argv: list[str],
+    def exec_command(self, container: Container, argv: list[str], *, tty: bool = False,
                      env: dict[str, str] | None = None) -> tuple[list[str], dict[str, str]]:
         """The command line and environment of the helper that starts a process inside `container` (for `kubectl
-        exec`) with `env`, by default its main process's environment."""
+        exec`) with `env`, by default its main process's environment. The helper dies with the kubelet, joins the
+        container's cgroups first thing (as a runtime's exec does), and with `tty` leads a session whose
+        controlling terminal is its stdin."""
         pid = getattr(container, "main_pid", container.pid)
         security = getattr(container, "security", None) or {}
         environ = env if env is not None else _environ(pid)
         problem = exec_problem(pid, argv, environ.get("PATH", ""))
         if problem:  # said as the runtime says it, not as the helper would
             raise ExecError(problem)
+        cgroup = getattr(container, "cgroup", "")
+        cgroups = self.cgroups.join_files(cgroup) if self.cgroups is not None and cgroup else []
         # the container's environment reaches only the command: the helper runs on the host's files, where a
         # variable such as LD_PRELOAD must not choose what it loads (it is handed over in a variable of its own,
         # which only root can read, and set at the command's exec)
-        spec = marshal.dumps({"pid": pid, "security": security, "env": environ}).hex()  # the same interpreter reads it
-        return [sys.executable, "-I", "-S", init_program(), "--enter", *argv], {EXEC_SPEC: spec}
+        spec = marshal.dumps({"pid": pid, "security": security, "env": environ, "cgroups": cgroups,
+                              "tty": tty}).hex()  # the same interpreter reads it
+        return [*DIE_WITH_PARENT, sys.executable, "-I", "-S", init_program(), "--enter", *argv], {EXEC_SPEC: spec}
 
     def open_pty(self, container: Container) -> tuple[int, int]:
         """A terminal (master, slave) from the container's own /dev/pts, as a runtime's console is: inside, `tty`
@@ -333,23 +343,6 @@ class ProcessRuntime(Runtime):
             raise
         return master, slave
 
-    def exec_setup(self, container: Container) -> Callable[[], None]:
-        """For the preexec_fn of an exec'd process: it dies with the kubelet, and joins the container's cgroups
-        (as a runtime's exec does) before it execs."""
-        cgroup = getattr(container, "cgroup", "")
-        files = self.cgroups.join_files(cgroup) if self.cgroups is not None and cgroup else []
-
-        def setup() -> None:
-            die_with_parent()
-            for name in files:
-                fd = os.open(name, os.O_WRONLY)
-                try:
-                    os.write(fd, b"0")
-                finally:
-                    os.close(fd)
-
-        return setup
-
     async def run(self, sandbox: Sandbox | None, container: Container, argv: list[str]) -> tuple[int, bytes]:
         proc = await self.exec(sandbox, container, argv, tty=False)
         try:
@@ -361,7 +354,9 @@ class ProcessRuntime(Runtime):
         return proc.returncode or 0, out + err
 
     async def close(self) -> None:
-        """Remove the node's cgroups and namespaces."""
+        """Stop the containers' init spawner and the hostPort relays, remove the node's cgroups and namespaces."""
+        self.spawner.close()
+        self.host_ports.close_all()
         self.node.close()
         self.user_namespaces.release_all()
         if self.cgroups is not None:
@@ -382,6 +377,7 @@ class ProcessRuntime(Runtime):
         return made[name]
 
     async def remove_sandbox(self, sandbox: Sandbox) -> None:
+        self.host_ports.close(sandbox.uid)
         holder: Holder | None = sandbox.extra.pop("holder", None)
         users: Holder | None = sandbox.extra.pop("users", None)
         if holder is not None and users is not None:  # the block is free once no process of the Pod is left

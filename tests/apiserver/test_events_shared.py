@@ -69,3 +69,23 @@ def test_events_api_field_selectors_use_its_own_field_names(mini_kube_session, k
     refused = kubectl(mini_kube_session, "-n", kube_namespace, "get", "events.v1.events.k8s.io",
                       "--field-selector", "involvedObject.name=a", check=False)
     assert refused.returncode != 0 and "field label not supported: involvedObject.name" in refused.stderr
+
+
+def test_core_source_field_falls_back_to_the_reporting_controller(mini_kube_session, kube_namespace):
+    """The core `source` field label is source.component, or reportingController when an Event has no source (one
+    written through events.k8s.io): upstream's event ToSelectableFields."""
+    client = mini_kube_session.client
+    client.create(EVENTS_V1, {
+        "metadata": {"name": "new-style"}, "eventTime": "2026-11-22T02:00:00.000000Z", "reason": "Test",
+        "note": "n", "type": "Normal", "action": "Do", "reportingController": "example.com/src",
+        "reportingInstance": "i", "regarding": {"namespace": kube_namespace}}, kube_namespace)
+    client.create(EVENTS, {"metadata": {"name": "old-style"}, "reason": "Old", "message": "m", "type": "Normal",
+                           "involvedObject": {"kind": "Pod", "name": "p", "namespace": kube_namespace},
+                           "source": {"component": "example.com/src"}}, kube_namespace)
+    client.create(EVENTS, {"metadata": {"name": "other"}, "reason": "Old", "message": "m", "type": "Normal",
+                           "involvedObject": {"kind": "Pod", "name": "p", "namespace": kube_namespace},
+                           "source": {"component": "kubelet"}, "reportingComponent": "example.com/src"},
+                  kube_namespace)
+    out = kubectl(mini_kube_session, "-n", kube_namespace, "get", "events", "-o", "name",
+                  "--field-selector", "source=example.com/src").stdout
+    assert sorted(out.split()) == ["event/new-style", "event/old-style"]

@@ -69,3 +69,41 @@ async def test_kubernetes_asyncio_crud_list_watch(mini_kube_session, kube_namesp
             break
         assert events == [("ADDED", "aio")]
         await core.delete_namespaced_config_map("aio", kube_namespace)
+
+
+def test_an_expired_continue_token_offers_an_inconsistent_continuation(mini_kube):
+    """Once the store has compacted the first page's revision, its continue token is a 410 Expired whose Status
+    carries a token going on from the same key at the latest revision (upstream's handleCompactedErrorForPaging);
+    the rest of the list then comes at one new revision, with remainingItemCount counting from that key."""
+    import json
+
+    api_client = kubernetes.config.new_client_from_config(config_file=mini_kube.kubeconfig)
+    core = kubernetes.client.CoreV1Api(api_client)
+    template = {"spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+    try:
+        for i in range(10):
+            core.create_namespaced_pod_template("default", {"metadata": {"name": f"t-{i}"}, "template": template})
+        first = core.list_namespaced_pod_template("default", limit=3)
+        core.create_namespaced_pod_template("default", {"metadata": {"name": "t-9a"}, "template": template})
+        store = mini_kube.server.store
+        mini_kube.run(store.compact(store.revision))
+        with pytest.raises(kubernetes.client.ApiException) as info:
+            core.list_namespaced_pod_template("default", limit=3, _continue=first.metadata._continue)
+        status = json.loads(info.value.body)
+        assert info.value.status == 410 and status["reason"] == "Expired", status
+        assert status["message"].startswith("The provided continue parameter is too old to display a consistent "
+                                            "list result. You can start a new list without the continue parameter, "
+                                            "or use the continue token in this response"), status
+        token = status["metadata"]["continue"]
+        names, versions, remaining = [], set(), []
+        while token:
+            page = core.list_namespaced_pod_template("default", limit=3, _continue=token)
+            names += [item.metadata.name for item in page.items]
+            versions.add(page.metadata.resource_version)
+            remaining.append(page.metadata.remaining_item_count)
+            token = page.metadata._continue
+        assert names == ["t-3", "t-4", "t-5", "t-6", "t-7", "t-8", "t-9", "t-9a"]
+        assert len(versions) == 1 and versions != {first.metadata.resource_version}
+        assert remaining == [5, 2, None]
+    finally:
+        api_client.close()

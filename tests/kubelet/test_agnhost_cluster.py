@@ -152,3 +152,29 @@ def test_nslookup_answers_from_the_cluster_dns_in_the_images_that_have_it(kube, 
                       check=False)
     assert missing.returncode == 1 and "** server can't find no-such.default.svc.cluster.local: NXDOMAIN" in \
         missing.stdout, missing
+
+
+def test_agnhost_verifies_its_token_through_the_issuers_oidc_discovery(kube) -> None:
+    """test-service-account-issuer-discovery: the Pod's projected token (its own audience) verifies against the
+    issuer's /.well-known/openid-configuration and key set, fetched in-cluster by the issuer's name."""
+    ns = new_namespace(kube)
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "oidc"}, "spec": {
+        "restartPolicy": "Never",
+        "containers": [{"name": "oidc", "image": AGNHOST, "args": [
+            "test-service-account-issuer-discovery", "--token-path", "/var/run/secrets/tokens/sa-token",
+            "--audience", "oidc-discovery-test"],
+            "volumeMounts": [{"name": "token", "mountPath": "/var/run/secrets/tokens", "readOnly": True}]}],
+        "volumes": [{"name": "token", "projected": {"sources": [{"serviceAccountToken": {
+            "path": "sa-token", "expirationSeconds": 600, "audience": "oidc-discovery-test"}}]}}]}}
+    kubectl(kube, "-n", ns, "create", "-f", "-", input=json.dumps(pod))
+
+    def logs() -> str:
+        return kubectl(kube, "-n", ns, "logs", "oidc", check=False).stdout
+
+    phase = eventually(lambda: status_of(kube, ns, "oidc").get("phase") in ("Succeeded", "Failed")
+                       and status_of(kube, ns, "oidc")["phase"], timeout=60, explain=logs)
+    out = logs()
+    assert phase == "Succeeded", out
+    for line in ("OK: Got token", "OK: got issuer https://kubernetes.default.svc.cluster.local",
+                 "OK: Constructed OIDC provider", "OK: Validated signature on JWT", "OK: Got valid claims from token!"):
+        assert line in out, out

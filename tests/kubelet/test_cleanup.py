@@ -63,7 +63,7 @@ def test_a_crashed_server_leaves_no_process_namespace_or_pod_file(tmp_path):
                  "sh", "-c", f"sleep {MARK}1 & sleep {MARK}2")
         eventually(lambda: len(_running(f"sleep {MARK}")) >= 2, timeout=30)
         pods_dir = data / "nodes" / "mini-kube" / "pods"
-        before = {str(p) for p in pods_dir.glob("*/container-*.json")}
+        before = {str(p) for p in pods_dir.glob("*/container-*.spec")}
         assert before
         children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
         holders = [int(p) for p in children if Path(f"/proc/{p}/cmdline").read_bytes().startswith(b"unshare")]
@@ -80,7 +80,7 @@ def test_a_crashed_server_leaves_no_process_namespace_or_pod_file(tmp_path):
     assert all(c.is_dir() for c in cgroups)  # cgroups stay (empty) until a mini-kube starts again
     proc = _serve(data)  # the next start clears what the crashed one left on disk and in cgroups
     try:
-        assert not before & {str(p) for p in pods_dir.glob("*/container-*.json")}
+        assert not before & {str(p) for p in pods_dir.glob("*/container-*.spec")}
         assert not [c for c in cgroups if c.exists()]
     finally:
         proc.send_signal(signal.SIGTERM)

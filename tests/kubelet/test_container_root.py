@@ -4,7 +4,7 @@ there: the stand-in images run from them)."""
 
 from __future__ import annotations
 
-import json
+import marshal
 import subprocess
 import sys
 import uuid
@@ -35,9 +35,9 @@ def run_container(tmp_path: Path, argv: list[str], keep: list[str],
             "env": {"PATH": "/usr/bin:/bin"}, "keep": keep, "hide": list(hide)}
     for key in ("root", "scratch"):
         Path(spec[key]).mkdir()
-    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    (tmp_path / "spec").write_bytes(marshal.dumps(spec))
     return subprocess.run(["unshare", "--mount", "--propagation", "private", "--", sys.executable, "-I", "-S",
-                           str(process.INIT), str(tmp_path / "spec.json")], capture_output=True, text=True,
+                           str(process.INIT), str(tmp_path / "spec")], capture_output=True, text=True,
                           timeout=30)
 
 

@@ -354,6 +354,21 @@ def test_cluster_ip_inside_the_cluster_netns(cluster, proxy, netns, ns, fleet):
         socket.create_connection((proxy.node_ip, 8080), timeout=1)
 
 
+def test_node_port_on_the_node_address_inside_the_cluster_netns(cluster, proxy, netns, ns, fleet):
+    """Pods route the nodes' loopback addresses to the cluster network: the NodePort answers there on the node's
+    address too, with the same balancer (ClientIP affinity sticks), and goes with its Service."""
+    backends = fleet(2)
+    port = serve(cluster, ns, "inward", backends, sessionAffinity="ClientIP")
+    eventually(lambda: ("external-in-cluster", proxy.node_ip, port, "TCP") in proxy.listeners())
+    names = {ask_name((proxy.node_ip, port), sock=netns.socket()) for _ in range(4)}
+    assert len(names) == 1, names
+    assert proxy.records[-1]["via"] == "NodePort"
+    cluster.client.delete(SERVICES, "inward", ns)
+    eventually(lambda: ("external-in-cluster", proxy.node_ip, port, "TCP") not in proxy.listeners())
+    with pytest.raises(ConnectionRefusedError):
+        ask_name((proxy.node_ip, port), sock=netns.socket())
+
+
 def test_internal_traffic_policy_local(cluster, proxy, netns, ns, fleet):
     """ClusterIP traffic goes to endpoints on the client's node, which its address tells (the Node's pod
     CIDR): all nodes' pods share the cluster network, so any node's proxy may accept the connection."""

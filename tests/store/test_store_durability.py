@@ -8,6 +8,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -186,3 +187,30 @@ def test_retention_window_takes_the_larger_history():
     assert r2.target(5000) == 0  # revisions found at start-up count as written at start-up
     now[0] += 301
     assert r2.target(5000) == 4900
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "etcd"])
+async def test_history_is_kept_for_a_time_not_a_number_of_revisions(request, backend):
+    """Automatic compaction is by age, as kube-apiserver's every 5 minutes: on a quiet store, revisions older than
+    the window go even though there are only a few (a list's continue token then expires)."""
+    if backend == "etcd":
+        from mini_kube.store.etcd_store import EtcdStore
+
+        etcd = request.getfixturevalue("etcd_server")
+        s = await EtcdStore.open([etcd.url], prefix=f"/quiet-history-{uuid.uuid4().hex}",
+                                 compact_interval=0.2)
+    else:
+        s = await Store.open(":memory:", history_seconds=0.2, compact_interval=0.05)
+    try:
+        first = (await s.create("/quiet/a", b"1")).mod_revision
+        await s.update("/quiet/a", b"2")
+        for _ in range(200):
+            if s.compact_revision > first:
+                break
+            await asyncio.sleep(0.01)
+        assert s.compact_revision > first
+        with pytest.raises(CompactedError):
+            await s.range("/quiet/", revision=first)
+        assert (await s.get("/quiet/a")).value == b"2"
+    finally:
+        await s.close()
