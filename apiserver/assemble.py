@@ -20,6 +20,8 @@ from . import datadir
 from .admission import AdmissionChain, config_validation
 from .admission.plugins import default_plugins
 from .admission.webhook_client import CallError, WebhookClient
+from .aggregator.availability import Aggregator
+from .aggregator.proxy import ProxyClient
 from .app import HandlerChain
 from .auth.admission import RbacEscalation
 from .auth.security import Security, insecure
@@ -35,6 +37,7 @@ from .handlers.resource import ResourceHandler
 from .handlers.routes import SubresourceTable
 from .handlers.watch import WatchSources
 from .handlers.watch_reaper import WatchReaper
+from .http.fairness import ComponentSeats
 from .http.inflight import InflightLimiter
 from .lifecycle import Lifecycle
 from .registry.cache import ObjectCache
@@ -132,6 +135,15 @@ def build_subresources(registry: Registry, objects: ObjectReader, security: Secu
     return table
 
 
+def build_aggregator(registry: Registry, objects: ObjectReader, discovery: Discovery,
+                     security: Security) -> Aggregator:
+    """The aggregation layer, presenting the front-proxy client certificate when the server has a PKI (started
+    once the server serves: its checks call extension servers)."""
+    pki = security.pki
+    cert = (str(pki.front_proxy_client_cert_path), str(pki.front_proxy_client_key_path)) if pki is not None else None
+    return Aggregator(registry, discovery, ProxyClient(objects, cert))
+
+
 async def assemble(config: ServerConfig, lifecycle: Lifecycle, ready: Callable[[], bool]) -> Assembly:
     """Build every part of a server run as `config` says (`ready` tells /readyz whether it serves yet)."""
     store = await open_store(config)
@@ -156,9 +168,11 @@ async def assemble(config: ServerConfig, lifecycle: Lifecycle, ready: Callable[[
         reaper = WatchReaper()  # ends watches whose client has gone
         resource_handler = ResourceHandler(registry, WatchSources(cache, store, reaper), subresources)
         discovery = Discovery(resources)
+        aggregator = build_aggregator(registry, objects, discovery, security)
+        lifecycle.on_stop(aggregator.stop)
         inflight = InflightLimiter(config.max_requests_inflight, config.max_mutating_requests_inflight)
         handler = HandlerChain(security, inflight, resources, discovery, resource_handler, StoreHealth(lambda: store),
-                               ready)
+                               ready, ComponentSeats(), aggregator)
     except BaseException:
         await lifecycle.stop()
         await store.close()

@@ -99,14 +99,51 @@ def _aggregated_resource(row: ResourceType) -> dict[str, Any]:
     return item
 
 
+def _remote_resources(doc: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """An extension API server's APIResourceList as aggregated discovery's resources (subresources folded in)."""
+    items: dict[str, dict[str, Any]] = {}
+    for entry in (doc or {}).get("resources") or ():
+        name = str(entry.get("name", ""))
+        parent, _, sub = name.partition("/")
+        if not sub:
+            item = {"resource": name, "responseKind": {"group": entry.get("group", ""),
+                                                       "version": entry.get("version", ""),
+                                                       "kind": entry.get("kind", "")},
+                    "scope": "Namespaced" if entry.get("namespaced") else "Cluster",
+                    "singularResource": entry.get("singularName", ""), "verbs": list(entry.get("verbs") or [])}
+            for key in ("shortNames", "categories"):
+                if entry.get(key):
+                    item[key] = list(entry[key])
+            items[name] = item
+        elif parent in items:
+            items[parent].setdefault("subresources", []).append({
+                "subresource": sub, "responseKind": {"group": entry.get("group", ""),
+                                                     "version": entry.get("version", ""),
+                                                     "kind": entry.get("kind", "")},
+                "verbs": list(entry.get("verbs") or [])})
+    return [items[name] for name in sorted(items)]
+
+
 class Discovery:
-    """Serialized discovery documents, rebuilt lazily after the resource table changes."""
+    """Serialized discovery documents, rebuilt lazily after the resource table changes. `remote` holds the groups
+    extension API servers serve through the aggregator: group -> [(version, its APIResourceList or None)],
+    preferred version first (apiserver/aggregator)."""
 
     def __init__(self, resources: ResourceRegistry, server_address: str = "") -> None:
         self.resources = resources
         self.server_address = server_address
         self._cache: dict[str, bytes] = {}
+        self.remote: dict[str, list[tuple[str, dict[str, Any] | None]]] = {}
         resources.on_change(self._cache.clear)
+
+    def set_remote(self, groups: dict[str, list[tuple[str, dict[str, Any] | None]]]) -> None:
+        """The aggregated groups now served (documents are rebuilt when they change)."""
+        if groups != self.remote:
+            self.remote = groups
+            self._cache.clear()
+
+    def _remote_versions(self, local: dict[str, list[str]]) -> dict[str, list[str]]:
+        return {g: [v for v, _ in versions] for g, versions in self.remote.items() if g and g not in local}
 
     @overload
     def _memo(self, key: str, build: Callable[[], dict[str, Any]]) -> bytes: ...
@@ -134,14 +171,17 @@ class Discovery:
     def api_groups(self) -> bytes:
         def build() -> dict[str, Any]:
             groups = _group_versions(self.resources.all())
+            remote = self._remote_versions(groups)
             return {"kind": "APIGroupList", "apiVersion": "v1",
-                    "groups": [self._group_doc(g, groups[g]) for g in _ordered_groups(groups)]}
+                    "groups": [self._group_doc(g, groups[g]) for g in _ordered_groups(groups)]
+                    + [self._group_doc(g, versions) for g, versions in remote.items()]}
 
         return self._memo("apis", build)
 
     def api_group(self, group: str) -> bytes | None:
         def build() -> dict[str, Any] | None:
-            versions = _group_versions(self.resources.all()).get(group)
+            local = _group_versions(self.resources.all())
+            versions = local.get(group) or self._remote_versions(local).get(group)
             if not versions or not group:
                 return None
             return {"kind": "APIGroup", "apiVersion": "v1", **self._group_doc(group, versions)}
@@ -175,6 +215,12 @@ class Discovery:
                 if group:
                     meta = {"name": group, "creationTimestamp": None}
                 items.append({"metadata": meta, "versions": versions})
+            if not legacy:
+                for group in self._remote_versions(groups):
+                    items.append({"metadata": {"name": group, "creationTimestamp": None}, "versions": [
+                        {"version": version, "resources": _remote_resources(doc),
+                         "freshness": "Current" if doc is not None else "Stale"}
+                        for version, doc in self.remote[group]]})
             return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {},
                     "items": items}
 

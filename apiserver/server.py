@@ -12,6 +12,7 @@ from aiohttp import web
 from mini_kube.store import Store
 
 from . import datadir
+from .aggregator import authentication_config
 from .assemble import Assembly, assemble
 from .auth.default_policy import bootstrap_policy
 from .auth.loopback import new_socket_name
@@ -30,6 +31,11 @@ __all__ = ["ApiServer", "ServerConfig"]
 log = logging.getLogger("mini-kube.apiserver")
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+SYSTEM_PRIORITY_CLASSES = (  # upstream's SystemPriorityClasses, made at start-up by its scheduling post-start hook
+    ("system-node-critical", 2000001000, "Used for system critical pods that must not be moved from their current "
+                                         "node."),
+    ("system-cluster-critical", 2000000000, "Used for system critical pods that must run in the cluster, but can be "
+                                            "moved to another node if necessary."))
 
 
 class ApiServer:
@@ -132,8 +138,8 @@ class ApiServer:
             self._data_dir_lock = None
 
     async def bootstrap(self, parts: Assembly) -> None:
-        """Create the system namespaces, the `kubernetes` Service and (when secure) the default RBAC policy, if
-        missing (upstream's post-start hooks)."""
+        """Create the system namespaces, the `kubernetes` Service, the system PriorityClasses and (when secure) the
+        default RBAC policy, if missing (upstream's post-start hooks)."""
         registry = parts.registry
         ns = registry.resources.lookup("", "v1", "namespaces")
         assert ns is not None
@@ -143,8 +149,19 @@ class ApiServer:
                 await registry.create(ns, None, {"apiVersion": "v1", "kind": "Namespace",
                                                  "metadata": {"name": name}}, opts)
         await self._bootstrap_kubernetes_service(registry, opts)
+        classes = registry.resources.lookup("scheduling.k8s.io", "v1", "priorityclasses")
+        assert classes is not None
+        for name, value, description in SYSTEM_PRIORITY_CLASSES:
+            if registry.find(classes, None, name) is None:
+                await registry.create(classes, None, {
+                    "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
+                    "value": value, "description": description}, opts)
         if not self.config.insecure_http:
             await bootstrap_policy(registry, self.lifecycle)
+        if parts.security.pki is not None:
+            await authentication_config.publish(registry, parts.security.pki)
+        if parts.handler.aggregator is not None:
+            parts.handler.aggregator.start()
 
     async def _bootstrap_kubernetes_service(self, registry: Registry, opts: WriteOptions) -> None:
         """`default/kubernetes`: the API server's own Service, on the first address of the service range."""

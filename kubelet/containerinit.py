@@ -558,8 +558,9 @@ def join_cgroups(files):
             sys.exit(128)
 
 
-def main():
-    with open(sys.argv[1], "rb") as handle:
+def main(spec_path=None):
+    """Build the container from the spec at `spec_path` (else the first argument) and exec its command."""
+    with open(spec_path or sys.argv[1], "rb") as handle:
         spec = marshal.load(handle)
     started = spec.get("started_fd")  # closed by the command's exec: the kubelet then knows it has started
     if started is not None:

@@ -41,6 +41,13 @@ def _terminal(pod: dict[str, Any]) -> bool:
     return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
 
+def _counted_meta(pod: dict[str, Any]) -> tuple[Any, bool]:
+    """What of a placed Pod's metadata the cache keeps: its labels, and whether it is terminating (no longer a
+    preemption victim)."""
+    meta = pod.get("metadata") or {}
+    return meta.get("labels"), bool(meta.get("deletionTimestamp"))
+
+
 def _has_pod_affinity(pod: dict[str, Any]) -> bool:
     affinity = _spec(pod).get("affinity") or {}
     return bool(affinity.get("podAffinity") or affinity.get("podAntiAffinity"))
@@ -146,8 +153,7 @@ class Scheduler(Controller):
                 return
             self._priorities.pop(key, None)
             if key in self.cache.pods and not self.cache.is_assumed(key) and old is not None and \
-                    _spec(old) == _spec(pod) and (old.get("metadata") or {}).get("labels") == (
-                    pod.get("metadata") or {}).get("labels"):
+                    _spec(old) == _spec(pod) and _counted_meta(old) == _counted_meta(pod):
                 return  # a status update (the kubelet's): nothing the scheduler counts changed
             newly = key not in self.cache.pods or self.cache.is_assumed(key)
             labels_changed = old is not None and (old.get("metadata") or {}).get("labels") != (

@@ -1,6 +1,6 @@
 """The default admission plugin list of a server, in upstream's order.
 
-Mutating: NamespaceLifecycle, LimitRanger, ServiceAccount, DefaultTolerationSeconds, RuntimeClass, then
+Mutating: NamespaceLifecycle, LimitRanger, ServiceAccount, Priority, DefaultTolerationSeconds, RuntimeClass, then
 MutatingAdmissionWebhook (webhooks run after the built-in mutators). Validating: the same built-ins with PodSecurity
 before RuntimeClass, then ValidatingAdmissionPolicy, then ValidatingAdmissionWebhook, then ResourceQuota (last, so
 that only writes every other plugin let through are charged).
@@ -20,6 +20,7 @@ from .limit_ranger import LimitRanger
 from .namespace_lifecycle import NamespaceLifecycle
 from .podsecurity import PodSecurity
 from .policy import ValidatingAdmissionPolicyPlugin
+from .priority import PriorityAdmission
 from .resource_quota import ResourceQuotaAdmission
 from .runtime_class import RuntimeClassAdmission
 from .service_account import ServiceAccountAdmission
@@ -57,6 +58,7 @@ def default_plugins(objects: ObjectReader, webhooks: WebhookClient, *, require_d
         NamespaceLifecycle(),
         LimitRanger(),
         ServiceAccountAdmission(require_default=require_default_service_account),
+        PriorityAdmission(),
         DefaultTolerationSeconds(),
         pod_security(objects, admission_control_config_file),
         RuntimeClassAdmission(),

@@ -26,6 +26,7 @@ from mini_kube.apiserver.kubeconfig import pem_data
 from mini_kube.machinery import times
 
 ADMIN_USER = "kubernetes-admin"
+FRONT_PROXY_CLIENT = "front-proxy-client"  # the aggregator's client certificate's CN (requestheader-allowed-names)
 CA_DAYS = 3650
 LEAF_DAYS = 365
 RENEW_BEFORE = dt.timedelta(days=30)
@@ -64,6 +65,19 @@ class Pki:
     @property
     def admin_key_path(self) -> Path:
         return self.dir / "admin.key"
+
+    @property
+    def front_proxy_ca_path(self) -> Path:
+        """The CA of the aggregator's proxy client (extension API servers trust its X-Remote-* headers)."""
+        return self.dir / "front-proxy-ca.crt"
+
+    @property
+    def front_proxy_client_cert_path(self) -> Path:
+        return self.dir / "front-proxy-client.crt"
+
+    @property
+    def front_proxy_client_key_path(self) -> Path:
+        return self.dir / "front-proxy-client.key"
 
     @property
     def ca_pem(self) -> bytes:
@@ -105,9 +119,9 @@ def _name(common_name: str, organizations: Iterable[str] = ()) -> x509.Name:
     return x509.Name([*attrs, x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
 
 
-def _new_ca() -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+def _new_ca(common_name: str = "mini-kube-ca") -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
     key = ec.generate_private_key(ec.SECP256R1())
-    name = _name("mini-kube-ca")
+    name = _name(common_name)
     now = times.now()
     cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
             .serial_number(x509.random_serial_number())
@@ -245,7 +259,26 @@ def ensure_pki(data_dir: Path, hosts: list[str]) -> Pki:
         cert_pem, key_pem = issue_client_cert(pki, ADMIN_USER, [SYSTEM_MASTERS])
         _write(pki.admin_key_path, key_pem, 0o600)
         _write(pki.admin_cert_path, cert_pem, 0o644)
+    _ensure_front_proxy(pki)
     return pki
+
+
+def _ensure_front_proxy(pki: Pki) -> None:
+    """The front-proxy CA (its own: a cluster client certificate must not pass for the aggregator) and the
+    aggregator's client certificate, CN front-proxy-client, as kubeadm makes them."""
+    ca_cert, ca_key = _load_cert(pki.front_proxy_ca_path), _load_key(pki.dir / "front-proxy-ca.key")
+    renewed = False
+    if ca_cert is None or not isinstance(ca_key, ec.EllipticCurvePrivateKey) \
+            or ca_cert.not_valid_after_utc - RENEW_BEFORE <= times.now() or ca_cert.public_key() != ca_key.public_key():
+        ca_cert, ca_key = _new_ca("front-proxy-ca")
+        _write(pki.dir / "front-proxy-ca.key", _key_pem(ca_key), 0o600)
+        _write(pki.front_proxy_ca_path, _cert_pem(ca_cert), 0o644)
+        renewed = True
+    if renewed or not _fresh(_load_cert(pki.front_proxy_client_cert_path), ca_cert) \
+            or _load_key(pki.front_proxy_client_key_path) is None:
+        cert_pem, key_pem = issue_cert(ca_cert, ca_key, FRONT_PROXY_CLIENT)
+        _write(pki.front_proxy_client_key_path, key_pem, 0o600)
+        _write(pki.front_proxy_client_cert_path, cert_pem, 0o644)
 
 
 def kubeconfig_yaml(server_url: str, pki: Pki | None, *, name: str = "mini-kube",

@@ -1,21 +1,30 @@
 """Node lifecycle: a node whose kubelet stops renewing its Lease (kube-node-lease) for the grace period becomes
 Ready=Unknown ("Kubelet stopped posting node status.") and gets the `node.kubernetes.io/unreachable` NoSchedule
-and NoExecute taints; its Pods are then evicted (deleted) once their toleration of that taint runs out (300 s
-unless the Pod says otherwise, as the DefaultTolerationSeconds admission gives). A node that renews again and
-reports Ready loses the taints.
+and NoExecute taints; a node that renews again and reports Ready loses them.
+
+NoExecute taint eviction (upstream's TaintEvictionController, which kube-controller-manager ran inside this
+controller before 1.29), for every NoExecute taint, whoever set it: a Pod on the node that does not tolerate one of
+them is deleted at once; one that tolerates them all is deleted when the shortest `tolerationSeconds` among the
+tolerations it uses runs out, counted from when this controller first saw it had to go (tolerations without
+`tolerationSeconds` keep it for ever); a taint removed in time cancels its deletion. The deletion comes with the
+DisruptionTarget condition (reason DeletionByTaintManager) and a TaintManagerEviction event, as upstream's. A Pod
+without a toleration of a node-condition taint (unreachable, not-ready) tolerates it for `default_toleration`
+seconds (the DefaultTolerationSeconds admission gives every Pod 300 s).
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import time
 from typing import Any
 
 from mini_kube.client import ApiClient, Conflict, NotFound
 from mini_kube.client.informer import SharedInformerFactory
 from mini_kube.machinery import times
 from mini_kube.machinery.refs import LEASES, NODES, PODS
-from mini_kube.machinery.times import format_time, parse_time
+from mini_kube.machinery.taints import tolerates
+from mini_kube.machinery.times import format_time, now_rfc3339, parse_time
 
 from ..reconciler import Controller, Result
 
@@ -23,16 +32,28 @@ UNREACHABLE = "node.kubernetes.io/unreachable"
 CONDITIONS = ("Ready", "MemoryPressure", "DiskPressure", "PIDPressure")
 
 
-def toleration_seconds(pod: dict[str, Any], default: float) -> float | None:
-    """How long `pod` tolerates the unreachable NoExecute taint: None for ever, else seconds."""
-    for toleration in (pod.get("spec") or {}).get("tolerations") or ():
-        key_ok = toleration.get("key") in (UNREACHABLE, None, "") and (
-            toleration.get("key") or toleration.get("operator") == "Exists")
-        effect_ok = toleration.get("effect") in ("NoExecute", None, "")
-        if key_ok and effect_ok:
+NOT_READY = "node.kubernetes.io/not-ready"
+CONDITION_TAINTS = (UNREACHABLE, NOT_READY)
+
+
+def toleration_seconds(pod: dict[str, Any], taints: list[dict[str, Any]], default: float) -> float | None:
+    """How long `pod` may stay on a node with these NoExecute `taints`: None for ever, else seconds (0: not at
+    all); a node-condition taint it has no toleration for is tolerated for `default` seconds."""
+    tolerations = (pod.get("spec") or {}).get("tolerations") or ()
+    shortest: float | None = None
+    for taint in taints:
+        toleration = next((t for t in tolerations if tolerates(t, taint)), None)
+        if toleration is None:
+            if taint.get("key") not in CONDITION_TAINTS:
+                return 0.0
+            seconds: Any = default
+        else:
             seconds = toleration.get("tolerationSeconds")
-            return None if seconds is None else max(float(seconds), 0.0)
-    return default
+            if seconds is None:
+                continue
+        seconds = max(float(seconds), 0.0)
+        shortest = seconds if shortest is None else min(shortest, seconds)
+    return shortest
 
 
 class NodeLifecycleController(Controller):
@@ -43,6 +64,7 @@ class NodeLifecycleController(Controller):
         super().__init__(client, informers, **kwargs)
         self.grace_period = grace_period
         self.default_toleration = default_toleration
+        self._pending: dict[str, dict[str, float]] = {}  # node -> pod uid -> when its eviction clock started
 
     def setup(self) -> None:
         self.nodes = self.watch(NODES)
@@ -61,19 +83,25 @@ class NodeLifecycleController(Controller):
     async def reconcile(self, key: Any) -> Result | None:
         node = self.nodes.get(key)
         if node is None:
+            self._pending.pop(key, None)
             return None
         heartbeat = self._heartbeat(node)
         silent = (times.now() - heartbeat).total_seconds() if heartbeat else float("inf")
         taints = (node.get("spec") or {}).get("taints") or []
-        tainted = next((t for t in taints if t.get("key") == UNREACHABLE and t.get("effect") == "NoExecute"), None)
+        tainted = any(t.get("key") == UNREACHABLE and t.get("effect") == "NoExecute" for t in taints)
+        check_again: float | None = None
         if silent > self.grace_period:
-            if tainted is None:
+            if not tainted:
                 await self._mark_unreachable(node)
                 return Result(requeue=True)
-            return await self._evict(node, parse_time(tainted.get("timeAdded")) or times.now())
-        if tainted is not None and self._reports_ready(node):
-            await self._set_taints(node, [t for t in taints if t.get("key") != UNREACHABLE])
-        return Result(requeue_after=max(self.grace_period - silent, 0.05) + 0.05)
+        else:
+            if tainted and self._reports_ready(node):
+                await self._set_taints(node, [t for t in taints if t.get("key") != UNREACHABLE])
+                return None  # the node's update comes back through the watch
+            check_again = max(self.grace_period - silent, 0.05) + 0.05
+        due = await self._evict(node)
+        soonest = min((t for t in (check_again, due) if t is not None), default=None)
+        return Result(requeue_after=soonest) if soonest is not None else None
 
     @staticmethod
     def _reports_ready(node: dict[str, Any]) -> bool:
@@ -107,23 +135,48 @@ class NodeLifecycleController(Controller):
         with contextlib.suppress(NotFound, Conflict):
             await self.client.patch(NODES, node["metadata"]["name"], patch)
 
-    async def _evict(self, node: dict[str, Any], tainted_at: dt.datetime) -> Result | None:
-        """Delete the node's Pods whose toleration has run out; come back when the next one runs out."""
-        elapsed = (times.now() - tainted_at).total_seconds()
+    async def _evict(self, node: dict[str, Any]) -> float | None:
+        """Delete the node's Pods whose toleration of its NoExecute taints has run out (or that have none);
+        returns the seconds until the next one runs out."""
+        name = node["metadata"]["name"]
+        taints = [t for t in (node.get("spec") or {}).get("taints") or () if t.get("effect") == "NoExecute"]
+        pending = self._pending.pop(name, {})
+        waiting: dict[str, float] = {}
+        now = time.monotonic()
         next_due: float | None = None
-        for pod in self.pods.by_index("node", node["metadata"]["name"]):
-            if (pod.get("metadata") or {}).get("deletionTimestamp"):
+        for pod in self.pods.by_index("node", name) if taints else ():
+            meta = pod.get("metadata") or {}
+            if meta.get("deletionTimestamp"):
                 continue
-            tolerated = toleration_seconds(pod, self.default_toleration)
+            tolerated = toleration_seconds(pod, taints, self.default_toleration)
             if tolerated is None:
                 continue
-            if elapsed >= tolerated:
-                meta = pod["metadata"]
-                self.events.event(pod, "Normal", "TaintManagerEviction", f"Marking for deletion Pod "
-                                  f"{meta['namespace']}/{meta['name']}")
-                with contextlib.suppress(NotFound):
-                    await self.client.delete(PODS, meta["name"], meta["namespace"])
+            uid = meta.get("uid", "")
+            started = pending.pop(uid, now)
+            left = started + tolerated - now
+            if left <= 0:
+                await self._delete(pod)
             else:
-                due = tolerated - elapsed
-                next_due = due if next_due is None else min(next_due, due)
-        return Result(requeue_after=next_due + 0.05) if next_due is not None else None
+                waiting[uid] = started
+                next_due = left if next_due is None else min(next_due, left)
+        for pod in self.pods.by_index("node", name) if pending else ():  # no longer to go: cancelled
+            meta = pod.get("metadata") or {}
+            if meta.get("uid") in pending and not meta.get("deletionTimestamp"):
+                self.events.event(pod, "Normal", "TaintManagerEviction",
+                                  f"Cancelling deletion of Pod {meta.get('namespace')}/{meta.get('name')}")
+        if waiting:
+            self._pending[name] = waiting
+        return next_due + 0.05 if next_due is not None else None
+
+    async def _delete(self, pod: dict[str, Any]) -> None:
+        """Upstream's addConditionAndDeletePod: the DisruptionTarget condition, then the deletion."""
+        meta = pod["metadata"]
+        self.events.event(pod, "Normal", "TaintManagerEviction",
+                          f"Marking for deletion Pod {meta['namespace']}/{meta['name']}")
+        condition = {"type": "DisruptionTarget", "status": "True", "lastTransitionTime": now_rfc3339(),
+                     "reason": "DeletionByTaintManager", "message": "Taint manager: deleting due to NoExecute taint"}
+        with contextlib.suppress(NotFound, Conflict):  # gone, or another Pod of the same name by now
+            await self.client.patch(PODS, meta["name"], {"status": {"conditions": [condition]}}, meta["namespace"],
+                                    patch_type="application/strategic-merge-patch+json", subresource="status")
+            await self.client.delete(PODS, meta["name"], meta["namespace"],
+                                     body={"preconditions": {"uid": meta.get("uid")}} if meta.get("uid") else None)

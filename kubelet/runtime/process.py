@@ -40,6 +40,7 @@ from ..userns import UserNamespaces
 from .base import Container, ContainerSpec, Runtime, Sandbox
 from .exec_check import ExecError, exec_problem
 from .node_namespaces import NodeNamespaces
+from .spawner import START_PIPE, InitSpawner, SpawnedInit
 
 INIT = Path(__file__).resolve().parent.parent / "containerinit.py"
 # what a container sees of the host besides its system directories (read-only): the interpreter and mini-kube
@@ -58,7 +59,7 @@ class ProcessContainer(Container):
     pid: int  # always known: the process is started before the container is
     log: LogWriter
 
-    def __init__(self, proc: asyncio.subprocess.Process, log: LogWriter, pumps: list[asyncio.Task[None]],
+    def __init__(self, proc: SpawnedInit, log: LogWriter, pumps: list[asyncio.Task[None]],
                  container_id: str, cgroups: PodCgroups | None = None, cgroup: str = "",
                  started: asyncio.Future[bytes] | None = None, security: dict[str, Any] | None = None,
                  layers: tuple[Path, ...] = ()) -> None:
@@ -153,6 +154,7 @@ class ProcessRuntime(Runtime):
         self.node = NodeNamespaces(network, node_name, node_ip, node_address)
         self.host_ports = HostPorts(self.node, network.netns, node_address)  # the relays of Pods' hostPorts
         self.user_namespaces = UserNamespaces()  # the ID blocks of Pods with `hostUsers: false`
+        self.spawner = InitSpawner(init_program)  # forks each container's init
 
     async def create_sandbox(self, pod: dict[str, Any], ip: str, directory: str) -> Sandbox:
         """The Pod's namespaces: network (a veth on the cluster bridge with the Pod's IP), UTS, IPC, PID and a
@@ -256,22 +258,17 @@ class ProcessRuntime(Runtime):
         spec_file.write_bytes(marshal.dumps({"root": str(root), "scratch": str(scratch), "mounts": spec.mounts,
                                              "files": files, "workdir": spec.workdir, "argv": spec.argv,
                                              "pidns": sandbox.extra.get("pidns") or holder.pidns, "env": spec.env,
-                                             "started_fd": started_w, "keep": KEEP, "hide": hide,
+                                             "started_fd": START_PIPE, "keep": KEEP, "hide": hide,
                                              "security": security, "layers": spec.layers,
                                              "userns": sandbox.extra.get("userns"),
                                              "setuid": [[target, shutil.which(program) or program]
                                                         for target, program in spec.setuid],
                                              "cgroups": self.cgroups.join_files(cgroup) if self.cgroups else []}))
         log = LogWriter(spec.log_path, max_size=spec.log_max_size, max_files=spec.log_max_files)
-        argv = [*DIE_WITH_PARENT, "nsenter", f"--net={holder.netns}", f"--uts=/proc/{holder.pid}/ns/uts",
-                f"--ipc=/proc/{holder.pid}/ns/ipc", f"--mount=/proc/{holder.pid}/ns/mnt", "--",
-                "unshare", "--mount", "--propagation", "private", "--",
-                sys.executable, "-I", "-S", init_program(), str(spec_file)]
+        namespaces = {"net": holder.netns, "uts": f"/proc/{holder.pid}/ns/uts", "ipc": f"/proc/{holder.pid}/ns/ipc",
+                      "mnt": f"/proc/{holder.pid}/ns/mnt"}
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv, stdin=asyncio.subprocess.PIPE if spec.stdin else asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True,
-                limit=1 << 20, pass_fds=(started_w,))
+            proc = await self.spawner.start(str(spec_file), namespaces, started_w, stdin=spec.stdin, limit=1 << 20)
         except BaseException:
             os.close(started_r)
             raise
@@ -357,7 +354,8 @@ class ProcessRuntime(Runtime):
         return proc.returncode or 0, out + err
 
     async def close(self) -> None:
-        """Remove the node's cgroups and namespaces."""
+        """Stop the containers' init spawner and the hostPort relays, remove the node's cgroups and namespaces."""
+        self.spawner.close()
         self.host_ports.close_all()
         self.node.close()
         self.user_namespaces.release_all()

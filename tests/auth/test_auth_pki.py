@@ -28,8 +28,9 @@ def test_first_start_creates_ca_serving_admin_and_sa_key(tmp_path: Path) -> None
     pki = ensure_pki(tmp_path, ["10.1.2.3", "node1.example"])
     files = {p.name for p in (tmp_path / "pki").iterdir()}
     assert files == {"ca.crt", "ca.key", "apiserver.crt", "apiserver.key", "admin.crt", "admin.key",
-                     "sa.key", "sa.pub"}
-    for key in ("ca.key", "apiserver.key", "admin.key", "sa.key"):
+                     "sa.key", "sa.pub", "front-proxy-ca.crt", "front-proxy-ca.key", "front-proxy-client.crt",
+                     "front-proxy-client.key"}
+    for key in ("ca.key", "apiserver.key", "admin.key", "sa.key", "front-proxy-ca.key", "front-proxy-client.key"):
         assert stat.S_IMODE((tmp_path / "pki" / key).stat().st_mode) == 0o600
     dns, ips = _sans(pki.serving_cert())
     assert {"localhost", "node1.example", "kubernetes.default.svc"} <= dns

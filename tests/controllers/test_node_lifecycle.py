@@ -1,5 +1,7 @@
 """Node lifecycle: a node whose Lease stops being renewed becomes Ready=Unknown with the unreachable taints,
-and its Pods are evicted once their toleration runs out; a node that comes back loses the taints."""
+and its Pods are evicted once their toleration runs out; a node that comes back loses the taints. Any NoExecute
+taint (`kubectl taint`) evicts the Pods that do not tolerate it at once, the others when their tolerationSeconds
+run out, unless it is removed in time."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from mini_kube.controllers.kube_controller_manager import KubeControllerManager
 from mini_kube.machinery.refs import LEASES, NODES, PODS
 
 from mini_kube.testing import MiniKube
+from tests.helpers import kubectl
 
 
 def _stamp(t: dt.datetime) -> str:
@@ -77,5 +80,48 @@ def test_a_silent_node_is_tainted_and_its_pods_evicted():
                 {"type": "Ready", "status": "True", "reason": "KubeletReady",
                  "lastHeartbeatTime": _stamp(dt.datetime.now(dt.UTC))}]}}, subresource="status")
             _wait(lambda: not kube.client.get(NODES, "n1")["spec"].get("taints"))
+        finally:
+            kube.run(manager.stop())
+
+
+def _tolerating(kube, name: str, node: str, seconds: int | None) -> None:
+    """A Pod on `node` tolerating the `dedicated=db:NoExecute` taint (for `seconds`, None: for ever)."""
+    toleration = {"key": "dedicated", "operator": "Equal", "value": "db", "effect": "NoExecute",
+                  **({"tolerationSeconds": seconds} if seconds is not None else {})}
+    kube.client.create(PODS, {"metadata": {"name": name}, "spec": {"nodeName": node, "tolerations": [toleration],
+                                                                   "containers": [{"name": "c", "image": "i"}]}},
+                       "default")
+
+
+def test_any_noexecute_taint_evicts_the_pods_that_do_not_tolerate_it_long_enough():
+    with MiniKube(controllers=False) as kube:
+        kube.client.create(NODES, {"metadata": {"name": "n1"}})
+        kube.client.patch(NODES, "n1", {"status": {"conditions": [
+            {"type": "Ready", "status": "True", "reason": "KubeletReady",
+             "lastHeartbeatTime": _stamp(dt.datetime.now(dt.UTC))}]}}, subresource="status")
+        _renew(kube, "n1")
+        _pod(kube, "intolerant", "n1", tolerate=None)
+        _tolerating(kube, "brief", "n1", 1)
+        _tolerating(kube, "longer", "n1", 6)
+        _tolerating(kube, "forever", "n1", None)
+        manager = KubeControllerManager(ApiClient(Connection.from_kubeconfig(kube.kubeconfig)), names="nodelifecycle",
+                                        options={"nodelifecycle": {"grace_period": 60.0}})
+        kube.run(manager.start())
+        try:
+            time.sleep(0.5)
+            assert not any(_gone(kube, name) for name in ("intolerant", "brief", "longer", "forever"))
+            kubectl(kube, "taint", "nodes", "n1", "dedicated=db:NoExecute")
+            tainted = time.monotonic()
+            _wait(lambda: _gone(kube, "intolerant"), 3)
+            _wait(lambda: _gone(kube, "brief"), 5)
+            condition = next(c for c in kube.client.get(PODS, "brief", "default")["status"]["conditions"]
+                             if c["type"] == "DisruptionTarget")
+            assert (condition["status"], condition["reason"], condition["message"]) == (
+                "True", "DeletionByTaintManager", "Taint manager: deleting due to NoExecute taint")
+            kubectl(kube, "taint", "nodes", "n1", "dedicated=db:NoExecute-")  # in time for "longer"
+            _wait(lambda: "Cancelling deletion of Pod default/longer" in kubectl(kube, "describe", "pod",
+                                                                                  "longer").stdout)
+            time.sleep(max(0.0, tainted + 6.5 - time.monotonic()))
+            assert not _gone(kube, "longer") and not _gone(kube, "forever")
         finally:
             kube.run(manager.stop())

@@ -8,6 +8,7 @@ import json
 from collections import Counter
 
 import pytest
+from mini_kube.machinery.refs import PODS
 
 from tests.helpers import kubectl
 from tests.scheduler.support import (
@@ -198,12 +199,13 @@ def test_higher_priority_pod_preempts_a_lower_one(kube):
     add_node(kube, "small", cpu="2")
     kubectl(kube, "apply", "-f", "-", input=_pod("low", container=_cpu("1500m")))
     eventually(lambda: placement(kube, "default").get("low") == "small")
-    kubectl(kube, "apply", "-f", "-", input=_pod("never", container=_cpu("1"), priority=1000,
-                                                   preemptionPolicy="Never"))
+    kubectl(kube, "create", "priorityclass", "high", "--value=1000")
+    kubectl(kube, "create", "priorityclass", "high-never", "--value=1000", "--preemption-policy=Never")
+    kubectl(kube, "apply", "-f", "-", input=_pod("never", container=_cpu("1"), priorityClassName="high-never"))
     assert unschedulable_message(kube, "default", "never") == (
         "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never.")
     kubectl(kube, "delete", "pod", "never")
-    kubectl(kube, "apply", "-f", "-", input=_pod("high", container=_cpu("1"), priority=1000))
+    kubectl(kube, "apply", "-f", "-", input=_pod("high", container=_cpu("1"), priorityClassName="high"))
     eventually(lambda: "low" not in placement(kube, "default"))
     assert eventually(lambda: events_for(kube, "default", "low", "Preempted"))[0]["message"].endswith(
         "on node small")
@@ -212,3 +214,23 @@ def test_higher_priority_pod_preempts_a_lower_one(kube):
     eventually(lambda: placement(kube, "default").get("high") == "small")
     assert unschedulable_message(kube, "default", "sneaky").startswith("0/1 nodes are available: 1 Insufficient cpu.")
     assert placement(kube, "default")["sneaky"] is None
+
+
+@pytest.mark.slow
+def test_a_preemptor_waits_for_its_terminating_victim(kube):
+    """A victim that takes its time to go (a finalizer holds it) is not preempted again: the preemptor, tried
+    again meanwhile, waits for it, and takes its room once it is gone."""
+    add_node(kube, "small", cpu="2")
+    kubectl(kube, "create", "priorityclass", "high", "--value=1000")
+    held = json.loads(_pod("low", container=_cpu("1500m")))
+    held["metadata"]["finalizers"] = ["example.com/hold"]
+    kubectl(kube, "apply", "-f", "-", input=json.dumps(held))
+    eventually(lambda: placement(kube, "default").get("low") == "small")
+    kubectl(kube, "apply", "-f", "-", input=_pod("high", container=_cpu("1"), priorityClassName="high"))
+    eventually(lambda: kube.client.get(PODS, "low", "default")["metadata"].get("deletionTimestamp"))
+    add_node(kube, "tiny", cpu="500m")  # a new node: the preemptor is tried again, and fits nowhere yet
+    assert eventually(lambda: scheduled_condition(kube, "default", "high")["message"].endswith(
+        "preemption: not eligible due to a terminating pod on the nominated node."))
+    assert len(events_for(kube, "default", "low", "Preempted")) == 1
+    kubectl(kube, "patch", "pod", "low", "--type=merge", "-p", '{"metadata":{"finalizers":null}}')
+    eventually(lambda: placement(kube, "default").get("high") == "small")

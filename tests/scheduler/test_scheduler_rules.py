@@ -106,7 +106,8 @@ def test_existing_pods_anti_affinity_keeps_newcomers_away(kube):
 def test_higher_priority_pods_are_placed_first(kube):
     three_cpu = {"resources": {"requests": {"cpu": "3"}}}
     for name, priority in (("low", 0), ("high", 100), ("mid", 10)):
-        apply(kube, name, container=three_cpu, priority=priority)
+        kubectl(kube, "create", "priorityclass", name, f"--value={priority}")
+        apply(kube, name, container=three_cpu, priorityClassName=name)
     for name in ("low", "high", "mid"):
         assert unschedulable_message(kube, "default", name) == "no nodes available to schedule pods"
     time.sleep(0.5)  # their back-offs (0.1 s, 0.2 s if retried) are over: a new node lets them all try at once

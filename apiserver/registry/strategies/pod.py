@@ -32,9 +32,7 @@ class PodStrategy(Strategy):
         super().default(ctx, obj)
         spec = obj.setdefault("spec", {})
         if not ctx.subresource:
-            spec.setdefault("enableServiceLinks", True)
-            spec.setdefault("priority", 0)
-            spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+            spec.setdefault("enableServiceLinks", True)  # priority and preemptionPolicy: Priority admission
 
     def prepare_for_update(self, ctx: WriteContext, new: dict[str, Any], old: dict[str, Any]) -> None:
         if ctx.subresource != EPHEMERAL:

@@ -1,0 +1,163 @@
+"""Containers' inits started by a zygote (kubelet/init_spawner.py): one small process per runtime, started at its
+first container, forks each init with the Pod's namespaces joined, so a start costs a fork instead of an
+interpreter's start-up and imports. It dies with the kubelet's thread that started it, and the inits with it.
+
+The kubelet keeps what a subprocess gives it: the init's pid, pipes for its stdin, stdout and stderr, and its end
+(the spawner reaps it and says how it ended).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+import marshal
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from mini_kube.network.namespaces import DIE_WITH_PARENT
+
+log = logging.getLogger("mini-kube.kubelet")
+PROGRAM = Path(__file__).resolve().parent.parent / "init_spawner.py"
+START_PIPE = 3  # where the init finds the pipe its command's exec closes (init_spawner.START_PIPE)
+KILLED = int(signal.SIGKILL)  # how an init ended when its spawner went first (the kernel killed it)
+
+
+class SpawnedInit:
+    """An init the spawner started: what the runtime needs of a process."""
+
+    def __init__(self, pid: int, stdin: asyncio.WriteTransport | None, stdout: asyncio.StreamReader,
+                 stderr: asyncio.StreamReader, ended: asyncio.Future[int]) -> None:
+        self.pid, self.stdin, self.stdout, self.stderr = pid, stdin, stdout, stderr
+        self._ended = ended
+
+    @property
+    def returncode(self) -> int | None:
+        return self._ended.result() if self._ended.done() else None
+
+    async def wait(self) -> int:
+        """Its exit code, or -N when signal N ended it (as asyncio's processes say)."""
+        code = await asyncio.shield(self._ended)
+        if self.stdin is not None and not self.stdin.is_closing():
+            self.stdin.close()
+        return code
+
+
+class InitSpawner:
+    """The kubelet's end of the spawner's socket: requests in order, answers in the same order, ends by pid."""
+
+    def __init__(self, init_program: Callable[[], str]) -> None:
+        self.init_program = init_program  # the init's file, compiled on first use
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._sock: socket.socket | None = None
+        self._waiting: collections.deque[asyncio.Future[tuple[int, asyncio.Future[int]]]] = collections.deque()
+        self._ends: dict[int, asyncio.Future[int]] = {}
+
+    def _ensure(self, loop: asyncio.AbstractEventLoop) -> socket.socket:
+        if self._sock is not None:
+            return self._sock
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            self._proc = subprocess.Popen(
+                [*DIE_WITH_PARENT, sys.executable, "-I", "-S", str(PROGRAM), str(theirs.fileno()), self.init_program()],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, pass_fds=(theirs.fileno(),))
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        ours.setblocking(False)
+        loop.add_reader(ours.fileno(), self._read, loop)
+        self._sock = ours
+        return ours
+
+    def _read(self, loop: asyncio.AbstractEventLoop) -> None:
+        assert self._sock is not None
+        while True:
+            try:
+                message = self._sock.recv(1 << 12)
+            except BlockingIOError:
+                return
+            except OSError:
+                message = b""
+            if not message:
+                self._lost(loop)
+                return
+            answer = marshal.loads(message)
+            if answer[0] == "spawned":
+                ended = loop.create_future()
+                self._ends[answer[1]] = ended
+                waiter = self._waiting.popleft()
+                if not waiter.done():
+                    waiter.set_result((answer[1], ended))
+            else:
+                pid: int = answer[1]
+                status: int = answer[2]
+                gone = self._ends.pop(pid, None)
+                if gone is not None and not gone.done():
+                    gone.set_result(os.waitstatus_to_exitcode(status))
+
+    def _lost(self, loop: asyncio.AbstractEventLoop) -> None:
+        """The spawner is gone (killed, or closed): so is every init it started; the next start makes another."""
+        sock, proc = self._sock, self._proc
+        self._sock = self._proc = None
+        if sock is not None:
+            loop.remove_reader(sock.fileno())
+            sock.close()
+        if proc is not None:
+            with contextlib.suppress(OSError):
+                proc.kill()
+            proc.wait()
+        while self._waiting:
+            waiter = self._waiting.popleft()
+            if not waiter.done():
+                waiter.set_exception(OSError("the container init spawner exited"))
+        for ended in self._ends.values():
+            if not ended.done():
+                ended.set_result(-KILLED)
+        self._ends.clear()
+
+    async def start(self, spec_file: str, namespaces: dict[str, str], started: int, *, stdin: bool,
+                    limit: int) -> SpawnedInit:
+        """The init of `spec_file` in `namespaces` (kind -> /proc/<pid>/ns/<kind> path), writing its command's
+        start to `started` (the write end of a pipe), with a pipe for stdin when asked (else /dev/null)."""
+        loop = asyncio.get_running_loop()
+        sock = self._ensure(loop)
+        out_r, out_w = os.pipe2(os.O_CLOEXEC)
+        err_r, err_w = os.pipe2(os.O_CLOEXEC)
+        in_r, in_w = os.pipe2(os.O_CLOEXEC) if stdin else (os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC), -1)
+        waiter: asyncio.Future[tuple[int, asyncio.Future[int]]] = loop.create_future()
+        try:
+            socket.send_fds(sock, [marshal.dumps((spec_file, namespaces))], [in_r, out_w, err_w, started])
+            self._waiting.append(waiter)
+        except BaseException:
+            for fd in (out_r, err_r, in_w):
+                if fd >= 0:
+                    os.close(fd)
+            raise
+        finally:
+            for fd in (in_r, out_w, err_w):
+                os.close(fd)
+        readers = []
+        for fd in (out_r, err_r):
+            reader = asyncio.StreamReader(limit=limit, loop=loop)
+            await loop.connect_read_pipe(lambda r=reader: asyncio.StreamReaderProtocol(r),  # type: ignore[misc]
+                                         os.fdopen(fd, "rb", 0))
+            readers.append(reader)
+        writer = None
+        if in_w >= 0:
+            writer, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(in_w, "wb", 0))
+        pid, ended = await waiter
+        return SpawnedInit(pid, writer, readers[0], readers[1], ended)
+
+    def close(self) -> None:
+        """Stop the spawner (its inits die with it)."""
+        if self._sock is not None:
+            with contextlib.suppress(RuntimeError):
+                self._lost(asyncio.get_running_loop())

@@ -1,0 +1,74 @@
+"""Containers' inits are forked by one spawner process per node (kubelet/init_spawner.py) rather than each started
+as a new interpreter by the kubelet; a spawner killed takes its containers along, which restart under a new one."""
+
+from __future__ import annotations
+
+import os
+import signal
+import uuid
+from pathlib import Path
+
+import pytest
+from mini_kube.machinery.refs import PODS
+
+from .conftest import container_state, eventually, new_namespace, pod
+
+
+@pytest.fixture(scope="module")
+def kube(process_cluster):
+    return process_cluster
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def _cmdline(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+
+
+def _processes_running(argv: list[str]) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if _cmdline(int(entry))[:len(argv)] == argv:
+                    found.append(int(entry))
+            except OSError:
+                pass
+    return found
+
+
+def _spawner_of(argv: list[str]) -> int:
+    """The spawner above a container's command: command <- its init (the supervisor in the PID namespace's
+    parent) <- the spawner."""
+    (command,) = eventually(lambda: _processes_running(argv))
+    init = _parent(command)
+    return _parent(init)
+
+
+def test_each_containers_init_is_forked_by_the_nodes_spawner(kube):
+    ns = new_namespace(kube)
+    marks = [f"{uuid.uuid4().int % 10**8 + 10**8}" for _ in range(2)]
+    for i, mark in enumerate(marks):
+        kube.client.create(PODS, pod(f"p{i}", {"name": "c", "image": "busybox:1.36", "command": ["sleep", mark]}),
+                           ns)
+    spawners = {_spawner_of(["sleep", mark]) for mark in marks}
+    assert len(spawners) == 1
+    (spawner,) = spawners
+    assert any(part.endswith("/kubelet/init_spawner.py") for part in _cmdline(spawner)), _cmdline(spawner)
+    assert spawner != os.getpid()  # not the kubelet (here the test's process, which runs the cluster)
+
+
+def test_a_killed_spawner_takes_its_containers_and_a_new_one_restarts_them(kube):
+    ns = new_namespace(kube)
+    mark = f"{uuid.uuid4().int % 10**8 + 10**8}"
+    kube.client.create(PODS, pod("p", {"name": "c", "image": "busybox:1.36", "command": ["sleep", mark]}), ns)
+    spawner = _spawner_of(["sleep", mark])
+    assert spawner != os.getpid() and any(part.endswith("/kubelet/init_spawner.py") for part in _cmdline(spawner))
+    os.kill(spawner, signal.SIGKILL)
+    restarted = eventually(lambda: (s := container_state(kube, ns, "p")).get("restartCount") == 1
+                           and "running" in s.get("state", {}) and s)
+    assert restarted["lastState"]["terminated"]["exitCode"] == 137  # SIGKILL, as the kernel gave it
+    again = _spawner_of(["sleep", mark])
+    assert again != spawner
