@@ -3,12 +3,31 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
 from tests.etcd_support import EtcdServer
+
+
+def cache_bytecode_outside_the_checkout() -> None:
+    """Where PYTHONDONTWRITEBYTECODE is set, keep compiled modules out of the checkout, in a cache of the user's
+    own, rather than compiling again in every process: each pytest-xdist worker rewrote the asserts of every test
+    module (~7 CPU-seconds each), and each Python a test starts (mini-kube's commands, servers, the etcd suites'
+    pytest) compiled what it imported. Set before the workers start, so they and every child inherit it."""
+    if not sys.dont_write_bytecode:
+        return  # bytecode is cached beside the sources, as Python does by default
+    prefix = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mini-kube" / "pycache"
+    prefix.mkdir(mode=0o700, parents=True, exist_ok=True)
+    sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"] = str(prefix)
+    sys.dont_write_bytecode = False
+    del os.environ["PYTHONDONTWRITEBYTECODE"]
+
+
+cache_bytecode_outside_the_checkout()
 
 settings.register_profile("suite", max_examples=100, deadline=None)
 settings.register_profile("thorough", max_examples=1000, deadline=None)
