@@ -17,11 +17,13 @@ from aiohttp import web
 
 from . import errors
 from .aggregator.availability import Aggregator
+from .auth.loopback import via_unix_socket
 from .auth.security import Security
 from .discovery import Discovery
 from .errors import StatusError
 from .handlers import oidc, system
 from .handlers.resource import ResourceHandler
+from .http.fairness import ComponentSeats
 from .http.inflight import InflightLimiter
 from .http.responses import status_response
 from .ratelog import RATE_LIMITED
@@ -46,6 +48,7 @@ class HandlerChain:
     resource_handler: ResourceHandler
     store_health: StoreHealth  # /livez and /readyz's etcd checks
     ready: Callable[[], bool]  # whether the server serves (readyz's shutdown check)
+    seats: ComponentSeats  # the in-process components' requests take turns; other clients' never wait for them
     aggregator: Aggregator | None = None  # APIServices served by extension API servers
 
     async def __call__(self, request: web.Request) -> web.StreamResponse:
@@ -82,6 +85,16 @@ class HandlerChain:
         path = request.path
         info = parse_request_info(request.method, path, request.query)
         request[REQUEST_INFO_KEY] = info
+        # a request forwarded to an extension API server waits for that server, not for the loop: no seat
+        component = via_unix_socket(request) and (self.aggregator is None or self.aggregator.route(path) is None)
+        seat = await self.seats.enter(component, info, request.query)
+        try:
+            return await self._serve(request, info, path)
+        finally:
+            if seat is not None:
+                seat()
+
+    async def _serve(self, request: web.Request, info: RequestInfo, path: str) -> web.StreamResponse:
         user = await self.security.authenticate(request)
         leave = self.inflight.enter(info, request.query, user)
         try:

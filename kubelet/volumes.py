@@ -12,6 +12,7 @@ baseline already refuses to any Pod that may not have hostPath volumes)."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import stat
 from collections.abc import Awaitable, Callable
@@ -187,6 +188,16 @@ async def make_volumes(pod: dict[str, Any], pod_dir: Path, get: Getter, token: T
             exc.volume = volume["name"]
             raise
     return paths
+
+
+async def warm_tokens(pod: dict[str, Any], token: TokenRequester) -> None:
+    """Ask for the Pod's projected service-account tokens ahead (`token` keeps them), so the API's round trips
+    overlap the making of its sandbox; a failure here is met again, and reported, by `make_volumes`."""
+    for volume in (pod.get("spec") or {}).get("volumes") or ():
+        for source in (volume.get("projected") or {}).get("sources") or ():
+            if "serviceAccountToken" in source:
+                with contextlib.suppress(Exception):
+                    await token(pod, source["serviceAccountToken"])
 
 
 async def refresh_volumes(pod: dict[str, Any], pod_dir: Path, get: Getter, token: TokenRequester,
