@@ -115,6 +115,7 @@ class Aggregator:
             await self._check(name, entry.obj)
         for gone in set(self.served) - seen:
             del self.served[gone]
+            log.info("APIService %s deleted: no longer served", gone)
         self._publish()
 
     async def _check(self, name: str, apiservice: dict[str, Any]) -> None:
@@ -129,8 +130,11 @@ class Aggregator:
             self.served.pop(name, None)  # the server's own API: never handed to another
             return
         (ok, reason, message), resources = await self._probe(ref, group, version)
+        before = self.served.get(name)
         self.served[name] = Served(ref, group, version, int(spec.get("groupPriorityMinimum") or 0),
                                    int(spec.get("versionPriority") or 0), ok, resources)
+        if before is None or before.available != ok:
+            log.info("APIService %s: %s (%s: %s)", name, "available" if ok else "not available", reason, message)
         await self._set_available(name, ok, reason, message)
 
     async def _probe(self, ref: ServiceRef, group: str, version: str
