@@ -17,6 +17,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 import orjson
@@ -153,7 +154,7 @@ class Aggregator:
                                                    f'no addresses with port name "{port}"'), None
             return (False, "FailedDiscoveryCheck", str(exc).removeprefix("failed to call webhook: ")), None
         path = f"/apis/{group}/{version}"
-        url = f"https://{target.url.split('/')[2].split('?')[0]}{path}"
+        url = f"https://{urlsplit(target.url).netloc}{path}"
         headers = {"Accept": "application/json", "X-Remote-User": "system:kube-aggregator",
                    "X-Remote-Group": "system:masters"}
         try:
