@@ -56,12 +56,9 @@ class NodeNamespaces:
         net = self.network
         run_in(net.netns, f"link add {host_side} type veth peer name eth0 netns {holder.pid}\n"
                           f"link set {host_side} master mk0 up\n")
-        run_in(holder.netns, f"link set lo up\naddr add {self.ip}/{net.prefix_length} dev eth0\n"
-                             f"link set eth0 up\nroute add default via {net.gateway}\n")
-        script = f"hostname {shlex.quote(self.name[:63])}"
-        routes = net.node_routes(self.address)
-        if routes:
-            script = f"{routes} && {script}"
+        addresses = (f"link set lo up\naddr add {self.ip}/{net.prefix_length} dev eth0\n"
+                     f"link set eth0 up\nroute add default via {net.gateway}\n")
+        script = f"{net.pod_network_script(addresses, self.address)} && hostname {shlex.quote(self.name[:63])}"
         subprocess.run(["nsenter", f"--uts=/proc/{holder.pid}/ns/uts", f"--net={holder.netns}", "sh", "-c", script],
                        check=True, capture_output=True)
 

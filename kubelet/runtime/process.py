@@ -203,9 +203,8 @@ class ProcessRuntime(Runtime):
             if not host_network:  # the Pod's side of its network in the same process as the rest: one spawn less
                 addresses = (f"link set lo up\naddr add {ip}/{net.prefix_length} dev eth0\nlink set eth0 up\n"
                              f"route add default via {net.gateway}\n")
-                routes = net.node_routes()  # the nodes' addresses: in the cluster network
-                setup = (f"printf %s {shlex.quote(addresses)} | ip -batch - && {routes + ' && ' if routes else ''}"
-                         f"hostname {shlex.quote(hostname[:63])} && {setup}")
+                # with the route of the nodes' addresses to the cluster network
+                setup = f"{net.pod_network_script(addresses)} && hostname {shlex.quote(hostname[:63])} && {setup}"
             for name, value in pod_sysctls(pod):  # admitted by the kubelet: each in a namespace of the Pod's own
                 setup += f" && printf %s {shlex.quote(value)} > {shlex.quote(proc_path(name))}"
             await _run("nsenter", f"--uts=/proc/{holder.pid}/ns/uts", f"--mount=/proc/{holder.pid}/ns/mnt",
