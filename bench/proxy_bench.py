@@ -4,8 +4,9 @@
   the ClusterIP (client in the cluster netns) and through the NodePort (client on the host), and the ratios;
 - latency of small requests over 100 concurrent connections: paced (each connection sends every ~20 ms) and
   saturated (back to back), p50/p99 direct and through the proxy, and the added p99;
-- 1,000 Services x 10 endpoints: time from a proxy's start to all 2,000 listeners (ClusterIP + NodePort)
-  programmed, and how long an endpoint change takes to reach the proxy's balancer.
+- 1,000 Services x 10 endpoints: time from a proxy's start to all 3,000 listeners (ClusterIP, NodePort, and
+  the NodePort on the node's address in the cluster network) programmed, and how long an endpoint change takes
+  to reach the proxy's balancer.
 
 The proxy runs as its own process (`mini-kube proxy`), as on a node; the backend and the clients are separate
 processes too, so no two of them share an event loop.

