@@ -65,14 +65,17 @@ class WorkQueue:
         if delay <= 0:
             self.add(key)
             return
-        handle: asyncio.TimerHandle
+        # The timer reaches its handle through a list emptied when it fires, not a closure over the handle: a
+        # fired handle keeps its callback, and handle -> callback -> handle would be a reference cycle per delayed
+        # key, which a server's garbage collection policy (mini_kube/gc_policy.py) may never free.
+        timer: list[asyncio.TimerHandle] = []
 
         def fire() -> None:
-            self._timers.discard(handle)
+            self._timers.discard(timer.pop())
             self.add(key)
 
-        handle = asyncio.get_running_loop().call_later(delay, fire)
-        self._timers.add(handle)
+        timer.append(asyncio.get_running_loop().call_later(delay, fire))
+        self._timers.add(timer[0])
 
     def add_rate_limited(self, key: Hashable) -> None:
         """Queue again after the key's back-off (a failed attempt)."""

@@ -6,12 +6,15 @@ spends a large share of its CPU in full collections that find nothing to free: t
 schemas, the OpenAPI document) live as long as the process, and most of the rest are cached state. So, once a
 component has started: what start-up left is frozen (never walked again; its little garbage is kept), and the young
 generation is collected every `YOUNG_THRESHOLD` allocations rather than every 700, so fewer short-lived request
-objects are promoted into the old generations, whose growth is what triggers full collections.
+objects are promoted into the old generations.
 
 A full collection also holds the event loop for as long as it walks: with 10,000 Pods (some 3 million tracked
 objects, in one process with its nodes) one took seconds, during which no request was answered (issue #28:
 `kubectl get nodes` up to 11.6 s). So what survives a full collection is frozen too: the next one walks only what
-became old since, and its pause is bounded by what the cluster gained meanwhile, not by its size. The price: an
+became old since, and its pause is bounded by what the cluster gained meanwhile, not by its size. Every pause is
+then bounded by allocations, not by the heap: a young collection walks what the last `YOUNG_THRESHOLD` (x 10 for
+the middle generation) allocations left, a full one what those promoted since the last. (At 20,000, a young
+collection of the middle generation walked some 200,000 objects, 0.3-0.5 s of CPU.) The price: an
 object frozen this way that later ends up in a reference cycle is never freed (reference counting still frees
 everything else), so long-lived per-object state must not be left in cycles when it is let go (the kubelet's pod
 workers let go of their tasks when stopped: tests/kubelet/test_pod_worker.py)."""
@@ -20,7 +23,7 @@ from __future__ import annotations
 
 import gc
 
-YOUNG_THRESHOLD = 20_000  # allocations (net of frees) between young collections (CPython's default: 700)
+YOUNG_THRESHOLD = 2_000  # allocations (net of frees) between young collections (CPython's default: 700)
 
 
 def settle_after_start() -> None:

@@ -5,7 +5,7 @@ and load-balancer addresses is kept there too.
 
 The nodes' addresses are loopback ones (127.A.B.10, ...: the machine's own namespace uses only 127.0.0.0/8), so
 inside a Pod's namespace they would be the Pod's own loopback. Pods route the cluster's loopback block to the
-gateway instead (`node_routes`: a route in the `local` table, more specific than its 127.0.0.0/8, with
+gateway instead (`pod_network_script`: a route in its `local` table, more specific than its 127.0.0.0/8, with
 `route_localnet` on the Pod's eth0 and the bridge so that the kernel lets such packets cross them), and in the
 cluster namespace, where every 127.x address is local, kube-proxy serves each node's NodePorts on the node's
 address as it does on the machine, and the kubelet its Pods' hostPorts: a Pod reaches NodeIP:NodePort as on a
@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
+import logging
 import os
 import random
+import shlex
 from typing import Any
 
 from mini_kube.client import AlreadyExists, ApiClient, Conflict, NotFound
@@ -26,9 +28,10 @@ from .namespaces import Holder, run_in, write_sysctls
 
 CONFIGMAP = "mini-kube-network"
 BRIDGE = "mk0"
-LOCALNET = "net/ipv4/conf/{device}/route_localnet"  # under /proc/sys: 127.x may cross the device (node_routes)
+LOCALNET = "net/ipv4/conf/{device}/route_localnet"  # under /proc/sys: 127.x may cross the device
 CLUSTER_CIDR = "10.244.0.0/16"
 GATEWAY = "10.244.0.1"
+log = logging.getLogger("mini-kube.network")
 
 
 def _alive(data: dict[str, str]) -> bool:
@@ -64,13 +67,21 @@ class ClusterNetwork:
         base = ipaddress.ip_network(self.cluster_cidr).network_address
         return f"{ipaddress.ip_address(int(base) + ((index + 1) << 8))}/24"
 
-    def node_routes(self, device: str = "eth0") -> str:
-        """`ip -batch` lines for a Pod's namespace: the loopback block goes to the gateway through `device` (which
-        needs `route_localnet`, see `LOCALNET`). Empty when the block holds 127.0.0.1 (the Pod's own loopback)."""
+    def pod_network_script(self, batch: str, own: str = "") -> str:
+        """A shell command for a Pod's namespace (run inside it) that applies the `ip -batch` lines `batch` and the
+        route of the cluster's loopback block to the gateway through eth0, with `route_localnet` on eth0 so that
+        the kernel lets 127.x cross it, in one `ip` process; `own`, an address to keep local (a node's own, in its
+        hostNetwork namespace). No such route when the block holds 127.0.0.1 (the Pod's own loopback), nor where
+        /proc/sys cannot be written (a read-only mount): the Pod then only misses the nodes' addresses."""
+        script = f"printf %s {shlex.quote(batch)}"
         block = ipaddress.ip_network(f"{self.loopback_block}.0/24")
-        if ipaddress.ip_address("127.0.0.1") in block:
-            return ""
-        return f"route add {block} via {self.gateway} dev {device} table local\n"
+        if ipaddress.ip_address("127.0.0.1") not in block:
+            routes = f"route add {block} via {self.gateway} dev eth0 table local\n"
+            if own:
+                routes += f"route add local {own} dev lo table local\n"
+            script += (f"; if printf 1 2>/dev/null > /proc/sys/{LOCALNET.format(device='eth0')}; "
+                       f"then printf %s {shlex.quote(routes)}; fi")
+        return f"{{ {script}; }} | ip -batch -"
 
     def lb_pool(self) -> list[str]:
         return [f"{self.loopback_block}.{i}" for i in range(100, 200)]
@@ -99,7 +110,10 @@ class ClusterNetwork:
             run_in(holder.netns, f"link set lo up\nlink add {BRIDGE} type bridge\n"
                                  f"addr add {GATEWAY}/{ipaddress.ip_network(CLUSTER_CIDR).prefixlen} dev {BRIDGE}\n"
                                  f"link set {BRIDGE} up\nroute add local {service_cidr} dev lo\n")
-            write_sysctls(holder.netns, {LOCALNET.format(device=BRIDGE): "1"})
+            try:
+                write_sysctls(holder.netns, {LOCALNET.format(device=BRIDGE): "1"})
+            except OSError as exc:  # e.g. /proc/sys mounted read-only: all else works
+                log.warning("Pods will not reach the nodes' addresses (NodePorts, hostPorts): %s", exc)
             fresh.update({"netns": holder.netns, "holderPid": str(holder.pid),
                           "netnsInode": str(os.stat(holder.netns).st_ino)})
         body: dict[str, Any] = {"apiVersion": "v1", "kind": "ConfigMap",

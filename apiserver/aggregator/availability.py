@@ -17,6 +17,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 import orjson
@@ -115,6 +116,7 @@ class Aggregator:
             await self._check(name, entry.obj)
         for gone in set(self.served) - seen:
             del self.served[gone]
+            log.info("APIService %s deleted: no longer served", gone)
         self._publish()
 
     async def _check(self, name: str, apiservice: dict[str, Any]) -> None:
@@ -129,8 +131,11 @@ class Aggregator:
             self.served.pop(name, None)  # the server's own API: never handed to another
             return
         (ok, reason, message), resources = await self._probe(ref, group, version)
+        before = self.served.get(name)
         self.served[name] = Served(ref, group, version, int(spec.get("groupPriorityMinimum") or 0),
                                    int(spec.get("versionPriority") or 0), ok, resources)
+        if before is None or before.available != ok:
+            log.info("APIService %s: %s (%s: %s)", name, "available" if ok else "not available", reason, message)
         await self._set_available(name, ok, reason, message)
 
     async def _probe(self, ref: ServiceRef, group: str, version: str
@@ -149,7 +154,7 @@ class Aggregator:
                                                    f'no addresses with port name "{port}"'), None
             return (False, "FailedDiscoveryCheck", str(exc).removeprefix("failed to call webhook: ")), None
         path = f"/apis/{group}/{version}"
-        url = f"https://{target.url.split('/')[2].split('?')[0]}{path}"
+        url = f"https://{urlsplit(target.url).netloc}{path}"
         headers = {"Accept": "application/json", "X-Remote-User": "system:kube-aggregator",
                    "X-Remote-Group": "system:masters"}
         try:

@@ -48,6 +48,7 @@ async def select(res: ResourceType, entries: list[Entry], labels: Selector, fiel
         e for e in entries if labels.matches((e.obj.get("metadata") or {}).get("labels"))]
     if fields.empty:
         return chosen
+    if not converts_for_fields(res, fields):  # built-in kinds: the stored object, nothing to convert
+        return [e for e in chosen if fields.matches(e.obj)]
     await prepare(res, fields, [e.obj for e in chosen])
-    view = field_view(res, fields)
-    return [e for e in chosen if fields.matches(view(e.obj))]
+    return [e for e in chosen if fields.matches(served(res, e.obj))]

@@ -10,11 +10,11 @@ which stays local: the Pods' hostPorts are served there, on it and on 127.0.0.1 
 from __future__ import annotations
 
 import asyncio
+import shlex
 import subprocess
 from typing import Any
 
-from mini_kube.network.cluster import LOCALNET
-from mini_kube.network.namespaces import Holder, run_in, write_sysctls
+from mini_kube.network.namespaces import Holder, run_in
 
 
 class NodeNamespaces:
@@ -56,13 +56,10 @@ class NodeNamespaces:
         net = self.network
         run_in(net.netns, f"link add {host_side} type veth peer name eth0 netns {holder.pid}\n"
                           f"link set {host_side} master mk0 up\n")
-        routes = net.node_routes()
-        if routes and self.address:
-            routes += f"route add local {self.address} dev lo table local\n"
-        run_in(holder.netns, f"link set lo up\naddr add {self.ip}/{net.prefix_length} dev eth0\n"
-                             f"link set eth0 up\nroute add default via {net.gateway}\n{routes}")
-        write_sysctls(holder.netns, {LOCALNET.format(device="eth0"): "1"})
-        subprocess.run(["nsenter", f"--uts=/proc/{holder.pid}/ns/uts", "hostname", self.name[:63]],
+        addresses = (f"link set lo up\naddr add {self.ip}/{net.prefix_length} dev eth0\n"
+                     f"link set eth0 up\nroute add default via {net.gateway}\n")
+        script = f"{net.pod_network_script(addresses, self.address)} && hostname {shlex.quote(self.name[:63])}"
+        subprocess.run(["nsenter", f"--uts=/proc/{holder.pid}/ns/uts", f"--net={holder.netns}", "sh", "-c", script],
                        check=True, capture_output=True)
 
     def close(self) -> None:

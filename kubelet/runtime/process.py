@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 from mini_kube.machinery.sysctls import proc_path
-from mini_kube.network.cluster import LOCALNET
 from mini_kube.network.namespaces import DIE_WITH_PARENT, Holder, run_in
 
 from ..cgroups.tree import PodCgroups
@@ -203,11 +202,9 @@ class ProcessRuntime(Runtime):
             setup = f"mount -t tmpfs -o mode=0755,nosuid,nodev,noexec,size=64m tmpfs {shlex.quote(str(memory))}"
             if not host_network:  # the Pod's side of its network in the same process as the rest: one spawn less
                 addresses = (f"link set lo up\naddr add {ip}/{net.prefix_length} dev eth0\nlink set eth0 up\n"
-                             f"route add default via {net.gateway}\n"
-                             f"{net.node_routes()}")  # the nodes' addresses: in the cluster network
-                localnet = shlex.quote("/proc/sys/" + LOCALNET.format(device="eth0"))
-                setup = (f"printf %s {shlex.quote(addresses)} | ip -batch - && printf 1 > {localnet} && "
-                         f"hostname {shlex.quote(hostname[:63])} && {setup}")
+                             f"route add default via {net.gateway}\n")
+                # with the route of the nodes' addresses to the cluster network
+                setup = f"{net.pod_network_script(addresses)} && hostname {shlex.quote(hostname[:63])} && {setup}"
             for name, value in pod_sysctls(pod):  # admitted by the kubelet: each in a namespace of the Pod's own
                 setup += f" && printf %s {shlex.quote(value)} > {shlex.quote(proc_path(name))}"
             await _run("nsenter", f"--uts=/proc/{holder.pid}/ns/uts", f"--mount=/proc/{holder.pid}/ns/mnt",

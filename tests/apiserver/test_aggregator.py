@@ -134,3 +134,15 @@ def test_without_its_service_it_is_unavailable_and_answers_503(cluster) -> None:
                                                            'service/ext in "aggtest" is not present')
     done = kubectl(kube, "get", "--raw", "/apis/demo.example.com/v1/namespaces/default/widgets", check=False)
     assert done.returncode != 0 and "(ServiceUnavailable): service unavailable" in done.stderr, done.stderr
+
+
+def test_a_deleted_apiservice_is_no_longer_served(cluster) -> None:
+    kube, _ = cluster
+    kube.client.delete(APISERVICES, "v1.demo.example.com")
+
+    def gone() -> bool:
+        done = kubectl(kube, "get", "--raw", "/apis/demo.example.com/v1/namespaces/default/widgets", check=False)
+        groups = json.loads(kubectl(kube, "get", "--raw", "/apis").stdout)["groups"]
+        return "NotFound" in done.stderr and all(g["name"] != "demo.example.com" for g in groups)
+
+    eventually(gone, timeout=5)

@@ -222,3 +222,30 @@ def test_event_recorder_writes_at_most_a_burst_of_events_per_object(mini_kube):
         await client.close()
 
     mini_kube.run(scenario())
+
+
+class Key:
+    """A queue key that can be watched for being freed."""
+
+
+async def test_a_delayed_key_is_freed_by_reference_counting_once_handled():
+    """A key queued after a delay and handled is freed at once with the cyclic garbage collector off: its timer
+    is in no reference cycle (a server may freeze what survives a full collection: mini_kube/gc_policy.py)."""
+    import gc
+    import weakref
+
+    queue = WorkQueue()
+    gc.collect()
+    gc.disable()
+    try:
+        key = Key()
+        freed = weakref.ref(key)
+        queue.add_after(key, 0.01)
+        assert await asyncio.wait_for(queue.get(), 1) is key
+        queue.done(key)
+        queue.forget(key)
+        del key
+        await asyncio.sleep(0)
+        assert freed() is None
+    finally:
+        gc.enable()

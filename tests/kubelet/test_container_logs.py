@@ -132,15 +132,18 @@ def test_tail_of_a_large_log_reads_only_its_end(kube):
     ns = new_namespace(kube)
     line = "z" * 200
     # ~10 MB of records in the log files, 256 KiB in the current one; then no more output
-    script = f"yes {line} | head -n 50000; echo last line; sleep 3600"
+    # (yes's "Broken pipe" kept out of the log: its stderr could land after "last line")
+    script = f"yes {line} 2>/dev/null | head -n 50000; echo last line; sleep 3600"
     kube.client.create(PODS, pod("big", {"name": "main", "image": "busybox", "command": ["sh", "-c", script]}), ns)
     eventually(lambda: status_of(kube, ns, "big").get("phase") == "Running")
     eventually(lambda: kubectl(kube, "-n", ns, "logs", "big", "--tail=1").stdout == "last line\n", timeout=60)
-    before = _bytes_read()
-    answer = kubectl(kube, "-n", ns, "logs", "big", "--tail=1", "--limit-bytes=4")
-    read = _bytes_read() - before
-    assert answer.stdout == "last"
-    assert read < MAX_SIZE / 2, f"read {read} bytes to answer from a {MAX_SIZE}-byte log"
+    reads = []
+    for _ in range(3):  # the fewest of three: the process also reads for whatever else runs in it meanwhile
+        before = _bytes_read()
+        answer = kubectl(kube, "-n", ns, "logs", "big", "--tail=1", "--limit-bytes=4")
+        reads.append(_bytes_read() - before)
+        assert answer.stdout == "last"
+    assert min(reads) < MAX_SIZE / 2, f"read {reads} bytes to answer from a {MAX_SIZE}-byte log"
     tail = kubectl(kube, "-n", ns, "logs", "big", "--tail=3", "--timestamps").stdout.splitlines()
     assert [t.split(" ", 1)[1] for t in tail] == [line, line, "last line"]
     assert tail[0][:4].isdigit() and tail[0][10] == "T"
