@@ -5,8 +5,8 @@ the suite's HTTPS netexec serves with), and for the images built from it (nautil
 the images that have `dig` (agnhost, jessie-dnsutils), on a host without one, mini-kube's (kubelet/dig.py) at
 /usr/local/bin/dig; mini-kube's nslookup (kubelet/nslookup.py, BIND's layout or busybox's) and nc (kubelet/nc.py:
 agnhost's netcat-openbsd, busybox's and alpine's applet) where the image keeps them, whatever the host has; for
-busybox's images, whose /bin/sh is ash, the host's busybox at /bin/sh (else bash, where the host's /bin/sh is dash),
-and the host's programs at the /bin paths of busybox applets the host keeps elsewhere (/bin/sysctl)."""
+busybox's images, whose /bin/sh is ash, bash at /bin/sh where the host's is dash, and the host's programs at the
+/bin paths of busybox applets the host keeps elsewhere (/bin/sysctl)."""
 
 from __future__ import annotations
 
@@ -121,17 +121,11 @@ def nslookup_files(image: str, directory: Path) -> list[dict[str, Any]]:
 
 
 def ash_files(image: str) -> list[dict[str, Any]]:
-    """/bin/sh of an image whose shell is busybox's ash: the host's busybox (Debian's `busybox` package), which run
-    as `sh` is busybox's own ash, syntax and messages alike (`/bin/sh: can't create /file: Read-only file
-    system`); on a host without one, where /bin/sh is not bash (dash), the host's bash, which accepts what ash
-    accepts beyond POSIX (`[[ ]]`). `sh` on PATH is this /bin/sh (kubelet/image_bin/ash/sh)."""
-    if repository(image) not in ASH_IMAGES:
-        return []
-    busybox = shutil.which("busybox", path=BASE_PATH)
-    if busybox:
-        return [{"source": os.path.realpath(busybox), "target": "/bin/sh", "readOnly": True}]
+    """/bin/sh of an image whose shell is busybox's ash, on a host whose /bin/sh is not bash (dash): the host's
+    bash (POSIX mode, as `sh`), which accepts what ash accepts beyond POSIX (`[[ ]]`) for a command naming
+    /bin/sh itself, as `sh` on PATH already is (kubelet/image_bin/shell)."""
     bash = shutil.which("bash", path=BASE_PATH)
-    if not bash or os.path.realpath("/bin/sh") == os.path.realpath(bash):
+    if repository(image) not in ASH_IMAGES or not bash or os.path.realpath("/bin/sh") == os.path.realpath(bash):
         return []
     return [{"source": os.path.realpath(bash), "target": "/bin/sh", "readOnly": True}]
 

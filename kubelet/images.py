@@ -4,9 +4,8 @@ when a container names no command.
 
 - `registry.k8s.io/pause`: the sandbox's pause (PAUSE: sleeps, reaps children), for any user.
 - Shell images (`busybox`, `alpine`, `debian`, `ubuntu`, the conformance suite's `busybox` and `jessie-dnsutils`,
-  which has dig: kubelet/image_files.py): commands run with the host's utilities. busybox's and alpine's `sh` is
-  busybox's ash, the host's busybox when it has one (else bash); the others' `sh` is bash (kubelet/image_bin/shell
-  first on PATH), so scripts written for busybox's ash (`[[ ... ]]` included) run where the host's /bin/sh is dash.
+  which has dig: kubelet/image_files.py): commands run with the host's utilities, with a `sh` that is bash (kubelet/image_bin/shell first on PATH), so scripts written for
+  busybox's ash (`[[ ... ]]` included) run where the host's /bin/sh is dash.
 - `python`: `python` (kubelet/image_bin/python) and `python3`, the serving interpreter (reachable for any user:
   kubelet/containerinit.py keeps its prefix visible and the directories above it passable).
 - `nginx`, `httpd`: with no command, their default page at their docroot on port 80, with their Server header
@@ -95,7 +94,6 @@ class Image:
 
 
 SHELL = Image("shell", bin_dir="shell")
-ASH = Image("shell", bin_dir="ash")  # `sh` on PATH is the container's /bin/sh: busybox's ash (kubelet/image_files.py)
 NGINX = Image("web", port=80, docroot="/usr/share/nginx/html", server="nginx",
               pages=(("index.html", NGINX_INDEX),))
 HTTPD = Image("web", port=80, docroot="/usr/local/apache2/htdocs", server="httpd",
@@ -107,8 +105,7 @@ AGNHOST = Image("agnhost", passwd=("user-defined-in-image:x:1000:1000::/home/use
                 group=("user-defined-in-image:x:1000:", "group-defined-in-image:x:50000:user-defined-in-image"))
 BUILT_IN: dict[str, Image] = {
     "pause": Image("pause"),
-    **dict.fromkeys(("busybox", "alpine", "e2e-test-images/busybox"), ASH),
-    **dict.fromkeys(("debian", "ubuntu"), SHELL),
+    **dict.fromkeys(("busybox", "alpine", "debian", "ubuntu", "e2e-test-images/busybox"), SHELL),
     "python": Image("python", bin_dir="python"),
     "nginx": NGINX, "e2e-test-images/nginx": NGINX,
     "httpd": HTTPD, "e2e-test-images/httpd": HTTPD,
@@ -116,7 +113,7 @@ BUILT_IN: dict[str, Image] = {
     **dict.fromkeys(("e2e-test-images/agnhost", "e2e-test-images/nautilus", "e2e-test-images/kitten"), AGNHOST),
     # the conformance suite's images for users: nonroot (USER 1234) and nonewprivs (a set-user-ID root `nnp`
     # printing its effective uid: the host's `id`, set-user-ID, which no_new_privs makes an ordinary program)
-    "e2e-test-images/nonroot": Image("shell", bin_dir="ash", user="1234"),
+    "e2e-test-images/nonroot": Image("shell", bin_dir="shell", user="1234"),
     "e2e-test-images/nonewprivs": Image("shell", bin_dir="nonewprivs", cmd=("nnp",),
                                         setuid=(("/usr/local/libexec/nnp/euid", "id"),)),
     # the aggregator test's extension API server (kubelet/sample_apiserver/, kubelet/entrypoints.py) and its etcd

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import gc
 import os
 import shutil
 import sys
@@ -52,6 +53,20 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 """Property tests take their number of examples from the profile: `suite` (100, hypothesis' own default) for
 every run and CI, `thorough` (`HYPOTHESIS_PROFILE=thorough`, 1000) for a deeper search before a release or after
 changing what they cover. No deadline: the machine is shared and slow, and speed belongs in bench/."""
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session):
+    """Collect without the cyclic garbage collector (importing ~220 test modules and what they import is ~200k
+    objects and no garbage to speak of), then freeze what collection made: each process's later full collections
+    (a dozen in three modules' run, while its clusters serve) no longer walk it (0.30 -> 0.06 s each)."""
+    gc.disable()
+    try:
+        return (yield)
+    finally:
+        gc.collect()
+        gc.freeze()
+        gc.enable()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -8,7 +8,7 @@ import functools
 from collections.abc import Callable, Iterator
 
 import pytest
-from mini_kube.client import NotFound
+from mini_kube.client import ApiError, NotFound
 from mini_kube.machinery.refs import PODS
 from mini_kube.network.namespaces import can_make_namespaces
 
@@ -93,6 +93,17 @@ def gone(kube, namespace: str, name: str) -> bool:
 def pod(name: str, *containers: dict, node: str = NODE, **spec) -> dict:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
             "spec": {"nodeName": node, "containers": list(containers), **spec}}
+
+
+def pod_log(kube, namespace: str, name: str, container: str | None = None) -> str:
+    """The container's log as the API server gives it, read in-process ("" while it cannot be read): for waiting
+    until something is logged (each `kubectl logs` in a polling loop is a process start, ~0.1 s of CPU); what
+    kubectl shows is read once the wait is over."""
+    try:
+        return kube.client.request("GET", PODS.path(namespace, name, "log"),
+                                   params={"container": container} if container else None) or ""
+    except ApiError:
+        return ""
 
 
 def status_of(kube, namespace: str, name: str) -> dict:

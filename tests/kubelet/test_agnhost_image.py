@@ -16,7 +16,7 @@ from mini_kube.kubelet.entrypoints import container_argv
 
 from tests.helpers import kubectl
 
-from .conftest import eventually, new_namespace, status_of
+from .conftest import eventually, new_namespace, pod_log, status_of
 
 AGNHOST = "registry.k8s.io/e2e-test-images/agnhost:2.53"
 
@@ -38,8 +38,7 @@ def test_kubectl_run_agnhost_netexec_answers_its_hostname_through_port_forward(p
     kubectl(kube, "-n", ns, "run", f"--image={AGNHOST}", "x", "--", "netexec", "--http-port=8080")
     eventually(lambda: status_of(kube, ns, "x").get("phase") == "Running")
     # kubectl port-forward ends at its first failed connection: start it once netexec listens
-    eventually(lambda: "Started HTTP server on port 8080" in kubectl(kube, "-n", ns, "logs", "x").stdout,
-               timeout=30)
+    eventually(lambda: "Started HTTP server on port 8080" in pod_log(kube, ns, "x"), timeout=30)
     forward = subprocess.Popen(["kubectl", "--kubeconfig", kube.kubeconfig, "-n", ns, "port-forward", "pod/x",
                                 ":8080"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -74,7 +73,8 @@ def test_agnhost_without_command_or_args_pauses_as_its_image_cmd_says(process_cl
     kube, ns = process_cluster, new_namespace(process_cluster)
     kubectl(kube, "-n", ns, "run", f"--image={AGNHOST}", "idle")
     eventually(lambda: status_of(kube, ns, "idle").get("phase") == "Running")
-    eventually(lambda: kubectl(kube, "-n", ns, "logs", "idle").stdout == "Paused\n", timeout=30)
+    eventually(lambda: pod_log(kube, ns, "idle") == "Paused\n", timeout=30)
+    assert kubectl(kube, "-n", ns, "logs", "idle").stdout == "Paused\n"
     assert status_of(kube, ns, "idle")["containerStatuses"][0]["restartCount"] == 0
 
 
@@ -117,8 +117,7 @@ def test_agnhost_grpc_health_checking_keeps_a_grpc_liveness_probe_passing(proces
                                           "args": ["grpc-health-checking"]}]}}
     kubectl(kube, "-n", ns, "run", f"--image={AGNHOST}", "g", "--overrides", json.dumps(overrides))
     eventually(lambda: status_of(kube, ns, "g").get("phase") == "Running")
-    eventually(lambda: "gRPC server starting to listen on :5000" in kubectl(kube, "-n", ns, "logs", "g").stdout,
-               timeout=30)
+    eventually(lambda: "gRPC server starting to listen on :5000" in pod_log(kube, ns, "g"), timeout=30)
     time.sleep(8)  # a few probes past the initial delay
     assert status_of(kube, ns, "g")["containerStatuses"][0]["restartCount"] == 0
 
@@ -166,8 +165,7 @@ def test_agnhost_netexec_serves_https_with_the_images_localhost_certificate(proc
                                                   "--tls-cert-file", "/localhost.crt",
                                                   "--tls-private-key-file", "/localhost.key"]}]}}
     kubectl(kube, "-n", ns, "run", f"--image={AGNHOST}", "tls", "--overrides", json.dumps(overrides))
-    eventually(lambda: "Started HTTP server on port 9090" in kubectl(kube, "-n", ns, "logs", "tls", check=False).stdout,
-               timeout=30)
+    eventually(lambda: "Started HTTP server on port 9090" in pod_log(kube, ns, "tls"), timeout=30)
     answer = kubectl(kube, "-n", ns, "exec", "tls", "--", "curl", "-s", "--cacert", "/localhost.crt",
                      "https://localhost:9090/echo?msg=secure")
     assert answer.stdout == "secure"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -62,20 +61,6 @@ def test_busybox_bin_sh_named_by_path_accepts_what_ash_accepts(kube, ns):
         kubectl(kube, "-n", ns, "run", "d", "--image=debian", "--restart=Never", "--command", "--",
                 "/bin/sh", "-c", "if [[ -d / ]] 2>/dev/null; then echo bash; else echo dash; fi")
         assert finished_logs(kube, ns, "d") == "dash\n"
-
-
-@pytest.mark.skipif(shutil.which("busybox") is None, reason="the host has no busybox (Debian's busybox package)")
-def test_busybox_sh_is_busybox_ash_with_its_messages(kube, ns):
-    """With the host's busybox, busybox's /bin/sh (and `sh` on PATH) is its ash: a write to a read-only root
-    fails with ash's words, not bash's (`/bin/sh: line 1: /file: Read-only file system`)."""
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "ro"}, "spec": {
-        "restartPolicy": "Never", "containers": [{
-            "name": "c", "image": "registry.k8s.io/e2e-test-images/busybox:1.36.1-1",
-            "command": ["/bin/sh", "-c", "echo test > /file; sh -c 'echo again > /file'; true"],
-            "securityContext": {"readOnlyRootFilesystem": True}}]}}
-    kubectl(kube, "-n", ns, "apply", "-f", "-", input=json.dumps(pod))
-    assert finished_logs(kube, ns, "ro") == ("/bin/sh: can't create /file: Read-only file system\n"
-                                             "sh: can't create /file: Read-only file system\n")
 
 
 def test_python_image_has_python(kube, ns):

@@ -9,7 +9,7 @@ from mini_kube.machinery.refs import EVENTS, PODS
 
 from tests.helpers import kubectl
 
-from .conftest import container_state, eventually, gone, new_namespace, pod, status_of
+from .conftest import container_state, eventually, gone, new_namespace, pod, pod_log, status_of
 
 
 def events(kube, ns: str, name: str) -> list[tuple[str, str, str]]:
@@ -40,7 +40,8 @@ def test_post_start_runs_before_the_main_command_counts(process_cluster):
             "lifecycle": {"postStart": {"exec": {"command": ["sh", "-c", "echo hello from postStart > /data/hello"]}}}}
     kube.client.create(PODS, pod("post", main, volumes=[{"name": "data", "emptyDir": {}}]), ns)
     eventually(lambda: running(kube, ns, "post"))
-    eventually(lambda: "hello from postStart" in kubectl(kube, "-n", ns, "logs", "post").stdout)
+    eventually(lambda: "hello from postStart" in pod_log(kube, ns, "post"))
+    assert "hello from postStart" in kubectl(kube, "-n", ns, "logs", "post").stdout
     reasons = [e[1] for e in events(kube, ns, "post")]
     assert "FailedPostStartHook" not in reasons
 
@@ -131,5 +132,6 @@ def test_pre_stop_http_get_reaches_another_pod(process_cluster):
     kube.client.create(PODS, pod("caller", caller, terminationGracePeriodSeconds=5), ns)
     eventually(lambda: running(kube, ns, "caller"))
     kubectl(kube, "-n", ns, "delete", "pod", "caller", "--timeout=20s")
-    eventually(lambda: "/from-prestop" in kubectl(kube, "-n", ns, "logs", "sink").stdout)
+    eventually(lambda: "/from-prestop" in pod_log(kube, ns, "sink"))
+    assert "/from-prestop" in kubectl(kube, "-n", ns, "logs", "sink").stdout
     assert "FailedPreStopHook" not in [e[1] for e in events(kube, ns, "caller")]

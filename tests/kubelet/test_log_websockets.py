@@ -12,7 +12,7 @@ from websockets.exceptions import InvalidStatus
 
 from tests.helpers import kubectl
 
-from .conftest import eventually, new_namespace, status_of
+from .conftest import eventually, new_namespace, pod_log, status_of
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +20,7 @@ def running(process_cluster):
     kube, ns = process_cluster, new_namespace(process_cluster)
     kubectl(kube, "-n", ns, "run", "--image=busybox", "talker", "--", "sh", "-c", "echo container is alive; sleep 600")
     eventually(lambda: status_of(kube, ns, "talker").get("phase") == "Running")
-    eventually(lambda: kubectl(kube, "-n", ns, "logs", "talker").stdout)
+    eventually(lambda: pod_log(kube, ns, "talker"))
     url = kube.url.replace("http", "ws", 1) + f"/api/v1/namespaces/{ns}/pods/talker/log?container=talker"
     return url
 

@@ -18,7 +18,7 @@ from mini_kube.machinery.refs import CONFIGMAPS, PODS, SECRETS, SERVICES
 
 from tests.helpers import kubectl
 
-from .conftest import container_state, eventually, new_namespace, pod, status_of
+from .conftest import container_state, eventually, new_namespace, pod, pod_log, status_of
 
 READY_ON_80 = {"tcpSocket": {"port": 80}, "periodSeconds": 1}
 
@@ -65,7 +65,7 @@ def test_a_pod_runs_with_its_own_ip_and_node_address(kube, ns):
 def test_logs_with_tail_timestamps_previous_and_containers(kube, ns):
     run(kube, ns, "l", "for i in 1 2 3; do echo line $i; done; echo oops >&2; sleep 300")
     wait_running(kube, ns, "l")
-    eventually(lambda: "oops" in kubectl(kube, "-n", ns, "logs", "l").stdout)
+    eventually(lambda: "oops" in pod_log(kube, ns, "l"))
     assert kubectl(kube, "-n", ns, "logs", "l").stdout == "line 1\nline 2\nline 3\noops\n"
     assert kubectl(kube, "-n", ns, "logs", "l", "--tail=2").stdout == "line 3\noops\n"
     stamped = kubectl(kube, "-n", ns, "logs", "l", "--tail=1", "--timestamps").stdout
@@ -82,7 +82,8 @@ def test_logs_with_tail_timestamps_previous_and_containers(kube, ns):
     two["metadata"]["labels"] = {"app": "two"}
     kube.client.create(PODS, two, ns)
     wait_running(kube, ns, "two")
-    eventually(lambda: kubectl(kube, "-n", ns, "logs", "two", "-c", "b").stdout == "from-b\n")
+    eventually(lambda: pod_log(kube, ns, "two", "b") == "from-b\n")
+    assert kubectl(kube, "-n", ns, "logs", "two", "-c", "b").stdout == "from-b\n"
     assert "from-a" in kubectl(kube, "-n", ns, "logs", "-l", "app=two", "--all-containers").stdout
 
 
@@ -200,8 +201,9 @@ def test_volumes_and_environment(kube, ns):
     spec["metadata"]["labels"] = {"tier": "web"}
     kube.client.create(PODS, spec, ns)
     ip = wait_running(kube, ns, "v")["podIP"]
-    lines = eventually(lambda: (out := kubectl(kube, "-n", ns, "logs", "v").stdout).count("\n") >= 8 and out)
-    lines = lines.splitlines()
+    eventually(lambda: pod_log(kube, ns, "v").count("\n") >= 8)
+    lines = kubectl(kube, "-n", ns, "logs", "v").stdout.splitlines()
+    assert len(lines) >= 8
     assert lines[:3] == ["hello", "s3cret", 'tier="web"']
     assert lines[3:6] == ["ca.crt", "namespace", "token"]
     assert lines[6] == f"hello v {ip} s3cret"
@@ -329,7 +331,8 @@ def test_init_containers_run_first_in_order(kube, ns):
                volumes=[{"name": "w", "emptyDir": {}}])
     kube.client.create(PODS, spec, ns)
     wait_running(kube, ns, "i")
-    assert eventually(lambda: kubectl(kube, "-n", ns, "logs", "i").stdout) == "init1\ninit2\n"
+    eventually(lambda: pod_log(kube, ns, "i"))
+    assert kubectl(kube, "-n", ns, "logs", "i").stdout == "init1\ninit2\n"
     inits = status_of(kube, ns, "i")["initContainerStatuses"]
     assert [s["state"]["terminated"]["reason"] for s in inits] == ["Completed", "Completed"]
     assert [s["ready"] for s in inits] == [True, True]  # as upstream's prober manager: a completed init is ready
@@ -438,11 +441,11 @@ def final_state(kube, ns: str, name: str) -> dict:
 def test_graceful_termination_and_the_final_delete(kube, ns):
     run(kube, ns, "g", "trap 'echo got TERM; exit 0' TERM; echo armed; while true; do sleep 0.1; done")
     wait_running(kube, ns, "g")
-    eventually(lambda: "armed" in kubectl(kube, "-n", ns, "logs", "g").stdout)  # the handler is in place
+    eventually(lambda: "armed" in pod_log(kube, ns, "g"))  # the handler is in place
     assert final_state(kube, ns, "g")["terminated"]["exitCode"] == 0  # the TERM handler ran: not a SIGKILL
     run(kube, ns, "stubborn", "trap '' TERM; echo armed; sleep 300 & wait", terminationGracePeriodSeconds=1)
     wait_running(kube, ns, "stubborn")
-    eventually(lambda: "armed" in kubectl(kube, "-n", ns, "logs", "stubborn").stdout)
+    eventually(lambda: "armed" in pod_log(kube, ns, "stubborn"))
     killed = final_state(kube, ns, "stubborn")
     assert killed["terminated"]["exitCode"] == 137  # SIGKILL after the grace period
 

@@ -10,7 +10,7 @@ from mini_kube.client import ResourceRef
 
 from tests.helpers import kubectl
 
-from .conftest import eventually
+from .conftest import eventually, pod_log
 
 PODS = ResourceRef("", "v1", "pods")
 EVENTS = ResourceRef("", "v1", "events")
@@ -30,11 +30,13 @@ def test_a_last_line_without_newline_is_logged(process_cluster, process_namespac
     kube.client.create(PODS, _pod("partial", {"name": "c", "image": "busybox",
                                               "command": ["sh", "-c", "printf abc; sleep 1000"]},
                                   terminationGracePeriodSeconds=0), ns)
-    eventually(lambda: kubectl(kube, "-n", ns, "logs", "partial", check=False).stdout == "abc")
+    eventually(lambda: pod_log(kube, ns, "partial") == "abc")
+    assert kubectl(kube, "-n", ns, "logs", "partial").stdout == "abc"
     kube.client.create(PODS, _pod("lines", {"name": "c", "image": "busybox", "command": [
         "sh", "-c", "printf 'one\\ntw'; sleep 0.5; printf 'o\\nthree'; sleep 1000"]},
         terminationGracePeriodSeconds=0), ns)
-    eventually(lambda: kubectl(kube, "-n", ns, "logs", "lines", check=False).stdout == "one\ntwo\nthree")
+    eventually(lambda: pod_log(kube, ns, "lines") == "one\ntwo\nthree")
+    assert kubectl(kube, "-n", ns, "logs", "lines").stdout == "one\ntwo\nthree"
 
 
 def test_a_missing_command_is_said_as_the_runtime_says_it(process_cluster, process_namespace):

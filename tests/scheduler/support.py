@@ -5,15 +5,12 @@ polling helpers."""
 from __future__ import annotations
 
 import contextlib
-import json
 import threading
 import time
 from collections.abc import Iterator
 from typing import Any
 
 from mini_kube.machinery.refs import EVENTS, NODES, PODS
-
-from tests.helpers import kubectl
 
 CONTROLLERS = "namespace,garbagecollector,replicaset,deployment"
 QUICK_RETRIES = {"initial_backoff": 0.1, "max_backoff": 1.0}
@@ -75,9 +72,9 @@ def pods(kube, namespace: str) -> list[dict[str, Any]]:
 
 
 def placement(kube, namespace: str) -> dict[str, str | None]:
-    """pod name -> node name (None while unscheduled), as `kubectl get pods -o json` shows it."""
-    listed = json.loads(kubectl(kube, "-n", namespace, "get", "pods", "-o", "json").stdout)["items"]
-    return {p["metadata"]["name"]: p["spec"].get("nodeName") for p in listed}
+    """pod name -> node name (None while unscheduled), read in-process: tests poll it, and each `kubectl get`
+    is a process start (~0.1 s of CPU); they read what kubectl shows with `get -o wide` and `describe`."""
+    return {p["metadata"]["name"]: p["spec"].get("nodeName") for p in pods(kube, namespace)}
 
 
 def scheduled_condition(kube, namespace: str, name: str) -> dict[str, Any] | None:
