@@ -22,14 +22,21 @@ from typing import Any
 from .inflight import long_running
 
 COMPONENT_SEATS = 16  # enough to keep the loop busy while some await the store, few enough to keep turns short
+# the longest a component's request waits in line: past it, it is served without a seat. Seats held that long wait
+# on something other than the loop (an admission or conversion webhook's timeout, an unreachable tunnel), and
+# letting every component stall behind them (a conformance run saw controllers idle for minutes) costs the loop
+# nothing it would otherwise get
+MAX_WAIT = 5.0
 
 
 class ComponentSeats:
     """The in-process components' seats; `enter` waits for one (or returns None for a request that takes none)
     and returns the function that gives it back."""
 
-    def __init__(self, seats: int = COMPONENT_SEATS) -> None:
+    def __init__(self, seats: int = COMPONENT_SEATS, max_wait: float = MAX_WAIT) -> None:
         self.seats = seats
+        self.max_wait = max_wait
+        self.overflowed = 0  # requests served without a seat after waiting `max_wait`
         self.taken = 0
         self.waiting: deque[asyncio.Future[None]] = deque()
 
@@ -42,8 +49,15 @@ class ComponentSeats:
         else:
             turn = asyncio.get_running_loop().create_future()
             self.waiting.append(turn)
-            try:
-                await turn  # the seat is handed over by `leave`: `taken` already counts it
+            try:  # the seat is handed over by `leave`: `taken` already counts it
+                await asyncio.wait_for(asyncio.shield(turn), self.max_wait)
+            except TimeoutError:
+                if turn.done():  # handed a seat just as the wait ended
+                    return self._leave
+                self.waiting.remove(turn)
+                turn.cancel()
+                self.overflowed += 1
+                return None
             except asyncio.CancelledError:
                 if turn.done() and not turn.cancelled():
                     self._leave()  # handed a seat as the client went away: pass it on

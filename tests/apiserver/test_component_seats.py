@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from mini_kube.apiserver.http import fairness
 from mini_kube.machinery.refs import NAMESPACES
 
 from mini_kube.cli import client_for
@@ -30,6 +31,7 @@ def test_components_wait_for_a_seat_while_other_clients_are_served(kube):
             held.append(await seats.enter(True, _get(), {}))
         return held
 
+    seats.max_wait = 60.0  # in line for the whole test
     held = kube.run(hold_every_seat())
     assert all(leave is not None for leave in held)
     client = kube.run(_client(kube))
@@ -43,6 +45,7 @@ def test_components_wait_for_a_seat_while_other_clients_are_served(kube):
         assert len(seats.waiting) == 1
     finally:
         kube.run(_give_back(held))
+        seats.max_wait = fairness.MAX_WAIT
     assert waiting.result(30)["metadata"]["name"] == "default"
     kube.run(client.close())
     assert seats.taken == 0 and not seats.waiting
@@ -69,3 +72,26 @@ async def _first_watch_event(client) -> dict:
         return await anext(events)
     finally:
         await events.aclose()
+
+
+def test_a_component_waits_in_line_at_most_max_wait_then_is_served_without_a_seat(kube):
+    """Seats held for long wait on something else than the loop (a webhook's timeout): the components behind them
+    are served after `max_wait` rather than stalled for as long as the seats are held."""
+    seats = kube.server.parts.handler.seats
+
+    async def hold_every_seat() -> list:
+        return [await seats.enter(True, _get(), {}) for _ in range(seats.seats)]
+
+    seats.max_wait = 0.5
+    held = kube.run(hold_every_seat())
+    overflowed = seats.overflowed
+    client = kube.run(_client(kube))
+    try:
+        got = asyncio.run_coroutine_threadsafe(client.get(NAMESPACES, "default"), kube.loop).result(10)
+        assert got["metadata"]["name"] == "default"
+        assert seats.overflowed == overflowed + 1 and not seats.waiting
+        assert seats.taken == seats.seats  # the held seats are still held: the request took none
+    finally:
+        kube.run(_give_back(held))
+        seats.max_wait = fairness.MAX_WAIT
+    assert seats.taken == 0
