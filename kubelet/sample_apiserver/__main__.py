@@ -41,7 +41,7 @@ class Server:
         self.delegation = delegation
         self.wardle = Wardle(etcd)
 
-    async def handle(self, request: web.Request) -> web.StreamResponse:
+    async def handle(self, request: web.BaseRequest) -> web.StreamResponse:
         try:
             return await self._handle(request)
         except ApiError as exc:
@@ -49,7 +49,7 @@ class Server:
         except StorageError as exc:
             return status_response(500, "InternalError", f"Internal error occurred: {exc}")
 
-    async def _handle(self, request: web.Request) -> web.StreamResponse:
+    async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
         path = request.path.rstrip("/") or "/"
         ssl_object = request.transport.get_extra_info("ssl_object") if request.transport else None
         peer = ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None

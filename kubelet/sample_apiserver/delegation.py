@@ -81,7 +81,8 @@ class Delegation:
         self.requestheader_cas: list[x509.Certificate] = []
         self.client_cas: list[x509.Certificate] = []
         self.allowed_names: list[str] = []
-        self.user_headers, self.group_headers, self.extra_prefixes = ["X-Remote-User"], ["X-Remote-Group"], []
+        self.user_headers, self.group_headers = ["X-Remote-User"], ["X-Remote-Group"]
+        self.extra_prefixes: list[str] = []
         self.loaded = False
         self._decisions: dict[bytes, tuple[float, bool, str]] = {}
 

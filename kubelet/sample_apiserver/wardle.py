@@ -175,7 +175,7 @@ class Wardle:
         return ApiError(404, "NotFound", f'{target.kind.plural}.{GROUP} "{name}" not found',
                         {"name": name, "group": GROUP, "kind": target.kind.plural})
 
-    async def handle(self, request: web.Request, target: Target) -> web.Response:
+    async def handle(self, request: web.BaseRequest, target: Target) -> web.Response:
         method = request.method
         if method == "GET" and target.name:
             obj = await self.etcd.get(target.key())
@@ -201,7 +201,7 @@ class Wardle:
             return json_response(listed)
         raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
 
-    async def _list(self, request: web.Request, target: Target) -> dict[str, Any]:
+    async def _list(self, request: web.BaseRequest, target: Target) -> dict[str, Any]:
         items, revision = await self.etcd.list(target.prefix())
         labels, fields = request.query.get("labelSelector", ""), request.query.get("fieldSelector", "")
         chosen = [self._out(target, o) for o in items
@@ -209,7 +209,7 @@ class Wardle:
         return {"kind": f"{target.kind.kind}List", "apiVersion": target.api_version,
                 "metadata": {"resourceVersion": revision}, "items": chosen}
 
-    async def _body(self, request: web.Request, target: Target) -> dict[str, Any]:
+    async def _body(self, request: web.BaseRequest, target: Target) -> dict[str, Any]:
         try:
             obj = orjson.loads(await request.read())
         except orjson.JSONDecodeError as exc:
@@ -221,7 +221,7 @@ class Wardle:
                                               f"kind ({target.kind.kind})")
         return obj
 
-    async def _create(self, request: web.Request, target: Target) -> web.Response:
+    async def _create(self, request: web.BaseRequest, target: Target) -> web.Response:
         obj = await self._body(request, target)
         meta = obj.setdefault("metadata", {})
         if not meta.get("name") and meta.get("generateName"):
@@ -244,7 +244,7 @@ class Wardle:
                            {"name": name, "group": GROUP, "kind": target.kind.plural}) from None
         return json_response(self._out(target, stored), 201)
 
-    async def _update(self, request: web.Request, target: Target) -> web.Response:
+    async def _update(self, request: web.BaseRequest, target: Target) -> web.Response:
         current = await self.etcd.get(target.key())
         if current is None:
             raise self._not_found(target, target.name)
