@@ -21,7 +21,10 @@ from typing import Any
 
 from .inflight import long_running
 
-COMPONENT_SEATS = 16  # enough to keep the loop busy while some await the store, few enough to keep turns short
+# Off (0: no component ever waits) until their cost is understood: measured on a quiet machine (bench/scale_bench.py,
+# 1,000 replicas on 20 nodes, 2026-11-28) 16 seats cost 6-14% more CPU up and 10-35% more down, for a third off
+# `kubectl get nodes`'s median at 3,000 Pods (docs/benchmarks.md). A server may turn them on with a count.
+COMPONENT_SEATS = 0
 # the longest a component's request waits in line: past it, it is served without a seat. Seats held that long wait
 # on something other than the loop (an admission or conversion webhook's timeout, an unreachable tunnel), and
 # letting every component stall behind them (a conformance run saw controllers idle for minutes) costs the loop

@@ -19,6 +19,7 @@ from tests.helpers import kubectl
 @pytest.fixture(scope="module")
 def kube():
     with MiniKube(controllers=False, scheduler=False, insecure_http=False) as kube:
+        kube.server.parts.handler.seats.seats = 16  # off by default (fairness.COMPONENT_SEATS): turned on here
         yield kube
 
 
