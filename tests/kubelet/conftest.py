@@ -24,6 +24,16 @@ def process_cluster_or_skip():
         pytest.skip(f"the process runtime needs network and mount namespaces: {why}")
 
 
+def tls_dns_cluster() -> Iterator:
+    """A module's own cluster: TLS, one process node and cluster DNS (its Pods reach Services by name). Use as
+    `yield from tls_dns_cluster()` in a module-scoped fixture."""
+    process_cluster_or_skip()
+    from mini_kube.testing import MiniKube
+
+    with MiniKube(insecure_http=False, nodes=1, node_runtime="process", dns=True) as cluster:
+        yield cluster
+
+
 @pytest.fixture(scope="package")
 def process_cluster():
     process_cluster_or_skip()

@@ -12,18 +12,14 @@ import pytest
 
 from tests.helpers import kubectl
 
-from .conftest import eventually, new_namespace, process_cluster_or_skip, status_of
+from .conftest import eventually, new_namespace, status_of, tls_dns_cluster
 
 AGNHOST = "registry.k8s.io/e2e-test-images/agnhost:2.53"
 
 
 @pytest.fixture(scope="module")
 def kube() -> Iterator:
-    process_cluster_or_skip()
-    from mini_kube.testing import MiniKube
-
-    with MiniKube(insecure_http=False, nodes=1, node_runtime="process", dns=True) as cluster:
-        yield cluster
+    yield from tls_dns_cluster()
 
 
 def proxied(kube, ns: str, pod: str, path: str) -> str:

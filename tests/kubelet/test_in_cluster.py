@@ -8,7 +8,7 @@ import pytest
 
 from tests.helpers import kubectl
 
-from .conftest import eventually, process_cluster_or_skip, status_of
+from .conftest import eventually, status_of, tls_dns_cluster
 
 SCRIPT = """
 import json, os, ssl, urllib.error, urllib.request
@@ -30,11 +30,7 @@ print(host, get(f"https://{host}/api/v1/namespaces/{ns}/pods"),
 
 @pytest.fixture(scope="module")
 def kube():
-    process_cluster_or_skip()
-    from mini_kube.testing import MiniKube
-
-    with MiniKube(insecure_http=False, nodes=1, node_runtime="process", dns=True) as cluster:
-        yield cluster
+    yield from tls_dns_cluster()
 
 
 @pytest.mark.slow

@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives import serialization
 from tests.admission.hooks import make_ca, make_serving_cert
 from tests.helpers import kubectl
 
-from .conftest import eventually, new_namespace, process_cluster_or_skip
+from .conftest import eventually, new_namespace, tls_dns_cluster
 
 IMAGE = "registry.k8s.io/e2e-test-images/sample-apiserver:1.29.2"
 ETCD = "registry.k8s.io/etcd:3.5.16-0"
@@ -23,11 +23,7 @@ ETCD = "registry.k8s.io/etcd:3.5.16-0"
 
 @pytest.fixture(scope="module")
 def kube() -> Iterator:
-    process_cluster_or_skip()
-    from mini_kube.testing import MiniKube
-
-    with MiniKube(insecure_http=False, nodes=1, node_runtime="process", dns=True) as cluster:
-        yield cluster
+    yield from tls_dns_cluster()
 
 
 def _manifests(ns: str) -> list[dict]:
