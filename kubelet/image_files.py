@@ -86,13 +86,18 @@ def based_on(image: str) -> str:
     return AGNHOST_REPOSITORY if agnhost_repository(image) is not None else repository(image)
 
 
+def module_script(script: Path, module: str, *args: str) -> Path:
+    """An executable at `script` running mini-kube's `module` in this interpreter, with `args` before its own."""
+    command = " ".join([shlex.quote(sys.executable), "-I", "-m", module, *args])
+    write_once(script, f'#!/bin/sh\nexec {command} "$@"\n'.encode(), 0o755)
+    return script
+
+
 def dig_files(image: str, directory: Path) -> list[dict[str, Any]]:
     """mini-kube's dig at /usr/local/bin/dig, for an image that has dig where the host has none."""
     if based_on(image) not in DIG_IMAGES or shutil.which("dig", path=BASE_PATH):
         return []
-    script = directory / "dig"
-    write_once(script, f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -I -m mini_kube.kubelet.dig \"$@\"\n".encode(),
-               0o755)
+    script = module_script(directory / "dig", "mini_kube.kubelet.dig")
     return [{"source": str(script), "target": DIG_PATH, "readOnly": True}]
 
 
@@ -101,9 +106,7 @@ def nc_files(image: str, directory: Path) -> list[dict[str, Any]]:
     target = NC_PATHS.get(based_on(image))
     if target is None:
         return []
-    script = directory / "nc"
-    write_once(script, f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -I -m mini_kube.kubelet.nc \"$@\"\n".encode(),
-               0o755)
+    script = module_script(directory / "nc", "mini_kube.kubelet.nc")
     return [{"source": str(script), "target": target, "readOnly": True}]
 
 
@@ -113,10 +116,8 @@ def nslookup_files(image: str, directory: Path) -> list[dict[str, Any]]:
     if found is None:
         return []
     target, layout = found
-    script = directory / f"nslookup-{layout}"
-    flag = " --busybox" if layout == "busybox" else ""
-    write_once(script, f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -I -m mini_kube.kubelet.nslookup{flag} "
-                       f"\"$@\"\n".encode(), 0o755)
+    script = module_script(directory / f"nslookup-{layout}", "mini_kube.kubelet.nslookup",
+                           *(("--busybox",) if layout == "busybox" else ()))
     return [{"source": str(script), "target": target, "readOnly": True}]
 
 
