@@ -25,6 +25,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from mini_kube.network.relay import raise_open_files_limit  # noqa: E402
+
 CLIENTS, PER_CLIENT, SAMPLES = 8, 2500, 15
 # the Pod's server: accepts and holds every connection (it reads until the peer closes)
 HOLDER = ("import asyncio\n"
@@ -44,14 +48,9 @@ MANIFEST = {"apiVersion": "v1", "kind": "List", "items": [
               "ports": [{"port": 80, "targetPort": 8080}]}}]}
 
 
-def raise_fd_limit() -> None:
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-
-
 def flood(ip: str, port: int, source: str, count: int) -> None:
     """A client process: `count` connections from `source`, held until stdin closes; prints held/refused."""
-    raise_fd_limit()
+    raise_open_files_limit()
     socks = []
     failed = 0
     for _ in range(count):
@@ -93,7 +92,7 @@ def summary(times: list[float]) -> str:
 
 
 def main() -> None:
-    raise_fd_limit()
+    raise_open_files_limit()
     data = tempfile.mkdtemp(prefix="mk-flood-")
     server = subprocess.Popen([sys.executable, "-m", "mini_kube.cli", "serve", "--data-dir", data, "--port", "0",
                                "--nodes", "1", "--node-runtime", "process", "--no-dns"],

@@ -31,6 +31,7 @@ from mini_kube.network.namespaces import DIE_WITH_PARENT, Holder, run_in
 
 from ..cgroups.tree import PodCgroups
 from ..hostports import HostPorts
+from ..init_spawner import START_PIPE  # where the init finds the pipe its command's exec closes
 from ..logs import LogWriter
 from ..seccomp import compile_filter
 from ..security import CAPABILITIES
@@ -39,7 +40,7 @@ from ..userns import UserNamespaces
 from .base import Container, ContainerSpec, Runtime, Sandbox
 from .exec_check import ExecError, exec_problem
 from .node_namespaces import NodeNamespaces
-from .spawner import START_PIPE, InitSpawner, SpawnedInit
+from .spawner import InitSpawner, SpawnedInit
 
 INIT = Path(__file__).resolve().parent.parent / "containerinit.py"
 # what a container sees of the host besides its system directories (read-only): the interpreter and mini-kube

@@ -25,7 +25,6 @@ from mini_kube.network.namespaces import DIE_WITH_PARENT
 
 log = logging.getLogger("mini-kube.kubelet")
 PROGRAM = Path(__file__).resolve().parent.parent / "init_spawner.py"
-START_PIPE = 3  # where the init finds the pipe its command's exec closes (init_spawner.START_PIPE)
 KILLED = int(signal.SIGKILL)  # how an init ended when its spawner went first (the kernel killed it)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import uuid
 from pathlib import Path
 
@@ -28,15 +29,8 @@ def _cmdline(pid: int) -> list[str]:
 
 
 def _processes_running(argv: list[str]) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                if _cmdline(int(entry))[:len(argv)] == argv:
-                    found.append(int(entry))
-            except OSError:
-                pass
-    return found
+    found = subprocess.run(["pgrep", "-x", "-f", " ".join(argv)], capture_output=True, text=True).stdout
+    return [int(pid) for pid in found.split()]
 
 
 def _spawner_of(argv: list[str]) -> int:
