@@ -44,6 +44,18 @@ def process_cluster():
         yield kube
 
 
+@pytest.fixture(scope="module")
+def kube(process_cluster):
+    """A module's cluster: the package's process cluster, unless the module has a `kube` of its own."""
+    return process_cluster
+
+
+@pytest.fixture
+def ns(kube) -> str:
+    """A fresh namespace on the module's cluster."""
+    return new_namespace(kube)
+
+
 @pytest.fixture
 def process_namespace(process_cluster) -> str:
     """A fresh namespace on the package's process cluster."""

@@ -11,17 +11,7 @@ from mini_kube.machinery.refs import NODES, PODS
 
 from tests.helpers import kubectl
 
-from .conftest import NODE, eventually, new_namespace, pod, status_of
-
-
-@pytest.fixture(scope="module")
-def kube(process_cluster):
-    return process_cluster
-
-
-@pytest.fixture
-def ns(kube):
-    return new_namespace(kube)
+from .conftest import NODE, eventually, pod, status_of
 
 
 def _item(path: str, resource: str, divisor: str) -> dict:

@@ -4,22 +4,11 @@ not at all where a container mounts a volume at that path (a volume's file wins)
 
 from __future__ import annotations
 
-import pytest
 from mini_kube.machinery.refs import CONFIGMAPS, PODS
 
 from tests.helpers import kubectl
 
-from .conftest import eventually, new_namespace, pod, status_of
-
-
-@pytest.fixture(scope="module")
-def kube(process_cluster):
-    return process_cluster
-
-
-@pytest.fixture
-def ns(kube):
-    return new_namespace(kube)
+from .conftest import eventually, pod, status_of
 
 
 def _sleeper(name: str, mounts: list[dict] | None = None) -> dict:

@@ -13,7 +13,7 @@ import pytest
 
 from tests.helpers import kubectl
 
-from .conftest import eventually, new_namespace, process_cluster_or_skip, status_of
+from .conftest import eventually, process_cluster_or_skip, status_of
 
 AGNHOST = "registry.k8s.io/e2e-test-images/agnhost:2.53"
 
@@ -26,10 +26,6 @@ def kube() -> Iterator:
     with MiniKube(nodes=1, node_runtime="process", node_options={"unknown_images": "fail"}) as cluster:
         yield cluster
 
-
-@pytest.fixture
-def ns(kube) -> str:
-    return new_namespace(kube)
 
 
 def finished_logs(kube, ns: str, name: str) -> str:

@@ -9,15 +9,9 @@ import subprocess
 import uuid
 from pathlib import Path
 
-import pytest
 from mini_kube.machinery.refs import PODS
 
 from .conftest import container_state, eventually, new_namespace, pod
-
-
-@pytest.fixture(scope="module")
-def kube(process_cluster):
-    return process_cluster
 
 
 def _parent(pid: int) -> int:

@@ -17,7 +17,7 @@ import pytest
 
 from tests.helpers import kubectl
 
-from .conftest import eventually, new_namespace, process_cluster_or_skip, status_of
+from .conftest import eventually, process_cluster_or_skip, status_of
 from .image_archives import docker_archive, image_config, oci_archive, sha256, shell_image_layers
 
 MINI_KUBE = str(Path(sys.executable).with_name("mini-kube"))
@@ -59,10 +59,6 @@ def kube(images) -> Iterator:
                   node_options={"unknown_images": "fail"}) as cluster:
         yield cluster
 
-
-@pytest.fixture
-def ns(kube) -> str:
-    return new_namespace(kube)
 
 
 def finished(kube, ns: str, name: str) -> dict:

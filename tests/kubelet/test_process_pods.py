@@ -18,19 +18,11 @@ from mini_kube.machinery.refs import CONFIGMAPS, PODS, SECRETS, SERVICES
 
 from tests.helpers import kubectl
 
-from .conftest import container_state, eventually, new_namespace, pod, pod_log, status_of
+from .conftest import container_state, eventually, pod, pod_log, status_of
 
 READY_ON_80 = {"tcpSocket": {"port": 80}, "periodSeconds": 1}
 
 
-@pytest.fixture(scope="module")
-def kube(process_cluster):
-    return process_cluster
-
-
-@pytest.fixture
-def ns(kube):
-    return new_namespace(kube)
 
 
 def run(kube, ns: str, name: str, script: str, **spec) -> None:

@@ -28,10 +28,6 @@ def kube(process_cluster):
     return process_cluster
 
 
-@pytest.fixture
-def ns(kube):
-    return new_namespace(kube)
-
 
 def _driver(kube):
     return kube.nodes.kubelets[0].runtime.cgroups.driver

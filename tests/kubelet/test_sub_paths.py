@@ -12,17 +12,7 @@ from mini_kube.machinery.refs import PODS
 
 from tests.helpers import kubectl
 
-from .conftest import container_state, eventually, new_namespace, pod, status_of
-
-
-@pytest.fixture(scope="module")
-def kube(process_cluster):
-    return process_cluster
-
-
-@pytest.fixture
-def ns(kube):
-    return new_namespace(kube)
+from .conftest import container_state, eventually, pod, status_of
 
 
 def _pod(name: str, command: list[str], env: list[dict], sub_path_expr: str) -> dict:

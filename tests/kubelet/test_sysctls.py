@@ -4,22 +4,11 @@ with upstream's SysctlForbidden."""
 
 from __future__ import annotations
 
-import pytest
 from mini_kube.machinery.refs import PODS
 
 from tests.helpers import kubectl
 
-from .conftest import eventually, new_namespace, pod, status_of
-
-
-@pytest.fixture(scope="module")
-def kube(process_cluster):
-    return process_cluster
-
-
-@pytest.fixture
-def ns(kube):
-    return new_namespace(kube)
+from .conftest import eventually, pod, status_of
 
 
 def _read(path: str) -> str:

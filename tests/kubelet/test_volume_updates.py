@@ -12,7 +12,7 @@ from mini_kube.machinery.refs import CONFIGMAPS, PODS, SECRETS
 
 from tests.helpers import kubectl
 
-from .conftest import eventually, new_namespace, pod, process_cluster_or_skip, status_of
+from .conftest import eventually, pod, process_cluster_or_skip, status_of
 
 
 @pytest.fixture(scope="module")
@@ -23,10 +23,6 @@ def kube():
     with MiniKube(nodes=1, node_runtime="process", node_options={"sync_frequency": 1.0}) as cluster:
         yield cluster
 
-
-@pytest.fixture
-def ns(kube):
-    return new_namespace(kube)
 
 
 def _cat(kube, ns: str, path: str) -> str:
