@@ -236,7 +236,9 @@ class PodWorker:
                 self.directory.mkdir(parents=True, exist_ok=True)
                 self.sandbox = await self.env.runtime.create_sandbox(self.pod, self.ip, str(self.directory))
                 self._sandbox_settled.set()
-                self.mark_dirty()
+                # no status write for the sandbox alone: its IP and PodReadyToStartContainers go out with the
+                # containers' next change (running, or waiting with a reason), as upstream's pod worker writes
+                # the status it generated at the start of the sync that made the sandbox and started them
                 return True
             except OSError as exc:
                 log.warning("pod %s/%s: no sandbox: %s", self.namespace, self.name, exc)
