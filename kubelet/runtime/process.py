@@ -229,11 +229,12 @@ class ProcessRuntime(Runtime):
         if not host_network:
             net = self.network
             host_side = f"v{pod['metadata']['uid'].replace('-', '')[:12]}"
-            addresses = (f"link add eth0 type veth peer name {host_side} netns {net.netns}\n"
-                         f"link set lo up\naddr add {ip}/{net.prefix_length} dev eth0\nlink set eth0 up\n"
+            addresses = (f"link set lo up\naddr add {ip}/{net.prefix_length} dev eth0\nlink set eth0 up\n"
                          f"route add default via {net.gateway}\n")
-            # with the route of the nodes' addresses to the cluster network
-            setup = (f"{net.pod_network_script(addresses)} && nsenter --net={shlex.quote(net.netns)} "
+            # eth0 first, on its own: the network script sets its route_localnet while `ip` reads the batch; then
+            # the route of the nodes' addresses to the cluster network with the rest
+            setup = (f"ip link add eth0 type veth peer name {host_side} netns {shlex.quote(net.netns)} && "
+                     f"{net.pod_network_script(addresses)} && nsenter --net={shlex.quote(net.netns)} "
                      f"ip link set {host_side} master {BRIDGE} up && "
                      f"printf %s {shlex.quote(hostname[:63])} > /proc/sys/kernel/hostname && {setup}")
         for name, value in pod_sysctls(pod):
