@@ -6,7 +6,8 @@ import asyncio
 import errno
 import ipaddress
 import logging
-from typing import IO
+from collections.abc import Coroutine
+from typing import IO, Any
 
 from aiohttp import web
 from mini_kube.store import Store
@@ -151,7 +152,7 @@ class ApiServer:
                                for name in SYSTEM_NAMESPACES if registry.find(ns, None, name) is None))
         classes = registry.resources.lookup("scheduling.k8s.io", "v1", "priorityclasses")
         assert classes is not None
-        writes = [self._bootstrap_kubernetes_service(registry, opts)]
+        writes: list[Coroutine[Any, Any, Any]] = [self._bootstrap_kubernetes_service(registry, opts)]
         writes += [registry.create(classes, None, {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
                                                    "metadata": {"name": name}, "value": value,
                                                    "description": description}, opts)
