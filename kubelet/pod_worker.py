@@ -416,11 +416,12 @@ class PodWorker:
         while not self.terminating:
             spec = self.specs[record.name]
             image = spec.get("image", "")
+            looked_up = time.monotonic()
             found = resolve(image, self.env.settings.unknown_images, self.env.images)
             if found is not None:
                 self._local[record.name] = found if isinstance(found, LocalImage) else None
                 record.image_id = found.image_id if isinstance(found, LocalImage) else ""
-                await ensure_image(self.env.events, self.pod, spec, self._field_path(record), found)
+                ensure_image(self.env.events, self.pod, spec, self._field_path(record), found, looked_up)
                 return not self.terminating
             error = pull_failed(self.env.events, self.pod, image, self._field_path(record))
             record.set_waiting("ErrImagePull", error)
