@@ -14,7 +14,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from mini_kube.apiserver.auth.user import UserInfo, service_account_groups, service_account_username
@@ -86,6 +85,8 @@ class ServiceAccountTokens:
                     expiration_seconds: int = 3600, bound: BoundObject | None = None,
                     node: BoundObject | None = None, now: dt.datetime | None = None) -> IssuedToken:
         """Sign a token for the service account `namespace/name` (uid `uid`)."""
+        import jwt  # PyJWT loads with the first token, not with the server
+
         now = now or dt.datetime.now(dt.UTC)
         iat = int(now.timestamp())
         exp = iat + int(expiration_seconds)
@@ -118,6 +119,8 @@ class ServiceAccountTokens:
 
     def is_ours(self, token: str) -> bool:
         """Whether `token` is a JWT naming our issuer (otherwise another authenticator may own it)."""
+        import jwt
+
         try:
             claims = jwt.decode(token, options={"verify_signature": False})
         except jwt.PyJWTError:
@@ -126,6 +129,8 @@ class ServiceAccountTokens:
 
     def verify(self, token: str, lookup: ObjectLookup | None = None) -> UserInfo:
         """Check signature, iss, aud, exp/nbf, the claims and (with `lookup`) that the SA still exists."""
+        import jwt
+
         try:
             header = jwt.get_unverified_header(token)
             key = self._keys.get(header.get("kid", "")) if header.get("kid") else None
@@ -148,6 +153,8 @@ class ServiceAccountTokens:
         return self._user(claims, lookup)
 
     def _decode(self, token: str, key: PublicKey) -> dict[str, Any]:
+        import jwt
+
         return jwt.decode(token, key, algorithms=[algorithm(key)], audience=self.api_audiences, issuer=self.issuer,
                           leeway=LEEWAY_SECONDS, options={"require": ["exp", "iat", "iss", "sub", "aud"]})
 
