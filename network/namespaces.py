@@ -49,17 +49,20 @@ class Holder:
     """A process that keeps namespaces alive: `unshare --net [--mount] [--uts] [--ipc] [--pid] sleep infinity`,
     or one that joins existing ones first (`join`: kind -> /proc/<pid>/ns/<kind> path, entered by nsenter, which
     then execs unshare: the holder is still one process). With `user`, the namespaces are made in a new user
-    namespace, which owns them, and the holder is its process (its IDs mapped by `map_ids`)."""
+    namespace, which owns them, and the holder is its process (its IDs mapped by `map_ids`). `setup`, a shell
+    command, runs inside the namespaces before the sleep (the same process, which execs sleep once it has
+    succeeded): they are ready, set up, when `wait_ready` returns, and its failure is the holder's."""
 
     def __init__(self, *, mount: bool = False, uts: bool = False, pid: bool = False, ipc: bool = False,
-                 net: bool = True, join: dict[str, str] | None = None, user: bool = False) -> None:
+                 net: bool = True, join: dict[str, str] | None = None, user: bool = False, setup: str = "") -> None:
         args = (["unshare"] + (["--user"] if user else []) + (["--net"] if net else [])
                 + (["--mount", "--propagation", "private"] if mount else [])
                 + (["--uts"] if uts else []) + (["--ipc"] if ipc else [])
                 + (["--pid", "--fork", "--kill-child"] if pid else []))
         if join:
             args = ["nsenter", *(f"--{kind}={path}" for kind, path in join.items()), "--", *args]
-        self.proc = subprocess.Popen([*DIE_WITH_PARENT, *args, "sleep", "infinity"], stdin=subprocess.DEVNULL,
+        hold = ["sh", "-c", f"{setup} && exec sleep infinity"] if setup else ["sleep", "infinity"]
+        self.proc = subprocess.Popen([*DIE_WITH_PARENT, *args, *hold], stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, close_fds=True)
         self.pid = self.proc.pid
         self.forks = pid
@@ -74,7 +77,8 @@ class Holder:
         return f"/proc/{self.pid}/ns/pid_for_children"
 
     def wait_ready(self, timeout: float = 5.0) -> None:
-        """Wait until the namespaces exist; raises with unshare's error if it failed."""
+        """Wait until the namespaces exist and their setup is done (the holder sleeps); raises with unshare's or
+        the setup's error if it failed."""
         import time
 
         deadline = time.monotonic() + timeout
@@ -83,15 +87,22 @@ class Holder:
             if self.proc.poll() is not None:
                 err = (self.proc.stderr.read() if self.proc.stderr else b"").decode(errors="replace").strip()
                 raise OSError(f"cannot make a namespace: {err or f'exit {self.proc.returncode}'}")
-            try:
-                if os.readlink(self.netns) != own and (
-                        os.readlink(f"/proc/{self.pid}/exe").endswith("sleep") if not self.forks else
-                        open(f"/proc/{self.pid}/task/{self.pid}/children").read().strip()):  # noqa: SIM115
+            with contextlib.suppress(OSError, ValueError):
+                if os.readlink(self.netns) != own and os.readlink(f"/proc/{self._sleeper()}/exe").endswith("sleep"):
                     return
-            except OSError:
-                pass
             time.sleep(0.0005)
         raise TimeoutError("namespace holder did not start")
+
+    def _sleeper(self) -> int:
+        """The process that sleeps once the namespaces are ready: the holder, or with a PID namespace its child
+        (the namespace's first process). ValueError while it has not been forked yet."""
+        if not self.forks:
+            return self.pid
+        with open(f"/proc/{self.pid}/task/{self.pid}/children", encoding="ascii") as handle:
+            children = handle.read().split()
+        if not children:
+            raise ValueError("not forked yet")
+        return int(children[0])
 
     @property
     def userns(self) -> str:

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from mini_kube.machinery.sysctls import proc_path
-from mini_kube.network.namespaces import DIE_WITH_PARENT, Holder, run_in
+from mini_kube.network.cluster import BRIDGE
+from mini_kube.network.namespaces import DIE_WITH_PARENT, Holder
 
 from ..cgroups.tree import PodCgroups
 from ..hostports import HostPorts
@@ -183,33 +184,20 @@ class ProcessRuntime(Runtime):
                 users.map_ids(ids.line(), ids.line())
                 join = {"net": users.netns, "uts": f"/proc/{users.pid}/ns/uts", "ipc": f"/proc/{users.pid}/ns/ipc"}
             own = users is None  # the Pod's network, UTS and IPC namespaces are made here (else joined)
+            hostname = spec.get("hostname") or pod["metadata"]["name"]
+            memory = Path(directory) / VOLUME_TMPFS
+            memory.mkdir(parents=True, exist_ok=True)
             holder = Holder(net=own and not host_network, uts=own and not host_network, ipc=own and not host_ipc,
-                            pid=not host_pid, mount=True, join=join)
+                            pid=not host_pid, mount=True, join=join,
+                            setup=self._sandbox_setup(pod, ip, hostname, memory, host_network))
         except BaseException:
             if users is not None:
                 users.close()
             self.user_namespaces.release(uid)
             raise
-        host_side = f"v{uid.replace('-', '')[:12]}"
         net = self.network
-        hostname = spec.get("hostname") or pod["metadata"]["name"]
-        memory = Path(directory) / VOLUME_TMPFS
-        memory.mkdir(parents=True, exist_ok=True)
         try:  # a failure leaves nothing behind (the kubelet tries again): the holder takes its namespaces along
             await loop.run_in_executor(None, holder.wait_ready)
-            if not host_network:
-                await _ip(net.netns, f"link add {host_side} type veth peer name eth0 netns {holder.pid}\n"
-                                     f"link set {host_side} master mk0 up\n")
-            setup = f"mount -t tmpfs -o mode=0755,nosuid,nodev,noexec,size=64m tmpfs {shlex.quote(str(memory))}"
-            if not host_network:  # the Pod's side of its network in the same process as the rest: one spawn less
-                addresses = (f"link set lo up\naddr add {ip}/{net.prefix_length} dev eth0\nlink set eth0 up\n"
-                             f"route add default via {net.gateway}\n")
-                # with the route of the nodes' addresses to the cluster network
-                setup = f"{net.pod_network_script(addresses)} && hostname {shlex.quote(hostname[:63])} && {setup}"
-            for name, value in pod_sysctls(pod):  # admitted by the kubelet: each in a namespace of the Pod's own
-                setup += f" && printf %s {shlex.quote(value)} > {shlex.quote(proc_path(name))}"
-            await _run("nsenter", f"--uts=/proc/{holder.pid}/ns/uts", f"--mount=/proc/{holder.pid}/ns/mnt",
-                       f"--ipc=/proc/{holder.pid}/ns/ipc", f"--net={holder.netns}", "--", "sh", "-c", setup)
             await self.host_ports.open(uid, pod, ip)
         except BaseException:
             self.host_ports.close(uid)
@@ -231,6 +219,27 @@ class ProcessRuntime(Runtime):
             extra["userns"] = {"path": users.userns, "owner": ids.host}
         return Sandbox(uid=uid, ip=ip, directory=directory, netns=holder.netns, extra=extra,
                        memory=(f"/proc/{holder.pid}/root{memory}", str(memory)))
+
+    def _sandbox_setup(self, pod: dict[str, Any], ip: str, hostname: str, memory: Path, host_network: bool) -> str:
+        """What the sandbox's holder runs in the Pod's namespaces before it sleeps (one process, no round trip
+        to the kubelet between the steps): the veth pair made from the Pod's side, its host end put on the
+        cluster bridge, the Pod's addresses and routes, its hostname, the tmpfs of its secret volumes, its
+        sysctls (admitted by the kubelet: each in a namespace of the Pod's own)."""
+        setup = f"mount -t tmpfs -o mode=0755,nosuid,nodev,noexec,size=64m tmpfs {shlex.quote(str(memory))}"
+        if not host_network:
+            net = self.network
+            host_side = f"v{pod['metadata']['uid'].replace('-', '')[:12]}"
+            addresses = (f"link set lo up\naddr add {ip}/{net.prefix_length} dev eth0\nlink set eth0 up\n"
+                         f"route add default via {net.gateway}\n")
+            # eth0 first, on its own: the network script sets its route_localnet while `ip` reads the batch; then
+            # the route of the nodes' addresses to the cluster network with the rest
+            setup = (f"ip link add eth0 type veth peer name {host_side} netns {shlex.quote(net.netns)} && "
+                     f"{net.pod_network_script(addresses)} && nsenter --net={shlex.quote(net.netns)} "
+                     f"ip link set {host_side} master {BRIDGE} up && "
+                     f"printf %s {shlex.quote(hostname[:63])} > /proc/sys/kernel/hostname && {setup}")
+        for name, value in pod_sysctls(pod):
+            setup += f" && printf %s {shlex.quote(value)} > {shlex.quote(proc_path(name))}"
+        return setup
 
     async def start(self, sandbox: Sandbox, spec: ContainerSpec) -> Container:
         holder: Holder = sandbox.extra["holder"]
@@ -445,10 +454,6 @@ async def _seccomp_filter(profile: dict[str, Any], capabilities: list[str] | Non
         return await asyncio.get_running_loop().run_in_executor(None, compile_filter, profile, capabilities or ())
     except (OSError, ValueError, TypeError, KeyError) as exc:
         raise OSError(f"failed to create containerd container: failed to generate seccomp spec opts: {exc}") from None
-
-
-async def _ip(netns: str, script: str) -> None:
-    await asyncio.get_running_loop().run_in_executor(None, run_in, netns, script)
 
 
 async def _run(*argv: str) -> None:
