@@ -194,7 +194,7 @@ async def warm_tokens(pod: dict[str, Any], token: TokenRequester, get: Getter | 
     """Ask for the Pod's projected service-account tokens ahead (`token` keeps them), and with `get` (a Prefetch)
     for the ConfigMaps and Secrets its volumes name, all at once, so the API's round trips overlap the making of
     its sandbox; a failure here is met again, and reported, by `make_volumes`."""
-    asked = []
+    asked: list[Awaitable[object]] = []
     for volume in (pod.get("spec") or {}).get("volumes") or ():
         for source in [volume, *((volume.get("projected") or {}).get("sources") or ())]:
             if "serviceAccountToken" in source:

@@ -153,7 +153,8 @@ class InitSpawner:
                 ended.set_result(-KILLED)
         self._ends.clear()
 
-    def _send(self, request: tuple[object, ...], fds: list[int]) -> asyncio.Future[tuple[int, asyncio.Future[int]]]:
+    def _send(self, request: tuple[str, str | None, dict[str, str] | None],
+              fds: list[int]) -> asyncio.Future[tuple[int, asyncio.Future[int]]]:
         """Send a request with the descriptors the child gets; its pid, and its end, once spawned."""
         loop = asyncio.get_running_loop()
         sock = self._ensure(loop)
