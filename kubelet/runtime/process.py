@@ -197,7 +197,7 @@ class ProcessRuntime(Runtime):
         net = self.network
         cgroup = self._pod_cgroup(pod)  # while the holder sets the namespaces up
         try:  # a failure leaves nothing behind (the kubelet tries again): the holder takes its namespaces along
-            await loop.run_in_executor(None, holder.wait_ready)
+            await holder.ready()
             await self.host_ports.open(uid, pod, ip)
         except BaseException:
             if self.cgroups is not None and cgroup:
