@@ -108,7 +108,12 @@ class Holder:
         loop = asyncio.get_running_loop()
         fd = self.proc.stdout.fileno()
         said: asyncio.Future[bytes] = loop.create_future()
-        loop.add_reader(fd, lambda: said.done() or said.set_result(os.read(fd, len(READY))))
+
+        def readable() -> None:
+            if not said.done():
+                said.set_result(os.read(fd, len(READY)))
+
+        loop.add_reader(fd, readable)
         try:
             word = await asyncio.wait_for(said, timeout)
         except TimeoutError:
