@@ -195,10 +195,13 @@ class ProcessRuntime(Runtime):
             self.user_namespaces.release(uid)
             raise
         net = self.network
+        cgroup = self._pod_cgroup(pod)  # while the holder sets the namespaces up
         try:  # a failure leaves nothing behind (the kubelet tries again): the holder takes its namespaces along
-            await loop.run_in_executor(None, holder.wait_ready)
+            await holder.ready()
             await self.host_ports.open(uid, pod, ip)
         except BaseException:
+            if self.cgroups is not None and cgroup:
+                await self.cgroups.remove(cgroup)
             self.host_ports.close(uid)
             holder.close()
             if users is not None:
@@ -210,7 +213,7 @@ class ProcessRuntime(Runtime):
         (base / "etc" / "hosts").write_text(_node_hosts(pod, ip, self.node.name) if host_network
                                             else _hosts(pod, ip, hostname))
         (base / "etc" / "resolv.conf").write_text(_resolv(pod, net.dns_ip))
-        extra: dict[str, Any] = {"holder": holder, "pod": pod}
+        extra: dict[str, Any] = {"holder": holder, "pod": pod, **({"cgroup": cgroup} if cgroup else {})}
         if host_pid:
             extra["pidns"] = self.node.pidns
         if users is not None and ids is not None:  # what containerinit.py maps mounts through, and who root is
@@ -295,6 +298,16 @@ class ProcessRuntime(Runtime):
             container.signal(signal.SIGKILL)
             raise
         return container
+
+    def _pod_cgroup(self, pod: dict[str, Any]) -> str:
+        """The Pod's cgroup with its limits, made with its sandbox ("" without cgroups, or when the kernel refuses
+        them: then made again at its first container's start, which fails saying why)."""
+        if self.cgroups is None:
+            return ""
+        try:
+            return self.cgroups.create_pod(pod)
+        except OSError:
+            return ""
 
     def _container_cgroup(self, sandbox: Sandbox, container_id: str, spec: ContainerSpec) -> str:
         """The container's cgroup, made with its limits (and the Pod's, at its first container); OSError when the
