@@ -16,11 +16,12 @@ outside as its parent, passing signals on, and moves the process that becomes th
 cgroups while that process builds the root (the supervisor stays out of them, as a runtime's shim does); the
 command is exec'd only once it is in them, so it never runs outside its limits.
 
-`--enter ARGV...` runs a process in a running container instead (kubectl exec), with the same identity and
-filter (the process, identity and environment in the variable MINI_KUBE_EXEC). Standard library only, run as
-`python -I -S containerinit.py SPEC` (SPEC: marshal, which needs no import); exits 128 when the command cannot
-start (as a runtime's StartError). It starts no process but the command: the kubelet finds the command as this
-process's child, to exec into it."""
+`enter` runs a process in a running container instead (kubectl exec, exec probes), with the same identity and
+filter; the node's spawner (kubelet/init_spawner.py) forks a process of its own to run it, as it forks each
+container's `main`. Standard library only, run as `python -I -S containerinit.py SPEC` (SPEC: marshal, which
+needs no import), or loaded by the spawner; exits 128 when the command cannot start (as a runtime's
+StartError). It starts no process but the command: the kubelet finds the command as this process's child, to
+exec into it."""
 
 import _signal as signal  # the C module under `signal`, without its enums: each exec'd process starts faster
 import ctypes
@@ -763,9 +764,4 @@ def enter(pid, security, environ, argv, cgroups=(), tty=False):
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--enter"]:  # containerinit.py --enter ARGV..., MINI_KUBE_EXEC: {pid, security, env, ...}
-        exec_spec = marshal.loads(bytes.fromhex(os.environ.pop("MINI_KUBE_EXEC")))
-        enter(exec_spec["pid"], exec_spec["security"], exec_spec["env"], sys.argv[2:], exec_spec.get("cgroups", ()),
-              exec_spec.get("tty", False))
-    else:
-        main()
+    main()
