@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 from mini_kube.client import ApiClient, ApiError
@@ -35,6 +34,7 @@ class NamespaceController(Controller):
         super().__init__(client, informers, **kwargs)
         self.namespaces: Informer | None = None
         self.next_look: dict[Any, tuple[float, int]] = {}  # per namespace with content: next wait, objects left
+        self.finalized: dict[Any, str] = {}  # namespaces finalized here (their uid) the informer may not show gone
 
     def setup(self) -> None:
         self.namespaces = self.watch(NAMESPACES)
@@ -44,14 +44,20 @@ class NamespaceController(Controller):
         ns = self.namespaces.objects.get(key)
         if ns is None or not ns["metadata"].get("deletionTimestamp"):
             self.next_look.pop(key, None)
+            self.finalized.pop(key, None)
             return
         if FINALIZER not in ((ns.get("spec") or {}).get("finalizers") or ()):
             return
+        if self.finalized.get(key) == ns["metadata"].get("uid"):
+            return  # an event from before its finalization (the conditions reported): nothing left to look at
         remaining: dict[str, int] = {}
         finalizers: dict[str, int] = {}
         for ref in await namespaced_resources(self.client):
             try:
-                await self.client.request("DELETE", ref.path(key))
+                deleted = await self.client.request("DELETE", ref.path(key))
+                if isinstance(deleted, dict) and str(deleted.get("kind", "")).endswith("List") \
+                        and not deleted.get("items"):
+                    continue  # there was nothing, and nothing is created in a Terminating namespace: no list
                 listed = await self.client.list(ref, key)
             except ApiError as exc:
                 if exc.status in (404, 405):
@@ -63,7 +69,7 @@ class NamespaceController(Controller):
                 for item in items:
                     for finalizer in (item.get("metadata") or {}).get("finalizers") or ():
                         finalizers[finalizer] = finalizers.get(finalizer, 0) + 1
-        await self._report(ns, remaining, finalizers)
+        ns = await self._report(ns, remaining, finalizers)
         if remaining:  # objects with finalizers, or graceful deletions, are still going away
             left = sum(remaining.values())
             wait, before = self.next_look.get(key, (FIRST_LOOK, left))
@@ -81,9 +87,12 @@ class NamespaceController(Controller):
         except ApiError as exc:
             if exc.status != 404:
                 raise
+        self.finalized[key] = ns["metadata"].get("uid")
 
-    async def _report(self, ns: dict[str, Any], remaining: dict[str, int], finalizers: dict[str, int]) -> None:
-        """The deletion conditions the real namespace controller reports while it empties a namespace."""
+    async def _report(self, ns: dict[str, Any], remaining: dict[str, int], finalizers: dict[str, int]
+                      ) -> dict[str, Any]:
+        """The deletion conditions the real namespace controller reports while it empties a namespace; the
+        namespace as it is after (a finalization sent with the one read before would conflict)."""
         content = ", ".join(f"{name} has {count} resource instances" for name, count in sorted(remaining.items()))
         held = ", ".join(f"{name} in {count} resource instances" for name, count in sorted(finalizers.items()))
         conditions = [
@@ -102,7 +111,9 @@ class NamespaceController(Controller):
         old = {c.get("type"): c for c in (ns.get("status") or {}).get("conditions") or ()}
         if all((old.get(c["type"]) or {}).get("status") == c["status"] and (old.get(c["type"]) or {}).get(
                 "message") == c["message"] for c in conditions):
-            return
-        with contextlib.suppress(ApiError):
-            await self.client.patch(NAMESPACES, ns["metadata"]["name"], {"status": {"conditions": conditions}},
-                                    subresource="status")
+            return ns
+        try:
+            return await self.client.patch(NAMESPACES, ns["metadata"]["name"], {"status": {"conditions": conditions}},
+                                           subresource="status")
+        except ApiError:
+            return ns

@@ -291,3 +291,28 @@ def test_content_that_stays_is_looked_at_less_and_less_often(tmp_path):
         kube.client.patch(CONFIGMAPS, "stuck", {"metadata": {"finalizers": None}}, "held")
         eventually(lambda: "held" not in [n["metadata"]["name"] for n in kube.client.list(namespaces)["items"]],
                    timeout=20)
+
+
+def test_a_namespace_whose_content_goes_at_once_is_finalized_after_one_look(tmp_path):
+    """One look empties it (a deletecollection of each namespaced resource, a list only of those that had
+    something: nothing is created in a Terminating namespace), then it is finalized with the namespace as the
+    look's reported conditions left it: no conflict, and no look after (each was ~120 requests)."""
+    log = tmp_path / "audit.log"
+    namespaces = ResourceRef("", "v1", "namespaces", namespaced=False)
+    with MiniKube(insecure_http=False, controllers="namespace", scheduler=False, audit_log=str(log)) as kube:
+        kube.client.create(namespaces, {"metadata": {"name": "gone"}})
+        kube.client.create(CONFIGMAPS, {"metadata": {"name": "c"}}, "gone")
+        kube.client.delete(namespaces, "gone")
+
+        def requests() -> list[tuple[str, str, int]]:
+            events = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+            mine = [(e["verb"], e.get("objectRef") or {}, e["responseStatus"]["code"]) for e in events
+                    if e.get("userAgent") == "mini-kube-controllers"]
+            return [(verb, f"{ref.get('resource')}/{ref.get('subresource', '')}", code) for verb, ref, code in mine
+                    if ref.get("namespace", ref.get("name")) == "gone"]
+        eventually(lambda: ("update", "namespaces/finalize", 200) in requests())
+        time.sleep(1)  # a second look would start at once
+        sent = requests()
+        assert [r for r in sent if r[0] != "deletecollection"] == [
+            ("list", "configmaps/", 200), ("patch", "namespaces/status", 200), ("update", "namespaces/finalize", 200)]
+        assert len([r for r in sent if r == ("deletecollection", "configmaps/", 200)]) == 1
