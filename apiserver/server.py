@@ -6,7 +6,8 @@ import asyncio
 import errno
 import ipaddress
 import logging
-from typing import IO
+from collections.abc import Coroutine
+from typing import IO, Any
 
 from aiohttp import web
 from mini_kube.store import Store
@@ -139,27 +140,29 @@ class ApiServer:
 
     async def bootstrap(self, parts: Assembly) -> None:
         """Create the system namespaces, the `kubernetes` Service, the system PriorityClasses and (when secure) the
-        default RBAC policy, if missing (upstream's post-start hooks)."""
+        default RBAC policy, if missing (upstream's post-start hooks). The namespaces go first (what lives in
+        them is admitted only once they exist), then everything else at once: the store commits writes queued
+        together in one transaction, so a fresh data dir's ~130 objects take two commits rather than ~130."""
         registry = parts.registry
         ns = registry.resources.lookup("", "v1", "namespaces")
         assert ns is not None
         opts = WriteOptions(field_manager="kube-apiserver")
-        for name in SYSTEM_NAMESPACES:
-            if registry.find(ns, None, name) is None:
-                await registry.create(ns, None, {"apiVersion": "v1", "kind": "Namespace",
-                                                 "metadata": {"name": name}}, opts)
-        await self._bootstrap_kubernetes_service(registry, opts)
+        await asyncio.gather(*(registry.create(ns, None, {"apiVersion": "v1", "kind": "Namespace",
+                                                          "metadata": {"name": name}}, opts)
+                               for name in SYSTEM_NAMESPACES if registry.find(ns, None, name) is None))
         classes = registry.resources.lookup("scheduling.k8s.io", "v1", "priorityclasses")
         assert classes is not None
-        for name, value, description in SYSTEM_PRIORITY_CLASSES:
-            if registry.find(classes, None, name) is None:
-                await registry.create(classes, None, {
-                    "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
-                    "value": value, "description": description}, opts)
+        writes: list[Coroutine[Any, Any, Any]] = [self._bootstrap_kubernetes_service(registry, opts)]
+        writes += [registry.create(classes, None, {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                                                   "metadata": {"name": name}, "value": value,
+                                                   "description": description}, opts)
+                   for name, value, description in SYSTEM_PRIORITY_CLASSES
+                   if registry.find(classes, None, name) is None]
         if not self.config.insecure_http:
-            await bootstrap_policy(registry, self.lifecycle)
+            writes.append(bootstrap_policy(registry, self.lifecycle))
         if parts.security.pki is not None:
-            await authentication_config.publish(registry, parts.security.pki)
+            writes.append(authentication_config.publish(registry, parts.security.pki))
+        await asyncio.gather(*writes)
         if parts.handler.aggregator is not None:
             parts.handler.aggregator.start()
 

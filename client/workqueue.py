@@ -44,7 +44,7 @@ class WorkQueue:
         self._queued: set[Hashable] = set()
         self._processing: set[Hashable] = set()
         self._dirty: set[Hashable] = set()
-        self._timers: set[asyncio.TimerHandle] = set()
+        self._waiting: dict[Hashable, asyncio.TimerHandle] = {}  # delayed adds: one per key, the earliest
         self._ready = asyncio.Event()
         self._idle = asyncio.Event()
         self._idle.set()
@@ -62,20 +62,29 @@ class WorkQueue:
             self._ready.set()
 
     def add_after(self, key: Hashable, delay: float) -> None:
+        """Add the key after `delay` seconds. As client-go's delaying queue, a key waits once: a key already
+        waiting keeps the earlier of its two times (each event-driven pass of a controller that asks to be called
+        again later would otherwise start a chain of passes of its own)."""
         if delay <= 0:
             self.add(key)
             return
-        # The timer reaches its handle through a list emptied when it fires, not a closure over the handle: a
-        # fired handle keeps its callback, and handle -> callback -> handle would be a reference cycle per delayed
-        # key, which a server's garbage collection policy (mini_kube/gc_policy.py) may never free.
-        timer: list[asyncio.TimerHandle] = []
+        if self.shutting_down:
+            return
+        loop = asyncio.get_running_loop()
+        when = loop.time() + delay
+        waiting = self._waiting.get(key)
+        if waiting is not None:
+            if waiting.when() <= when:
+                return
+            waiting.cancel()
+        # The key is the timer's argument, not in a closure over its handle: a fired handle keeps its callback, and
+        # handle -> callback -> handle would be a reference cycle per delayed key, which a server's garbage
+        # collection policy (mini_kube/gc_policy.py) may never free; a fired or cancelled timer is dropped here.
+        self._waiting[key] = loop.call_at(when, self._waited, key)
 
-        def fire() -> None:
-            self._timers.discard(timer.pop())
-            self.add(key)
-
-        timer.append(asyncio.get_running_loop().call_later(delay, fire))
-        self._timers.add(timer[0])
+    def _waited(self, key: Hashable) -> None:
+        self._waiting.pop(key, None)
+        self.add(key)
 
     def add_rate_limited(self, key: Hashable) -> None:
         """Queue again after the key's back-off (a failed attempt)."""
@@ -112,9 +121,9 @@ class WorkQueue:
     def shutdown(self) -> None:
         """Stop taking keys; pending delayed adds are dropped."""
         self.shutting_down = True
-        for handle in self._timers:
+        for handle in self._waiting.values():
             handle.cancel()
-        self._timers.clear()
+        self._waiting.clear()
 
     async def drain(self, timeout: float = 30.0) -> None:
         """Shut down and wait until the keys being processed are done."""

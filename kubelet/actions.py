@@ -13,7 +13,8 @@ from typing import Any
 
 from .runtime.base import Container, Runtime, Sandbox
 
-INSECURE_TLS = ssl.create_default_context()  # HTTPS probes and hooks: upstream's InsecureSkipVerify
+# HTTPS probes and hooks: upstream's InsecureSkipVerify (no trust store loaded: nothing is verified against one)
+INSECURE_TLS = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
 INSECURE_TLS.check_hostname = False
 INSECURE_TLS.verify_mode = ssl.CERT_NONE
 

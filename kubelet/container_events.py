@@ -2,13 +2,15 @@
 `involvedObject.fieldPath` naming the container (`spec.containers{web}`), and the image "pull" before each start.
 
 Built-in images (kubelet/images.py) are already on the node, so IfNotPresent and Never give "already present";
-Always "pulls" them (a short pause) and reports the time taken and a nominal size, as upstream's image manager
-does. An image run by the stand-in says so in its Pulled event. An unknown image's pull fails (pull_failed).
+Always "pulls" them and reports the time taken and a nominal size, as upstream's image manager does. That pull
+costs what it costs a runtime whose content is all present: resolving the reference (its digest) and finding
+nothing to fetch, here the lookup the caller has done, so it reports the time that took, truncated to the
+millisecond as upstream's message does (`in 0s` for a lookup of less than 1 ms). An image run by the stand-in
+says so in its Pulled event. An unknown image's pull fails (pull_failed).
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
 import zlib
 from typing import Any, Protocol
@@ -18,8 +20,6 @@ from mini_kube.machinery.duration import format_go_duration
 from .images import Image, pull_error
 from .imagestore.local import LocalImage
 from .records import ContainerRecord
-
-PULL_SECONDS = 0.01  # how long an Always "pull" takes
 
 
 class Emitter(Protocol):
@@ -38,20 +38,20 @@ def image_size(image: str) -> int:
     return 2_000_000 + zlib.crc32(image.encode()) % 78_000_000
 
 
-async def ensure_image(events: Emitter, pod: dict[str, Any], spec: dict[str, Any], path: str,
-                       found: Image | LocalImage | None = None) -> None:
+def ensure_image(events: Emitter, pod: dict[str, Any], spec: dict[str, Any], path: str,
+                 found: Image | LocalImage | None = None, started: float | None = None) -> None:
     """Upstream's EnsureImageExists for an image that is present: Pulled ("already present"), or for
-    imagePullPolicy Always, Pulling then Pulled with the time the pull took (a loaded image's real size). An
-    image the stand-in runs, or the node's image map maps, says so."""
+    imagePullPolicy Always, Pulling then Pulled with the time the pull took since `started` (time.monotonic(),
+    when the image's lookup began; else now) and the image's size (a loaded image's real one). An image the
+    stand-in runs, or the node's image map maps, says so."""
     image = spec.get("image", "")
     if spec.get("imagePullPolicy") != "Always":
         how = f" ({found.ran_as})" if found is not None and found.kind in ("standin", "mapped") else ""
         events.emit(pod, "Pulled", f'Container image "{image}" already present on machine{how}', field_path=path)
         return
     events.emit(pod, "Pulling", f'Pulling image "{image}"', field_path=path)
-    started = time.monotonic()
-    await asyncio.sleep(PULL_SECONDS)
-    took = format_go_duration(int((time.monotonic() - started) * 1000) * 1_000_000)  # truncated to ms
+    elapsed = time.monotonic() - (time.monotonic() if started is None else started)
+    took = format_go_duration(int(elapsed * 1000) * 1_000_000)  # truncated to ms
     events.emit(pod, "Pulled", f'Successfully pulled image "{image}" in {took} ({took} including waiting). '
                                f"Image size: {getattr(found, 'size', 0) or image_size(image)} bytes.", field_path=path)
 

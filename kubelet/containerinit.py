@@ -12,15 +12,16 @@ securityContext (containerd's default set unless it says otherwise), no_new_priv
 command (whose exec closes the pipe the kubelet waits on: until then, nothing may be run "in the container",
 whose root is not built yet). Without CAP_SYS_ADMIN the container can neither mount nor unmount, so none of
 this can be undone from inside. With a PID namespace, the command runs as a child in it and this process stays
-outside as its parent, passing signals on. The process that becomes the command joins the container's cgroups
-first thing (the supervisor stays out of them, as a runtime's shim does), so the command never runs outside its
-limits.
+outside as its parent, passing signals on, and moves the process that becomes the command into the container's
+cgroups while that process builds the root (the supervisor stays out of them, as a runtime's shim does); the
+command is exec'd only once it is in them, so it never runs outside its limits.
 
-`--enter ARGV...` runs a process in a running container instead (kubectl exec), with the same identity and
-filter (the process, identity and environment in the variable MINI_KUBE_EXEC). Standard library only, run as
-`python -I -S containerinit.py SPEC` (SPEC: marshal, which needs no import); exits 128 when the command cannot
-start (as a runtime's StartError). It starts no process but the command: the kubelet finds the command as this
-process's child, to exec into it."""
+`enter` runs a process in a running container instead (kubectl exec, exec probes), with the same identity and
+filter; the node's spawner (kubelet/init_spawner.py) forks a process of its own to run it, as it forks each
+container's `main`. Standard library only, run as `python -I -S containerinit.py SPEC` (SPEC: marshal, which
+needs no import), or loaded by the spawner; exits 128 when the command cannot start (as a runtime's
+StartError). It starts no process but the command: the kubelet finds the command as this process's child, to
+exec into it."""
 
 import _signal as signal  # the C module under `signal`, without its enums: each exec'd process starts faster
 import ctypes
@@ -528,11 +529,14 @@ def enter_pid_namespace(path):
         os.close(fd)
 
 
-def supervise(child):
+def supervise(child, cgroups=(), joined=None):
     """Stand between the kubelet and the container: pass signals on (SIGTERM reaches the command, as a
-    runtime's stop does), then leave with the command's own exit code or signal."""
+    runtime's stop does), move it into its `cgroups` (open_cgroups's) when given the pipe `joined` to say so
+    on, then leave with the command's own exit code or signal."""
     for signum in FORWARDED:
         signal.signal(signum, lambda sig, _frame: os.kill(child, sig))
+    if joined is not None:
+        join_for(child, cgroups, joined)
     while True:
         try:
             _, status = os.waitpid(child, 0)
@@ -558,6 +562,60 @@ def join_cgroups(files):
             sys.exit(128)
 
 
+JOINED = b"joined"  # what the supervisor tells the command's process once it is in the container's cgroups
+
+
+def open_cgroups(files):
+    """The container's cgroups' `cgroup.procs` files, opened for the supervisor to write the command's process
+    to: opened before the fork, as the child's pivot_root, in the mount namespace they share, takes the host's
+    paths away from both. [(path, descriptor or the error opening it)]."""
+    opened = []
+    for path in files:
+        try:
+            opened.append((path, os.open(path, os.O_WRONLY | os.O_CLOEXEC)))
+        except OSError as exc:
+            opened.append((path, exc))
+    return opened
+
+
+def join_for(child, opened, joined):
+    """The supervisor's part of the command's cgroups (`opened` by open_cgroups): move `child` into them and say
+    so on the pipe `joined` (why not, when it could not). A move into a cgroup v1 hierarchy waits for an RCU
+    grace period (the kernel's threadgroup lock: about 10 ms on a busy 2-core machine), which the child spends
+    building the container."""
+    problem = ""
+    for path, fd in opened:
+        try:
+            if isinstance(fd, OSError):
+                raise fd
+            if not problem:
+                os.write(fd, str(child).encode())
+        except OSError as exc:
+            problem = problem or f"cgroup {os.path.dirname(path)}: {exc.strerror}"
+        finally:
+            if not isinstance(fd, OSError):
+                os.close(fd)
+    try:  # noqa: SIM105 - not contextlib: each exec'd process imports as little as it can
+        os.write(joined, problem.encode() if problem else JOINED)
+    except OSError:
+        pass  # the child is gone: nothing to tell
+    os.close(joined)
+
+
+def await_cgroups(joined, started):
+    """Until the supervisor has moved this process into the container's cgroups: nothing of the command runs
+    outside its limits. Anything but its word that it has (it died first, it could not) fails the start."""
+    said = b""
+    while True:
+        chunk = os.read(joined, 4096)
+        if not chunk:
+            break
+        said += chunk
+    os.close(joined)
+    if said != JOINED:
+        fail(started, f"error during container init: {said.decode(errors='replace').strip() or 'cgroups not joined'}\n")
+
+
 def main(spec_path=None):
     """Build the container from the spec at `spec_path` (else the first argument) and exec its command."""
     with open(spec_path or sys.argv[1], "rb") as handle:
@@ -565,21 +623,36 @@ def main(spec_path=None):
     started = spec.get("started_fd")  # closed by the command's exec: the kubelet then knows it has started
     if started is not None:
         os.set_inheritable(started, False)
+    cgroups = spec.get("cgroups") or ()
+    joined = tell = None  # with a PID namespace: where the supervisor says the command's process is in its cgroups
     if spec.get("pidns"):
         enter_pid_namespace(spec["pidns"])
+        opened = open_cgroups(cgroups)
+        if cgroups:
+            joined, tell = os.pipe()
         child = os.fork()
         if child:
             if started is not None:
                 os.close(started)
-            supervise(child)
+            if joined is not None:
+                os.close(joined)
+            supervise(child, opened, tell)
+        for _, fd in opened:
+            if not isinstance(fd, OSError):
+                os.close(fd)
+        if tell is not None:
+            os.close(tell)
         for signum in FORWARDED:
             signal.signal(signum, signal.SIG_DFL)
-    join_cgroups(spec.get("cgroups") or ())
+    else:
+        join_cgroups(cgroups)
     argv, env = spec["argv"], spec["env"]
     try:
         prepare(spec)
     except OSError as exc:  # as a runtime's container init failing: the start's failure, saying why
         fail(started, f"error during container init: {exc.strerror or exc}\n")
+    if joined is not None:
+        await_cgroups(joined, started)
     try:
         os.execvpe(argv[0], argv, env)
     except OSError as exc:
@@ -691,9 +764,4 @@ def enter(pid, security, environ, argv, cgroups=(), tty=False):
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--enter"]:  # containerinit.py --enter ARGV..., MINI_KUBE_EXEC: {pid, security, env, ...}
-        exec_spec = marshal.loads(bytes.fromhex(os.environ.pop("MINI_KUBE_EXEC")))
-        enter(exec_spec["pid"], exec_spec["security"], exec_spec["env"], sys.argv[2:], exec_spec.get("cgroups", ()),
-              exec_spec.get("tty", False))
-    else:
-        main()
+    main()

@@ -3,12 +3,16 @@ interpreter and the init's code are loaded once, so a container start costs a fo
 of an interpreter's start-up and imports (about 25 ms a container on a quiet machine).
 
 Run by kubelet/runtime/spawner.py as `python -I -S init_spawner.py FD INIT`: FD is its end of a SOCK_SEQPACKET
-socket pair, INIT the init's file (source or compiled). Each request is a marshal'd (spec path, namespace paths)
-with four file descriptors (the init's stdin, stdout, stderr and the pipe its command's exec closes); the answer
-is ("spawned", pid), and when that process ends, ("exit", pid, wait status). The child joins the Pod's namespaces
-(ipc, uts, net, then mount, as nsenter does), makes its own private mount namespace (as `unshare --mount
---propagation private`), leads a session of its own, dies with this process (which dies with the kubelet's
-thread that started it), and runs the init's main. Standard library only, like the init.
+socket pair, INIT the init's file (source or compiled). A request is a marshal'd ("init", spec path, namespace
+paths) with four file descriptors (the init's stdin, stdout, stderr and the pipe its command's exec closes), or
+("enter", None, None) with four (stdin, stdout, stderr, and a memfd holding the marshal'd exec spec and argv: a
+process exec'd into a running container, `kubectl exec` and exec probes, the init's `enter` with the spec's pid,
+identity, environment, cgroups and tty); the answer
+is ("spawned", pid), and when that process ends, ("exit", pid, wait status). Each child dies with this process
+(which dies with the kubelet's thread that started it) and leads a session of its own. An init's child joins the
+Pod's namespaces (ipc, uts, net, then mount, as nsenter does), makes its own private mount namespace (as `unshare
+--mount --propagation private`) and runs the init's main; an exec's runs `enter`, which joins the container's.
+Standard library only, like the init.
 """
 
 import _signal as signal
@@ -37,20 +41,26 @@ def load_init(path):
     return module
 
 
+def adopt(libc, spawner, fds):
+    """The forked child's first steps: the descriptors it was sent as 0, 1, 2 (and 3) and no others, no handlers of
+    the spawner's, death with the spawner."""
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    moved = [fcntl.fcntl(fd, fcntl.F_DUPFD, FIRST_FREE) for fd in fds]
+    for fd in set(fds):
+        os.close(fd)
+    for target, fd in enumerate(moved):
+        os.dup2(fd, target)
+    os.closerange(len(moved), 1 << 16)
+    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0 or os.getppid() != spawner:
+        os._exit(128)  # the spawner is gone already: nothing may outlive it
+
+
 def child(init, libc, spawner, spec_path, namespaces, fds):
     """In the forked child: its descriptors (0-2, and 3 for the start pipe), namespaces and session, then the
     init's main. Never returns."""
     try:
-        signal.set_wakeup_fd(-1)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        moved = [fcntl.fcntl(fd, fcntl.F_DUPFD, FIRST_FREE) for fd in fds]
-        for fd in fds:
-            os.close(fd)
-        for target, fd in enumerate(moved):
-            os.dup2(fd, target)
-        os.closerange(len(moved), 1 << 16)
-        if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0 or os.getppid() != spawner:
-            os._exit(128)  # the spawner is gone already: nothing may outlive it
+        adopt(libc, spawner, fds)
         os.setsid()
         try:
             opened = [(os.open(namespaces[name], os.O_RDONLY | os.O_CLOEXEC), flag)
@@ -69,6 +79,28 @@ def child(init, libc, spawner, spec_path, namespaces, fds):
         code = exc.code if isinstance(exc.code, int) else 1
     except BaseException:  # noqa: BLE001 - whatever it is, this process must not go back to serving
         code = 128
+    else:
+        code = 0
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def entered(init, libc, spawner, fds):
+    """In the forked child: its stdin, stdout and stderr, and what to run (the exec spec and argv, read from the
+    fourth descriptor), then the init's `enter` (which, with a tty, makes the terminal its controlling one in a
+    session of its own; without, it leads one here). Never returns."""
+    try:
+        adopt(libc, spawner, fds)
+        with os.fdopen(3, "rb") as request:
+            spec, argv = marshal.load(request)
+        if not spec.get("tty"):
+            os.setsid()
+        init.enter(spec["pid"], spec["security"], spec["env"], argv, spec.get("cgroups", ()), spec.get("tty", False))
+    except SystemExit as exc:  # its supervisor's end: the command's exit code
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException as exc:  # noqa: BLE001 - whatever it is, this process must not go back to serving
+        sys.stderr.write(f"exec: {exc}\n")
+        code = 126
     else:
         code = 0
     sys.stderr.flush()
@@ -112,14 +144,16 @@ def serve(sock, init):
             message, fds, _, _ = socket.recv_fds(sock, 1 << 16, 4)
             if not message:  # the kubelet closed its end: its containers go with this process
                 return
-            spec_path, namespaces = marshal.loads(message)
+            kind, first, second = marshal.loads(message)
             spawner = os.getpid()
             pid = os.fork()
             if pid == 0:
                 sock.close()
                 os.close(wake_r)
                 os.close(wake_w)
-                child(init, libc, spawner, spec_path, namespaces, fds)
+                if kind == "enter":
+                    entered(init, libc, spawner, fds)
+                child(init, libc, spawner, first, second, fds)
             for fd in fds:
                 os.close(fd)
             answer(sock, ("spawned", pid))

@@ -23,7 +23,7 @@ from .actions import Target
 from .container_events import ensure_image, field_path, pull_backing_off, pull_failed
 from .deletion import final_delete
 from .entrypoints import container_argv
-from .env import EnvError, container_env, expand
+from .env import EnvError, Getter, container_env, expand
 from .image_accounts import has_accounts, image_accounts
 from .image_files import image_files
 from .images import BASE_PATH, built_in, default_argv, image_pages, resolve
@@ -37,6 +37,7 @@ from .seccomp import PROFILE_DIRECTORY
 from .security import SecurityError, container_security
 from .volume_sync import TokenCache, VolumeSync
 from .volumes import (
+    Prefetch,
     VolumeError,
     container_mounts,
     make_volumes,
@@ -235,7 +236,9 @@ class PodWorker:
                 self.directory.mkdir(parents=True, exist_ok=True)
                 self.sandbox = await self.env.runtime.create_sandbox(self.pod, self.ip, str(self.directory))
                 self._sandbox_settled.set()
-                self.mark_dirty()
+                # no status write for the sandbox alone: its IP and PodReadyToStartContainers go out with the
+                # containers' next change (running, or waiting with a reason), as upstream's pod worker writes
+                # the status it generated at the start of the sync that made the sandbox and started them
                 return True
             except OSError as exc:
                 log.warning("pod %s/%s: no sandbox: %s", self.namespace, self.name, exc)
@@ -256,7 +259,8 @@ class PodWorker:
         return made
 
     async def _run(self) -> None:
-        warm = asyncio.create_task(warm_tokens(self.pod, self._tokens))  # while the sandbox is made
+        get: Getter = Prefetch(self.env.get_object)  # the volumes' objects asked for while the sandbox is made
+        warm = asyncio.create_task(warm_tokens(self.pod, self._tokens, get))
         try:
             if not await self._make_sandbox():
                 return
@@ -265,7 +269,7 @@ class PodWorker:
             warm.cancel()
         while not self.terminating:
             try:
-                self.volumes = await make_volumes(self.pod, self.directory, self.env.get_object,
+                self.volumes = await make_volumes(self.pod, self.directory, get,
                                                   self._tokens, self.env.root,
                                                   memory=self.sandbox.memory if self.sandbox is not None else None,
                                                   allocatable=self.env.allocatable,
@@ -273,6 +277,7 @@ class PodWorker:
                 break
             except (VolumeError, ApiError, OSError) as exc:
                 self.env.events.emit(self.pod, "FailedMount", _mount_failure(exc), "Warning")
+                get = self.env.get_object  # asked again each time from now on
                 await asyncio.sleep(2.0)
         self._storage = eviction.watch(self, self.env.settings.housekeeping_interval)
         self._volume_sync = VolumeSync(
@@ -416,11 +421,12 @@ class PodWorker:
         while not self.terminating:
             spec = self.specs[record.name]
             image = spec.get("image", "")
+            looked_up = time.monotonic()
             found = resolve(image, self.env.settings.unknown_images, self.env.images)
             if found is not None:
                 self._local[record.name] = found if isinstance(found, LocalImage) else None
                 record.image_id = found.image_id if isinstance(found, LocalImage) else ""
-                await ensure_image(self.env.events, self.pod, spec, self._field_path(record), found)
+                ensure_image(self.env.events, self.pod, spec, self._field_path(record), found, looked_up)
                 return not self.terminating
             error = pull_failed(self.env.events, self.pod, image, self._field_path(record))
             record.set_waiting("ErrImagePull", error)

@@ -16,7 +16,6 @@ import json
 import os
 import socket
 import struct
-import subprocess
 import termios
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
@@ -244,17 +243,17 @@ class KubeletServer:
         await record.container.started()  # not into a container whose root is still being built
         master = -1
         try:
-            command, env = runtime.exec_command(record.container, argv, tty=tty)
             if tty:
                 master, slave = runtime.open_pty(record.container)  # the container's own, where it has one
-                proc = await asyncio.create_subprocess_exec(*command, stdin=slave, stdout=slave, stderr=slave,
-                                                            env=env)
-                os.close(slave)
+                try:
+                    proc = await runtime.exec(worker.sandbox, record.container, argv, tty=True, terminal=slave)
+                finally:
+                    os.close(slave)
             else:
-                proc = await asyncio.create_subprocess_exec(
-                    *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                    stderr=asyncio.subprocess.PIPE, env=env, start_new_session=True)
-        except (OSError, subprocess.SubprocessError) as exc:
+                proc = await runtime.exec(worker.sandbox, record.container, argv, tty=False)
+        except OSError as exc:
+            if master >= 0:
+                os.close(master)
             await _send_status(ws, channels.failure(str(exc)))
             return
         pumps: list[asyncio.Task[None]] = []
@@ -276,7 +275,7 @@ class KubeletServer:
         with contextlib.suppress(ConnectionResetError):
             await _send_status(ws, status)
 
-    async def _feed(self, ws: web.WebSocketResponse, proc: asyncio.subprocess.Process, master: int) -> None:
+    async def _feed(self, ws: web.WebSocketResponse, proc: Any, master: int) -> None:
         """Client -> process: stdin, resize, close."""
         async for message in ws:
             payload = _payload(message)

@@ -11,8 +11,8 @@ baseline already refuses to any Pod that may not have hostPath volumes)."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
-import contextlib
 import os
 import stat
 from collections.abc import Awaitable, Callable
@@ -190,14 +190,35 @@ async def make_volumes(pod: dict[str, Any], pod_dir: Path, get: Getter, token: T
     return paths
 
 
-async def warm_tokens(pod: dict[str, Any], token: TokenRequester) -> None:
-    """Ask for the Pod's projected service-account tokens ahead (`token` keeps them), so the API's round trips
-    overlap the making of its sandbox; a failure here is met again, and reported, by `make_volumes`."""
+async def warm_tokens(pod: dict[str, Any], token: TokenRequester, get: Getter | None = None) -> None:
+    """Ask for the Pod's projected service-account tokens ahead (`token` keeps them), and with `get` (a Prefetch)
+    for the ConfigMaps and Secrets its volumes name, all at once, so the API's round trips overlap the making of
+    its sandbox; a failure here is met again, and reported, by `make_volumes`."""
+    asked: list[Awaitable[object]] = []
     for volume in (pod.get("spec") or {}).get("volumes") or ():
-        for source in (volume.get("projected") or {}).get("sources") or ():
+        for source in [volume, *((volume.get("projected") or {}).get("sources") or ())]:
             if "serviceAccountToken" in source:
-                with contextlib.suppress(Exception):
-                    await token(pod, source["serviceAccountToken"])
+                asked.append(token(pod, source["serviceAccountToken"]))
+            for kind, field in (("configmaps", "configMap"), ("secrets", "secret")):
+                if get is not None and field in source:
+                    named = source[field].get("name") or source[field].get("secretName") or ""
+                    asked.append(get(kind, pod["metadata"]["namespace"], named))
+    await asyncio.gather(*asked, return_exceptions=True)
+
+
+class Prefetch:
+    """A Getter asking for each object once, however many ask for it: what `warm_tokens` asked for ahead is what
+    the Pod's first `make_volumes` gets, from the same round trip (a failure too: it is reported there)."""
+
+    def __init__(self, get: Getter) -> None:
+        self.get = get
+        self._asked: dict[tuple[str, str, str], asyncio.Task[dict[str, Any] | None]] = {}
+
+    async def __call__(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        key = (kind, namespace, name)
+        if key not in self._asked:
+            self._asked[key] = asyncio.ensure_future(self.get(kind, namespace, name))
+        return await asyncio.shield(self._asked[key])
 
 
 async def refresh_volumes(pod: dict[str, Any], pod_dir: Path, get: Getter, token: TokenRequester,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib
 import logging
 import sys
 from pathlib import Path
@@ -99,6 +100,8 @@ async def serve(args: argparse.Namespace) -> None:
     try:
         kubeconfig = kubeconfig_path(args, data_dir)
         write_kubeconfig(kubeconfig, server.admin_kubeconfig())
+        # the components' modules load beside the loop, which serves meanwhile (kubectl need not wait for them)
+        await asyncio.to_thread(import_modules, component_modules(args))
         if not args.no_controllers:
             await start_controllers(server, args.controllers)
         if not args.no_scheduler:
@@ -121,6 +124,21 @@ async def serve(args: argparse.Namespace) -> None:
         await until_signalled()
     finally:
         await server.stop()  # also when a component fails to start: nothing may keep the process alive
+
+
+def component_modules(args: argparse.Namespace) -> list[str]:
+    """The modules of the components this `serve` runs in-process."""
+    runs = {"mini_kube.controllers.kube_controller_manager": not args.no_controllers,
+            "mini_kube.scheduler": not args.no_scheduler, "mini_kube.kubelet.nodes": args.nodes > 0,
+            "mini_kube.proxy.server": args.nodes > 0, "mini_kube.ccm.manager": not args.no_ccm,
+            "mini_kube.clusterdns.cluster_dns": not args.no_dns}
+    return [module for module, used in runs.items() if used]
+
+
+def import_modules(names: list[str]) -> None:
+    """Import these modules (in a worker thread: Python's import locks make that safe)."""
+    for name in names:
+        importlib.import_module(name)
 
 
 def component_pods(server: ApiServer, args: argparse.Namespace) -> Any:
@@ -347,11 +365,7 @@ def _operator_parser(sub: argparse._SubParsersAction) -> None:
     op.add_argument("--qps", type=float, default=0, help="client requests per second (default 0: unlimited)")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """`mini-kube` and its subcommands."""
-    parser = argparse.ArgumentParser(prog="mini-kube", description="a small, real Kubernetes control plane")
-    sub = parser.add_subparsers(dest="command", required=True)
-    _serve_parser(sub)
+def _controllers_parser(sub: argparse._SubParsersAction) -> None:
     ctrl = sub.add_parser("controllers", help="run the built-in controllers against a server")
     ctrl.add_argument("--kubeconfig", required=True, help="kubeconfig of the API server to control")
     ctrl.add_argument("--controllers", default="*", help="controllers to run: '*' (all), names, '-name' to "
@@ -372,6 +386,9 @@ def build_parser() -> argparse.ArgumentParser:
     ctrl.add_argument("--cluster-signing-key-file", default="",
                       help="the CA's private key (PEM); without both files no CSR is signed")
     add_timing_flags(ctrl)
+
+
+def _ccm_parser(sub: argparse._SubParsersAction) -> None:
     ccm = sub.add_parser("ccm", help="run the cloud-controller-manager (a fake cloud) against a server")
     ccm.add_argument("--kubeconfig", required=True, help="kubeconfig of the API server")
     ccm.add_argument("--controllers", default="*", help="'*' or names of cloud-node-controller, "
@@ -382,12 +399,18 @@ def build_parser() -> argparse.ArgumentParser:
                      help="seconds between load balancer health checks of the nodes (default 1)")
     ccm.add_argument("--status-port", type=int, default=10258, help="port of /healthz, /loadbalancers and "
                      "/connections on 127.A.B.1 (default 10258; 0: any free port)")
+
+
+def _dns_parser(sub: argparse._SubParsersAction) -> None:
     dns = sub.add_parser("dns", help="run the cluster DNS against a server")
     dns.add_argument("--kubeconfig", required=True, help="kubeconfig of the API server")
     dns.add_argument("--address", default="", help="host loopback address to answer on (default 127.A.B.2 of "
                      "the cluster network)")
     dns.add_argument("--port", type=int, default=53, help="port on that address (default 53; 0: any free port)")
     dns.add_argument("--cluster-domain", default="cluster.local", help="the cluster's DNS domain")
+
+
+def _trace_parser(sub: argparse._SubParsersAction) -> None:
     trace = sub.add_parser("trace", help="send one HTTP request and show its hops (DNS, load balancer, "
                            "kube-proxy, Pod) from the components' own records")
     trace.add_argument("url", help="e.g. http://web.default.lb.mini-kube.local:8080/")
@@ -395,19 +418,26 @@ def build_parser() -> argparse.ArgumentParser:
     trace.add_argument("--dns", default="", help="cluster DNS address HOST:PORT (default 127.A.B.2:53)")
     trace.add_argument("--ccm", default="", help="cloud-controller-manager status HOST:PORT (default 127.A.B.1:10258)")
     trace.add_argument("-o", "--output", choices=["text", "json"], default="text", help="text (default) or json")
-    _operator_parser(sub)
-    from mini_kube.scheduler.cli import add_parser as add_scheduler_parser
 
-    add_scheduler_parser(sub)
-    from mini_kube.proxy.cli import add_parser as add_proxy_parser
 
-    add_proxy_parser(sub)
-    from mini_kube.node import add_parser as add_node_parser
+PARSERS = {  # each subcommand's parser: here (":name"), or in its component's module, imported only to build it
+    "serve": ":_serve_parser", "controllers": ":_controllers_parser", "ccm": ":_ccm_parser", "dns": ":_dns_parser",
+    "trace": ":_trace_parser", "operator": ":_operator_parser", "scheduler": "mini_kube.scheduler.cli:add_parser",
+    "proxy": "mini_kube.proxy.cli:add_parser", "node": "mini_kube.node:add_parser",
+    "image": "mini_kube.kubelet.imagestore.cli:add_parser",
+}
 
-    add_node_parser(sub)
-    from mini_kube.kubelet.imagestore.cli import add_parser as add_image_parser
 
-    add_image_parser(sub)
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """`mini-kube` and its subcommands: only `command`'s when it names one (its component's modules are all that
+    is imported: `serve` starts without loading the nodes' or the scheduler's), every one otherwise (--help)."""
+    import importlib
+
+    parser = argparse.ArgumentParser(prog="mini-kube", description="a small, real Kubernetes control plane")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in [command] if command in PARSERS else PARSERS:
+        module, _, function = PARSERS[name].partition(":")
+        (getattr(importlib.import_module(module), function) if module else globals()[function])(sub)
     return parser
 
 
@@ -420,9 +450,8 @@ RUNNERS = {  # each subcommand's coroutine: here (":name"), or in its component,
 
 
 def main(argv: list[str] | None = None) -> int:
-    import importlib
-
-    args = build_parser().parse_args(argv)
+    words = sys.argv[1:] if argv is None else argv
+    args = build_parser(words[0] if words else None).parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     module, _, function = RUNNERS[args.command].partition(":")
     run = getattr(importlib.import_module(module), function) if module else globals()[function]

@@ -6,15 +6,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mini_kube.client import ApiClient
-from mini_kube.client.informer import SharedInformerFactory
-from mini_kube.controllers.signals import until_signalled
-from mini_kube.kubelet.nodes import NodeSet, node_names
-from mini_kube.kubelet.registration import NodeNameTaken
 from mini_kube.machinery.quantity import parse as parse_quantity
-from mini_kube.network.relay import raise_open_files_limit
+
+if TYPE_CHECKING:  # the kubelet is imported when a node starts: `serve` parses its node flags without it
+    from mini_kube.client import ApiClient
+    from mini_kube.client.informer import SharedInformerFactory
+    from mini_kube.kubelet.nodes import NodeSet
 
 UNINITIALIZED = "node.cloudprovider.kubernetes.io/uninitialized"
 IN_PROCESS_LABEL = "node.mini-kube.dev/in-process"  # the nodes `serve` runs itself (it removes those it no longer runs)
@@ -58,6 +57,13 @@ def add_node_options(parser: argparse.ArgumentParser) -> None:
                         help="a container's log file is rotated before it grows past this (default 10Mi)")
     parser.add_argument("--container-log-max-files", type=int, default=None, metavar="N",
                         help="the files a container's log keeps, the current one included (default 5)")
+
+
+def node_names(count: int) -> list[str]:
+    """The names of `count` nodes: "mini-kube", or "mini-kube-1" ... "mini-kube-K"."""
+    from mini_kube.kubelet.nodes import node_names as names
+
+    return names(count)
 
 
 def log_size(text: str) -> int:
@@ -130,6 +136,9 @@ async def start_in_process(client_factory: Any, names: list[str], *, runtime: st
     (the server's data dir). Nodes get a pids limit per Pod of IN_PROCESS_PIDS_LIMIT unless told otherwise.
     `static_pods`: the components this process runs, shown as mirror Pods: the control plane on the first node,
     kube-proxy on each."""
+    from mini_kube.client.informer import SharedInformerFactory
+    from mini_kube.kubelet.nodes import NodeSet
+
     nodes = await NodeSet.create(client_factory, runtime=runtime, root=root, service_cidr=service_cidr)
     nodes.hidden = list(hidden or ())
     kubelet_options = {"pod_pids_limit": IN_PROCESS_PIDS_LIMIT, **(kubelet_options or {})}
@@ -155,6 +164,11 @@ async def start_in_process(client_factory: Any, names: list[str], *, runtime: st
 
 
 async def run(args: argparse.Namespace) -> None:
+    from mini_kube.client import ApiClient
+    from mini_kube.controllers.signals import until_signalled
+    from mini_kube.kubelet.registration import NodeNameTaken
+    from mini_kube.network.relay import raise_open_files_limit
+
     def client() -> ApiClient:
         return ApiClient.from_kubeconfig(args.kubeconfig, user_agent=f"kubelet/{args.name}")
 

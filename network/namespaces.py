@@ -31,6 +31,8 @@ CLONE_NEWNS = 0x00020000
 # prefix of a command whose process gets SIGKILL when the thread that spawned it ends (kept across its execs)
 DIE_WITH_PARENT = ("setpriv", "--pdeathsig", "KILL", "--")
 
+READY = b"R"  # what a holder with a setup writes on its stdout once done
+
 _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
 
 
@@ -49,18 +51,25 @@ class Holder:
     """A process that keeps namespaces alive: `unshare --net [--mount] [--uts] [--ipc] [--pid] sleep infinity`,
     or one that joins existing ones first (`join`: kind -> /proc/<pid>/ns/<kind> path, entered by nsenter, which
     then execs unshare: the holder is still one process). With `user`, the namespaces are made in a new user
-    namespace, which owns them, and the holder is its process (its IDs mapped by `map_ids`)."""
+    namespace, which owns them, and the holder is its process (its IDs mapped by `map_ids`). `setup`, a shell
+    command, runs inside the namespaces before the sleep (the same process, which execs sleep once it has
+    succeeded): they are ready, set up, when `wait_ready` (or `ready`, on the event loop) returns, and its failure
+    is the holder's."""
 
     def __init__(self, *, mount: bool = False, uts: bool = False, pid: bool = False, ipc: bool = False,
-                 net: bool = True, join: dict[str, str] | None = None, user: bool = False) -> None:
+                 net: bool = True, join: dict[str, str] | None = None, user: bool = False, setup: str = "") -> None:
         args = (["unshare"] + (["--user"] if user else []) + (["--net"] if net else [])
                 + (["--mount", "--propagation", "private"] if mount else [])
                 + (["--uts"] if uts else []) + (["--ipc"] if ipc else [])
                 + (["--pid", "--fork", "--kill-child"] if pid else []))
         if join:
             args = ["nsenter", *(f"--{kind}={path}" for kind, path in join.items()), "--", *args]
-        self.proc = subprocess.Popen([*DIE_WITH_PARENT, *args, "sleep", "infinity"], stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, close_fds=True)
+        # with a setup, the holder says on its stdout that it is done (`ready` waits for that word)
+        hold = (["sh", "-c", f"{setup} && printf {READY.decode()} && exec sleep infinity >/dev/null"] if setup
+                else ["sleep", "infinity"])
+        self.proc = subprocess.Popen([*DIE_WITH_PARENT, *args, *hold], stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE if setup else subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, close_fds=True)
         self.pid = self.proc.pid
         self.forks = pid
 
@@ -74,7 +83,8 @@ class Holder:
         return f"/proc/{self.pid}/ns/pid_for_children"
 
     def wait_ready(self, timeout: float = 5.0) -> None:
-        """Wait until the namespaces exist; raises with unshare's error if it failed."""
+        """Wait until the namespaces exist and their setup is done (the holder sleeps); raises with unshare's or
+        the setup's error if it failed."""
         import time
 
         deadline = time.monotonic() + timeout
@@ -83,15 +93,52 @@ class Holder:
             if self.proc.poll() is not None:
                 err = (self.proc.stderr.read() if self.proc.stderr else b"").decode(errors="replace").strip()
                 raise OSError(f"cannot make a namespace: {err or f'exit {self.proc.returncode}'}")
-            try:
-                if os.readlink(self.netns) != own and (
-                        os.readlink(f"/proc/{self.pid}/exe").endswith("sleep") if not self.forks else
-                        open(f"/proc/{self.pid}/task/{self.pid}/children").read().strip()):  # noqa: SIM115
+            with contextlib.suppress(OSError, ValueError):
+                if os.readlink(self.netns) != own and os.readlink(f"/proc/{self._sleeper()}/exe").endswith("sleep"):
                     return
-            except OSError:
-                pass
             time.sleep(0.0005)
         raise TimeoutError("namespace holder did not start")
+
+    async def ready(self, timeout: float = 5.0) -> None:
+        """`wait_ready` for a holder with a setup, on the event loop without a thread or polling: until it says
+        it is done; raises with the setup's error if it failed (the holder then exits)."""
+        import asyncio
+
+        assert self.proc.stdout is not None
+        loop = asyncio.get_running_loop()
+        fd = self.proc.stdout.fileno()
+        said: asyncio.Future[bytes] = loop.create_future()
+
+        def readable() -> None:
+            if not said.done():
+                said.set_result(os.read(fd, len(READY)))
+
+        loop.add_reader(fd, readable)
+        try:
+            word = await asyncio.wait_for(said, timeout)
+        except TimeoutError:
+            raise TimeoutError("namespace holder did not start") from None
+        finally:
+            loop.remove_reader(fd)
+        if word != READY:  # it has ended: its stdout closed without the word
+            await loop.run_in_executor(None, self._failed)
+
+    def _failed(self) -> None:
+        """Raise with what the ended holder said on stderr."""
+        self.proc.wait()
+        err = (self.proc.stderr.read() if self.proc.stderr else b"").decode(errors="replace").strip()
+        raise OSError(f"cannot make a namespace: {err or f'exit {self.proc.returncode}'}")
+
+    def _sleeper(self) -> int:
+        """The process that sleeps once the namespaces are ready: the holder, or with a PID namespace its child
+        (the namespace's first process). ValueError while it has not been forked yet."""
+        if not self.forks:
+            return self.pid
+        with open(f"/proc/{self.pid}/task/{self.pid}/children", encoding="ascii") as handle:
+            children = handle.read().split()
+        if not children:
+            raise ValueError("not forked yet")
+        return int(children[0])
 
     @property
     def userns(self) -> str:
@@ -117,8 +164,9 @@ class Holder:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
-        if self.proc.stderr:
-            self.proc.stderr.close()
+        for pipe in (self.proc.stdout, self.proc.stderr):
+            if pipe:
+                pipe.close()
         if first is not None:
             try:
                 select.select([first], [], [], wait)  # readable once it has exited

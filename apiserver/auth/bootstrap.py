@@ -9,9 +9,11 @@ Also the ClusterRole aggregation controller's computation (`aggregate_cluster_ro
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import orjson
 from mini_kube.apiserver.validation.meta import SELECTOR_OPERATORS
 from mini_kube.machinery.labels import matches as label_selector_matches
 
@@ -343,8 +345,14 @@ def role_bindings() -> list[dict[str, Any]]:
 
 
 def default_objects() -> list[dict[str, Any]]:
-    """Everything the bootstrap creates, cluster-scoped first."""
-    return [*cluster_roles(), *cluster_role_bindings(), *roles(), *role_bindings()]
+    """Everything the bootstrap creates, cluster-scoped first (a copy of its own for the caller to change)."""
+    return orjson.loads(_default_objects_json())
+
+
+@functools.cache
+def _default_objects_json() -> bytes:
+    """The default objects, built (admin/edit/view aggregated) once per process: every server starts from them."""
+    return orjson.dumps([*cluster_roles(), *cluster_role_bindings(), *roles(), *role_bindings()])
 
 
 # -- aggregation ---------------------------------------------------------------------------------------------

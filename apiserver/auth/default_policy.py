@@ -3,6 +3,7 @@ aggregation controller that keeps aggregated roles' rules the union of the roles
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from typing import Any
 
@@ -14,16 +15,20 @@ from mini_kube.apiserver.registry.generic import Registry, WriteOptions
 
 
 async def bootstrap_policy(registry: Registry, lifecycle: Lifecycle) -> None:
-    """Create missing default RBAC objects, then keep aggregated ClusterRoles up to date."""
+    """Create missing default RBAC objects (all at once: the store commits them together), then keep aggregated
+    ClusterRoles up to date. One refused (e.g. another server on the same etcd made it first) is left as it is."""
     opts = WriteOptions(field_manager="kube-apiserver")
+    creates = []
     for obj in bootstrap.default_objects():
         plural = obj["kind"].lower() + "s"
         res = registry.resources.lookup(RBAC_GROUP, "v1", plural)
         assert res is not None
         namespace = obj["metadata"].get("namespace")
         if registry.find(res, namespace, obj["metadata"]["name"]) is None:
-            with contextlib.suppress(StatusError):
-                await registry.create(res, namespace, obj, opts)
+            creates.append(registry.create(res, namespace, obj, opts))
+    for outcome in await asyncio.gather(*creates, return_exceptions=True):
+        if isinstance(outcome, BaseException) and not isinstance(outcome, StatusError):
+            raise outcome
     await aggregate_now(registry)
     lifecycle.spawn(_aggregation_loop(registry), "clusterrole-aggregation")
 

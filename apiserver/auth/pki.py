@@ -44,7 +44,7 @@ class Pki:
     dir: Path
     ca_cert: x509.Certificate
     ca_key: ec.EllipticCurvePrivateKey
-    sa_key: rsa.RSAPrivateKey
+    sa_key: PrivateKey  # P-256 (ES256 tokens); RSA (RS256) in a data dir made before they were ECDSA
 
     @property
     def ca_path(self) -> Path:
@@ -200,8 +200,11 @@ def _load_cert(path: Path) -> x509.Certificate | None:
 
 
 def _load_key(path: Path) -> PrivateKey | None:
+    """A key this server wrote to its own private data dir: an RSA key's consistency checks (tens of
+    milliseconds, for keys from elsewhere) are skipped, as cryptography allows for keys known to be good."""
     try:
-        key = serialization.load_pem_private_key(path.read_bytes(), password=None)
+        key = serialization.load_pem_private_key(path.read_bytes(), password=None,
+                                                 unsafe_skip_rsa_key_validation=True)
     except (OSError, ValueError, TypeError):
         return None
     return key if isinstance(key, ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey) else None
@@ -242,8 +245,8 @@ def ensure_pki(data_dir: Path, hosts: list[str]) -> Pki:
         _write(pki_dir / "ca.crt", _cert_pem(ca_cert), 0o644)
         renewed_ca = True
     sa_key = _load_key(pki_dir / "sa.key")
-    if not isinstance(sa_key, rsa.RSAPrivateKey):
-        sa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    if sa_key is None:  # ECDSA, as kubeadm's ECDSA-P256: an RSA key takes tens of milliseconds to make
+        sa_key = ec.generate_private_key(ec.SECP256R1())
         _write(pki_dir / "sa.key", _key_pem(sa_key), 0o600)
         _write(pki_dir / "sa.pub", sa_key.public_key().public_bytes(
             serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo), 0o644)

@@ -27,7 +27,7 @@ def configuration(tokens: ServiceAccountTokens) -> dict[str, object]:
         "jwks_uri": tokens.issuer.rstrip("/") + JWKS_PATH,
         "response_types_supported": ["id_token"],
         "subject_types_supported": ["public"],
-        "id_token_signing_alg_values_supported": ["RS256"],
+        "id_token_signing_alg_values_supported": tokens.algorithms(),
     }
 
 

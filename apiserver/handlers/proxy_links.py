@@ -10,7 +10,6 @@ import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from html.parser import HTMLParser
 from urllib.parse import urlsplit, urlunsplit
 
 # the attributes of each tag that hold a URL (upstream's atomsToAttrs)
@@ -101,23 +100,11 @@ class ProxyLinks:
             "utf-8", "surrogateescape")
 
 
-class StartTags(HTMLParser):
-    """Finds every start tag of a page: where it is, its raw text, its name and attributes."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=False)
-        self.found: list[tuple[tuple[int, int], str, str, list[tuple[str, str | None]], bool]] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.found.append((self.getpos(), self.get_starttag_text() or "", tag, attrs, False))
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.found.append((self.getpos(), self.get_starttag_text() or "", tag, attrs, True))
-
-
 def rewrite_html(page: str, rewrite: Callable[[str], str]) -> str:
     """`page` with each start tag written as Go's Token.String() writes it, its URL attributes through
     `rewrite`; everything between tags as it was."""
+    from .start_tags import StartTags  # the HTML parser (and its entity tables) load with the first page
+
     parser = StartTags()
     parser.feed(page)
     parser.close()

@@ -1,9 +1,11 @@
 """The OpenAPI documents the apiserver serves: `/openapi/v2`, `/openapi/v3` and its group-versions.
 
 Documents are built on first request and memoized per registry state as serialized bytes; the
-registry's `on_change` (CRDs added or removed) drops them. The v3 root lists every group-version with
-`?hash=` set to the SHA-512 of that document's bytes, as kube-apiserver does, so kubectl may cache
-documents by URL. `*_bytes` functions return what to send; the dict functions decode those bytes.
+registry's `on_change` (CRDs added or removed) drops them. A document of built-in resources only is the same
+for every server of the process (a function of the code's resource table): it is built once per process. The
+v3 root lists every group-version with `?hash=` set to the SHA-512 of that document's bytes, as kube-apiserver
+does, so kubectl may cache documents by URL. `*_bytes` functions return what to send; the dict functions decode
+those bytes.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import hashlib
 import threading
 import weakref
 from collections.abc import Callable, Hashable
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 import orjson
 from mini_kube.apiserver.resources import ResourceRegistry, ResourceType
@@ -65,6 +67,31 @@ class _Cache:
             if generation == self.generation:
                 self.docs[key] = value
         return value
+
+
+D = TypeVar("D", bytes, bytes | None)
+_BUILT_IN: dict[Hashable, Any] = {}
+"""Documents whose rows are all built-in, by what of the rows they are built from: one build per process (the
+test suite starts hundreds of servers in a few processes; each built the same ~2 MB of documents)."""
+
+
+def _built_in_key(rows: tuple[ResourceType, ...] | list[ResourceType]) -> tuple[Any, ...] | None:
+    """What a document's paths and schemas are built from (openapi_paths.PathBuilder, `_target`), when no row
+    is a custom resource (None: the document is the registry's own)."""
+    if any(row.crd is not None or row.schema is not None for row in rows):
+        return None
+    return tuple((row.group, row.version, row.kind, row.list_kind, row.plural, row.namespaced, row.verbs,
+                  row.subresources) for row in rows)
+
+
+def _shared(kind: str, rows: tuple[ResourceType, ...] | list[ResourceType], build: Callable[[], D]) -> D:
+    key = _built_in_key(rows)
+    if key is None:
+        return build()
+    key = (kind, key)
+    if key not in _BUILT_IN:
+        _BUILT_IN[key] = build()
+    return _BUILT_IN[key]
 
 
 _CACHES: weakref.WeakKeyDictionary[ResourceRegistry, _Cache] = weakref.WeakKeyDictionary()
@@ -141,7 +168,8 @@ def _v3_bytes(registry: ResourceRegistry, group: str, version: str) -> bytes | N
 
 def openapi_v3_document_bytes(registry: ResourceRegistry, group: str, version: str) -> bytes | None:
     """The serialized v3 document of one group-version, or None if nothing is served there."""
-    return _cache(registry).get(("v3", group, version), lambda: _v3_bytes(registry, group, version))
+    return _cache(registry).get(("v3", group, version), lambda: _shared(
+        "v3", _rows(registry, group, version), lambda: _v3_bytes(registry, group, version)))
 
 
 def openapi_v3_document(registry: ResourceRegistry, group: str, version: str) -> dict[str, Any] | None:
@@ -191,7 +219,7 @@ def _v2_bytes(registry: ResourceRegistry) -> bytes:
 
 def openapi_v2_bytes(registry: ResourceRegistry) -> bytes:
     """The serialized Swagger 2.0 document of everything served."""
-    return _cache(registry).get("v2", lambda: _v2_bytes(registry))
+    return _cache(registry).get("v2", lambda: _shared("v2", registry.all(), lambda: _v2_bytes(registry)))
 
 
 def openapi_v2(registry: ResourceRegistry) -> dict[str, Any]:
@@ -201,7 +229,8 @@ def openapi_v2(registry: ResourceRegistry) -> dict[str, Any]:
 
 def openapi_v2_protobuf_bytes(registry: ResourceRegistry) -> bytes:
     """`/openapi/v2` for `Accept: application/com.github.proto-openapi.spec.v2@v1.0+protobuf` (old kubectl)."""
-    return _cache(registry).get("v2pb", lambda: encode_document(openapi_v2(registry)))
+    return _cache(registry).get("v2pb", lambda: _shared("v2pb", registry.all(),
+                                                        lambda: encode_document(openapi_v2(registry))))
 
 
 def wants_v2_protobuf(accept: str) -> bool:

@@ -8,7 +8,6 @@ parallelism), the template and the per-index and success policies are fixed once
 
 from __future__ import annotations
 
-import zoneinfo
 from typing import Any
 
 from mini_kube.apiserver.validation.errs import (
@@ -215,6 +214,8 @@ def _schedule(schedule: str) -> list[FieldError]:
 
 
 def _known_zone(zone: str) -> bool:
+    import zoneinfo  # loaded with the first CronJob that names a time zone
+
     try:
         zoneinfo.ZoneInfo(zone)
     except (ValueError, zoneinfo.ZoneInfoNotFoundError):

@@ -99,18 +99,14 @@ class Runtime(abc.ABC):
         return None
 
     async def exec(self, sandbox: Sandbox | None, container: Container, argv: list[str], *, tty: bool,
-                   env: dict[str, str] | None = None) -> Any:
-        """A process started inside a running container (for `kubectl exec`)."""
+                   env: dict[str, str] | None = None, terminal: int | None = None) -> Any:
+        """A process started inside a running container (for `kubectl exec`), shaped as asyncio's subprocesses
+        (stdin writer, stdout and stderr readers, wait): pipes, or with `tty` the terminal `terminal` (a pty's
+        slave) as its stdin, stdout and stderr, and its controlling terminal."""
         raise NotImplementedError(f"the {self.name} runtime cannot exec")
 
     async def run(self, sandbox: Sandbox | None, container: Container, argv: list[str]) -> tuple[int, bytes]:
         """Run a command in the container to its end (CRI's ExecSync): its exit code and output."""
-        raise NotImplementedError(f"the {self.name} runtime cannot exec")
-
-    def exec_command(self, container: Container, argv: list[str], *,
-                     tty: bool = False) -> tuple[list[str], dict[str, str]]:
-        """The command line and environment of a process inside `container` (for `kubectl exec`): it dies with
-        the kubelet, and with `tty` leads a session whose controlling terminal is its stdin."""
         raise NotImplementedError(f"the {self.name} runtime cannot exec")
 
     def open_pty(self, container: Container) -> tuple[int, int]:

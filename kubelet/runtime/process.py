@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from mini_kube.machinery.sysctls import proc_path
-from mini_kube.network.namespaces import DIE_WITH_PARENT, Holder, run_in
+from mini_kube.network.cluster import BRIDGE
+from mini_kube.network.namespaces import Holder
 
 from ..cgroups.tree import PodCgroups
 from ..hostports import HostPorts
@@ -40,7 +41,7 @@ from ..userns import UserNamespaces
 from .base import Container, ContainerSpec, Runtime, Sandbox
 from .exec_check import ExecError, exec_problem
 from .node_namespaces import NodeNamespaces
-from .spawner import InitSpawner, SpawnedInit
+from .spawner import InitSpawner, SpawnedInit, SpawnedProcess
 
 INIT = Path(__file__).resolve().parent.parent / "containerinit.py"
 # what a container sees of the host besides its system directories (read-only): the interpreter and mini-kube
@@ -48,7 +49,6 @@ INIT = Path(__file__).resolve().parent.parent / "containerinit.py"
 KEEP = sorted({os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix), str(INIT.parent.parent)})
 TIOCGPTPEER = 0x5441  # the slave of a pty master, opened without a path lookup (Linux 4.13)
 TIOCSPTLCK = 0x40045431  # unlock the pty slave
-EXEC_SPEC = "MINI_KUBE_EXEC"  # the variable containerinit.py --enter reads its process's spec from
 MEMORY_VOLUMES = "memory-volumes"  # under a Pod's directory: its emptyDirs of medium Memory, each a tmpfs
 VOLUME_TMPFS = "memory"  # under a Pod's directory: where its token, Secret and ConfigMap volumes live (a tmpfs)
 
@@ -183,35 +183,25 @@ class ProcessRuntime(Runtime):
                 users.map_ids(ids.line(), ids.line())
                 join = {"net": users.netns, "uts": f"/proc/{users.pid}/ns/uts", "ipc": f"/proc/{users.pid}/ns/ipc"}
             own = users is None  # the Pod's network, UTS and IPC namespaces are made here (else joined)
+            hostname = spec.get("hostname") or pod["metadata"]["name"]
+            memory = Path(directory) / VOLUME_TMPFS
+            memory.mkdir(parents=True, exist_ok=True)
             holder = Holder(net=own and not host_network, uts=own and not host_network, ipc=own and not host_ipc,
-                            pid=not host_pid, mount=True, join=join)
+                            pid=not host_pid, mount=True, join=join,
+                            setup=self._sandbox_setup(pod, ip, hostname, memory, host_network))
         except BaseException:
             if users is not None:
                 users.close()
             self.user_namespaces.release(uid)
             raise
-        host_side = f"v{uid.replace('-', '')[:12]}"
         net = self.network
-        hostname = spec.get("hostname") or pod["metadata"]["name"]
-        memory = Path(directory) / VOLUME_TMPFS
-        memory.mkdir(parents=True, exist_ok=True)
+        cgroup = self._pod_cgroup(pod)  # while the holder sets the namespaces up
         try:  # a failure leaves nothing behind (the kubelet tries again): the holder takes its namespaces along
-            await loop.run_in_executor(None, holder.wait_ready)
-            if not host_network:
-                await _ip(net.netns, f"link add {host_side} type veth peer name eth0 netns {holder.pid}\n"
-                                     f"link set {host_side} master mk0 up\n")
-            setup = f"mount -t tmpfs -o mode=0755,nosuid,nodev,noexec,size=64m tmpfs {shlex.quote(str(memory))}"
-            if not host_network:  # the Pod's side of its network in the same process as the rest: one spawn less
-                addresses = (f"link set lo up\naddr add {ip}/{net.prefix_length} dev eth0\nlink set eth0 up\n"
-                             f"route add default via {net.gateway}\n")
-                # with the route of the nodes' addresses to the cluster network
-                setup = f"{net.pod_network_script(addresses)} && hostname {shlex.quote(hostname[:63])} && {setup}"
-            for name, value in pod_sysctls(pod):  # admitted by the kubelet: each in a namespace of the Pod's own
-                setup += f" && printf %s {shlex.quote(value)} > {shlex.quote(proc_path(name))}"
-            await _run("nsenter", f"--uts=/proc/{holder.pid}/ns/uts", f"--mount=/proc/{holder.pid}/ns/mnt",
-                       f"--ipc=/proc/{holder.pid}/ns/ipc", f"--net={holder.netns}", "--", "sh", "-c", setup)
+            await holder.ready()
             await self.host_ports.open(uid, pod, ip)
         except BaseException:
+            if self.cgroups is not None and cgroup:
+                await self.cgroups.remove(cgroup)
             self.host_ports.close(uid)
             holder.close()
             if users is not None:
@@ -223,7 +213,7 @@ class ProcessRuntime(Runtime):
         (base / "etc" / "hosts").write_text(_node_hosts(pod, ip, self.node.name) if host_network
                                             else _hosts(pod, ip, hostname))
         (base / "etc" / "resolv.conf").write_text(_resolv(pod, net.dns_ip))
-        extra: dict[str, Any] = {"holder": holder, "pod": pod}
+        extra: dict[str, Any] = {"holder": holder, "pod": pod, **({"cgroup": cgroup} if cgroup else {})}
         if host_pid:
             extra["pidns"] = self.node.pidns
         if users is not None and ids is not None:  # what containerinit.py maps mounts through, and who root is
@@ -231,6 +221,27 @@ class ProcessRuntime(Runtime):
             extra["userns"] = {"path": users.userns, "owner": ids.host}
         return Sandbox(uid=uid, ip=ip, directory=directory, netns=holder.netns, extra=extra,
                        memory=(f"/proc/{holder.pid}/root{memory}", str(memory)))
+
+    def _sandbox_setup(self, pod: dict[str, Any], ip: str, hostname: str, memory: Path, host_network: bool) -> str:
+        """What the sandbox's holder runs in the Pod's namespaces before it sleeps (one process, no round trip
+        to the kubelet between the steps): the veth pair made from the Pod's side, its host end put on the
+        cluster bridge, the Pod's addresses and routes, its hostname, the tmpfs of its secret volumes, its
+        sysctls (admitted by the kubelet: each in a namespace of the Pod's own)."""
+        setup = f"mount -t tmpfs -o mode=0755,nosuid,nodev,noexec,size=64m tmpfs {shlex.quote(str(memory))}"
+        if not host_network:
+            net = self.network
+            host_side = f"v{pod['metadata']['uid'].replace('-', '')[:12]}"
+            addresses = (f"link set lo up\naddr add {ip}/{net.prefix_length} dev eth0\nlink set eth0 up\n"
+                         f"route add default via {net.gateway}\n")
+            # eth0 first, on its own: the network script sets its route_localnet while `ip` reads the batch; then
+            # the route of the nodes' addresses to the cluster network with the rest
+            setup = (f"ip link add eth0 type veth peer name {host_side} netns {shlex.quote(net.netns)} && "
+                     f"{net.pod_network_script(addresses)} && nsenter --net={shlex.quote(net.netns)} "
+                     f"ip link set {host_side} master {BRIDGE} up && "
+                     f"printf %s {shlex.quote(hostname[:63])} > /proc/sys/kernel/hostname && {setup}")
+        for name, value in pod_sysctls(pod):
+            setup += f" && printf %s {shlex.quote(value)} > {shlex.quote(proc_path(name))}"
+        return setup
 
     async def start(self, sandbox: Sandbox, spec: ContainerSpec) -> Container:
         holder: Holder = sandbox.extra["holder"]
@@ -288,6 +299,16 @@ class ProcessRuntime(Runtime):
             raise
         return container
 
+    def _pod_cgroup(self, pod: dict[str, Any]) -> str:
+        """The Pod's cgroup with its limits, made with its sandbox ("" without cgroups, or when the kernel refuses
+        them: then made again at its first container's start, which fails saying why)."""
+        if self.cgroups is None:
+            return ""
+        try:
+            return self.cgroups.create_pod(pod)
+        except OSError:
+            return ""
+
     def _container_cgroup(self, sandbox: Sandbox, container_id: str, spec: ContainerSpec) -> str:
         """The container's cgroup, made with its limits (and the Pod's, at its first container); OSError when the
         kernel refuses them (the container fails to start, saying why)."""
@@ -298,35 +319,27 @@ class ProcessRuntime(Runtime):
         return self.cgroups.create_container(sandbox.extra["cgroup"], container_id, spec.resources)
 
     async def exec(self, sandbox: Sandbox | None, container: Container, argv: list[str], *, tty: bool,
-                   env: dict[str, str] | None = None) -> asyncio.subprocess.Process:
-        """A process in the container's namespaces, root and working directory, with its environment."""
+                   env: dict[str, str] | None = None, terminal: int | None = None) -> SpawnedProcess:
+        """A process in the container's namespaces, root and working directory, with `env` (by default its main
+        process's environment), forked by the node's spawner (kubelet/init_spawner.py), which runs the init's
+        `enter`: it dies with the kubelet, joins the container's cgroups first thing (as a runtime's exec does),
+        and with `tty` leads a session whose controlling terminal is `terminal` (a pty's slave: its stdin,
+        stdout and stderr; else pipes). ExecError when the command cannot start there (said as the runtime says
+        it, before anything runs)."""
         if isinstance(container, ProcessContainer):
             await container.started()
-        command, environ = self.exec_command(container, argv, env=env)
-        return await asyncio.create_subprocess_exec(
-            *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, env=environ, start_new_session=True)
-
-    def exec_command(self, container: Container, argv: list[str], *, tty: bool = False,
-                     env: dict[str, str] | None = None) -> tuple[list[str], dict[str, str]]:
-        """The command line and environment of the helper that starts a process inside `container` (for `kubectl
-        exec`) with `env`, by default its main process's environment. The helper dies with the kubelet, joins the
-        container's cgroups first thing (as a runtime's exec does), and with `tty` leads a session whose
-        controlling terminal is its stdin."""
         pid = getattr(container, "main_pid", container.pid)
-        security = getattr(container, "security", None) or {}
         environ = env if env is not None else _environ(pid)
         problem = exec_problem(pid, argv, environ.get("PATH", ""))
-        if problem:  # said as the runtime says it, not as the helper would
+        if problem:
             raise ExecError(problem)
         cgroup = getattr(container, "cgroup", "")
-        cgroups = self.cgroups.join_files(cgroup) if self.cgroups is not None and cgroup else []
         # the container's environment reaches only the command: the helper runs on the host's files, where a
-        # variable such as LD_PRELOAD must not choose what it loads (it is handed over in a variable of its own,
-        # which only root can read, and set at the command's exec)
-        spec = marshal.dumps({"pid": pid, "security": security, "env": environ, "cgroups": cgroups,
-                              "tty": tty}).hex()  # the same interpreter reads it
-        return [*DIE_WITH_PARENT, sys.executable, "-I", "-S", init_program(), "--enter", *argv], {EXEC_SPEC: spec}
+        # variable such as LD_PRELOAD must not choose what it loads (it is set at the command's exec)
+        spec = {"pid": pid, "security": getattr(container, "security", None) or {}, "env": environ,
+                "cgroups": self.cgroups.join_files(cgroup) if self.cgroups is not None and cgroup else [],
+                "tty": tty}
+        return await self.spawner.enter(spec, argv, terminal=terminal)
 
     def open_pty(self, container: Container) -> tuple[int, int]:
         """A terminal (master, slave) from the container's own /dev/pts, as a runtime's console is: inside, `tty`
@@ -445,10 +458,6 @@ async def _seccomp_filter(profile: dict[str, Any], capabilities: list[str] | Non
         return await asyncio.get_running_loop().run_in_executor(None, compile_filter, profile, capabilities or ())
     except (OSError, ValueError, TypeError, KeyError) as exc:
         raise OSError(f"failed to create containerd container: failed to generate seccomp spec opts: {exc}") from None
-
-
-async def _ip(netns: str, script: str) -> None:
-    await asyncio.get_running_loop().run_in_executor(None, run_in, netns, script)
 
 
 async def _run(*argv: str) -> None:

@@ -1,9 +1,10 @@
 """Containers' inits started by a zygote (kubelet/init_spawner.py): one small process per runtime, started at its
-first container, forks each init with the Pod's namespaces joined, so a start costs a fork instead of an
-interpreter's start-up and imports. It dies with the kubelet's thread that started it, and the inits with it.
+first container, forks each init with the Pod's namespaces joined, and each process exec'd into a running
+container (`kubectl exec`, exec probes), so a start costs a fork instead of an interpreter's start-up and imports.
+It dies with the kubelet's thread that started it, and what it started with it.
 
-The kubelet keeps what a subprocess gives it: the init's pid, pipes for its stdin, stdout and stderr, and its end
-(the spawner reaps it and says how it ended).
+The kubelet keeps what a subprocess gives it: the process's pid, pipes for its stdin, stdout and stderr, and its
+end (the spawner reaps it and says how it ended).
 """
 
 from __future__ import annotations
@@ -46,6 +47,36 @@ class SpawnedInit:
         if self.stdin is not None and not self.stdin.is_closing():
             self.stdin.close()
         return code
+
+
+class SpawnedProcess:
+    """A process exec'd into a container by the spawner: what asyncio's subprocesses give (pid, a stdin writer,
+    stdout and stderr readers, wait, communicate, returncode; no pipes where its stdio is a terminal)."""
+
+    def __init__(self, pid: int, stdin: asyncio.StreamWriter | None, stdout: asyncio.StreamReader | None,
+                 stderr: asyncio.StreamReader | None, ended: asyncio.Future[int]) -> None:
+        self.pid, self.stdin, self.stdout, self.stderr = pid, stdin, stdout, stderr
+        self._ended = ended
+
+    @property
+    def returncode(self) -> int | None:
+        return self._ended.result() if self._ended.done() else None
+
+    async def wait(self) -> int:
+        """Its exit code, or -N when signal N ended it."""
+        return await asyncio.shield(self._ended)
+
+    async def communicate(self) -> tuple[bytes, bytes]:
+        """With nothing for its stdin: all it writes to stdout and stderr, once it has ended."""
+        if self.stdin is not None:
+            self.stdin.close()
+        out, err = await asyncio.gather(*(r.read() if r is not None else _nothing() for r in (self.stdout, self.stderr)))
+        await self.wait()
+        return out, err
+
+
+async def _nothing() -> bytes:
+    return b""
 
 
 class InitSpawner:
@@ -122,19 +153,26 @@ class InitSpawner:
                 ended.set_result(-KILLED)
         self._ends.clear()
 
+    def _send(self, request: tuple[str, str | None, dict[str, str] | None],
+              fds: list[int]) -> asyncio.Future[tuple[int, asyncio.Future[int]]]:
+        """Send a request with the descriptors the child gets; its pid, and its end, once spawned."""
+        loop = asyncio.get_running_loop()
+        sock = self._ensure(loop)
+        waiter: asyncio.Future[tuple[int, asyncio.Future[int]]] = loop.create_future()
+        socket.send_fds(sock, [marshal.dumps(request)], fds)
+        self._waiting.append(waiter)
+        return waiter
+
     async def start(self, spec_file: str, namespaces: dict[str, str], started: int, *, stdin: bool,
                     limit: int) -> SpawnedInit:
         """The init of `spec_file` in `namespaces` (kind -> /proc/<pid>/ns/<kind> path), writing its command's
         start to `started` (the write end of a pipe), with a pipe for stdin when asked (else /dev/null)."""
         loop = asyncio.get_running_loop()
-        sock = self._ensure(loop)
         out_r, out_w = os.pipe2(os.O_CLOEXEC)
         err_r, err_w = os.pipe2(os.O_CLOEXEC)
         in_r, in_w = os.pipe2(os.O_CLOEXEC) if stdin else (os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC), -1)
-        waiter: asyncio.Future[tuple[int, asyncio.Future[int]]] = loop.create_future()
         try:
-            socket.send_fds(sock, [marshal.dumps((spec_file, namespaces))], [in_r, out_w, err_w, started])
-            self._waiting.append(waiter)
+            waiter = self._send(("init", spec_file, namespaces), [in_r, out_w, err_w, started])
         except BaseException:
             for fd in (out_r, err_r, in_w):
                 if fd >= 0:
@@ -143,20 +181,56 @@ class InitSpawner:
         finally:
             for fd in (in_r, out_w, err_w):
                 os.close(fd)
-        readers = []
-        for fd in (out_r, err_r):
-            reader = asyncio.StreamReader(limit=limit, loop=loop)
-            await loop.connect_read_pipe(lambda r=reader: asyncio.StreamReaderProtocol(r),  # type: ignore[misc]
-                                         os.fdopen(fd, "rb", 0))
-            readers.append(reader)
+        readers = [await _reader(loop, fd, limit) for fd in (out_r, err_r)]
         writer = None
         if in_w >= 0:
             writer, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(in_w, "wb", 0))
         pid, ended = await waiter
         return SpawnedInit(pid, writer, readers[0], readers[1], ended)
 
+    async def enter(self, spec: dict[str, object], argv: list[str], *, terminal: int | None = None) -> SpawnedProcess:
+        """A process running `argv` in a container (the init's `enter` with `spec`: the container's pid, the
+        identity, environment and cgroups it gets, tty), with pipes for its stdin, stdout and stderr, or the
+        terminal `terminal` (a pty's slave) as all three."""
+        loop = asyncio.get_running_loop()
+        request = os.memfd_create("exec", os.MFD_CLOEXEC)  # any size (an environment may be large), read by the child
+        try:
+            os.write(request, marshal.dumps((spec, argv)))
+            os.lseek(request, 0, os.SEEK_SET)
+            if terminal is not None:
+                waiter = self._send(("enter", None, None), [terminal, terminal, terminal, request])
+                pid, ended = await waiter
+                return SpawnedProcess(pid, None, None, None, ended)
+            in_r, in_w = os.pipe2(os.O_CLOEXEC)
+            out_r, out_w = os.pipe2(os.O_CLOEXEC)
+            err_r, err_w = os.pipe2(os.O_CLOEXEC)
+            try:
+                waiter = self._send(("enter", None, None), [in_r, out_w, err_w, request])
+            except BaseException:
+                for fd in (in_w, out_r, err_r):
+                    os.close(fd)
+                raise
+            finally:
+                for fd in (in_r, out_w, err_w):
+                    os.close(fd)
+        finally:
+            os.close(request)
+        stdout, stderr = await _reader(loop, out_r, 1 << 16), await _reader(loop, err_r, 1 << 16)
+        transport, protocol = await loop.connect_write_pipe(
+            lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader(loop=loop)), os.fdopen(in_w, "wb", 0))
+        stdin = asyncio.StreamWriter(transport, protocol, None, loop)
+        pid, ended = await waiter
+        return SpawnedProcess(pid, stdin, stdout, stderr, ended)
+
     def close(self) -> None:
-        """Stop the spawner (its inits die with it)."""
+        """Stop the spawner (what it started dies with it)."""
         if self._sock is not None:
             with contextlib.suppress(RuntimeError):
                 self._lost(asyncio.get_running_loop())
+
+
+async def _reader(loop: asyncio.AbstractEventLoop, fd: int, limit: int) -> asyncio.StreamReader:
+    """A stream reading the pipe `fd` (which it then owns)."""
+    reader = asyncio.StreamReader(limit=limit, loop=loop)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd, "rb", 0))
+    return reader

@@ -11,7 +11,7 @@ import jwt
 import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from mini_kube.apiserver.auth.authn import (
     AuthenticationError,
     Authenticator,
@@ -136,7 +136,7 @@ def _claims(token: str) -> tuple[dict, dict]:
 def test_issued_token_has_upstream_shape(sa_tokens: ServiceAccountTokens, pki) -> None:
     issued = sa_tokens.issue_token("pb", "sa1", "uid-1", expiration_seconds=3600)
     header, claims = _claims(issued.token)
-    assert header == {"alg": "RS256", "kid": key_id(pki.sa_key.public_key())}
+    assert header == {"alg": "ES256", "kid": key_id(pki.sa_key.public_key())}
     assert list(claims) == ["aud", "exp", "iat", "iss", "jti", "kubernetes.io", "nbf", "sub"]
     assert claims["aud"] == ["https://kubernetes.default.svc.cluster.local"]
     assert claims["iss"] == "https://kubernetes.default.svc.cluster.local"
@@ -207,10 +207,34 @@ def test_tampered_token(sa_tokens: ServiceAccountTokens) -> None:
 
 
 def test_token_signed_by_another_key(sa_tokens: ServiceAccountTokens) -> None:
-    other = ServiceAccountTokens(rsa.generate_private_key(public_exponent=65537, key_size=2048))
+    other = ServiceAccountTokens(ec.generate_private_key(ec.SECP256R1()))
     token = other.issue_token("pb", "sa1", "uid-1").token
     with pytest.raises(TokenError, match="signature"):
         sa_tokens.verify(token)
+    rsa_token = ServiceAccountTokens(rsa.generate_private_key(public_exponent=65537, key_size=2048)).issue_token(
+        "pb", "sa1", "uid-1").token  # another algorithm altogether
+    with pytest.raises(TokenError):
+        sa_tokens.verify(rsa_token)
+
+
+def test_the_key_set_lists_an_ec_key_as_go_jose_writes_it(sa_tokens: ServiceAccountTokens, pki) -> None:
+    [jwk] = sa_tokens.public_jwks()
+    assert list(jwk) == ["use", "kty", "kid", "crv", "alg", "x", "y"]
+    assert (jwk["use"], jwk["kty"], jwk["crv"], jwk["alg"]) == ("sig", "EC", "P-256", "ES256")
+    assert len(jwk["x"]) == len(jwk["y"]) == 43  # 32 bytes each, unpadded base64url, leading zeros kept
+    assert jwt.PyJWK(jwk).key.public_numbers() == pki.sa_key.public_key().public_numbers()
+    assert sa_tokens.algorithms() == ["ES256"]
+
+
+def test_an_rsa_signing_key_signs_rs256(pki) -> None:
+    """A data dir from before ECDSA service-account keys keeps its RSA key: RS256 tokens, an RSA JWK."""
+    tokens = ServiceAccountTokens(rsa.generate_private_key(public_exponent=65537, key_size=2048))
+    token = tokens.issue_token("pb", "sa1", "uid-1").token
+    assert _claims(token)[0]["alg"] == "RS256"
+    assert tokens.verify(token).name == "system:serviceaccount:pb:sa1"
+    [jwk] = tokens.public_jwks()
+    assert list(jwk) == ["use", "kty", "kid", "alg", "n", "e"] and jwk["alg"] == "RS256"
+    assert tokens.algorithms() == ["RS256"]
 
 
 def test_alg_none_is_refused(sa_tokens: ServiceAccountTokens) -> None:
@@ -225,7 +249,7 @@ def test_subject_must_match_claims(sa_tokens: ServiceAccountTokens, pki) -> None
     token = sa_tokens.issue_token("pb", "sa1", "uid-1").token
     claims = jwt.decode(token, options={"verify_signature": False})
     claims["sub"] = "system:serviceaccount:kube-system:admin"
-    resigned = jwt.encode(claims, pki.sa_key, algorithm="RS256", headers={"kid": key_id(pki.sa_key.public_key())})
+    resigned = jwt.encode(claims, pki.sa_key, algorithm="ES256", headers={"kid": key_id(pki.sa_key.public_key())})
     with pytest.raises(TokenError, match="subject"):
         sa_tokens.verify(resigned)
 

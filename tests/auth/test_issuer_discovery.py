@@ -13,10 +13,12 @@ from pathlib import Path
 
 import jwt
 import pytest
-from mini_kube.machinery.refs import NAMESPACES
+from mini_kube.machinery.refs import NAMESPACES, ResourceRef
 
 from mini_kube.testing import MiniKube
 from tests.helpers import kubectl
+
+TOKEN_REVIEWS = ResourceRef("authentication.k8s.io", "v1", "tokenreviews", namespaced=False)
 
 
 @pytest.fixture(scope="module")
@@ -48,13 +50,14 @@ def test_a_service_account_token_verifies_against_the_discovered_keys(secure) ->
     issuer = "https://kubernetes.default.svc.cluster.local"
     assert config == {"issuer": issuer, "jwks_uri": f"{issuer}/openid/v1/jwks",
                       "response_types_supported": ["id_token"], "subject_types_supported": ["public"],
-                      "id_token_signing_alg_values_supported": ["RS256"]}
+                      "id_token_signing_alg_values_supported": ["ES256"]}
     assert headers["Cache-Control"] == "public, max-age=3600"
     status, headers, body = _get(secure, "/openid/v1/jwks", caller)
     assert status == 200 and headers["Content-Type"] == "application/jwk-set+json", body
     keys = jwt.PyJWKSet.from_dict(json.loads(body))
     [key] = [k for k in keys.keys if k.key_id == jwt.get_unverified_header(token)["kid"]]
-    claims = jwt.decode(token, key.key, algorithms=["RS256"], audience="oidc-test", issuer=config["issuer"])
+    assert json.loads(body)["keys"][0]["kty"] == "EC" and key.algorithm_name == "ES256"
+    claims = jwt.decode(token, key.key, algorithms=["ES256"], audience="oidc-test", issuer=config["issuer"])
     assert claims["sub"] == "system:serviceaccount:oidc:default"
     assert claims["kubernetes.io"]["namespace"] == "oidc"
     paths = json.loads(kubectl(secure, "get", "--raw", "/").stdout)["paths"]
@@ -66,3 +69,25 @@ def test_users_without_the_binding_may_not_read_them(secure) -> None:
         status, _, body = _get(secure, path, "alice-token")
         assert status == 403, body
         assert json.loads(body)["message"] == f'forbidden: User "alice" cannot get path "{path}"'
+
+
+def test_a_data_dir_with_an_rsa_key_keeps_signing_with_it(tmp_path) -> None:
+    """A data dir made while service-account keys were RSA starts as it was: its key signs RS256 tokens, which the
+    discovered keys and the token review verify."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    (tmp_path / "pki").mkdir()
+    old = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    (tmp_path / "pki" / "sa.key").write_bytes(old.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+    with MiniKube(insecure_http=False, data_dir=str(tmp_path)) as kube:
+        token = kubectl(kube, "create", "token", "default").stdout.strip()
+        assert jwt.get_unverified_header(token)["alg"] == "RS256"
+        status, _, body = _get(kube, "/.well-known/openid-configuration", token)
+        assert status == 200 and json.loads(body)["id_token_signing_alg_values_supported"] == ["RS256"]
+        status, _, body = _get(kube, "/openid/v1/jwks", token)
+        [key] = jwt.PyJWKSet.from_dict(json.loads(body)).keys
+        assert key.key.public_numbers() == old.public_key().public_numbers()
+        review = kube.client.create(TOKEN_REVIEWS, {"spec": {"token": token}})
+        assert review["status"]["user"]["username"] == "system:serviceaccount:default:default"

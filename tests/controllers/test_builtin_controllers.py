@@ -251,3 +251,68 @@ def test_foreground_deletion_keeps_a_dependent_another_owner_holds(mini_kube_ses
     kubectl(kube, "-n", ns, "delete", "configmap", "going", "--cascade=foreground", "--timeout=20s")
     eventually(lambda: not _exists(kube, SECRETS, "only", ns))
     assert kube.client.get(SECRETS, "shared", ns)["metadata"]["ownerReferences"] == refs[1:]
+
+
+@pytest.mark.slow
+def test_content_that_stays_is_looked_at_less_and_less_often(tmp_path):
+    """Each look at a Terminating namespace is a deletecollection and a list of every namespaced resource: while
+    a finalizer holds its content, the next look comes 0.2 s after the last, then twice as long each time (up to
+    upstream's 8 s), not 0.2 s after each look for as long as the content stays. Once the content goes, the
+    namespace goes. (The waits are read from the audit log between one look's last request and the next one's
+    first, so a look's own time, long on a loaded machine, does not count.)"""
+    from datetime import datetime
+
+    log = tmp_path / "audit.log"
+    namespaces = ResourceRef("", "v1", "namespaces", namespaced=False)
+    with MiniKube(insecure_http=False, controllers="namespace", scheduler=False, audit_log=str(log)) as kube:
+        kube.client.create(namespaces, {"metadata": {"name": "held"}})
+        kube.client.create(CONFIGMAPS, {"metadata": {"name": "stuck", "finalizers": ["example.com/hold"]}}, "held")
+        kube.client.delete(namespaces, "held")
+
+        def waits() -> list[float]:
+            events = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+            sweep = [(e["verb"], e["objectRef"]["resource"], datetime.fromisoformat(e["requestReceivedTimestamp"]),
+                      datetime.fromisoformat(e["stageTimestamp"])) for e in events
+                     if e.get("userAgent") == "mini-kube-controllers" and e.get("verb") in ("deletecollection", "list")
+                     and (e.get("objectRef") or {}).get("namespace") == "held"]
+            if not sweep:
+                return []
+            first = sweep[0][1]  # each look goes through the resources in the same order
+            starts = [received for verb, resource, received, _ in sweep if (verb, resource) == ("deletecollection", first)]
+            if len(starts) < 2:
+                return []
+            last = [resource for verb, resource, received, _ in sweep if verb == "list" and received < starts[1]][-1]
+            ends = [done for verb, resource, _, done in sweep if (verb, resource) == ("list", last)]
+            return [(start - end).total_seconds() for end, start in zip(ends, starts[1:], strict=False)]
+
+        # 0.2, 0.4, 0.8, 1.6, 3.2, 6.4, less where a look ends after the time an earlier one asked for
+        six = eventually(lambda: (found := waits())[5:] and found[:6], timeout=60)
+        assert max(six) >= 1.5, six
+        kube.client.patch(CONFIGMAPS, "stuck", {"metadata": {"finalizers": None}}, "held")
+        eventually(lambda: "held" not in [n["metadata"]["name"] for n in kube.client.list(namespaces)["items"]],
+                   timeout=20)
+
+
+def test_a_namespace_whose_content_goes_at_once_is_finalized_after_one_look(tmp_path):
+    """One look empties it (a deletecollection of each namespaced resource, a list only of those that had
+    something: nothing is created in a Terminating namespace), then it is finalized with the namespace as the
+    look's reported conditions left it: no conflict, and no look after (each was ~120 requests)."""
+    log = tmp_path / "audit.log"
+    namespaces = ResourceRef("", "v1", "namespaces", namespaced=False)
+    with MiniKube(insecure_http=False, controllers="namespace", scheduler=False, audit_log=str(log)) as kube:
+        kube.client.create(namespaces, {"metadata": {"name": "gone"}})
+        kube.client.create(CONFIGMAPS, {"metadata": {"name": "c"}}, "gone")
+        kube.client.delete(namespaces, "gone")
+
+        def requests() -> list[tuple[str, str, int]]:
+            events = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+            mine = [(e["verb"], e.get("objectRef") or {}, e["responseStatus"]["code"]) for e in events
+                    if e.get("userAgent") == "mini-kube-controllers"]
+            return [(verb, f"{ref.get('resource')}/{ref.get('subresource', '')}", code) for verb, ref, code in mine
+                    if ref.get("namespace", ref.get("name")) == "gone"]
+        eventually(lambda: ("update", "namespaces/finalize", 200) in requests())
+        time.sleep(1)  # a second look would start at once
+        sent = requests()
+        assert [r for r in sent if r[0] != "deletecollection"] == [
+            ("list", "configmaps/", 200), ("patch", "namespaces/status", 200), ("update", "namespaces/finalize", 200)]
+        assert len([r for r in sent if r == ("deletecollection", "configmaps/", 200)]) == 1

@@ -37,6 +37,21 @@ async def test_queue_dedupes_and_never_hands_a_key_to_two_workers():
     assert await asyncio.wait_for(queue.get(), 1) == "c"
 
 
+async def test_a_key_waits_once_at_the_earlier_of_its_times():
+    """As client-go's delaying queue: delayed adds of a key already waiting keep its earlier time and make no
+    second pass (a controller asking to be called again from each of its passes made a chain per pass)."""
+    queue = WorkQueue()
+    for delay in (0.05, 0.05, 1.0):
+        queue.add_after("k", delay)
+    assert await asyncio.wait_for(queue.get(), 1) == "k"
+    queue.done("k")
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(queue.get(), 1.5)
+    queue.add_after("j", 30)
+    queue.add_after("j", 0.05)
+    assert await asyncio.wait_for(queue.get(), 1) == "j"
+
+
 def test_rate_limiter_backs_off_per_key_and_forgets():
     limiter = RateLimiter(base_delay=0.01, max_delay=1.0, qps=1000, burst=1000)
     delays = [limiter.when("k") for _ in range(8)]

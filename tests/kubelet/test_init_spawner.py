@@ -60,3 +60,23 @@ def test_a_killed_spawner_takes_its_containers_and_a_new_one_restarts_them(kube)
     assert restarted["lastState"]["terminated"]["exitCode"] == 137  # SIGKILL, as the kernel gave it
     again = _spawner_of(["sleep", mark])
     assert again != spawner
+
+
+def test_a_process_exec_d_into_a_container_is_forked_by_the_spawner_too(kube):
+    """`kubectl exec` (and exec probes): the process that enters the container is a fork of the node's spawner
+    running the init's `enter`, not an interpreter started for it (about 20 ms of CPU each)."""
+    ns = new_namespace(kube)
+    mark, inner = (f"{uuid.uuid4().int % 10**8 + 10**8}" for _ in range(2))
+    kube.client.create(PODS, pod("p", {"name": "c", "image": "busybox:1.36", "command": ["sleep", mark]}), ns)
+    spawner = _spawner_of(["sleep", mark])
+    eventually(lambda: "running" in container_state(kube, ns, "p").get("state", {}))
+    exec_ = subprocess.Popen(["kubectl", "--kubeconfig", kube.kubeconfig, "-n", ns, "exec", "p", "--", "sleep", inner],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert _spawner_of(["sleep", inner]) == spawner
+    finally:
+        exec_.kill()
+        exec_.wait()
+    out = subprocess.run(["kubectl", "--kubeconfig", kube.kubeconfig, "-n", ns, "exec", "p", "--", "sh", "-c",
+                          "echo out; echo err >&2; exit 3"], capture_output=True, text=True)
+    assert (out.returncode, out.stdout, out.stderr.splitlines()[0]) == (3, "out\n", "err"), out

@@ -51,7 +51,7 @@ def test_describe_shows_pulled_created_and_started_for_every_container(simulated
         assert line in lines, (line, lines)
     pulled = [line for line in lines if line.startswith("Normal Pulled kubelet Successfully pulled image")]
     assert len(pulled) == 1 and re.fullmatch(
-        r'Normal Pulled kubelet Successfully pulled image "busybox" in (\d+ms) \(\1 including waiting\)\. '
+        r'Normal Pulled kubelet Successfully pulled image "busybox" in (0s|\d+ms) \(\1 including waiting\)\. '
         r"Image size: \d+ bytes\.", pulled[0]), lines
     assert lines.index("Normal Started kubelet Started container setup") < lines.index(
         "Normal Created kubelet Created container: web")

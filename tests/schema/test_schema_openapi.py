@@ -136,6 +136,21 @@ def test_custom_resources_are_published_and_invalidate_the_cache():
     assert "apis/example.com/v1" not in openapi.openapi_v3_root(reg)["paths"]
 
 
+def test_documents_of_built_in_resources_are_built_once_per_process():
+    """Every server's built-in documents are the same (the suite starts hundreds of servers in a few processes):
+    a second registry is served the bytes the first built; a group-version with a custom resource, and the v2
+    document of a registry that has one, are the registry's own."""
+    first, second = registry(), registry()
+    assert openapi.openapi_v3_document_bytes(second, "apps", "v1") is openapi.openapi_v3_document_bytes(first, "apps", "v1")
+    assert openapi.openapi_v2_bytes(second) is openapi.openapi_v2_bytes(first)
+    second.add([agent_row(), ResourceType(group="apps", version="v1", kind="Agent", plural="agents", namespaced=True,
+                                          schema=AGENT_SCHEMA, crd={"metadata": {"name": "agents.apps"}})])
+    assert b"com.example.v1.Agent" in openapi.openapi_v2_bytes(second)
+    assert b"com.example.v1.Agent" not in openapi.openapi_v2_bytes(first)
+    assert b"/apis/apps/v1/namespaces/{namespace}/agents" in openapi.openapi_v3_document_bytes(second, "apps", "v1")
+    assert b"/apis/apps/v1/namespaces/{namespace}/agents" not in openapi.openapi_v3_document_bytes(first, "apps", "v1")
+
+
 def test_v2_document_uses_swagger_forms():
     reg = registry()
     reg.add([agent_row()])
