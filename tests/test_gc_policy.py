@@ -51,3 +51,10 @@ def test_what_survives_a_full_collection_is_frozen_so_the_next_walks_only_what_i
     assert found["found"] >= 2  # the cycle was collected, not frozen
     assert found["newly_frozen"] >= 50_000  # the long-lived state: out of every later collection
     assert found["walked_next"] < 1_000
+
+
+def test_collections_paused_for_start_up_resume_once_settled():
+    code = ("import gc; from mini_kube.gc_policy import pause_during_start, settle_after_start; "
+            "pause_during_start(); paused = gc.isenabled(); settle_after_start(); print(paused, gc.isenabled())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert out.stdout.split() == ["False", "True"]
