@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import gc
 import importlib
 import logging
 import sys
@@ -127,7 +126,7 @@ async def serve(args: argparse.Namespace) -> None:
         await until_signalled()
     finally:
         await server.stop()  # also when a component fails to start: nothing may keep the process alive
-        gc.enable()  # collections resume whatever ended the start
+        settle_after_start()  # collections resume whatever ended the start (a no-op once resumed)
 
 
 def component_modules(args: argparse.Namespace) -> list[str]:

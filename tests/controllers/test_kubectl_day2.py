@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from mini_kube.machinery.refs import DEPLOYMENTS, EVENTS, HORIZONTALPODAUTOSCALERS, PODS, REPLICASETS
 
 from tests.helpers import kubectl, new_namespace
 
@@ -287,12 +288,13 @@ def test_set_image_on_a_pod_restarts_its_container_with_the_new_image(kube):
     kubectl(kube, "-n", ns, "wait", "--for=condition=Ready", "pod/p", "--timeout=30s")
     kubectl(kube, "-n", ns, "set", "image", "pod/p", "p=nginx:2")
 
-    def restarted():
-        pod = json.loads(kubectl(kube, "-n", ns, "get", "pod", "p", "-o", "json").stdout)
+    def restarted(pod: dict) -> dict | None:
         [status] = pod["status"]["containerStatuses"]
         return status if status["restartCount"] == 1 and "running" in status["state"] else None
 
-    status = eventually(restarted)
+    eventually(lambda: restarted(kube.client.get(PODS, "p", ns)))  # waited for in-process, then read with kubectl
+    status = restarted(json.loads(kubectl(kube, "-n", ns, "get", "pod", "p", "-o", "json").stdout))
+    assert status is not None
     assert status["image"] == "docker.io/library/nginx:2" and "terminated" in status["lastState"]
     events = kubectl(kube, "-n", ns, "get", "events", "--field-selector", "reason=Killing", "-o",
                      "jsonpath={.items[*].message}").stdout
@@ -352,8 +354,10 @@ def test_a_stuck_rollout_keeps_its_availability_and_scales_in_proportion(kube):
     kubectl(kube, "-n", ns, "patch", "deploy", "web", "-p",
             '{"spec": {"template": {"spec": {"nodeSelector": {"no-such": "node"}}}}}')
 
-    def sizes() -> list[int]:
-        replicasets = json.loads(kubectl(kube, "-n", ns, "get", "rs", "-o", "json").stdout)["items"]
+    def sizes(by_kubectl: bool = False) -> list[int]:
+        """The ReplicaSets' sizes, oldest first: waited for in-process, what is asserted read with kubectl."""
+        replicasets = json.loads(kubectl(kube, "-n", ns, "get", "rs", "-o", "json").stdout)["items"] if by_kubectl \
+            else kube.client.list(REPLICASETS, ns)["items"]
         replicasets.sort(key=lambda rs: int(rs["metadata"]["annotations"]["deployment.kubernetes.io/revision"]))
         return [rs["spec"]["replicas"] for rs in replicasets]
 
@@ -363,9 +367,10 @@ def test_a_stuck_rollout_keeps_its_availability_and_scales_in_proportion(kube):
     import time
 
     time.sleep(2)  # ReplicaSet and Pod updates meanwhile change nothing
-    assert sizes() == [8, 5]
+    assert sizes(by_kubectl=True) == [8, 5]
     kubectl(kube, "-n", ns, "scale", "deploy/web", "--replicas=30")
     eventually(lambda: sizes() == [20, 13], timeout=30, explain=lambda: f"sizes {sizes()}")
+    assert sizes(by_kubectl=True) == [20, 13]
     annotations = [rs["metadata"]["annotations"] for rs in json.loads(
         kubectl(kube, "-n", ns, "get", "rs", "-o", "json").stdout)["items"]]
     assert {(a["deployment.kubernetes.io/desired-replicas"], a["deployment.kubernetes.io/max-replicas"])
@@ -384,8 +389,11 @@ def test_the_autoscaler_keeps_its_target_within_bounds_and_reports_missing_metri
     kubectl(kube, "-n", ns, "create", "deployment", "web", "--image=nginx:1", "--replicas=1")
     kubectl(kube, "-n", ns, "autoscale", "deployment", "web", "--min=2", "--max=3", "--cpu-percent=50")
 
-    def hpa():
-        return json.loads(kubectl(kube, "-n", ns, "get", "hpa", "web", "-o", "json").stdout)
+    def hpa(name: str = "web", by_kubectl: bool = False) -> dict:
+        """The autoscaler: waited for in-process (each kubectl run is ~0.1 s of CPU), read with kubectl once."""
+        if by_kubectl:
+            return json.loads(kubectl(kube, "-n", ns, "get", "hpa", name, "-o", "json").stdout)
+        return kube.client.get(HORIZONTALPODAUTOSCALERS, name, ns)
 
     def condition(obj, kind):
         return next((c for c in obj["status"].get("conditions") or () if c["type"] == kind), {})
@@ -394,11 +402,16 @@ def test_the_autoscaler_keeps_its_target_within_bounds_and_reports_missing_metri
         return kubectl(kube, "-n", ns, "get", "events", "--field-selector", f"reason={reason}", "-o",
                        "jsonpath={.items[*].message}").stdout
 
-    eventually(lambda: events("SuccessfulRescale"))
+    def event_messages(reason) -> str:
+        items = kube.client.list(EVENTS, ns, fieldSelector=f"reason={reason}")["items"]
+        return " ".join(e.get("message", "") for e in items)
+
+    eventually(lambda: event_messages("SuccessfulRescale"))
     assert events("SuccessfulRescale") == "New size: 2; reason: Current number of replicas below Spec.MinReplicas"
     kubectl(kube, "-n", ns, "rollout", "status", "deploy/web", "--timeout=30s")
-    status = eventually(lambda: (obj := hpa())["status"].get("currentReplicas") == 2 and
-                        condition(obj, "ScalingActive").get("reason") and obj["status"])
+    eventually(lambda: (obj := hpa())["status"].get("currentReplicas") == 2 and
+               condition(obj, "ScalingActive").get("reason") and obj["status"])
+    status = hpa(by_kubectl=True)["status"]
     missing = ("failed to get cpu utilization: unable to get metrics for resource cpu: unable to fetch metrics from "
                "resource metrics API: the server could not find the requested resource (get pods.metrics.k8s.io)")
     active = condition({"status": status}, "ScalingActive")
@@ -414,16 +427,17 @@ def test_the_autoscaler_keeps_its_target_within_bounds_and_reports_missing_metri
     assert row[:6] == ["web", "Deployment/web", "cpu:", "<unknown>/50%", "2", "3"] and row[6] == "2"
 
     kubectl(kube, "-n", ns, "scale", "deploy/web", "--replicas=5")
-    eventually(lambda: "above Spec.MaxReplicas" in events("SuccessfulRescale"))
-    eventually(lambda: kubectl(kube, "-n", ns, "get", "deploy", "web", "-o",
-                               "jsonpath={.spec.replicas}").stdout == "3")
+    eventually(lambda: "above Spec.MaxReplicas" in event_messages("SuccessfulRescale"))
+    assert "above Spec.MaxReplicas" in events("SuccessfulRescale")
+    eventually(lambda: kube.client.get(DEPLOYMENTS, "web", ns)["spec"]["replicas"] == 3)
+    assert kubectl(kube, "-n", ns, "get", "deploy", "web", "-o", "jsonpath={.spec.replicas}").stdout == "3"
 
     kubectl(kube, "-n", ns, "create", "-f", "-", input=json.dumps({
         "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "nowhere"},
         "spec": {"maxReplicas": 2, "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment",
                                                       "name": "nowhere"}}}))
-    able = eventually(lambda: condition(json.loads(kubectl(kube, "-n", ns, "get", "hpa", "nowhere", "-o",
-                                                           "json").stdout), "AbleToScale") or None)
+    eventually(lambda: condition(hpa("nowhere"), "AbleToScale"))
+    able = condition(hpa("nowhere", by_kubectl=True), "AbleToScale")
     assert (able["status"], able["reason"]) == ("False", "FailedGetScale")
     assert able["message"] == ("the HPA controller was unable to get the target's current scale: "
                                'deployments/scale.apps "nowhere" not found')
