@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from mini_kube.client import ApiClient, Connection, KubeconfigError
 from mini_kube.client.leaderelection import add_timing_flags
-from mini_kube.controllers.signals import until_signalled
+from mini_kube.controllers.signals import stop_signals, until_signalled
 from mini_kube.gc_policy import pause_during_start, settle_after_start
 from mini_kube.network.relay import raise_open_files_limit
 
@@ -75,6 +75,7 @@ async def serve(args: argparse.Namespace) -> None:
     problem = serve_args_problem(args) or memory_kubeconfig_problem(args) or image_map_problem(args)
     if problem:
         raise SystemExit(f"mini-kube: {problem}")
+    stopping = stop_signals()  # from here on a signal stops the server once started, after which it cleans up
     pause_during_start()  # the API server's modules load next; settle_after_start, once all has started, resumes
     from mini_kube.apiserver.datadir import StartupError
     from mini_kube.apiserver.kubeconfig import write_kubeconfig
@@ -123,7 +124,7 @@ async def serve(args: argparse.Namespace) -> None:
         logging.getLogger("mini-kube").info("serving on %s (kubeconfig %s)", server.url, kubeconfig)
         print(f"mini-kube API server ready at {server.url}, kubeconfig: {kubeconfig}", flush=True)
         settle_after_start()
-        await until_signalled()
+        await stopping.wait()
     finally:
         await server.stop()  # also when a component fails to start: nothing may keep the process alive
         settle_after_start()  # collections resume whatever ended the start (a no-op once resumed)
