@@ -7,12 +7,11 @@ socket pair, INIT the init's file (source or compiled). A request is a marshal'd
 paths) with four file descriptors (the init's stdin, stdout, stderr and the pipe its command's exec closes), or
 ("enter", None, None) with four (stdin, stdout, stderr, and a memfd holding the marshal'd exec spec and argv: a
 process exec'd into a running container, `kubectl exec` and exec probes, the init's `enter` with the spec's pid,
-identity, environment, cgroups and tty); the answer
-is ("spawned", pid), and when that process ends, ("exit", pid, wait status). Each child dies with this process
-(which dies with the kubelet's thread that started it) and leads a session of its own. An init's child joins the
-Pod's namespaces (ipc, uts, net, then mount, as nsenter does), makes its own private mount namespace (as `unshare
---mount --propagation private`) and runs the init's main; an exec's runs `enter`, which joins the container's.
-Standard library only, like the init.
+identity, environment, cgroups and tty); the answer is ("spawned", pid), and when that process ends, ("exit",
+pid, wait status). Each child dies with this process (which dies with the kubelet's thread that started it) and
+leads a session of its own. An init's child joins the Pod's namespaces (ipc, uts, net, then mount, as nsenter
+does), makes its own private mount namespace (as `unshare --mount --propagation private`) and runs the init's
+main; an exec's runs `enter`, which joins the container's. Standard library only, like the init.
 """
 
 import _signal as signal

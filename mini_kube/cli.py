@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from mini_kube.client import ApiClient, Connection, KubeconfigError
 from mini_kube.client.leaderelection import add_timing_flags
-from mini_kube.controllers.signals import until_signalled
-from mini_kube.gc_policy import settle_after_start
+from mini_kube.controllers.signals import stop_signals, until_signalled
+from mini_kube.gc_policy import pause_during_start, settle_after_start
 from mini_kube.network.relay import raise_open_files_limit
 
 if TYPE_CHECKING:  # the API server is imported by `serve` only: the other subcommands start without it
@@ -69,15 +69,18 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
 
 
 async def serve(args: argparse.Namespace) -> None:
-    from mini_kube.apiserver.datadir import StartupError
-    from mini_kube.apiserver.kubeconfig import write_kubeconfig
-    from mini_kube.apiserver.server import ApiServer, ServerConfig
     from mini_kube.node import IN_PROCESS_LABEL, image_map_problem, node_flag_options
     from mini_kube.serve_options import kubeconfig_path, memory_kubeconfig_problem, serve_args_problem
 
     problem = serve_args_problem(args) or memory_kubeconfig_problem(args) or image_map_problem(args)
     if problem:
         raise SystemExit(f"mini-kube: {problem}")
+    stopping = stop_signals()  # from here on a signal stops the server once started, after which it cleans up
+    pause_during_start()  # the API server's modules load next; settle_after_start, once all has started, resumes
+    from mini_kube.apiserver.datadir import StartupError
+    from mini_kube.apiserver.kubeconfig import write_kubeconfig
+    from mini_kube.apiserver.server import ApiServer, ServerConfig
+
     raise_open_files_limit()  # the relays take a share of it: the API server keeps the rest
     if args.join:  # the cluster-wide components run once, in the first server
         args.no_controllers = args.no_scheduler = args.no_ccm = args.no_dns = True
@@ -121,9 +124,10 @@ async def serve(args: argparse.Namespace) -> None:
         logging.getLogger("mini-kube").info("serving on %s (kubeconfig %s)", server.url, kubeconfig)
         print(f"mini-kube API server ready at {server.url}, kubeconfig: {kubeconfig}", flush=True)
         settle_after_start()
-        await until_signalled()
+        await stopping.wait()
     finally:
         await server.stop()  # also when a component fails to start: nothing may keep the process alive
+        settle_after_start()  # collections resume whatever ended the start (a no-op once resumed)
 
 
 def component_modules(args: argparse.Namespace) -> list[str]:

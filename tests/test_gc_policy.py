@@ -112,3 +112,10 @@ def test_a_closed_connection_is_freed_without_the_cyclic_collector():
 
     out = subprocess.run([sys.executable, "-c", CONNECTION], capture_output=True, text=True, check=True, timeout=60)
     assert json.loads(out.stdout)["freed"]
+
+
+def test_collections_paused_for_start_up_resume_once_settled():
+    code = ("import gc; from mini_kube.gc_policy import pause_during_start, settle_after_start; "
+            "pause_during_start(); paused = gc.isenabled(); settle_after_start(); print(paused, gc.isenabled())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert out.stdout.split() == ["False", "True"]

@@ -55,3 +55,27 @@ def test_memory_state_writes_the_kubeconfig_and_leaves_nothing_else(tmp_path):
         assert proc.wait(30) == 0
     assert _files(temp) == set()
     assert _files(home) == {".mini-kube", ".mini-kube/kubeconfig"}
+
+
+def test_a_signal_while_it_starts_still_leaves_nothing(tmp_path):
+    """SIGTERM as soon as the throw-away CA exists (before the port opens): the server finishes starting, stops
+    and removes it, rather than dying with its CA key left in the temp dir."""
+    import time
+
+    home, temp = tmp_path / "home", tmp_path / "tmp"
+    home.mkdir()
+    temp.mkdir()
+    env = {**os.environ, "HOME": str(home), "TMPDIR": str(temp)}
+    proc = subprocess.Popen([sys.executable, "-m", "mini_kube.cli", "serve", "--data-dir", ":memory:", "--port",
+                             str(_free_port()), "--dns-port", "0", "--nodes", "0"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while not any(name.startswith("mini-kube-pki-") for name in os.listdir(temp)):
+            assert proc.poll() is None and time.monotonic() < deadline, "no throw-away PKI was made"
+            time.sleep(0.001)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(60)
+    assert code == 0
+    assert _files(temp) == set()

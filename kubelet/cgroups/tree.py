@@ -91,9 +91,11 @@ class PodCgroups:
         return self.driver.oom_kills(path) > 0
 
     async def remove(self, path: str, timeout: float = 5.0) -> bool:
-        """Remove cgroup `path` and below, killing what is left in them; False when it could not in time."""
+        """Remove cgroup `path` and below, killing what is left in them; False when it could not in time. Each
+        try walks every hierarchy's directories twice: on a thread of the loop's executor, not the loop."""
         deadline = time.monotonic() + timeout
-        while not self.driver.remove(path):
+        loop = asyncio.get_running_loop()
+        while not await loop.run_in_executor(None, self.driver.remove, path):
             if time.monotonic() > deadline:
                 log.warning("cgroup %s not removed: processes remain", path)
                 return False

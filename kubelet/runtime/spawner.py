@@ -70,7 +70,8 @@ class SpawnedProcess:
         """With nothing for its stdin: all it writes to stdout and stderr, once it has ended."""
         if self.stdin is not None:
             self.stdin.close()
-        out, err = await asyncio.gather(*(r.read() if r is not None else _nothing() for r in (self.stdout, self.stderr)))
+        out, err = await asyncio.gather(*(reader.read() if reader is not None else _nothing()
+                                          for reader in (self.stdout, self.stderr)))
         await self.wait()
         return out, err
 
@@ -193,7 +194,7 @@ class InitSpawner:
         identity, environment and cgroups it gets, tty), with pipes for its stdin, stdout and stderr, or the
         terminal `terminal` (a pty's slave) as all three."""
         loop = asyncio.get_running_loop()
-        request = os.memfd_create("exec", os.MFD_CLOEXEC)  # any size (an environment may be large), read by the child
+        request = os.memfd_create("exec", os.MFD_CLOEXEC)  # of any size (an environment may be large)
         try:
             os.write(request, marshal.dumps((spec, argv)))
             os.lseek(request, 0, os.SEEK_SET)

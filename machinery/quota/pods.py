@@ -133,7 +133,12 @@ def charged(pod: Obj, now: dt.datetime) -> bool:
     meta = pod.get("metadata") or {}
     deletion = parse_time(meta.get("deletionTimestamp"))
     grace = meta.get("deletionGracePeriodSeconds")
-    return not (deletion is not None and grace is not None and now > deletion + dt.timedelta(seconds=grace))
+    if deletion is None or grace is None:
+        return True
+    try:
+        return now <= deletion + dt.timedelta(seconds=grace)
+    except OverflowError:  # a deadline past year 9999 (the API holds a huge grace period's there): not reached
+        return True
 
 
 def usage(pod: Obj, now: dt.datetime) -> ResourceList:

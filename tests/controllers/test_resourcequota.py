@@ -253,3 +253,18 @@ spec: {hard: {pods: "1"}, scopes: [BestEffort]}
                      '{"spec": {"scopes": ["NotBestEffort"]}}', check=False)
     assert 'spec.scopes: Invalid value: []core.ResourceQuotaScope{"NotBestEffort"}: field is immutable' \
         in result.stderr
+
+
+def test_a_pod_deleted_with_a_huge_grace_period_stays_charged():
+    """A grace period that puts the deletion deadline past year 9999 (the API holds the deletion time at its last
+    second: tests/apiserver/test_hostile_input.py) is a deadline not reached: the Pod stays charged. Adding it to
+    the deletion time was an OverflowError in the quota controller's handler for every event of such a Pod."""
+    import datetime as dt
+
+    from mini_kube.machinery.quota import pods
+
+    pod = {"metadata": {"deletionTimestamp": "9999-12-31T23:59:59Z", "deletionGracePeriodSeconds": 10**13},
+           "status": {"phase": "Running"}}
+    assert pods.charged(pod, dt.datetime.now(dt.UTC)) is True
+    pod["metadata"].update(deletionTimestamp="2020-01-01T00:00:00Z", deletionGracePeriodSeconds=30)
+    assert pods.charged(pod, dt.datetime.now(dt.UTC)) is False

@@ -75,9 +75,15 @@ def test_the_control_plane_shows_as_mirror_pods(tmp_path):
         assert re.search(r"^kube-apiserver-mini-kube\s+1/1\s+Running\s+0", table, re.M), table
         assert "programmed" in _kubectl(data, "logs", "-n", "kube-system", "kube-proxy-mini-kube")
 
-        # deleted (kubectl waits for it to be gone): made again
-        _kubectl(data, "delete", "pod", "-n", "kube-system", "kube-scheduler-mini-kube", "--timeout=60s")
-        _system_pods(data, want)
+        # deleted: made again, a new Pod of the same name. (Not `kubectl delete`'s wait: it gets the old Pod, then
+        # lists by name and waits for a DELETED event; a mirror Pod made again in between, as upstream's kubelet
+        # may in one sync, is in that list, so it would wait for ever.)
+        old_uid = pods["kube-scheduler-mini-kube"]["metadata"]["uid"]
+        _kubectl(data, "delete", "pod", "-n", "kube-system", "kube-scheduler-mini-kube", "--wait=false")
+        deadline = time.monotonic() + 60
+        while _system_pods(data, want)["kube-scheduler-mini-kube"]["metadata"]["uid"] == old_uid:
+            assert time.monotonic() < deadline, "the deleted mirror Pod was not made again"
+            time.sleep(0.2)
     finally:
         _stop(proc)
     proc = _serve(data, "--no-controllers")  # the same data dir, one component less: its mirror Pod goes
