@@ -8,10 +8,10 @@ import asyncio
 import ipaddress
 import logging
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from mini_kube.machinery.tempdirs import make_owned, remove_owned
 from mini_kube.network.cluster import ClusterNetwork
 from mini_kube.network.namespaces import can_make_namespaces, open_connection_in
 
@@ -64,7 +64,7 @@ class NodeSet:
         finally:
             await client.close()
         owns = root is None
-        base = Path(root) if root else Path(tempfile.mkdtemp(prefix="mini-kube-nodes-"))
+        base = Path(root) if root else make_owned("mini-kube-nodes-")
         nodes = cls(client_factory, network, kind, base, owns)
         nodes.token = token
         return nodes
@@ -111,7 +111,7 @@ class NodeSet:
         self.kubelets.clear()
         self.network.close()
         if self.owns_root:
-            shutil.rmtree(self.root, ignore_errors=True)
+            remove_owned(self.root)
 
 
 _unenforced: set[str] = set()  # the reasons already logged

@@ -7,12 +7,11 @@ files share an equal part of it, so a chatty component cannot fill the data dir'
 from __future__ import annotations
 
 import logging
-import shutil
-import tempfile
 from pathlib import Path
 
 from mini_kube.kubelet.logs import LogWriter
 from mini_kube.kubelet.static_pods import StaticPod
+from mini_kube.machinery.tempdirs import make_owned, remove_owned
 
 TOTAL_SIZE = 64 * 1024 * 1024  # all the components' log files together, rotated ones included
 MAX_FILES = 5  # each component's log files, the current one included (as --container-log-max-files)
@@ -56,7 +55,7 @@ class ComponentLogs:
 
     def __init__(self, directory: str | None, components: list[str], total_size: int = TOTAL_SIZE) -> None:
         self.temporary = directory is None
-        self.directory = Path(directory or tempfile.mkdtemp(prefix="mini-kube-logs-"))
+        self.directory = Path(directory) if directory else make_owned("mini-kube-logs-")
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.handlers: list[tuple[logging.Logger, ComponentLogHandler]] = []
         self.paths: dict[str, str] = {}
@@ -79,4 +78,4 @@ class ComponentLogs:
             handler.close()
         self.handlers.clear()
         if self.temporary:
-            shutil.rmtree(self.directory, ignore_errors=True)
+            remove_owned(self.directory)

@@ -79,3 +79,58 @@ def test_a_signal_while_it_starts_still_leaves_nothing(tmp_path):
         code = proc.wait(60)
     assert code == 0
     assert _files(temp) == set()
+
+
+def test_what_a_killed_server_left_goes_at_the_next_start(tmp_path):
+    """SIGKILL leaves a `:memory:` server no time to clean up: its CA key, component logs and node files stay in
+    the temp dir, until the next throw-away server starts and removes what no live server holds."""
+    home, temp = tmp_path / "home", tmp_path / "tmp"
+    home.mkdir()
+    temp.mkdir()
+    env = {**os.environ, "HOME": str(home), "TMPDIR": str(temp)}
+
+    def serve() -> subprocess.Popen[str]:
+        proc = subprocess.Popen([sys.executable, "-m", "mini_kube.cli", "serve", "--data-dir", ":memory:", "--port",
+                                 str(_free_port()), "--dns-port", "0"],
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+        assert "ready at https://" in proc.stdout.readline()
+        return proc
+
+    killed = serve()
+    left = set(os.listdir(temp))
+    assert {name.rsplit("-", 1)[0] for name in left} == {"mini-kube-pki", "mini-kube-logs", "mini-kube-nodes"}
+    killed.kill()
+    killed.wait(30)
+    assert set(os.listdir(temp)) == left  # nothing cleaned up: the CA key is still there
+    second = serve()
+    try:
+        now = set(os.listdir(temp))
+        assert not now & left, sorted(now)
+        assert len(now) == 3
+    finally:
+        second.send_signal(signal.SIGTERM)
+        assert second.wait(30) == 0
+    assert _files(temp) == set()
+
+
+def test_an_abandoned_directory_with_a_mount_beneath_is_left_alone(tmp_path, monkeypatch):
+    """Removing a directory with something mounted beneath could reach into what is mounted: it stays until
+    that is unmounted."""
+    import tempfile
+
+    from mini_kube.machinery.tempdirs import LOCK_FILE, remove_abandoned
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    abandoned = tmp_path / "mini-kube-test-abc"
+    (abandoned / "volume").mkdir(parents=True)
+    (abandoned / LOCK_FILE).touch()  # a lock file no process holds: its maker is gone
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "tmpfs", str(abandoned / "volume")], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount here: {mounted.stderr!r}")
+    try:
+        assert remove_abandoned("mini-kube-test-") == []
+        assert abandoned.exists()
+    finally:
+        subprocess.run(["umount", str(abandoned / "volume")], check=True)
+    assert remove_abandoned("mini-kube-test-") == [abandoned]
+    assert not abandoned.exists()

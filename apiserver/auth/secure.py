@@ -6,7 +6,6 @@ from __future__ import annotations
 import datetime as dt
 import ipaddress
 import logging
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +33,7 @@ from mini_kube.apiserver.config import ServerConfig
 from mini_kube.apiserver.errors import unauthorized
 from mini_kube.apiserver.registry.reader import ObjectReader
 from mini_kube.apiserver.requestinfo import RequestInfo
+from mini_kube.machinery.tempdirs import make_owned
 
 log = logging.getLogger("mini-kube.auth")
 
@@ -50,7 +50,7 @@ def uid_lookup(objects: ObjectReader):  # noqa: ANN201 - ObjectLookup: (kind, na
 
 def secure(config: ServerConfig, objects: ObjectReader, *, pki_hosts: list[str] | None = None) -> Security:
     """TLS, authentication, RBAC, reviews, tokens and audit for a server run as `config` says."""
-    data_dir = Path(tempfile.mkdtemp(prefix="mini-kube-pki-")) if config.data_dir == ":memory:" \
+    data_dir = make_owned("mini-kube-pki-") if config.data_dir == ":memory:" \
         else Path(config.data_dir).expanduser()
     service_ip = str(next(ipaddress.ip_network(config.service_cidr).hosts()))  # the `kubernetes` Service's
     pki = ensure_pki(data_dir, [*(pki_hosts or [config.address]), service_ip])

@@ -9,7 +9,6 @@ the real thing (a separate module, so insecure mode never imports JWT and x509 c
 from __future__ import annotations
 
 import asyncio
-import shutil
 import ssl
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from mini_kube.apiserver.auth.rbac import RbacAuthorizer
 from mini_kube.apiserver.kubeconfig import kubeconfig_text
 from mini_kube.apiserver.registry.reader import ObjectReader
 from mini_kube.apiserver.requestinfo import RequestInfo
+from mini_kube.machinery.tempdirs import remove_owned
 
 if TYPE_CHECKING:
     from mini_kube.apiserver.auth.auditor import Auditor
@@ -76,7 +76,7 @@ class Security:
         if self.auditor is not None:
             await self.auditor.close()
         if self.throwaway_dir is not None:
-            await asyncio.to_thread(shutil.rmtree, self.throwaway_dir, True)
+            await asyncio.to_thread(remove_owned, self.throwaway_dir)
 
 
 def insecure(objects: ObjectReader) -> Security:
