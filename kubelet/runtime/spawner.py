@@ -21,6 +21,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from mini_kube.network.namespaces import DIE_WITH_PARENT
 
@@ -29,11 +30,10 @@ PROGRAM = Path(__file__).resolve().parent.parent / "init_spawner.py"
 KILLED = int(signal.SIGKILL)  # how an init ended when its spawner went first (the kernel killed it)
 
 
-class SpawnedInit:
-    """An init the spawner started: what the runtime needs of a process."""
+class Spawned:
+    """A process the spawner started: its pid, its stdio as the kubelet holds it, and its end."""
 
-    def __init__(self, pid: int, stdin: asyncio.WriteTransport | None, stdout: asyncio.StreamReader,
-                 stderr: asyncio.StreamReader, ended: asyncio.Future[int]) -> None:
+    def __init__(self, pid: int, stdin: Any, stdout: Any, stderr: Any, ended: asyncio.Future[int]) -> None:
         self.pid, self.stdin, self.stdout, self.stderr = pid, stdin, stdout, stderr
         self._ended = ended
 
@@ -43,28 +43,30 @@ class SpawnedInit:
 
     async def wait(self) -> int:
         """Its exit code, or -N when signal N ended it (as asyncio's processes say)."""
-        code = await asyncio.shield(self._ended)
+        return await asyncio.shield(self._ended)
+
+
+class SpawnedInit(Spawned):
+    """An init the spawner started: what the runtime needs of a process."""
+
+    stdin: asyncio.WriteTransport | None
+    stdout: asyncio.StreamReader
+    stderr: asyncio.StreamReader
+
+    async def wait(self) -> int:
+        code = await super().wait()
         if self.stdin is not None and not self.stdin.is_closing():
             self.stdin.close()
         return code
 
 
-class SpawnedProcess:
+class SpawnedProcess(Spawned):
     """A process exec'd into a container by the spawner: what asyncio's subprocesses give (pid, a stdin writer,
     stdout and stderr readers, wait, communicate, returncode; no pipes where its stdio is a terminal)."""
 
-    def __init__(self, pid: int, stdin: asyncio.StreamWriter | None, stdout: asyncio.StreamReader | None,
-                 stderr: asyncio.StreamReader | None, ended: asyncio.Future[int]) -> None:
-        self.pid, self.stdin, self.stdout, self.stderr = pid, stdin, stdout, stderr
-        self._ended = ended
-
-    @property
-    def returncode(self) -> int | None:
-        return self._ended.result() if self._ended.done() else None
-
-    async def wait(self) -> int:
-        """Its exit code, or -N when signal N ended it."""
-        return await asyncio.shield(self._ended)
+    stdin: asyncio.StreamWriter | None
+    stdout: asyncio.StreamReader | None
+    stderr: asyncio.StreamReader | None
 
     async def communicate(self) -> tuple[bytes, bytes]:
         """With nothing for its stdin: all it writes to stdout and stderr, once it has ended."""
