@@ -50,7 +50,7 @@ def ensure_image(events: Emitter, pod: dict[str, Any], spec: dict[str, Any], pat
         events.emit(pod, "Pulled", f'Container image "{image}" already present on machine{how}', field_path=path)
         return
     events.emit(pod, "Pulling", f'Pulling image "{image}"', field_path=path)
-    elapsed = time.monotonic() - (time.monotonic() if started is None else started)
+    elapsed = 0.0 if started is None else time.monotonic() - started
     took = format_go_duration(int(elapsed * 1000) * 1_000_000)  # truncated to ms
     events.emit(pod, "Pulled", f'Successfully pulled image "{image}" in {took} ({took} including waiting). '
                                f"Image size: {getattr(found, 'size', 0) or image_size(image)} bytes.", field_path=path)

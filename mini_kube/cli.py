@@ -435,8 +435,6 @@ PARSERS = {  # each subcommand's parser: here (":name"), or in its component's m
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """`mini-kube` and its subcommands: only `command`'s when it names one (its component's modules are all that
     is imported: `serve` starts without loading the nodes' or the scheduler's), every one otherwise (--help)."""
-    import importlib
-
     parser = argparse.ArgumentParser(prog="mini-kube", description="a small, real Kubernetes control plane")
     sub = parser.add_subparsers(dest="command", required=True)
     for name in [command] if command in PARSERS else PARSERS:
