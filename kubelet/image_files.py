@@ -5,8 +5,9 @@ the suite's HTTPS netexec serves with), and for the images built from it (nautil
 the images that have `dig` (agnhost, jessie-dnsutils), on a host without one, mini-kube's (kubelet/dig.py) at
 /usr/local/bin/dig; mini-kube's nslookup (kubelet/nslookup.py, BIND's layout or busybox's) and nc (kubelet/nc.py:
 agnhost's netcat-openbsd, busybox's and alpine's applet) where the image keeps them, whatever the host has; for
-busybox's images, whose /bin/sh is ash, bash at /bin/sh where the host's is dash, and the host's programs at the
-/bin paths of busybox applets the host keeps elsewhere (/bin/sysctl)."""
+busybox's images, whose /bin/sh is ash, the built busybox ash at /bin/sh (kubelet/busybox_ash.py; without it,
+bash where the host's /bin/sh is dash), and the host's programs at the /bin paths of busybox applets the host
+keeps elsewhere (/bin/sysctl)."""
 
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .busybox_ash import installed_ash
 from .entrypoints import AGNHOST_BINARIES, AGNHOST_REPOSITORY, agnhost_repository, agnhost_script
-from .images import BASE_PATH, repository
+from .images import BASE_PATH, built_in, repository
 
 DIG_IMAGES = ("e2e-test-images/agnhost", "e2e-test-images/jessie-dnsutils")
 DIG_PATH = "/usr/local/bin/dig"
@@ -122,9 +124,14 @@ def nslookup_files(image: str, directory: Path) -> list[dict[str, Any]]:
 
 
 def ash_files(image: str) -> list[dict[str, Any]]:
-    """/bin/sh of an image whose shell is busybox's ash, on a host whose /bin/sh is not bash (dash): the host's
-    bash (POSIX mode, as `sh`), which accepts what ash accepts beyond POSIX (`[[ ]]`) for a command naming
-    /bin/sh itself, as `sh` on PATH already is (kubelet/image_bin/shell)."""
+    """/bin/sh of an image whose shell is busybox's ash: busybox's, where the install step built it; else, on a
+    host whose /bin/sh is not bash (dash), the host's bash (POSIX mode, as `sh`), which accepts what ash accepts
+    beyond POSIX (`[[ ]]`) for a command naming /bin/sh itself, as `sh` on PATH already is
+    (kubelet/image_bin/shell)."""
+    found = built_in(image)
+    ash = installed_ash() if found is not None and found.ash else None
+    if ash is not None:
+        return [{"source": str(ash), "target": "/bin/sh", "readOnly": True}]
     bash = shutil.which("bash", path=BASE_PATH)
     if repository(image) not in ASH_IMAGES or not bash or os.path.realpath("/bin/sh") == os.path.realpath(bash):
         return []

@@ -4,7 +4,9 @@ when a container names no command.
 
 - `registry.k8s.io/pause`: the sandbox's pause (PAUSE: sleeps, reaps children), for any user.
 - Shell images (`busybox`, `alpine`, `debian`, `ubuntu`, the conformance suite's `busybox` and `jessie-dnsutils`,
-  which has dig: kubelet/image_files.py): commands run with the host's utilities, with a `sh` that is bash (kubelet/image_bin/shell first on PATH), so scripts written for
+  which has dig: kubelet/image_files.py): commands run with the host's utilities. busybox's and alpine's `sh` is
+  upstream busybox's ash where the install step built it (kubelet/busybox_ash.py, first on PATH and at /bin/sh);
+  the others', and theirs without it, is bash (kubelet/image_bin/shell first on PATH), so scripts written for
   busybox's ash (`[[ ... ]]` included) run where the host's /bin/sh is dash.
 - `python`: `python` (kubelet/image_bin/python) and `python3`, the serving interpreter (reachable for any user:
   kubelet/containerinit.py keeps its prefix visible and the directories above it passable).
@@ -29,6 +31,8 @@ import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
+from .busybox_ash import BIN_DIR as ASH_BIN_DIR
+from .busybox_ash import installed_ash
 from .imagestore.local import LocalImage
 from .imagestore.node_images import NodeImages
 
@@ -86,6 +90,7 @@ class Image:
     passwd: tuple[str, ...] = ()  # the lines its /etc/passwd has beyond the host's (which stands in for it)
     group: tuple[str, ...] = ()  # likewise for /etc/group
     setuid: tuple[tuple[str, str], ...] = ()  # its set-user-ID root programs: (path in the image, host program)
+    ash: bool = False  # its `sh` is busybox's ash: the built one where there is one (kubelet/busybox_ash.py)
 
     @property
     def ran_as(self) -> str:
@@ -94,6 +99,7 @@ class Image:
 
 
 SHELL = Image("shell", bin_dir="shell")
+BUSYBOX = Image("shell", bin_dir="shell", ash=True)  # busybox, and alpine (whose /bin/sh is busybox's)
 NGINX = Image("web", port=80, docroot="/usr/share/nginx/html", server="nginx",
               pages=(("index.html", NGINX_INDEX),))
 HTTPD = Image("web", port=80, docroot="/usr/local/apache2/htdocs", server="httpd",
@@ -105,7 +111,8 @@ AGNHOST = Image("agnhost", passwd=("user-defined-in-image:x:1000:1000::/home/use
                 group=("user-defined-in-image:x:1000:", "group-defined-in-image:x:50000:user-defined-in-image"))
 BUILT_IN: dict[str, Image] = {
     "pause": Image("pause"),
-    **dict.fromkeys(("busybox", "alpine", "debian", "ubuntu", "e2e-test-images/busybox"), SHELL),
+    **dict.fromkeys(("busybox", "alpine", "e2e-test-images/busybox"), BUSYBOX),
+    **dict.fromkeys(("debian", "ubuntu"), SHELL),  # their /bin/sh is dash: bash stands in (it accepts more)
     "python": Image("python", bin_dir="python"),
     "nginx": NGINX, "e2e-test-images/nginx": NGINX,
     "httpd": HTTPD, "e2e-test-images/httpd": HTTPD,
@@ -170,6 +177,8 @@ def image_environment(image: str) -> dict[str, str]:
         return {"PATH": installation_path()}
     if found is not None and found.kind == "python":  # the serving interpreter, whatever the host's python3 is
         return {"PATH": f"{IMAGE_BIN / found.bin_dir}:{Path(sys.base_prefix).resolve() / 'bin'}:{BASE_PATH}"}
+    if found is not None and found.ash and installed_ash() is not None:
+        return {"PATH": f"{ASH_BIN_DIR}:{BASE_PATH}"}
     if found is not None and found.bin_dir:
         return {"PATH": f"{IMAGE_BIN / found.bin_dir}:{BASE_PATH}"}
     return {"PATH": BASE_PATH}

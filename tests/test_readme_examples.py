@@ -62,8 +62,10 @@ def test_the_test_command_is_what_ci_runs():
     printed = subprocess.run([str(ROOT / ".ci" / "run"), "--print"], capture_output=True, text=True, timeout=30)
     assert printed.returncode == 0, printed.stderr
     assert printed.stdout.strip() == tests  # the README's block is the only copy; .ci/run runs it
-    assert tests.startswith("python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && .venv/bin/pytest")
-    assert serve.startswith("python3 -m venv .venv && .venv/bin/pip install -e . && ")
+    build_ash = ".venv/bin/python -m mini_kube.build_ash"  # busybox's ash, for the busybox and alpine images
+    assert tests.startswith(f"python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && {build_ash} && "
+                            ".venv/bin/pytest")
+    assert serve.startswith(f"python3 -m venv .venv && .venv/bin/pip install -e . && {build_ash} && ")
 
 
 def _serve_command() -> list[str]:
