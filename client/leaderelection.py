@@ -135,13 +135,3 @@ class LeaderElector:
             elif asyncio.get_running_loop().time() - last > self.renew_deadline:
                 log.warning("%s lost the lease %s/%s", self.identity, self.namespace, self.name)
                 return
-
-
-def add_timing_flags(parser: Any) -> None:
-    """The `--leader-elect-lease-duration|renew-deadline|retry-period` flags of a component's command line."""
-    parser.add_argument("--leader-elect-lease-duration", type=float, default=15.0,
-                        help="seconds a leader's lease lasts without renewal (default 15)")
-    parser.add_argument("--leader-elect-renew-deadline", type=float, default=10.0,
-                        help="seconds the leader keeps trying to renew before it stops acting (default 10)")
-    parser.add_argument("--leader-elect-retry-period", type=float, default=2.0,
-                        help="seconds between attempts to acquire or renew (default 2)")

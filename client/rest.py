@@ -21,8 +21,13 @@ from typing import Any
 
 import aiohttp
 import orjson
-import yaml
-from mini_kube.machinery.kubeconfig import ConfigError, Credentials, KubeConfig, in_cluster, resolve
+from mini_kube.machinery.kubeconfig import (
+    Credentials,
+    KubeconfigError,
+    in_cluster,
+    kubeconfig_error,
+    load_credentials,
+)
 from mini_kube.machinery.refs import ResourceRef
 from mini_kube.machinery.status import (
     AlreadyExists,
@@ -39,10 +44,6 @@ from mini_kube.machinery.status import (
 
 __all__ = ["AlreadyExists", "ApiClient", "ApiError", "BadRequest", "Conflict", "Connection", "Forbidden", "Gone",
            "Invalid", "KubeconfigError", "NotFound", "ResourceRef", "TooManyRequests", "Unauthorized"]
-
-
-class KubeconfigError(ValueError):
-    """A kubeconfig that cannot be read or used (missing, not YAML, no such context, unreadable certificates)."""
 
 
 RETRIED_STATUSES = {429, 500, 502, 503, 504}
@@ -117,15 +118,11 @@ class Connection:
     def from_kubeconfig(cls, path: str | Path, context: str | None = None) -> Connection:
         """The kubeconfig's current (or named) context, read as kubectl reads it (machinery.kubeconfig);
         KubeconfigError, saying why, when it cannot be used."""
+        credentials = load_credentials(path, context)
         try:
-            return cls.from_credentials(resolve(KubeConfig.load(str(path)), context))
-        except (OSError, ValueError, KeyError, TypeError, AttributeError, ConfigError, yaml.YAMLError) as exc:
-            cause = exc.__cause__ if isinstance(exc, ConfigError) and isinstance(exc.__cause__, OSError) else exc
-            missing = isinstance(exc, ConfigError) and not Path(path).exists()
-            why = os.strerror(errno.ENOENT) if missing else cause.strerror if isinstance(cause, OSError) and \
-                cause.strerror else cause
-            raise KubeconfigError(f"cannot use kubeconfig {path}: {' '.join(str(why).split()) or type(exc).__name__}"
-                                  ) from exc
+            return cls.from_credentials(credentials)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:  # its CA or client certificate
+            raise kubeconfig_error(path, exc) from exc
 
     @classmethod
     def from_credentials(cls, creds: Credentials) -> Connection:

@@ -3,6 +3,7 @@ to set a value wins), else `~/.kube/config`; in-cluster config when none of thos
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,6 +14,32 @@ SA_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 
 class ConfigError(Exception):
     """A kubeconfig that cannot be used (printed as kubectl prints configuration errors)."""
+
+
+class KubeconfigError(ValueError):
+    """A kubeconfig that cannot be read or used (missing, not YAML, no such context, unreadable certificates)."""
+
+
+def kubeconfig_error(path: str | Path, exc: BaseException) -> KubeconfigError:
+    """`cannot use kubeconfig PATH: why`, one line: a missing file as the OS says it, an unreadable one by its
+    OS error, anything else by what went wrong."""
+    cause = exc.__cause__ if isinstance(exc, ConfigError) and isinstance(exc.__cause__, OSError) else exc
+    missing = isinstance(exc, ConfigError) and not Path(path).exists()
+    why = os.strerror(errno.ENOENT) if missing else cause.strerror if isinstance(cause, OSError) and \
+        cause.strerror else cause
+    return KubeconfigError(f"cannot use kubeconfig {path}: {' '.join(str(why).split()) or type(exc).__name__}")
+
+
+def load_credentials(path: str | Path, context: str | None = None) -> Credentials:
+    """The credentials of the kubeconfig's current (or named) context, read as kubectl reads it; KubeconfigError,
+    saying why, when it cannot be used. Imports no client: a command refuses a bad kubeconfig before loading
+    what it would run."""
+    import yaml
+
+    try:
+        return resolve(KubeConfig.load(str(path)), context)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, ConfigError, yaml.YAMLError) as exc:
+        raise kubeconfig_error(path, exc) from exc
 
 
 def _load_yaml(path: Path) -> dict[str, Any]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 
 from mini_kube.client import ApiClient
-from mini_kube.client.leaderelection import add_timing_flags
 from mini_kube.controllers.signals import until_signalled
+from mini_kube.machinery.leader_election_flags import add_timing_flags
 
 from .runner import SchedulerRunner
 
