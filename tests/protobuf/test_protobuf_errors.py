@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import VECTORS, vector_names
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mini_kube.apiserver.codecs.protobuf import (
@@ -17,6 +16,8 @@ from mini_kube.apiserver.codecs.protobuf import (
 )
 from mini_kube.apiserver.codecs.protobuf.envelope import MAGIC, parse_unknown, wrap_unknown
 from mini_kube.apiserver.codecs.protobuf.wire import LEN, VARINT, append_len, key, varint
+
+from tests.protobuf.reference_vectors import VECTORS, vector_names
 
 
 def ld(num: int, payload: bytes) -> bytes:

@@ -21,8 +21,9 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from conftest import REPO
 from mini_kube.apiserver.codecs.protobuf import CONTENT_TYPE, ProtobufError, decode, encode
+
+from tests.protobuf.reference_vectors import REPO
 
 KUBECTL = shutil.which("kubectl")
 HTTP_REF = REPO / "tests" / "fixtures" / "reference" / "http"

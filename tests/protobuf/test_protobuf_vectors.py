@@ -7,8 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import load_pair, vector_names
 from mini_kube.apiserver.codecs.protobuf import decode, encode, supports
+
+from tests.protobuf.reference_vectors import load_pair, vector_names
 
 NAMES = vector_names() or ["<no vectors>"]
 
