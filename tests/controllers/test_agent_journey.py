@@ -154,8 +154,8 @@ def test_the_standby_takes_over_when_the_leader_goes(cluster):
     kubectl(kube, "apply", "-f", str(EXAMPLES / "runtime.yaml"))
     kubectl(kube, "apply", "-f", str(EXAMPLES / "agent-minimal.yaml"))
     kubectl(kube, "wait", "--for=condition=Ready", "agent/hello", "--timeout=60s")
-    holder = lambda: kubectl(kube, "-n", "agent-operator", "get", "lease", "agent-operator", "-o",  # noqa: E731
-                             "jsonpath={.spec.holderIdentity}").stdout
+    holder = lambda: kube.client.get(LEASES, "agent-operator", "agent-operator")["spec"].get(  # noqa: E731
+        "holderIdentity")  # polled in-process: kubectl acts, it need not run for every look
     leader = holder()
     pods = kubectl(kube, "-n", "agent-operator", "get", "pods", "-o", "name").stdout.split()
     assert f"pod/{leader}" in pods and len(pods) == 2
@@ -167,8 +167,8 @@ def test_the_standby_takes_over_when_the_leader_goes(cluster):
         live = kubectl(kube, "-n", "agent-operator", "get", "pods", "-o", "name").stdout.split()
         assert f"pod/{successor}" in live and f"pod/{leader}" not in live
         kubectl(kube, "scale", "agent", "hello", "--replicas=2")
-        eventually(lambda: json.loads(kubectl(kube, "get", "agent", "hello", "-o", "json").stdout)["status"].get(
-            "readyReplicas") == 2, timeout=60, explain=lambda: explain(kube, timeline))
+        eventually(lambda: (kube.client.get(AGENTS, "hello", "default").get("status") or {}).get("readyReplicas") == 2,
+                   timeout=60, explain=lambda: explain(kube, timeline))
     # from inside the cluster: an agent pod asks the Service at its ClusterIP
     ip = kubectl(kube, "get", "service", "hello", "-o", "jsonpath={.spec.clusterIP}").stdout
     pod = kubectl(kube, "get", "pods", "-l", "mini-kube.dev/agent=hello", "-o", "jsonpath={.items[0].metadata.name}"
