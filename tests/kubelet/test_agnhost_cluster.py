@@ -12,7 +12,7 @@ import pytest
 
 from tests.helpers import kubectl
 
-from .conftest import eventually, new_namespace, status_of, tls_dns_cluster
+from .conftest import eventually, new_namespace, pod_log, status_of, tls_dns_cluster
 
 AGNHOST = "registry.k8s.io/e2e-test-images/agnhost:2.53"
 
@@ -58,10 +58,9 @@ def test_agnhost_inclusterclient_polls_healthz_with_the_pods_token(kube) -> None
     kubectl(kube, "-n", ns, "run", f"--image={AGNHOST}", "poller", "--", "inclusterclient", "--poll-interval=1")
 
     def polled() -> list[str]:
-        done = kubectl(kube, "-n", ns, "logs", "poller", check=False)
-        return [line for line in done.stdout.splitlines() if "authz_header=" in line]
+        return [line for line in pod_log(kube, ns, "poller").splitlines() if "authz_header=" in line]
 
-    lines = eventually(lambda: len(polled()) >= 2 and polled(), timeout=30)
+    lines = eventually(lambda: len(found := polled()) >= 2 and found, timeout=30)
     token = kubectl(kube, "-n", ns, "exec", "poller", "--", "cat",
                     "/var/run/secrets/kubernetes.io/serviceaccount/token").stdout.strip()
     digest = base64.urlsafe_b64encode(hashlib.sha256(f"salt|Bearer {token}".encode()).digest()).decode().rstrip("=")
