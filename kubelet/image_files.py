@@ -40,7 +40,6 @@ BUSYBOX_BIN = ("sysctl",)  # busybox applets in /bin that hosts keep in an sbin 
 # it names are not shipped)
 ROOT_FILES = {"e2e-test-images/nautilus": (("data.json", '{\n  "image": "nautilus.jpg"\n}\n'),),
               "e2e-test-images/kitten": (("data.json", '{\n  "image": "kitten.jpg"\n}\n'),)}
-ASH_IMAGES = ("busybox", "e2e-test-images/busybox", "alpine", "e2e-test-images/nonroot")  # sh is busybox's ash
 
 CERTIFICATE_DAYS = 3650
 
@@ -129,11 +128,13 @@ def ash_files(image: str) -> list[dict[str, Any]]:
     beyond POSIX (`[[ ]]`) for a command naming /bin/sh itself, as `sh` on PATH already is
     (kubelet/image_bin/shell)."""
     found = built_in(image)
-    ash = installed_ash() if found is not None and found.ash else None
+    if found is None or not found.ash:
+        return []
+    ash = installed_ash()
     if ash is not None:
         return [{"source": str(ash), "target": "/bin/sh", "readOnly": True}]
     bash = shutil.which("bash", path=BASE_PATH)
-    if repository(image) not in ASH_IMAGES or not bash or os.path.realpath("/bin/sh") == os.path.realpath(bash):
+    if not bash or os.path.realpath("/bin/sh") == os.path.realpath(bash):
         return []
     return [{"source": os.path.realpath(bash), "target": "/bin/sh", "readOnly": True}]
 
@@ -141,7 +142,8 @@ def ash_files(image: str) -> list[dict[str, Any]]:
 def busybox_bin_files(image: str) -> list[dict[str, Any]]:
     """busybox keeps every applet in /bin, where the host may keep one elsewhere (procps' sysctl in /usr/sbin): the
     host's program at busybox's path, so a command naming /bin/sysctl finds it."""
-    if repository(image) not in ASH_IMAGES:
+    found = built_in(image)
+    if found is None or not found.ash:
         return []
     mounts = []
     for name in BUSYBOX_BIN:

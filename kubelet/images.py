@@ -120,7 +120,7 @@ BUILT_IN: dict[str, Image] = {
     **dict.fromkeys(("e2e-test-images/agnhost", "e2e-test-images/nautilus", "e2e-test-images/kitten"), AGNHOST),
     # the conformance suite's images for users: nonroot (USER 1234) and nonewprivs (a set-user-ID root `nnp`
     # printing its effective uid: the host's `id`, set-user-ID, which no_new_privs makes an ordinary program)
-    "e2e-test-images/nonroot": Image("shell", bin_dir="shell", user="1234"),
+    "e2e-test-images/nonroot": Image("shell", bin_dir="shell", user="1234", ash=True),  # FROM busybox
     "e2e-test-images/nonewprivs": Image("shell", bin_dir="nonewprivs", cmd=("nnp",),
                                         setuid=(("/usr/local/libexec/nnp/euid", "id"),)),
     # the aggregator test's extension API server (kubelet/sample_apiserver/, kubelet/entrypoints.py) and its etcd

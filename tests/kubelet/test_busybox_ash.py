@@ -70,3 +70,10 @@ def test_ash_runs_for_a_non_root_user(kube, ns):
         "u", "busybox", ["/bin/sh", "-c", "echo $(id -u) ${0##*/}"],
         securityContext={"runAsUser": 1234, "runAsNonRoot": True}))
     assert finished_logs(kube, ns, "u") == "1234 sh\n"
+
+
+def test_the_nonroot_image_built_from_busybox_has_its_ash(kube, ns):
+    """e2e-test-images/nonroot is built FROM busybox with USER 1234: its `sh` is the same ash, run as that user."""
+    kubectl(kube, "-n", ns, "run", "n", "--image=registry.k8s.io/e2e-test-images/nonroot:1.4", "--restart=Never",
+            "--", "sh", "-c", "echo x > /proc/no/such; id -u")
+    assert finished_logs(kube, ns, "n") == "sh: can't create /proc/no/such: nonexistent directory\n1234\n"
