@@ -142,8 +142,8 @@ def ash_files(image: str) -> list[dict[str, Any]]:
 def busybox_bin_files(image: str) -> list[dict[str, Any]]:
     """busybox keeps every applet in /bin, where the host may keep one elsewhere (procps' sysctl in /usr/sbin): the
     host's program at busybox's path, so a command naming /bin/sysctl finds it."""
-    found = built_in(image)
-    if found is None or not found.ash:
+    built = built_in(image)
+    if built is None or not built.ash:
         return []
     mounts = []
     for name in BUSYBOX_BIN:
