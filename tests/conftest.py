@@ -10,7 +10,6 @@ import socket
 import sys
 import tempfile
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -18,18 +17,18 @@ from hypothesis import settings
 from tests.etcd_support import EtcdServer
 
 
-def cache_bytecode_outside_the_checkout() -> None:
-    """Where PYTHONDONTWRITEBYTECODE is set, keep compiled modules out of the checkout, in a cache of the user's
-    own, rather than compiling again in every process: each pytest-xdist worker rewrote the asserts of every test
-    module (~7 CPU-seconds each), and each Python a test starts (mini-kube's commands, servers, the etcd suites'
-    pytest) compiled what it imported. Set before the workers start, so they and every child inherit it."""
-    if not sys.dont_write_bytecode:
-        return  # bytecode is cached beside the sources, as Python does by default
-    prefix = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mini-kube" / "pycache"
-    prefix.mkdir(mode=0o700, parents=True, exist_ok=True)
-    sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"] = str(prefix)
-    sys.dont_write_bytecode = False
-    del os.environ["PYTHONDONTWRITEBYTECODE"]
+def write_bytecode() -> None:
+    """Where PYTHONDONTWRITEBYTECODE is set, cache compiled modules as Python does by default, in `__pycache__`
+    beside the sources (ignored by git), rather than compiling again in every process: each pytest-xdist worker
+    rewrote the asserts of every test module (~7 CPU-seconds each), and each Python a test starts (mini-kube's
+    commands and servers, Pods running mini-kube's programs, the etcd suites' pytest) compiled what it imported.
+    Beside the sources, not in a cache directory of their own (PYTHONPYCACHEPREFIX): there Python looks for no
+    other bytecode, so it compiled again all that pip had compiled at install (the whole of site-packages: a cold
+    run's collection 57 -> 20 CPU-s), and Pods, which see the installation read-only and do not inherit the
+    variable, found none of mini-kube's. Set before the workers start, so they and every child inherit it."""
+    if sys.dont_write_bytecode:
+        sys.dont_write_bytecode = False
+        del os.environ["PYTHONDONTWRITEBYTECODE"]
 
 
 def kubectl_cache_for_the_run() -> None:
@@ -55,7 +54,7 @@ def go_collects_less_often() -> None:
     os.environ.setdefault("GOGC", "400")
 
 
-cache_bytecode_outside_the_checkout()
+write_bytecode()
 kubectl_cache_for_the_run()
 go_collects_less_often()
 
