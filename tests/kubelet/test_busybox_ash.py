@@ -27,7 +27,7 @@ def built_ash() -> None:
 
 
 def finished_logs(kube, ns: str, name: str) -> str:
-    eventually(lambda: status_of(kube, ns, name).get("phase") in ("Succeeded", "Failed"))
+    eventually(lambda: status_of(kube, ns, name).get("phase") in ("Succeeded", "Failed"), timeout=30)
     return kubectl(kube, "-n", ns, "logs", name).stdout
 
 
