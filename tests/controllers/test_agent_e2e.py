@@ -85,6 +85,7 @@ def test_the_operator_holds_its_lease_as_its_service_account(cluster):
     assert lease["spec"]["holderIdentity"] == "operator-e2e"
 
 
+@pytest.mark.slow
 def test_agent_journey(cluster, ns):
     kube = cluster
     kubectl(kube, "-n", ns, "apply", "-f", str(EXAMPLES / "runtime.yaml"), "-f", str(EXAMPLES / "agent-minimal.yaml"))

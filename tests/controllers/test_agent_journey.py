@@ -116,6 +116,7 @@ def _try(url: str) -> dict | None:
         return None
 
 
+@pytest.mark.slow
 def test_the_full_example_answers_through_the_load_balancer(cluster):
     kube = cluster
     kubectl(kube, "apply", "-f", str(EXAMPLES / "runtime.yaml"))
@@ -149,6 +150,7 @@ def test_the_full_example_answers_through_the_load_balancer(cluster):
                                                        "mini-kube.dev/agent=support").stderr)
 
 
+@pytest.mark.slow
 def test_the_standby_takes_over_when_the_leader_goes(cluster):
     kube = cluster
     kubectl(kube, "apply", "-f", str(EXAMPLES / "runtime.yaml"))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 
+import pytest
 from mini_kube.client import ApiClient, Connection
 from mini_kube.controllers.kube_controller_manager import KubeControllerManager
 from mini_kube.machinery.refs import LEASES, NODES, PODS
@@ -93,6 +94,7 @@ def _tolerating(kube, name: str, node: str, seconds: int | None) -> None:
                        "default")
 
 
+@pytest.mark.slow
 def test_any_noexecute_taint_evicts_the_pods_that_do_not_tolerate_it_long_enough():
     with MiniKube(controllers=False) as kube:
         kube.client.create(NODES, {"metadata": {"name": "n1"}})

@@ -30,6 +30,7 @@ def etcd():
     server.stop()
 
 
+@pytest.mark.slow
 def test_readyz_fails_naming_etcd_while_etcd_does_not_answer(etcd):
     with MiniKube(controllers=False, scheduler=False, etcd_servers=[etcd.url], etcd_prefix="/health-test") as kube:
         assert get(kube.url + "/readyz") == (200, "ok")

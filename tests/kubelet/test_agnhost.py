@@ -302,6 +302,7 @@ def test_logs_generator_writes_its_lines_over_the_duration() -> None:
     assert run("logs-generator", "-t", "0", "--run-duration=1s").returncode == 255
 
 
+@pytest.mark.slow
 def test_liveness_is_healthy_for_ten_seconds_then_fails() -> None:
     with socket.socket() as probe:
         if probe.connect_ex((HOST, 8080)) == 0:

@@ -85,6 +85,7 @@ def test_a_pod_reaches_a_node_port_on_the_node_address(process_cluster, process_
     assert own.returncode == 1, own
 
 
+@pytest.mark.slow
 def test_host_ports_on_localhost_and_the_node_address(process_cluster, process_namespace) -> None:
     kube, ns = process_cluster, process_namespace
     address = node_address(kube)

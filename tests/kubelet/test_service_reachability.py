@@ -34,6 +34,7 @@ def shell(kube, ns: str, pod: str, script: str):
     return kubectl(kube, "-n", ns, "exec", pod, "--", "/bin/sh", "-x", "-c", script, check=False)
 
 
+@pytest.mark.slow
 def test_nc_reaches_a_service_over_tcp_and_udp_from_agnhost_and_busybox(kube) -> None:
     ns = new_namespace(kube)
     kubectl(kube, "-n", ns, "run", f"--image={AGNHOST}", "--labels=app=echo", "echo", "--",

@@ -164,6 +164,7 @@ def conversion_crd(plural: str, namespace: str, ca: str) -> dict:
                                                                       "path": "/crdconvert", "port": 443}}}}}}
 
 
+@pytest.mark.slow
 def test_crd_conversion_webhook_in_a_pod_converts_between_versions(process_cluster) -> None:
     kube, ns = process_cluster, new_namespace(process_cluster)
     ca = serve(kube, ns, "converter", "crd-conversion-webhook")
