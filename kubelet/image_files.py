@@ -23,7 +23,7 @@ from typing import Any
 
 from .busybox_ash import installed_ash
 from .entrypoints import AGNHOST_BINARIES, AGNHOST_REPOSITORY, agnhost_repository, agnhost_script
-from .images import BASE_PATH, built_in, repository
+from .images import BASE_PATH, repository, sh_is_ash
 
 DIG_IMAGES = ("e2e-test-images/agnhost", "e2e-test-images/jessie-dnsutils")
 DIG_PATH = "/usr/local/bin/dig"
@@ -127,8 +127,7 @@ def ash_files(image: str) -> list[dict[str, Any]]:
     host whose /bin/sh is not bash (dash), the host's bash (POSIX mode, as `sh`), which accepts what ash accepts
     beyond POSIX (`[[ ]]`) for a command naming /bin/sh itself, as `sh` on PATH already is
     (kubelet/image_bin/shell)."""
-    found = built_in(image)
-    if found is None or not found.ash:
+    if not sh_is_ash(image):
         return []
     ash = installed_ash()
     if ash is not None:
@@ -142,8 +141,7 @@ def ash_files(image: str) -> list[dict[str, Any]]:
 def busybox_bin_files(image: str) -> list[dict[str, Any]]:
     """busybox keeps every applet in /bin, where the host may keep one elsewhere (procps' sysctl in /usr/sbin): the
     host's program at busybox's path, so a command naming /bin/sysctl finds it."""
-    built = built_in(image)
-    if built is None or not built.ash:
+    if not sh_is_ash(image):
         return []
     mounts = []
     for name in BUSYBOX_BIN:

@@ -206,6 +206,12 @@ def built_in(image: str) -> Image | None:
     return BUILT_IN.get(repository(image))
 
 
+def sh_is_ash(image: str) -> bool:
+    """Whether `image` is a built-in one whose `sh` is busybox's ash (busybox, alpine, those built FROM busybox)."""
+    found = built_in(image)
+    return found is not None and found.ash
+
+
 def image_pages(image: str) -> tuple[tuple[str, str], ...]:
     """The files a web server image ships in its docroot (name, text)."""
     found = BUILT_IN.get(repository(image))
